@@ -1,0 +1,39 @@
+/**
+ * A chunk is the unit of work: whole records, already in the bytes COPY expects,
+ * with the place in the input they came from. One chunk is one transaction.
+ */
+
+/** Where a chunk's records came from; a rejected row, an error and a resume point all name this. */
+export interface ChunkLocation {
+  /** The input's path, or `-` for stdin. */
+  readonly file: string;
+  /** Offset of the chunk's first source byte in the (decompressed) input. */
+  readonly byteOffset: number;
+  /** Source bytes the chunk covers (before any transformation such as stripping a `.tbl` trailing `|`). */
+  readonly byteLength: number;
+  /**
+   * 1-based line number of the chunk's first record, or `undefined` where it is not known
+   * while loading (a byte range in the middle of a file: counted from the start on demand).
+   */
+  readonly firstLine: number | undefined;
+}
+
+export interface Chunk {
+  readonly location: ChunkLocation;
+  /** Whole records in the writer's wire format (COPY text or CSV), each ending in `\n`. */
+  readonly data: Buffer;
+  /** Records in `data`. */
+  readonly records: number;
+  /** Physical lines the records span in the source (more than `records` when CSV fields hold newlines). */
+  readonly lines: number;
+  /** The load target this chunk belongs to. */
+  readonly target: LoadTarget;
+}
+
+/** A table and how its input is framed; shared by every chunk of one input. */
+export interface LoadTarget {
+  readonly table: string;
+  readonly schema: string | undefined;
+  readonly format: import('../framing/formats.js').Format;
+  readonly file: string;
+}

@@ -1,0 +1,15 @@
+import { quoteIdent, qualifiedName } from '../db/identifiers.js';
+import { DBT3_COLUMNS, isDbt3Table } from './dbt3-schema.js';
+
+/** Column lists of every table `--create` knows, by table name. */
+export const KNOWN_TABLE_COLUMNS: Record<string, readonly (readonly [string, string])[]> = {
+  ...DBT3_COLUMNS,
+};
+
+/** The `CREATE TABLE` statement for a table pgsurge knows, or undefined. */
+export function createTableSql(table: string, schema?: string): string | undefined {
+  const columns = KNOWN_TABLE_COLUMNS[table] ?? (isDbt3Table(table.toLowerCase()) ? DBT3_COLUMNS[table.toLowerCase() as keyof typeof DBT3_COLUMNS] : undefined);
+  if (columns === undefined) return undefined;
+  const body = columns.map(([name, type]) => `  ${quoteIdent(name)} ${type}`).join(',\n');
+  return `CREATE TABLE ${qualifiedName(table, schema)} (\n${body}\n)`;
+}
