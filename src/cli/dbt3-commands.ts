@@ -1,0 +1,47 @@
+import type { Command } from 'commander';
+import { openTarget } from '../db/target.js';
+import { loadDbt3 } from '../dbt3-load.js';
+import { progressLine } from '../report/progress-line.js';
+import { addLoadOptions, addTargetOptions, type LoadFlags } from './common-options.js';
+import { formatSummary, renderTable } from './summary-format.js';
+
+interface Dbt3LoadFlags extends LoadFlags {
+  replace?: boolean;
+  keys: boolean;
+  analyze: boolean;
+  schema?: string;
+}
+
+/** `pgsurge dbt3 …`; returns the `dbt3` command so other subcommands (gen) can join it. */
+export function registerDbt3Commands(program: Command): Command {
+  const dbt3 = program.command('dbt3').description('DBT-3 / TPC-H data sets: load a folder of .tbl files, generate them');
+  const cmd = dbt3
+    .command('load')
+    .description('load the eight DBT-3 tables from a folder of .tbl files, then build keys and indexes and ANALYZE, as the DBT-3 kit does')
+    .argument('<dir>', 'folder holding region.tbl … lineitem.tbl (split files such as lineitem.tbl.1 … .8 too)')
+    .option('--replace', 'drop the DBT-3 tables (and their keys) first and create them bare')
+    .option('--no-keys', 'skip the primary keys, foreign keys and indexes')
+    .option('--no-analyze', 'skip ANALYZE')
+    .option('--schema <name>', 'schema for the tables (default: the search_path)');
+  addLoadOptions(cmd);
+  addTargetOptions(cmd);
+  cmd.action(async (dir: string, flags: Dbt3LoadFlags) => {
+    const target = await openTarget(flags);
+    const progress = flags.quiet ? undefined : progressLine();
+    try {
+      const { summary, phases } = await loadDbt3(
+        dir,
+        { workers: flags.workers, chunkBytes: flags.chunkSize, replace: flags.replace === true, keys: flags.keys, analyze: flags.analyze, schema: flags.schema },
+        target,
+        progress,
+      );
+      progress?.finish();
+      process.stdout.write(`${formatSummary(summary)}\n\n`);
+      process.stdout.write(`${renderTable(['phase', 'seconds', 'statements'], phases.map((p) => [p.phase, p.seconds.toFixed(2), String(p.statements)]))}\n`);
+    } finally {
+      progress?.finish();
+      await target.release();
+    }
+  });
+  return dbt3;
+}

@@ -1,0 +1,50 @@
+import os from 'node:os';
+import { InvalidArgumentError } from 'commander';
+import { FORMATS, isFormat, type Format } from '../framing/formats.js';
+
+/** Validators for option values: each message names the flag and the bad value. */
+
+const SIZE_UNITS: Record<string, number> = { '': 1, B: 1, KB: 1024, K: 1024, MB: 1024 ** 2, M: 1024 ** 2, GB: 1024 ** 3, G: 1024 ** 3 };
+
+/** `65536`, `64KB`, `16MB`, `1.5GB` → bytes (binary units, as PostgreSQL's own settings). */
+export function parseSize(flag: string, value: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$/.exec(value);
+  const unit = m ? SIZE_UNITS[m[2]!.toUpperCase()] : undefined;
+  if (!m || unit === undefined) {
+    throw new InvalidArgumentError(`Expected \`${flag}\` to be a size such as 65536, 64KB or 16MB, got \`${value}\``);
+  }
+  const bytes = Math.floor(Number(m[1]) * unit);
+  if (bytes < 1) throw new InvalidArgumentError(`Expected \`${flag}\` to be at least 1 byte, got \`${value}\``);
+  return bytes;
+}
+
+export function parseWholeNumber(flag: string, value: string, min = 1): number {
+  if (!/^\d+$/.test(value.trim()) || Number(value) < min) {
+    throw new InvalidArgumentError(`Expected \`${flag}\` to be a whole number from ${min} up, got \`${value}\``);
+  }
+  return Number(value);
+}
+
+export function parseFormat(value: string): Format {
+  if (!isFormat(value)) throw new InvalidArgumentError(`Expected \`--format\` to be one of ${FORMATS.join(', ')}, got \`${value}\``);
+  return value;
+}
+
+export function defaultWorkers(): number {
+  return Math.max(1, os.availableParallelism?.() ?? os.cpus().length);
+}
+
+/** 8 MB chunks: big enough that BEGIN/COMMIT per chunk costs nothing, small enough to keep memory at tens of MB. */
+export const DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024;
+
+/** Human sizes for messages: 1536 → `1.5 KB`. */
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let v = bytes;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${i === 0 ? v.toFixed(0) : v.toFixed(1)} ${units[i]}`;
+}

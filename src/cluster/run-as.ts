@@ -1,0 +1,74 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+
+/** The account the server runs as: PostgreSQL refuses to run as root, so root hands over to `postgres`. */
+export interface ServerAccount {
+  readonly uid: number;
+  readonly gid: number;
+  readonly name: string;
+}
+
+export function currentUid(): number {
+  return process.getuid?.() ?? -1;
+}
+
+/** The account to run the server as; as root, the `postgres` user, created if missing. */
+export function serverAccount(): ServerAccount | undefined {
+  if (currentUid() !== 0) return undefined;
+  let ids = lookup('postgres');
+  if (ids === undefined) {
+    try {
+      execFileSync('useradd', ['--system', '--user-group', '--no-create-home', 'postgres'], { stdio: 'ignore' });
+    } catch (error) {
+      throw new Error(`running as root and there is no \`postgres\` user to run PostgreSQL as, and creating one failed (${(error as Error).message}): create it, or run pgsurge as a normal user`);
+    }
+    ids = lookup('postgres');
+    if (ids === undefined) throw new Error('created the `postgres` user but cannot find its uid');
+  }
+  return { ...ids, name: 'postgres' };
+}
+
+function lookup(name: string): { uid: number; gid: number } | undefined {
+  try {
+    const uid = Number(execFileSync('id', ['-u', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+    const gid = Number(execFileSync('id', ['-g', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+    return { uid, gid };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Makes `dir` (created if missing) belong to the server's account. */
+export async function ownDir(dir: string, account: ServerAccount | undefined, mode = 0o700): Promise<void> {
+  await fs.mkdir(dir, { recursive: true, mode });
+  await fs.chmod(dir, mode);
+  if (account) await fs.chown(dir, account.uid, account.gid);
+}
+
+export interface RunResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs a server binary as the server's account and collects its output. */
+export function runAs(account: ServerAccount | undefined, file: string, args: readonly string[]): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, {
+      ...(account ? { uid: account.uid, gid: account.gid } : {}),
+      cwd: '/',
+      env: { ...process.env, LC_ALL: 'C', LANG: 'C' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EACCES' && account) {
+        reject(new Error(`the ${account.name} user cannot run ${file}: every directory above it must be readable and searchable by that user (or install pgsurge outside /root)`));
+      } else reject(error);
+    });
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}

@@ -1,0 +1,66 @@
+import type { ChunkLocation } from '../batching/chunk.js';
+
+/** The fields PostgreSQL sends with an error, as node-postgres exposes them. */
+export interface ServerErrorFields {
+  readonly code?: string;
+  readonly detail?: string;
+  readonly hint?: string;
+  readonly where?: string;
+  readonly column?: string;
+  readonly table?: string;
+  readonly constraint?: string;
+}
+
+export const LOAD_ERROR_CODES = [
+  'bad-input',
+  'bad-option',
+  'missing-file',
+  'missing-table',
+  'server-unreachable',
+  'chunk-failed',
+  'internal',
+] as const;
+export type LoadErrorCode = (typeof LOAD_ERROR_CODES)[number];
+
+/** Errors are data: what went wrong, where in the input, what the server said, what to do. */
+export class LoadError extends Error {
+  constructor(
+    readonly code: LoadErrorCode,
+    message: string,
+    readonly details: {
+      readonly hint?: string;
+      readonly location?: ChunkLocation & { readonly line?: number };
+      readonly server?: ServerErrorFields;
+      readonly cause?: unknown;
+    } = {},
+  ) {
+    super(message);
+    this.name = 'LoadError';
+  }
+}
+
+export function isServerError(error: unknown): error is Error & ServerErrorFields & { code: string } {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return error instanceof Error && typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
+}
+
+/** The record number in `COPY t, line N[, column c]`. */
+export function copyLineFromWhere(where: string | undefined): number | undefined {
+  const m = where === undefined ? null : /COPY [^,]+, line (\d+)/.exec(where);
+  return m ? Number(m[1]) : undefined;
+}
+
+/** The column in `COPY t, line N, column c: …`. */
+export function copyColumnFromWhere(where: string | undefined): string | undefined {
+  const m = where === undefined ? null : /COPY [^,]+, line \d+, column ([^:]+)/.exec(where);
+  return m ? m[1] : undefined;
+}
+
+/** A message for a failed connection attempt that says what to do. */
+export function connectionFailure(error: unknown, description: string): LoadError {
+  const e = error as NodeJS.ErrnoException & ServerErrorFields;
+  let hint = 'check --db, the PG* environment variables, and that the server is running';
+  if (e.code === '28P01' || e.code === '28000') hint = 'check the user name and password (--db URL or PGPASSWORD)';
+  if (e.code === '3D000') hint = 'create the database first, or name another in --db';
+  return new LoadError('server-unreachable', `cannot connect to ${description}: ${e.message}`, { hint, cause: error, server: e });
+}

@@ -1,0 +1,101 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { LoadTarget } from './batching/chunk.js';
+import { dbt3KeyStatements, runInParallel, type PhaseTiming } from './db/build-keys.js';
+import { qualifiedName } from './db/identifiers.js';
+import { connectionFailure, LoadError } from './db/load-error.js';
+import { connect, type Target } from './db/target.js';
+import { createTableSql } from './datasets/table-ddl.js';
+import { DBT3_TABLES, type Dbt3Table } from './datasets/dbt3-schema.js';
+import { load, type LoadOptions, type LoadReporter } from './load.js';
+import type { LoadSummary } from './metrics/load-counters.js';
+
+export interface Dbt3LoadOptions extends Omit<LoadOptions, 'create' | 'truncate'> {
+  /** Drop the eight tables (and their keys) and create them bare before loading. */
+  readonly replace: boolean;
+  /** Build the kit's keys and indexes after the load. */
+  readonly keys: boolean;
+  readonly analyze: boolean;
+  readonly schema?: string;
+}
+
+export interface Dbt3LoadResult {
+  readonly summary: LoadSummary;
+  readonly phases: readonly PhaseTiming[];
+}
+
+/** `region.tbl`, `lineitem.tbl`, `lineitem.tbl.1` … in a folder, by table. */
+export async function findDbt3Files(dir: string): Promise<Map<Dbt3Table, string[]>> {
+  let names: string[];
+  try {
+    names = await fs.readdir(dir);
+  } catch (error) {
+    throw new LoadError('missing-file', `cannot read the folder ${dir}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such folder' : (error as Error).message}`);
+  }
+  const found = new Map<Dbt3Table, string[]>();
+  for (const table of DBT3_TABLES) {
+    const re = new RegExp(`^${table}\\.tbl(\\.\\d+)?$`);
+    const files = names.filter((n) => re.test(n)).sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+    if (files.length > 0) found.set(table, files.map((f) => path.join(dir, f)));
+  }
+  return found;
+}
+
+/**
+ * The DBT-3 kit's load test: create the tables bare, load them (biggest first, one worker
+ * budget), build primary keys, then foreign keys and indexes in parallel, then ANALYZE,
+ * timing each phase.
+ */
+export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Target, reporter?: LoadReporter): Promise<Dbt3LoadResult> {
+  const files = await findDbt3Files(dir);
+  if (files.size === 0) {
+    throw new LoadError('missing-file', `no DBT-3 .tbl files in ${dir}`, { hint: 'expected region.tbl … lineitem.tbl (or split files such as lineitem.tbl.1); make them with `pgsurge dbt3 gen`' });
+  }
+  const phases: PhaseTiming[] = [];
+  const client = await connect(target.config).catch((e: unknown) => {
+    throw connectionFailure(e, target.description);
+  });
+  try {
+    const started = performance.now();
+    for (const table of files.keys()) {
+      const name = qualifiedName(table, options.schema);
+      const exists = (await client.query('SELECT to_regclass($1) IS NOT NULL AS e', [name])).rows[0]?.e === true;
+      if (exists && !options.replace) {
+        const nonEmpty = (await client.query(`SELECT EXISTS (SELECT 1 FROM ${name}) AS e`)).rows[0]?.e === true;
+        if (nonEmpty) throw new LoadError('bad-option', `table ${name} already holds rows`, { hint: 'add --replace to drop and recreate the DBT-3 tables' });
+        continue;
+      }
+      if (exists) await client.query(`DROP TABLE ${name} CASCADE`);
+      await client.query(createTableSql(table, options.schema)!);
+    }
+    phases.push({ phase: 'create tables', seconds: (performance.now() - started) / 1000, statements: files.size });
+  } finally {
+    await client.end();
+  }
+
+  const inputs: LoadTarget[] = [...files.entries()].flatMap(([table, paths]) =>
+    paths.map((file) => ({ file, table, schema: options.schema, format: 'tbl' as const })),
+  );
+  const summary = await load(inputs, { ...options, create: false, truncate: false }, target, reporter);
+  phases.push({ phase: 'load', seconds: summary.total.seconds, statements: inputs.length });
+
+  if (options.keys || options.analyze) {
+    const clients = await Promise.all(Array.from({ length: options.workers }, () => connect(target.config)));
+    try {
+      if (options.keys) {
+        if (files.size < DBT3_TABLES.length) {
+          throw new LoadError('missing-file', `keys need all eight DBT-3 tables; ${dir} has only ${[...files.keys()].join(', ')}`, { hint: 'add --no-keys to load without them' });
+        }
+        const { primaryKeys, foreignKeysAndIndexes } = dbt3KeyStatements(options.schema);
+        phases.push(await runInParallel(clients, 'primary keys', primaryKeys));
+        phases.push(await runInParallel(clients, 'foreign keys and indexes', foreignKeysAndIndexes));
+      }
+      if (options.analyze) {
+        phases.push(await runInParallel(clients, 'analyze', [...files.keys()].map((t) => `ANALYZE ${qualifiedName(t, options.schema)}`)));
+      }
+    } finally {
+      await Promise.allSettled(clients.map((c) => c.end()));
+    }
+  }
+  return { summary, phases };
+}

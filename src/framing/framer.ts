@@ -1,0 +1,33 @@
+/**
+ * A framer finds where records end in a run of bytes and turns whole records into the
+ * bytes the writer sends. It sees the bytes left over from the previous block again at
+ * the start of the next one, so a record cut across blocks is never lost, split or doubled.
+ */
+export interface FramedBlock {
+  /** Whole records in wire format, each ending in `\n`. */
+  readonly out: Buffer;
+  /** Source bytes those records took (the rest of the input block is a partial record). */
+  readonly consumed: number;
+  /** Records framed. */
+  readonly records: number;
+  /** Physical lines those records span. */
+  readonly lines: number;
+}
+
+export interface Framer {
+  /**
+   * Frames every whole record at the start of `buf`. When `eof` is true the input ends
+   * with `buf`: a last record without a final newline is completed with one.
+   */
+  frame(buf: Buffer, eof: boolean): FramedBlock;
+  /**
+   * For an error that names the n-th record (1-based) of a chunk framed from `source`
+   * bytes: how many physical lines precede it in those bytes.
+   */
+  linesBeforeRecord(source: Buffer, record: number): number;
+}
+
+export const NEWLINE = 0x0a;
+export const CARRIAGE_RETURN = 0x0d;
+export const PIPE = 0x7c;
+export const EMPTY = Buffer.alloc(0);

