@@ -10,7 +10,8 @@ import { framerFor } from './framing/framer-for.js';
 import { LoadCounters, type LoadSummary } from './metrics/load-counters.js';
 import { lineAtOffset } from './source/line-numbers.js';
 import { openInput } from './source/open-input.js';
-import { copyChunk } from './writer/copy-writer.js';
+import type { ChunkResult, ChunkWriter } from './writer/chunk-writer.js';
+import { copyWriter } from './writer/copy-writer.js';
 
 export interface LoadOptions {
   readonly workers: number;
@@ -18,12 +19,14 @@ export interface LoadOptions {
   readonly create: boolean;
   readonly truncate: boolean;
   readonly stdin?: Readable;
+  /** How a chunk reaches the server; COPY unless told otherwise. */
+  readonly writer?: ChunkWriter;
 }
 
 /** What the load tells whoever watches it (the CLI's progress line, a test). */
 export interface LoadReporter {
   start?(info: { inputs: readonly LoadTarget[]; totalBytes: number | undefined; workers: number; target: string }): void;
-  chunkLoaded?(info: { chunk: Chunk; rows: number; seconds: number; counters: LoadCounters }): void;
+  chunkLoaded?(info: { chunk: Chunk; rows: number; result: ChunkResult; seconds: number; counters: LoadCounters }): void;
 }
 
 /**
@@ -52,23 +55,26 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
   });
   reporter.start?.({ inputs, totalBytes, workers: clients.length, target: target.description });
 
+  const writer = options.writer ?? copyWriter;
   let firstError: unknown;
   const worker = async (client: pg.Client): Promise<void> => {
+    await writer.prepare?.(client);
     for (;;) {
       const chunk = firstError === undefined ? await queue.take() : undefined;
       if (chunk === undefined) return;
       const startedAt = counters.now();
-      let rows: number;
+      let result: ChunkResult;
       try {
-        rows = await copyChunk(client, chunk);
+        result = await writer.write(client, chunk);
       } catch (error) {
         firstError ??= await describeChunkFailure(chunk, error);
         await queue.close();
         return;
       }
       const endedAt = counters.now();
+      const rows = result.loaded;
       counters.add(chunk.target.table, chunk.target.file, rows, chunk.location.byteLength, startedAt, endedAt);
-      reporter.chunkLoaded?.({ chunk, rows, seconds: (endedAt - startedAt) / 1000, counters });
+      reporter.chunkLoaded?.({ chunk, rows, result, seconds: (endedAt - startedAt) / 1000, counters });
     }
   };
   try {

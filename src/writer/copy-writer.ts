@@ -4,6 +4,7 @@ import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { Chunk, LoadTarget } from '../batching/chunk.js';
 import { qualifiedName, quoteIdent } from '../db/identifiers.js';
+import type { ChunkWriter } from './chunk-writer.js';
 
 /** Pieces written to the COPY stream, so the server parses while the rest is still in flight. */
 const WRITE_PIECE = 256 * 1024;
@@ -45,3 +46,11 @@ export async function copyChunk(client: pg.Client, chunk: Chunk): Promise<number
     throw error;
   }
 }
+
+/** The default writer: `COPY … FROM STDIN`, one transaction per chunk. */
+export const copyWriter: ChunkWriter = {
+  name: 'copy',
+  async write(client, chunk) {
+    return { loaded: await copyChunk(client, chunk), skipped: 0 };
+  },
+};
