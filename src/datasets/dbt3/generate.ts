@@ -70,7 +70,7 @@ function resolve(opts: Dbt3SliceOptions): Resolved {
   if (!Number.isSafeInteger(part) || part < 1 || part > parts) throw new Error(`The part must be a whole number from 1 to ${parts}, got ${part}`);
   const counts = dbt3Counts(scale);
   if (!partsuppKeysUnique(counts)) {
-    throw new Error(`Scale factor ${scale} gives ${counts.supplier} suppliers, too few for four distinct suppliers per part; use 0.01 or more`);
+    throw new Error(`Scale factor ${scale} gives ${counts.supplier} suppliers, and dbgen's partsupp formula then gives some part the same supplier twice; use a scale factor such as 0.01, 0.1 or 1`);
   }
   const workers = opts.workers;
   if (workers !== undefined && (!Number.isSafeInteger(workers) || workers < 0)) {

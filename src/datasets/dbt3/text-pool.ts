@@ -16,9 +16,10 @@ const AUXILIARIES = [
 /** Pick from weighted choices with a 0..99 draw: [weight, value] pairs whose weights sum to 100. */
 function weighted<T>(choices: readonly (readonly [number, T])[], roll: number): T {
   let acc = 0;
-  for (const [w, v] of choices) {
-    acc += w;
-    if (roll < acc) return v;
+  for (let i = 0; i < choices.length; i++) {
+    const choice = choices[i]!;
+    acc += choice[0];
+    if (roll < acc) return choice[1];
   }
   return choices[choices.length - 1]![1];
 }
@@ -47,47 +48,79 @@ const VERB_PHRASES = [
 /** The pool of comment text for a seed: deterministic, no `|`, `\`, tab or newline. */
 export function buildTextPool(seed: number, size = TEXT_POOL_BYTES): Buffer {
   const rng = new RowRng().seed(seed, STREAM.textPool, 0);
-  const pick = (list: readonly string[]): string => list[rng.int(0, list.length - 1)]!;
-  const parts: string[] = [];
-  let length = 0;
-  const nounPhrase = (): string => {
-    const shape = weighted(NOUN_PHRASES, rng.int(0, 99));
-    switch (shape) {
+  const words = (list: readonly string[]): Buffer[] => list.map((w) => Buffer.from(w, 'latin1'));
+  const nouns = words(NOUNS);
+  const verbs = words(VERBS);
+  const adjectives = words(ADJECTIVES);
+  const adverbs = words(ADVERBS);
+  const prepositions = words(PREPOSITIONS);
+  const auxiliaries = words(AUXILIARIES);
+  const terminators = words(TERMINATORS);
+  const the = Buffer.from('the', 'latin1');
+  // room for one sentence past the end, cut off below
+  const out = Buffer.allocUnsafe(size + 1024);
+  let pos = 0;
+  const put = (word: Buffer): void => {
+    for (let i = 0; i < word.length; i++) out[pos + i] = word[i]!;
+    pos += word.length;
+  };
+  const space = (): void => {
+    out[pos++] = 0x20;
+  };
+  const pick = (list: readonly Buffer[]): Buffer => list[rng.int(0, list.length - 1)]!;
+  const nounPhrase = (): void => {
+    switch (weighted(NOUN_PHRASES, rng.int(0, 99))) {
       case 'N':
-        return pick(NOUNS);
+        break;
       case 'J N':
-        return `${pick(ADJECTIVES)} ${pick(NOUNS)}`;
+        put(pick(adjectives));
+        space();
+        break;
       case 'J, J N':
-        return `${pick(ADJECTIVES)}, ${pick(ADJECTIVES)} ${pick(NOUNS)}`;
+        put(pick(adjectives));
+        out[pos++] = 0x2c;
+        space();
+        put(pick(adjectives));
+        space();
+        break;
       default:
-        return `${pick(ADVERBS)} ${pick(ADJECTIVES)} ${pick(NOUNS)}`;
+        put(pick(adverbs));
+        space();
+        put(pick(adjectives));
+        space();
     }
+    put(pick(nouns));
   };
-  const verbPhrase = (): string => {
+  const verbPhrase = (): void => {
     const shape = weighted(VERB_PHRASES, rng.int(0, 99));
-    switch (shape) {
-      case 'V':
-        return pick(VERBS);
-      case 'X V':
-        return `${pick(AUXILIARIES)} ${pick(VERBS)}`;
-      case 'V D':
-        return `${pick(VERBS)} ${pick(ADVERBS)}`;
-      default:
-        return `${pick(AUXILIARIES)} ${pick(VERBS)} ${pick(ADVERBS)}`;
+    if (shape === 'X V' || shape === 'X V D') {
+      put(pick(auxiliaries));
+      space();
+    }
+    put(pick(verbs));
+    if (shape === 'V D' || shape === 'X V D') {
+      space();
+      put(pick(adverbs));
     }
   };
-  const prepPhrase = (): string => `${pick(PREPOSITIONS)} the ${nounPhrase()}`;
-  while (length < size) {
+  while (pos < size) {
     const shape = weighted(SENTENCES, rng.int(0, 99));
-    const words: string[] = [];
-    for (const symbol of shape.split(' ')) {
-      if (symbol === 'N') words.push(nounPhrase());
-      else if (symbol === 'V') words.push(verbPhrase());
-      else if (symbol === 'P') words.push(prepPhrase());
+    // symbols are one letter each, space-separated, ending in T (the terminator)
+    for (let i = 0; i < shape.length - 2; i += 2) {
+      const symbol = shape[i];
+      if (i > 0) space();
+      if (symbol === 'N') nounPhrase();
+      else if (symbol === 'V') verbPhrase();
+      else if (symbol === 'P') {
+        put(pick(prepositions));
+        space();
+        put(the);
+        space();
+        nounPhrase();
+      }
     }
-    const sentence = words.join(' ') + TERMINATORS[rng.int(0, TERMINATORS.length - 1)]! + ' ';
-    parts.push(sentence);
-    length += sentence.length;
+    put(pick(terminators));
+    space();
   }
-  return Buffer.from(parts.join('').slice(0, size), 'latin1');
+  return out.subarray(0, size);
 }
