@@ -27,9 +27,10 @@ export async function* chunkRecords(blocks: AsyncIterable<Buffer>, options: Chun
     if (pendingBytes === 0) return;
     const buf = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
     const framed = framer.frame(buf, eof);
-    const rest = buf.subarray(framed.consumed);
-    pending = rest.length > 0 ? [rest] : [];
-    pendingBytes = rest.length;
+    // Copy the partial record out, so the big buffer it sat in can be freed with the chunk.
+    const rest = framed.consumed < buf.length ? Buffer.from(buf.subarray(framed.consumed)) : undefined;
+    pending = rest ? [rest] : [];
+    pendingBytes = rest?.length ?? 0;
     if (framed.records === 0) return;
     yield {
       location: { file: target.file, byteOffset: offset, byteLength: framed.consumed, firstLine: line },
