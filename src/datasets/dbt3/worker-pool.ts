@@ -34,7 +34,11 @@ export class BlockWorkers {
 
   constructor(readonly size: number, setup: WorkerSetup) {
     for (let i = 0; i < size; i++) {
-      const worker = new Worker(new URL('./block-worker.js', import.meta.url), { workerData: setup });
+      const worker = new Worker(new URL('./block-worker.js', import.meta.url), {
+        workerData: setup,
+        // a worker cannot take --input-type, which `node -e` callers pass
+        execArgv: process.execArgv.filter((a) => !a.startsWith('--input-type')),
+      });
       worker.on('message', (reply: BlockReply) => {
         const p = this.pending.get(reply.id);
         if (p === undefined) return;
