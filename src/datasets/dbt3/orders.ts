@@ -32,8 +32,9 @@ export interface OrderDraw {
   lines: number;
   totalCents: number;
   status: number;
-  readonly partkey: Int32Array;
-  readonly suppkey: Int32Array;
+  /** Float64Array: part keys pass 2^31 from SF 10,738 up. */
+  readonly partkey: Float64Array;
+  readonly suppkey: Float64Array;
   readonly quantity: Int32Array;
   readonly extendedCents: Int32Array;
   readonly discount: Int32Array;
@@ -52,7 +53,7 @@ export function newOrderDraw(): OrderDraw {
   const lines = (): Int32Array => new Int32Array(MAX_LINES_PER_ORDER);
   return {
     key: 0, custkey: 0, orderDay: 0, priority: 0, clerk: 0, commentLen: 0, commentFrom: 0, lines: 0, totalCents: 0, status: 0,
-    partkey: lines(), suppkey: lines(), quantity: lines(), extendedCents: lines(), discount: lines(), tax: lines(),
+    partkey: new Float64Array(MAX_LINES_PER_ORDER), suppkey: new Float64Array(MAX_LINES_PER_ORDER), quantity: lines(), extendedCents: lines(), discount: lines(), tax: lines(),
     shipDay: lines(), commitDay: lines(), receiptDay: lines(), returnFlag: lines(), instruction: lines(), shipMode: lines(),
     lineCommentLen: lines(), lineCommentFrom: lines(),
   };
