@@ -7,7 +7,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -44,6 +44,8 @@ function run(label: string, childArgs: string[], runs: number): void {
   console.log(`\n${label}\n  command: ${command}`);
   for (let i = 0; i < runs; i++) {
     const out = mkdtempSync(path.join(tmpdir(), 'pgsurge-gen-speed-'));
+    // other work on the machine skews the numbers: show how busy it was
+    const load = loadavg()[0]!.toFixed(2);
     try {
       const started = performance.now();
       const result = spawnSync(process.execPath, [self, '--child', ...childArgs, '--out', out], { encoding: 'utf8', maxBuffer: 1 << 20 });
@@ -52,7 +54,7 @@ function run(label: string, childArgs: string[], runs: number): void {
       const { bytes } = JSON.parse(result.stdout) as { bytes: number; innerMs: number };
       const rate = bytes / 1e6 / (wallMs / 1000);
       rates.push(rate);
-      console.log(`  run ${i + 1}: ${(bytes / 1e6).toFixed(1)} MB in ${(wallMs / 1000).toFixed(2)} s = ${rate.toFixed(1)} MB/s`);
+      console.log(`  run ${i + 1}: ${(bytes / 1e6).toFixed(1)} MB in ${(wallMs / 1000).toFixed(2)} s = ${rate.toFixed(1)} MB/s (load average before: ${load})`);
     } finally {
       rmSync(out, { recursive: true, force: true });
     }
