@@ -130,7 +130,11 @@ export async function generateDbt3(opts: Dbt3GenerateOptions): Promise<{ files: 
   const r = resolve(opts);
   const tables = opts.tables ?? DBT3_TABLES;
   for (const t of tables) if (!DBT3_TABLES.includes(t)) throw new Error(`Unknown DBT-3 table ${t}; expected one of ${DBT3_TABLES.join(', ')}`);
-  await mkdir(opts.outDir, { recursive: true });
+  try {
+    await mkdir(opts.outDir, { recursive: true });
+  } catch (error) {
+    throw new Error(`Cannot use ${opts.outDir} as the output directory: ${(error as Error).message}`);
+  }
   const { maker, close } = blockMaker(r, unitsOf(r, tables));
   const started = Date.now();
   const files: Dbt3File[] = [];
