@@ -87,24 +87,31 @@ export function drawOrder(ctx: GenContext, o: OrderDraw, row: number): void {
   for (let l = 0; l < lines; l++) {
     const partkey = rng.int(1, parts);
     o.partkey[l] = partkey;
-    o.suppkey[l] = partSupplier(partkey, rng.int(0, 3), suppliers);
-    const quantity = rng.int(1, 50);
+    // small choices share one draw each, split by mixed radix: 13 draws a line become 6
+    let pick = rng.int(0, 4 * 50 - 1); // supplier index × quantity
+    o.suppkey[l] = partSupplier(partkey, pick % 4, suppliers);
+    const quantity = 1 + Math.floor(pick / 4);
     o.quantity[l] = quantity;
     const extended = quantity * retailPriceCents(partkey);
     o.extendedCents[l] = extended;
-    const discount = rng.int(0, 10);
-    o.discount[l] = discount;
-    const tax = rng.int(0, 8);
-    o.tax[l] = tax;
-    const shipDay = orderDay + rng.int(1, 121);
+    pick = rng.int(0, 121 * 61 * 30 - 1); // ship, commit and receipt delays
+    const shipDay = orderDay + 1 + (pick % 121);
+    pick = Math.floor(pick / 121);
     o.shipDay[l] = shipDay;
-    o.commitDay[l] = orderDay + rng.int(30, 90);
-    const receiptDay = shipDay + rng.int(1, 30);
+    o.commitDay[l] = orderDay + 30 + (pick % 61);
+    const receiptDay = shipDay + 1 + Math.floor(pick / 61);
     o.receiptDay[l] = receiptDay;
-    const ra = rng.int(0, 1);
-    o.returnFlag[l] = receiptDay <= CURRENT_DAY ? (ra === 0 ? CHAR_R : CHAR_A) : CHAR_N;
-    o.instruction[l] = rng.int(0, 3);
-    o.shipMode[l] = rng.int(0, 6);
+    pick = rng.int(0, 11 * 9 * 2 * 4 * 7 - 1); // discount, tax, R or A, instruction, mode
+    const discount = pick % 11;
+    pick = Math.floor(pick / 11);
+    o.discount[l] = discount;
+    const tax = pick % 9;
+    pick = Math.floor(pick / 9);
+    o.tax[l] = tax;
+    o.returnFlag[l] = receiptDay <= CURRENT_DAY ? (pick % 2 === 0 ? CHAR_R : CHAR_A) : CHAR_N;
+    pick = Math.floor(pick / 2);
+    o.instruction[l] = pick % 4;
+    o.shipMode[l] = Math.floor(pick / 4);
     len = rng.int(Math.floor(LINE_COMMENT * 0.4), Math.floor(LINE_COMMENT * 1.6));
     o.lineCommentLen[l] = len;
     o.lineCommentFrom[l] = rng.int(0, poolLen - len);
