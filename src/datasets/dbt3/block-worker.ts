@@ -3,7 +3,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { buildContext } from './context.js';
-import { writeBlock } from './block.js';
+import { writeGroupBlock } from './block.js';
 import type { BlockRequest, BlockReply, WorkerSetup } from './worker-pool.js';
 
 const setup = workerData as WorkerSetup;
@@ -12,7 +12,10 @@ const port = parentPort;
 if (port === null) throw new Error('block-worker.js must run in a worker thread');
 
 port.on('message', (request: BlockRequest) => {
-  const { buf, rows } = writeBlock(ctx, request.table, request.start, request.end);
-  const reply: BlockReply = { id: request.id, buffer: buf.buffer as ArrayBuffer, length: buf.length, rows };
-  port.postMessage(reply, [reply.buffer]);
+  const blocks = writeGroupBlock(ctx, request.group, request.start, request.end);
+  const reply: BlockReply = {
+    id: request.id,
+    blocks: blocks.map(({ buf, rows }) => ({ buffer: buf.buffer as ArrayBuffer, length: buf.length, rows })),
+  };
+  port.postMessage(reply, reply.blocks.map((b) => b.buffer));
 });

@@ -41,6 +41,42 @@ export interface Block {
 
 const order = newOrderDraw();
 
+/**
+ * Tables written from one pass over the same driving rows: orders and lineitem share
+ * their draws, so writing both at once draws each order once instead of twice.
+ */
+export type TableGroup = readonly Dbt3Table[];
+
+export function isOrdersAndLineitem(group: TableGroup): boolean {
+  return group.length === 2 && group[0] === 'orders' && group[1] === 'lineitem';
+}
+
+/** Driving rows per block of a group. */
+export function groupBlockUnits(group: TableGroup): number {
+  return Math.min(...group.map((t) => BLOCK_UNITS[t]));
+}
+
+/** One block per table of the group, for driving rows [start, end). */
+export function writeGroupBlock(ctx: GenContext, group: TableGroup, start: number, end: number): Block[] {
+  if (group.length === 1) return [writeBlock(ctx, group[0]!, start, end)];
+  if (!isOrdersAndLineitem(group)) throw new Error(`Tables ${group.join(', ')} cannot be generated together`);
+  const orders = Buffer.allocUnsafeSlow((end - start) * MAX_BYTES_PER_UNIT.orders);
+  const lineitem = Buffer.allocUnsafeSlow((end - start) * MAX_BYTES_PER_UNIT.lineitem);
+  let o = 0;
+  let l = 0;
+  let lines = 0;
+  for (let r = start; r < end; r++) {
+    drawOrder(ctx, order, r);
+    o = writeOrdersRow(ctx, order, orders, o);
+    l = writeLineitemRows(ctx, order, lineitem, l);
+    lines += order.lines;
+  }
+  return [
+    { buf: orders.subarray(0, o), rows: end - start },
+    { buf: lineitem.subarray(0, l), rows: lines },
+  ];
+}
+
 /** Rows of `table` for driving rows [start, end), into a fresh buffer. */
 export function writeBlock(ctx: GenContext, table: Dbt3Table, start: number, end: number): Block {
   const buf = Buffer.allocUnsafeSlow((end - start) * MAX_BYTES_PER_UNIT[table]);

@@ -61,9 +61,9 @@ export function writeUint(buf: Uint8Array, pos: number, n: number): number {
   return end;
 }
 
-/** An integer zero-padded to `width` digits (the 9 digits of `Customer#000000042`). */
+/** An integer zero-padded to `width` digits (the 9 digits of `Customer#000000042`), longer if it must be, as printf's %09d. */
 export function writeUintPadded(buf: Uint8Array, pos: number, n: number, width: number): number {
-  const end = pos + width;
+  const end = pos + Math.max(width, digitCount(n));
   let p = end;
   let v = n;
   while (p > pos) {

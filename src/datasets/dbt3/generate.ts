@@ -7,11 +7,11 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { DBT3_TABLES, type Dbt3Table } from '../dbt3-schema.js';
-import { tableBlocks, type BlockMaker } from './block-source.js';
+import { groupBlocks, type BlockMaker } from './block-source.js';
 import { buildContext, DEFAULT_SEED, type GenContext } from './context.js';
 import { dbt3Counts, drivingRows, partsuppKeysUnique, sliceRange } from './scale.js';
 import { BlockWorkers } from './worker-pool.js';
-import type { Block } from './block.js';
+import type { Block, TableGroup } from './block.js';
 
 export { DEFAULT_SEED } from './context.js';
 
@@ -114,36 +114,56 @@ export function dbt3FileName(table: Dbt3Table, parts = 1, part = 1): string {
   return parts > 1 ? `${table}.tbl.${part}` : `${table}.tbl`;
 }
 
+/** The tables in schema order, orders and lineitem paired when both are asked for. */
+export function tableGroups(tables: readonly Dbt3Table[]): TableGroup[] {
+  const wanted = DBT3_TABLES.filter((t) => tables.includes(t));
+  const both = wanted.includes('orders') && wanted.includes('lineitem');
+  const groups: TableGroup[] = [];
+  for (const t of wanted) {
+    if (both && t === 'lineitem') continue;
+    groups.push(both && t === 'orders' ? ['orders', 'lineitem'] : [t]);
+  }
+  return groups;
+}
+
 export async function generateDbt3(opts: Dbt3GenerateOptions): Promise<{ files: Dbt3File[] }> {
   const r = resolve(opts);
   const tables = opts.tables ?? DBT3_TABLES;
   for (const t of tables) if (!DBT3_TABLES.includes(t)) throw new Error(`Unknown DBT-3 table ${t}; expected one of ${DBT3_TABLES.join(', ')}`);
-  await mkdir(opts.outDir, { recursive: true });
+  try {
+    await mkdir(opts.outDir, { recursive: true });
+  } catch (error) {
+    throw new Error(`Cannot use ${opts.outDir} as the output directory: ${(error as Error).message}`);
+  }
   const { maker, close } = blockMaker(r, unitsOf(r, tables));
   const started = Date.now();
   const files: Dbt3File[] = [];
   let totalRows = 0;
   let totalBytes = 0;
   try {
-    for (const table of tables) {
-      const file = path.join(opts.outDir, dbt3FileName(table, r.parts, r.part));
-      const { start, end } = sliceOf(r, table);
-      const handle = await open(file, 'w');
-      let rows = 0;
-      let bytes = 0;
+    for (const group of tableGroups(tables)) {
+      // a group's tables share their driving rows, so one slice range serves them all
+      const { start, end } = sliceOf(r, group[0]!);
+      const outputs = group.map((table) => ({ table, path: path.join(opts.outDir, dbt3FileName(table, r.parts, r.part)), rows: 0, bytes: 0 }));
+      const handles: FileHandle[] = [];
       try {
-        for await (const block of tableBlocks(maker, table, start, end)) {
-          await writeAll(handle, block.buf);
-          rows += block.rows;
-          bytes += block.buf.length;
-          totalRows += block.rows;
-          totalBytes += block.buf.length;
-          opts.onProgress?.({ table, tableRows: rows, tableBytes: bytes, totalRows, totalBytes, elapsedMs: Date.now() - started });
+        for (const out of outputs) handles.push(await open(out.path, 'w'));
+        for await (const blocks of groupBlocks(maker, group, start, end)) {
+          await Promise.all(blocks.map((block, i) => writeAll(handles[i]!, block.buf)));
+          blocks.forEach((block, i) => {
+            const out = outputs[i]!;
+            out.rows += block.rows;
+            out.bytes += block.buf.length;
+            totalRows += block.rows;
+            totalBytes += block.buf.length;
+          });
+          const last = outputs[outputs.length - 1]!;
+          opts.onProgress?.({ table: last.table, tableRows: last.rows, tableBytes: last.bytes, totalRows, totalBytes, elapsedMs: Date.now() - started });
         }
       } finally {
-        await handle.close();
+        for (const handle of handles) await handle.close();
       }
-      files.push({ table, path: file, rows, bytes });
+      files.push(...outputs);
     }
   } finally {
     await close();
@@ -166,7 +186,7 @@ export async function* dbt3TableBlocks(table: Dbt3Table, opts: Dbt3SliceOptions)
   const { start, end } = sliceOf(r, table);
   const { maker, close } = blockMaker(r, end - start);
   try {
-    yield* tableBlocks(maker, table, start, end);
+    for await (const [block] of groupBlocks(maker, [table], start, end)) yield block!;
   } finally {
     await close();
   }

@@ -32,8 +32,9 @@ export interface OrderDraw {
   lines: number;
   totalCents: number;
   status: number;
-  readonly partkey: Int32Array;
-  readonly suppkey: Int32Array;
+  /** Float64Array: part keys pass 2^31 from SF 10,738 up. */
+  readonly partkey: Float64Array;
+  readonly suppkey: Float64Array;
   readonly quantity: Int32Array;
   readonly extendedCents: Int32Array;
   readonly discount: Int32Array;
@@ -52,7 +53,7 @@ export function newOrderDraw(): OrderDraw {
   const lines = (): Int32Array => new Int32Array(MAX_LINES_PER_ORDER);
   return {
     key: 0, custkey: 0, orderDay: 0, priority: 0, clerk: 0, commentLen: 0, commentFrom: 0, lines: 0, totalCents: 0, status: 0,
-    partkey: lines(), suppkey: lines(), quantity: lines(), extendedCents: lines(), discount: lines(), tax: lines(),
+    partkey: new Float64Array(MAX_LINES_PER_ORDER), suppkey: new Float64Array(MAX_LINES_PER_ORDER), quantity: lines(), extendedCents: lines(), discount: lines(), tax: lines(),
     shipDay: lines(), commitDay: lines(), receiptDay: lines(), returnFlag: lines(), instruction: lines(), shipMode: lines(),
     lineCommentLen: lines(), lineCommentFrom: lines(),
   };
@@ -86,24 +87,31 @@ export function drawOrder(ctx: GenContext, o: OrderDraw, row: number): void {
   for (let l = 0; l < lines; l++) {
     const partkey = rng.int(1, parts);
     o.partkey[l] = partkey;
-    o.suppkey[l] = partSupplier(partkey, rng.int(0, 3), suppliers);
-    const quantity = rng.int(1, 50);
+    // small choices share one draw each, split by mixed radix: 13 draws a line become 6
+    let pick = rng.int(0, 4 * 50 - 1); // supplier index × quantity
+    o.suppkey[l] = partSupplier(partkey, pick % 4, suppliers);
+    const quantity = 1 + Math.floor(pick / 4);
     o.quantity[l] = quantity;
     const extended = quantity * retailPriceCents(partkey);
     o.extendedCents[l] = extended;
-    const discount = rng.int(0, 10);
-    o.discount[l] = discount;
-    const tax = rng.int(0, 8);
-    o.tax[l] = tax;
-    const shipDay = orderDay + rng.int(1, 121);
+    pick = rng.int(0, 121 * 61 * 30 - 1); // ship, commit and receipt delays
+    const shipDay = orderDay + 1 + (pick % 121);
+    pick = Math.floor(pick / 121);
     o.shipDay[l] = shipDay;
-    o.commitDay[l] = orderDay + rng.int(30, 90);
-    const receiptDay = shipDay + rng.int(1, 30);
+    o.commitDay[l] = orderDay + 30 + (pick % 61);
+    const receiptDay = shipDay + 1 + Math.floor(pick / 61);
     o.receiptDay[l] = receiptDay;
-    const ra = rng.int(0, 1);
-    o.returnFlag[l] = receiptDay <= CURRENT_DAY ? (ra === 0 ? CHAR_R : CHAR_A) : CHAR_N;
-    o.instruction[l] = rng.int(0, 3);
-    o.shipMode[l] = rng.int(0, 6);
+    pick = rng.int(0, 11 * 9 * 2 * 4 * 7 - 1); // discount, tax, R or A, instruction, mode
+    const discount = pick % 11;
+    pick = Math.floor(pick / 11);
+    o.discount[l] = discount;
+    const tax = pick % 9;
+    pick = Math.floor(pick / 9);
+    o.tax[l] = tax;
+    o.returnFlag[l] = receiptDay <= CURRENT_DAY ? (pick % 2 === 0 ? CHAR_R : CHAR_A) : CHAR_N;
+    pick = Math.floor(pick / 2);
+    o.instruction[l] = pick % 4;
+    o.shipMode[l] = Math.floor(pick / 4);
     len = rng.int(Math.floor(LINE_COMMENT * 0.4), Math.floor(LINE_COMMENT * 1.6));
     o.lineCommentLen[l] = len;
     o.lineCommentFrom[l] = rng.int(0, poolLen - len);
@@ -115,8 +123,21 @@ export function drawOrder(ctx: GenContext, o: OrderDraw, row: number): void {
   o.status = shipped === lines ? CHAR_F : shipped === 0 ? CHAR_O : CHAR_P;
 }
 
+/** `YYYY-MM-DD`, copied from the calendar: ten stores, no loop. */
 function writeDate(ctx: GenContext, buf: Uint8Array, pos: number, day: number): number {
-  return writeBytes(buf, pos, ctx.dates, day * DATE_WIDTH, DATE_WIDTH);
+  const d = ctx.dates;
+  const f = day * DATE_WIDTH;
+  buf[pos] = d[f]!;
+  buf[pos + 1] = d[f + 1]!;
+  buf[pos + 2] = d[f + 2]!;
+  buf[pos + 3] = d[f + 3]!;
+  buf[pos + 4] = d[f + 4]!;
+  buf[pos + 5] = d[f + 5]!;
+  buf[pos + 6] = d[f + 6]!;
+  buf[pos + 7] = d[f + 7]!;
+  buf[pos + 8] = d[f + 8]!;
+  buf[pos + 9] = d[f + 9]!;
+  return pos + DATE_WIDTH;
 }
 
 /** Write a drawn order as an orders row. */

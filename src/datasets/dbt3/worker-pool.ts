@@ -3,8 +3,7 @@
  * promise, so the caller can await blocks in order while the workers run ahead.
  */
 import { Worker } from 'node:worker_threads';
-import type { Dbt3Table } from '../dbt3-schema.js';
-import type { Block } from './block.js';
+import type { Block, TableGroup } from './block.js';
 
 export interface WorkerSetup {
   readonly scale: number;
@@ -12,19 +11,18 @@ export interface WorkerSetup {
 }
 export interface BlockRequest {
   readonly id: number;
-  readonly table: Dbt3Table;
+  readonly group: TableGroup;
   readonly start: number;
   readonly end: number;
 }
 export interface BlockReply {
   readonly id: number;
-  readonly buffer: ArrayBuffer;
-  readonly length: number;
-  readonly rows: number;
+  /** One per table of the group; each buffer is transferred, not copied. */
+  readonly blocks: readonly { readonly buffer: ArrayBuffer; readonly length: number; readonly rows: number }[];
 }
 
 interface Pending {
-  resolve(block: Block): void;
+  resolve(blocks: Block[]): void;
   reject(error: Error): void;
 }
 
@@ -36,12 +34,16 @@ export class BlockWorkers {
 
   constructor(readonly size: number, setup: WorkerSetup) {
     for (let i = 0; i < size; i++) {
-      const worker = new Worker(new URL('./block-worker.js', import.meta.url), { workerData: setup });
+      const worker = new Worker(new URL('./block-worker.js', import.meta.url), {
+        workerData: setup,
+        // a worker cannot take --input-type, which `node -e` callers pass
+        execArgv: process.execArgv.filter((a) => !a.startsWith('--input-type')),
+      });
       worker.on('message', (reply: BlockReply) => {
         const p = this.pending.get(reply.id);
         if (p === undefined) return;
         this.pending.delete(reply.id);
-        p.resolve({ buf: Buffer.from(reply.buffer, 0, reply.length), rows: reply.rows });
+        p.resolve(reply.blocks.map((b) => ({ buf: Buffer.from(b.buffer, 0, b.length), rows: b.rows })));
       });
       worker.on('error', (error) => this.fail(error));
       worker.on('exit', (code) => {
@@ -51,13 +53,13 @@ export class BlockWorkers {
     }
   }
 
-  /** Ask the next worker in turn for a block. */
-  request(table: Dbt3Table, start: number, end: number): Promise<Block> {
+  /** Ask the next worker in turn for the blocks of a group of tables. */
+  request(group: TableGroup, start: number, end: number): Promise<Block[]> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
     const id = this.nextId++;
     const worker = this.workers[id % this.size]!;
-    const promise = new Promise<Block>((resolve, reject) => this.pending.set(id, { resolve, reject }));
-    const request: BlockRequest = { id, table, start, end };
+    const promise = new Promise<Block[]>((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    const request: BlockRequest = { id, group, start, end };
     worker.postMessage(request);
     return promise;
   }

@@ -76,5 +76,6 @@ describe('dbt3 determinism and slices', () => {
     await assert.rejects(generateDbt3({ scale: 0, outDir: '/nonexistent' }), /scale factor must be a number greater than 0/);
     await assert.rejects(generateDbt3({ scale: 0.01, parts: 2, part: 3, outDir: '/nonexistent' }), /part must be a whole number from 1 to 2/);
     await assert.rejects(generateDbt3({ scale: 0.001, outDir: '/nonexistent' }), /same supplier twice/);
+    await assert.rejects(generateDbt3({ scale: 0.01, outDir: '/dev/null/x' }), /Cannot use \/dev\/null\/x as the output directory/);
   });
 });
