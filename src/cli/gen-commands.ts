@@ -85,12 +85,23 @@ async function runDbt3Gen(raw: RawDbt3GenOptions): Promise<void> {
 async function runNarrowGen(raw: RawNarrowOptions): Promise<void> {
   const opts = parseNarrowOptions(raw);
   const { generateNarrow, narrowBlocks } = await import('../datasets/narrow/generate.js');
+  const progress = progressLine();
   if (opts.out === '-') {
     const { Readable } = await import('node:stream');
-    await toStdout(Readable.from(narrowBlocks(opts), { objectMode: false }), () => undefined);
+    let bytes = 0;
+    try {
+      await toStdout(Readable.from(narrowBlocks(opts), { objectMode: false }), (n) => progress.update('narrow', undefined, (bytes += n)));
+    } finally {
+      progress.done();
+    }
     return;
   }
-  const result = await generateNarrow(opts);
+  let result;
+  try {
+    result = await generateNarrow({ ...opts, onProgress: (p) => progress.update('narrow', p.rows, p.bytes) });
+  } finally {
+    progress.done();
+  }
   process.stderr.write(`${result.path}: ${result.rows.toLocaleString('en-US')} rows, ${(result.bytes / 1e6).toFixed(1)} MB\n`);
 }
 

@@ -26,6 +26,8 @@ export interface NarrowOptions {
   readonly out: string;
   /** Where `-` writes; process.stdout unless a test passes its own. */
   readonly stdout?: Writable;
+  /** Called after every block with the rows and bytes written so far. */
+  readonly onProgress?: (p: { readonly rows: number; readonly bytes: number; readonly elapsedMs: number }) => void;
 }
 
 export interface NarrowResult {
@@ -62,11 +64,18 @@ export function* narrowBlocks(opts: Omit<NarrowOptions, 'out' | 'stdout'>): Gene
 
 export async function generateNarrow(opts: NarrowOptions): Promise<NarrowResult> {
   validate(opts);
+  const started = Date.now();
   let bytes = 0;
+  let rows = 0;
+  const progress = (block: Buffer): void => {
+    bytes += block.length;
+    rows = Math.min(opts.rows, rows + BLOCK_ROWS);
+    opts.onProgress?.({ rows, bytes, elapsedMs: Date.now() - started });
+  };
   if (opts.out === '-') {
     const stdout = opts.stdout ?? process.stdout;
     for (const block of narrowBlocks(opts)) {
-      bytes += block.length;
+      progress(block);
       if (!stdout.write(block)) await once(stdout, 'drain');
     }
     return { path: '-', rows: opts.rows, bytes };
@@ -76,7 +85,7 @@ export async function generateNarrow(opts: NarrowOptions): Promise<NarrowResult>
     for (const block of narrowBlocks(opts)) {
       let done = 0;
       while (done < block.length) done += (await handle.write(block, done, block.length - done)).bytesWritten;
-      bytes += block.length;
+      progress(block);
     }
   } finally {
     await handle.close();

@@ -5,13 +5,17 @@
  */
 import { fmix32 } from '../dbt3/prng.js';
 
-const ROUNDS = 6;
+/** Four rounds of a good round function make a pseudorandom permutation (Luby-Rackoff). */
+const ROUNDS = 4;
 /** Each half of a 2^52 domain is 26 bits, so every step stays in 32-bit integers. */
 export const MAX_PERMUTATION_SIZE = 2 ** 52;
 
 export class KeyPermutation {
+  private readonly half: number;
   private readonly halfSize: number;
   private readonly mask: number;
+  /** Domains up to 2^30 take the all-32-bit-integer path. */
+  private readonly small: boolean;
   private readonly keys: Uint32Array;
 
   constructor(readonly size: number, seed: number) {
@@ -20,7 +24,9 @@ export class KeyPermutation {
     }
     let bits = 2;
     while (2 ** bits < size) bits += 2;
-    this.halfSize = 2 ** (bits / 2);
+    this.half = bits / 2;
+    this.small = bits <= 30;
+    this.halfSize = 2 ** this.half;
     this.mask = this.halfSize - 1;
     this.keys = new Uint32Array(ROUNDS);
     let k = fmix32((seed >>> 0) ^ 0x5bd1e995);
@@ -31,6 +37,19 @@ export class KeyPermutation {
   }
 
   private scramble(x: number): number {
+    if (this.small) {
+      const half = this.half;
+      const mask = this.mask;
+      const keys = this.keys;
+      let l = x >>> half;
+      let r = x & mask;
+      for (let i = 0; i < ROUNDS; i++) {
+        const next = (l ^ fmix32(r ^ keys[i]!)) & mask;
+        l = r;
+        r = next;
+      }
+      return (l << half) | r;
+    }
     let left = Math.floor(x / this.halfSize);
     let right = x - left * this.halfSize;
     for (let r = 0; r < ROUNDS; r++) {

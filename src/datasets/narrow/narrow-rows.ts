@@ -15,7 +15,9 @@ export const NOTE_MAX = 28;
 /** Longest row: 16-digit id, 10-digit val, the longest note, separators. */
 export const MAX_NARROW_ROW_BYTES = 16 + 1 + 10 + 1 + NOTE_MAX + 2;
 
-const LETTERS = Buffer.from('abcdefghijklmnopqrstuvwxyz', 'latin1');
+/** A random byte → a letter, by table rather than a modulo per character. */
+const LETTER_OF_BYTE = new Uint8Array(256);
+for (let b = 0; b < 256; b++) LETTER_OF_BYTE[b] = 0x61 + (b % 26);
 
 export interface NarrowRowWriter {
   /** Write row `i` (0-based) and return the position after it. */
@@ -38,7 +40,7 @@ export function narrowRowWriter(rows: number, keys: NarrowKeyOrder, seed: number
       let bits = rng.next();
       const stop = Math.min(len, c + 4);
       for (let j = c; j < stop; j++) {
-        buf[pos + j] = LETTERS[(bits & 0xff) % 26]!;
+        buf[pos + j] = LETTER_OF_BYTE[bits & 0xff]!;
         bits >>>= 8;
       }
     }

@@ -7,7 +7,7 @@ import type { Dbt3Table } from '../../../src/datasets/dbt3-schema.js';
 /** The last slice of a table at a scale far too big to generate whole. */
 async function lastSlice(table: Dbt3Table, scale: number): Promise<string[][]> {
   const chunks: Buffer[] = [];
-  for await (const block of dbt3TableBlocks(table, { scale, parts: 1_000_000, part: 1_000_000, workers: 0 })) chunks.push(block.buf);
+  for await (const block of dbt3TableBlocks(table, { scale, parts: 100_000_000, part: 100_000_000, workers: 0 })) chunks.push(block.buf);
   return Buffer.concat(chunks).toString('latin1').split('\n').slice(0, -1).map((l) => l.split('|').slice(0, -1));
 }
 

@@ -111,9 +111,11 @@ describe('narrow rows', () => {
     const dir = await tempDir('narrow');
     try {
       const file = path.join(dir, 'narrow.txt');
-      const result = await generateNarrow({ rows: 50_000, keys: 'random', seed: 5, format: 'text', out: file });
+      let last = { rows: 0, bytes: 0 };
+      const result = await generateNarrow({ rows: 50_000, keys: 'random', seed: 5, format: 'text', out: file, onProgress: (p) => (last = p) });
       const bytes = await readFile(file);
       assert.equal(result.bytes, bytes.length);
+      assert.deepEqual([last.rows, last.bytes], [50_000, bytes.length], 'the last progress report is the whole file');
       const stdout = new PassThrough();
       const chunks: Buffer[] = [];
       stdout.on('data', (c: Buffer) => chunks.push(c));
