@@ -3,6 +3,7 @@ import { registerClusterCommands } from './cluster-commands.js';
 import { registerDbt3Commands } from './dbt3-commands.js';
 import { EXIT, printError } from './errors.js';
 import { registerLoadCommand } from './load-command.js';
+import { registerWalCommands } from './wal-commands.js';
 
 export function buildProgram(): Command {
   const program = new Command('pgsurge')
@@ -18,6 +19,7 @@ Target: --db <url>, else the PG* environment variables, else a managed cluster p
   registerLoadCommand(program);
   registerDbt3Commands(program);
   registerClusterCommands(program);
+  registerWalCommands(program);
   program.exitOverride();
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
