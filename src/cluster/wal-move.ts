@@ -199,7 +199,11 @@ async function checkTarget(info: DataDirInfo, from: string, to: string): Promise
   }
 }
 
-/** Copies a directory's contents (files and subdirectories such as archive_status), with modes, owned by the server's account. */
+/**
+ * Copies a directory's contents (files and subdirectories such as archive_status), with
+ * modes, owned by the server's account. `failAfterFirstFile` (tests) throws once one file is
+ * copied, so the roll-back has a half-written target to clean up.
+ */
 async function copyTree(src: string, dst: string, info: DataDirInfo, failAfterFirstFile: boolean): Promise<{ bytes: number; files: number }> {
   let bytes = 0;
   let files = 0;
@@ -209,14 +213,14 @@ async function copyTree(src: string, dst: string, info: DataDirInfo, failAfterFi
     const st = await fs.stat(s);
     if (entry.isDirectory()) {
       await fs.mkdir(d, { recursive: true, mode: st.mode & 0o777 });
-      const sub = await copyTree(s, d, info, failAfterFirstFile && files > 0);
+      const sub = await copyTree(s, d, info, failAfterFirstFile);
       bytes += sub.bytes;
       files += sub.files;
     } else if (entry.isFile()) {
-      if (failAfterFirstFile && files > 0) {
+      await fs.copyFile(s, d);
+      if (failAfterFirstFile) {
         throw Object.assign(new Error(`EACCES: permission denied, copyfile '${s}' -> '${d}' (injected by PGSURGE_TEST_INJECT_FAILURE)`), { code: 'EACCES' });
       }
-      await fs.copyFile(s, d);
       bytes += st.size;
       files += 1;
     } else continue;
