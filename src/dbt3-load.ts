@@ -86,7 +86,7 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
   const inputs: LoadTarget[] = [...files.entries()].flatMap(([table, paths]) =>
     paths.map((file) => ({ file, table, schema: options.schema, format: 'tbl' as const })),
   );
-  const durable = await runWithDurability(target, durability, tables, options.writer ?? copyWriter, (writer) =>
+  const durable = await runWithDurability(target, durability, tables, { writer: options.writer ?? copyWriter, workers: options.workers }, (writer) =>
     load(inputs, { ...options, create: false, truncate: false, writer }, target, reporter),
   );
   const summary: LoadSummary = { ...durable.result, durability: durable.durability };

@@ -51,8 +51,11 @@ export interface DurabilityReport {
 
 /** A durability preset applied to a server around one load. */
 export interface DurabilitySession {
-  /** Wraps the load's writer: session settings per connection, FREEZE on a table's first chunk. */
-  wrapWriter(inner: ChunkWriter): ChunkWriter;
+  /**
+   * Wraps the load's writer: session settings per connection; with one worker, FREEZE on the
+   * first chunk of each table this load emptied.
+   */
+  wrapWriter(inner: ChunkWriter, workers: number): ChunkWriter;
   /** SET LOGGED, restore the server's settings, CHECKPOINT: always call it, also after a failed load. */
   finish(): Promise<DurabilityReport>;
 }
@@ -143,10 +146,19 @@ export async function startDurability(target: Target, options: DurabilityOptions
   if (freezeOn && emptied.size === 0) notes.push('COPY FREEZE not used: no table was created or truncated by this load (FREEZE needs that, in the same transaction)');
 
   return {
-    wrapWriter(inner) {
+    wrapWriter(inner, workers) {
       const session = SESSION_SETTINGS[preset];
-      const freeze = freezeOn && inner.name === 'copy';
-      if (freezeOn && !freeze) notes.push(`COPY FREEZE not used: the ${inner.name} writer does not COPY`);
+      // FREEZE needs the COPY in the transaction that emptied the table, and a table is
+      // emptied once: only its first chunk can have it. With several workers that chunk
+      // would hold up every other chunk of the table until it commits, for ~one chunk of
+      // frozen rows, so FREEZE is used only when it costs nothing: one worker.
+      const freeze = freezeOn && emptied.size > 0 && inner.name === 'copy' && workers === 1;
+      if (freezeOn && emptied.size > 0 && inner.name !== 'copy') notes.push(`COPY FREEZE not used: the ${inner.name} writer does not COPY`);
+      else if (freezeOn && emptied.size > 0 && workers > 1) {
+        notes.push(
+          `COPY FREEZE not used: it applies only to the chunk whose transaction emptied the table, and with ${workers} workers the other chunks would wait for it; with -w 1 the first chunk of each table is frozen (all of it with --chunk-size above the file's size)`,
+        );
+      }
       return {
         name: inner.name,
         async prepare(c: pg.Client) {
@@ -222,13 +234,13 @@ export async function runWithDurability<T>(
   target: Target,
   options: DurabilityOptions,
   tables: readonly DurableTable[],
-  writer: ChunkWriter,
+  load: { readonly writer: ChunkWriter; readonly workers: number },
   body: (writer: ChunkWriter) => Promise<T>,
 ): Promise<{ result: T; durability: DurabilityReport }> {
   const session = await startDurability(target, options, tables);
   let result: T;
   try {
-    result = await body(session.wrapWriter(writer));
+    result = await body(session.wrapWriter(load.writer, load.workers));
   } catch (error) {
     await session.finish().catch((finishError: unknown) => {
       if (error instanceof Error) error.message += `; then undoing --durability ${options.preset} failed too: ${(finishError as Error).message}`;
@@ -247,8 +259,8 @@ export function durabilityVariant(preset: DurabilityPreset, options: { unlogged?
   return {
     name: `durability=${preset}${durability.unlogged ? '+unlogged' : ''}`,
     durability,
-    run<T>(target: Target, tables: readonly DurableTable[], writer: ChunkWriter, body: (writer: ChunkWriter) => Promise<T>) {
-      return runWithDurability(target, durability, tables, writer, body);
+    run<T>(target: Target, tables: readonly DurableTable[], load: { writer: ChunkWriter; workers: number }, body: (writer: ChunkWriter) => Promise<T>) {
+      return runWithDurability(target, durability, tables, load, body);
     },
   };
 }

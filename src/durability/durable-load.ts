@@ -22,14 +22,14 @@ export async function loadWithDurability(
 ): Promise<LoadSummary> {
   const { durability } = options;
   if (durability.preset === 'safe' && !durability.unlogged) {
-    const { result, durability: report } = await runWithDurability(target, durability, [], options.writer ?? copyWriter, (writer) =>
+    const { result, durability: report } = await runWithDurability(target, durability, [], { writer: options.writer ?? copyWriter, workers: options.workers }, (writer) =>
       load(inputs, { ...options, writer }, target, reporter),
     );
     return { ...result, durability: report };
   }
   if (durability.preset === 'unsafe' && target.managed === undefined) throw unsafeRefused(target);
   const tables = await prepareTables(inputs, options, target);
-  const { result, durability: report } = await runWithDurability(target, durability, tables, options.writer ?? copyWriter, (writer) =>
+  const { result, durability: report } = await runWithDurability(target, durability, tables, { writer: options.writer ?? copyWriter, workers: options.workers }, (writer) =>
     load(inputs, { ...options, create: false, truncate: false, writer }, target, reporter),
   );
   return { ...result, durability: report };
