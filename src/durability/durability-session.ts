@@ -77,6 +77,37 @@ export async function startDurability(target: Target, options: DurabilityOptions
     return out;
   };
 
+  const open = (): Promise<pg.Client> =>
+    connect(target.config).catch((e: unknown) => {
+      throw connectionFailure(e, target.description);
+    });
+
+  // Which tables to make unlogged, all checked before any is changed.
+  const toUnlog: string[] = [];
+  if (options.unlogged) {
+    const client = await open();
+    try {
+      for (const t of tables) {
+        const name = qualifiedName(t.table, t.schema);
+        const r = await client.query<{ persistence: string; rows: boolean }>(
+          `SELECT c.relpersistence AS persistence, EXISTS (SELECT 1 FROM ${name}) AS rows FROM pg_class c WHERE c.oid = $1::regclass`,
+          [name],
+        );
+        const row = r.rows[0]!;
+        if (row.persistence === 'u') notes.push(`${name} was already unlogged: left unlogged after the load`);
+        if (row.persistence !== 'p') continue;
+        if (row.rows) {
+          throw new LoadError('bad-option', `--unlogged would put the rows ${name} already holds at risk: a crash before SET LOGGED empties the whole table`, {
+            hint: 'add --truncate, or load into an empty table',
+          });
+        }
+        toUnlog.push(name);
+      }
+    } finally {
+      await client.end();
+    }
+  }
+
   let restoreSettings: Record<string, string> | undefined;
   if (preset === 'unsafe') {
     const cluster = target.managed!;
@@ -93,41 +124,29 @@ export async function startDurability(target: Target, options: DurabilityOptions
     });
   }
 
-  const client = await connect(target.config).catch((e: unknown) => {
-    throw connectionFailure(e, target.description);
-  });
   const unloggedTables: string[] = [];
   let settingsInEffect: Record<string, string>;
   let walStart: string;
   try {
-    if (options.unlogged) {
-      for (const t of tables) {
-        const name = qualifiedName(t.table, t.schema);
-        const r = await client.query<{ persistence: string; rows: boolean }>(`SELECT c.relpersistence AS persistence, EXISTS (SELECT 1 FROM ${name}) AS rows FROM pg_class c WHERE c.oid = $1::regclass`, [name]);
-        const row = r.rows[0]!;
-        if (row.persistence === 'u') {
-          notes.push(`${name} was already unlogged: left unlogged after the load`);
-          continue;
-        }
-        if (row.persistence !== 'p') continue;
-        if (row.rows) {
-          throw new LoadError('bad-option', `--unlogged would put the rows ${name} already holds at risk: a crash before SET LOGGED empties the whole table`, {
-            hint: 'add --truncate, or load into an empty table',
-          });
-        }
+    const client = await open();
+    try {
+      for (const name of toUnlog) {
         await client.query(`ALTER TABLE ${name} SET UNLOGGED`);
         unloggedTables.push(name);
       }
+      await applySessionSettings(client, SESSION_SETTINGS[preset]);
+      settingsInEffect = await readSettings(client);
+      walStart = (await client.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]!.lsn;
+    } catch (error) {
+      for (const name of unloggedTables) await client.query(`ALTER TABLE ${name} SET LOGGED`).catch(() => undefined);
+      throw error;
+    } finally {
+      await client.end();
     }
-    await applySessionSettings(client, SESSION_SETTINGS[preset]);
-    settingsInEffect = await readSettings(client);
-    walStart = (await client.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]!.lsn;
   } catch (error) {
-    await client.end();
     await undoServer();
     throw error;
   }
-  await client.end();
 
   async function undoServer(): Promise<void> {
     if (restoreSettings === undefined) return;

@@ -120,6 +120,26 @@ describe('--durability on a server named with --db', () => {
   });
 });
 
+describe('dbt3 load --durability', () => {
+  it('fast --unlogged with one worker: tables created by the load are frozen (first chunk), loaded unlogged and logged at the end', async () => {
+    const d = path.join(dir, 'dbt3');
+    await fs.mkdir(d, { recursive: true });
+    const region = '0|AFRICA|lar deposits|\n1|AMERICA|hs use ironic|\n2|ASIA|ges. thinly|\n';
+    const nation = Array.from({ length: 25 }, (_, i) => `${i}|NATION ${i}|${i % 5}|comment ${i}|`).join('\n') + '\n';
+    await fs.writeFile(path.join(d, 'region.tbl'), region);
+    await fs.writeFile(path.join(d, 'nation.tbl'), nation);
+    const r = await runCli(['dbt3', 'load', d, '--no-keys', '--no-analyze', '--schema', SCHEMA, '--db', testUrl(), '-q', '-w', '1', '--durability', 'fast', '--unlogged']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /durability: fast \+ unlogged; the load ran with .*synchronous_commit=off/);
+    assert.match(r.stdout, /COPY FREEZE: 28 rows \(the first chunk of .*"region".*"nation"|COPY FREEZE: 28 rows \(the first chunk of .*"nation".*"region"/);
+    assert.match(r.stdout, /SET LOGGED "it_durability"\."region" [\d.]+ s; SET LOGGED "it_durability"\."nation"|SET LOGGED "it_durability"\."nation" [\d.]+ s; SET LOGGED "it_durability"\."region"/);
+    for (const [t, text] of [['region', region], ['nation', nation]] as const) {
+      assert.equal(digest(await tableRecords(client, `${SCHEMA}.${t}`)), digest(tblRecords(text)), `${t} content`);
+      assert.equal((await client.query(`SELECT relpersistence FROM pg_class WHERE oid = '${SCHEMA}.${t}'::regclass`)).rows[0].relpersistence, 'p');
+    }
+  });
+});
+
 describe('--durability unsafe on the managed cluster', () => {
   it('restarts with fsync, full_page_writes off and wal_level minimal for the load, then restores the settings it was started with', async () => {
     const dataDir = path.join(dir, 'unsafe');

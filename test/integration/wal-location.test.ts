@@ -3,7 +3,7 @@ import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { ManagedCluster } from '../../src/cluster/managed-cluster.js';
-import { digest, runCli, tableRecords, tblRecords } from '../helpers/test-db.js';
+import { digest, runCli, tableRecords, tblRecords, testUrl } from '../helpers/test-db.js';
 import { clusterTempDir, openCluster, removeClusterDir, TEST_PG_BIN, withClient } from '../helpers/temp-cluster.js';
 
 /** lineitem-shaped `.tbl` rows. */
@@ -97,6 +97,18 @@ describe('managed cluster with --wal-dir', () => {
     assert.equal(await fs.readlink(path.join(dataDir, 'pg_wal')), walDir2);
     assert.deepEqual(await fs.readdir(walDir), [], 'the old WAL directory is emptied');
     await withClient(cluster, async (c) => assert.equal(digest(await tableRecords(c, 'lineitem')), digest(tblRecords(content))));
+  });
+});
+
+describe('pgsurge wal where --db', () => {
+  it('asks the server for its data directory, WAL size and settings, and shows the disk when the data directory is on this machine', async () => {
+    const r = await runCli(['wal', 'where', '--db', testUrl()]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^data directory: \/.+/m);
+    assert.match(r.stdout, /^WAL size: [\d.]+ (MB|GB|KB) in \d+ files$/m);
+    assert.match(r.stdout, /^settings \(from the server\): wal_level=\w+ synchronous_commit=\w+ fsync=\w+ full_page_writes=\w+ max_wal_size=\w+ wal_compression=\w+$/m);
+    // The test server runs on this machine from a temp directory: its WAL is visible.
+    assert.match(r.stdout, /^WAL directory: +\/.+\/pg_wal \(pg_wal inside the data directory\)$/m);
   });
 });
 
