@@ -75,7 +75,7 @@ export async function walWhereForServer(client: pg.Client): Promise<WalWhere> {
   const settings = await showSettings(client);
   let dataDir: string | undefined;
   try {
-    dataDir = (await client.query<{ d: string }>('SHOW data_directory')).rows[0]?.d;
+    dataDir = (await client.query<{ d: string }>("SELECT current_setting('data_directory') AS d")).rows[0]?.d;
   } catch (error) {
     notes.push(`data directory not shown (${(error as Error).message}): needs superuser or pg_read_all_settings`);
   }

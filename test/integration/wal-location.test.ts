@@ -107,8 +107,9 @@ describe('pgsurge wal where --db', () => {
     assert.match(r.stdout, /^data directory: \/.+/m);
     assert.match(r.stdout, /^WAL size: [\d.]+ (MB|GB|KB) in \d+ files$/m);
     assert.match(r.stdout, /^settings \(from the server\): wal_level=\w+ synchronous_commit=\w+ fsync=\w+ full_page_writes=\w+ max_wal_size=\w+ wal_compression=\w+$/m);
-    // The test server runs on this machine from a temp directory: its WAL is visible.
-    assert.match(r.stdout, /^WAL directory: +\/.+\/pg_wal \(pg_wal inside the data directory\)$/m);
+    // The test server runs on this machine: its WAL and disk are visible.
+    assert.match(r.stdout, /^WAL directory: +\/.+ \((pg_wal inside the data directory|pg_wal is a symlink to it)\)$/m);
+    assert.match(r.stdout, /^WAL and data are on (the same filesystem|different filesystems)/m);
   });
 });
 
