@@ -91,6 +91,8 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
   );
   const summary: LoadSummary = { ...durable.result, durability: durable.durability };
   phases.push({ phase: 'load', seconds: summary.total.seconds, statements: inputs.length });
+  // SET LOGGED, the restarts of --durability unsafe: part of what the load cost.
+  for (const step of durable.durability.steps) phases.push({ phase: step.step, seconds: step.seconds, statements: 1 });
 
   if (options.keys || options.analyze) {
     const clients = await Promise.all(Array.from({ length: options.workers }, () => connect(target.config)));

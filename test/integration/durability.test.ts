@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import type { ManagedCluster } from '../../src/cluster/managed-cluster.js';
 import { digest, freshSchema, runCli, tableRecords, tblRecords, testClient, testUrl } from '../helpers/test-db.js';
-import { clusterTempDir, openCluster, removeClusterDir, withClient } from '../helpers/temp-cluster.js';
+import { clusterTempDir, openCluster, removeClusterDir, TEST_PG_BIN, withClient } from '../helpers/temp-cluster.js';
 
 const SCHEMA = 'it_durability';
 let client: pg.Client;
@@ -133,6 +133,7 @@ describe('dbt3 load --durability', () => {
     assert.match(r.stdout, /durability: fast \+ unlogged; the load ran with .*synchronous_commit=off/);
     assert.match(r.stdout, /COPY FREEZE: 28 rows \(the first chunk of .*"region".*"nation"|COPY FREEZE: 28 rows \(the first chunk of .*"nation".*"region"/);
     assert.match(r.stdout, /SET LOGGED "it_durability"\."region" [\d.]+ s; SET LOGGED "it_durability"\."nation"|SET LOGGED "it_durability"\."nation" [\d.]+ s; SET LOGGED "it_durability"\."region"/);
+    assert.match(r.stdout, /^SET LOGGED "it_durability"\."region" +[\d.]+ +1$/m, 'the phases table counts SET LOGGED');
     for (const [t, text] of [['region', region], ['nation', nation]] as const) {
       assert.equal(digest(await tableRecords(client, `${SCHEMA}.${t}`)), digest(tblRecords(text)), `${t} content`);
       assert.equal((await client.query(`SELECT relpersistence FROM pg_class WHERE oid = '${SCHEMA}.${t}'::regclass`)).rows[0].relpersistence, 'p');
@@ -147,7 +148,7 @@ describe('--durability unsafe on the managed cluster', () => {
     clusters.push(cluster);
     // Started with a setting of its own on the command line: it must come back after the load.
     await cluster.start({ work_mem: '7MB' });
-    const r = await runCli(['load', file, '--create', '-w', '2', '--chunk-size', '64KB', '--data-dir', dataDir, '-q', '--durability', 'unsafe', '--unlogged']);
+    const r = await runCli(['load', file, '--create', '-w', '2', '--chunk-size', '64KB', '--data-dir', dataDir, '--pg-bin', TEST_PG_BIN, '-q', '--durability', 'unsafe', '--unlogged']);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /WARNING: .*can CORRUPT THE WHOLE CLUSTER/);
     assert.match(r.stdout, /the load ran with fsync=off full_page_writes=off wal_level=minimal synchronous_commit=off/);
