@@ -1,8 +1,7 @@
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
-import { quoteIdent } from '../db/identifiers.js';
 import { binariesForDataDir, inspectDataDir, readPostmasterOpts, ServerControl, type DataDirInfo } from './data-dir.js';
-import { connectLocal } from './local-connection.js';
+import { checkLocalWrites } from './write-check.js';
 
 /** Steps a test can make fail, to see the roll-back (`PGSURGE_TEST_INJECT_FAILURE=wal-move:<step>`). */
 export const WAL_MOVE_FAILURE_POINTS = ['copy', 'start'] as const;
@@ -260,20 +259,9 @@ async function emptyDir(dir: string): Promise<void> {
   for (const name of await fs.readdir(dir).catch(() => [] as string[])) await fs.rm(path.join(dir, name), { recursive: true, force: true });
 }
 
-/** A catalog write and a CHECKPOINT on the moved cluster; returns the segment it wrote, which must be in the new directory. */
+/** A write and a CHECKPOINT on the moved cluster; returns the segment it wrote, which must be in the new directory. */
 async function checkWrites(info: DataDirInfo, walDir: string, user: string | undefined): Promise<string> {
-  const client = await connectLocal(info, user);
-  try {
-    const table = quoteIdent(`pgsurge_wal_check_${process.pid}`);
-    await client.query(`CREATE TABLE ${table} (x int)`);
-    await client.query(`INSERT INTO ${table} VALUES (1)`);
-    await client.query(`DROP TABLE ${table}`);
-    await client.query('CHECKPOINT');
-    const r = await client.query<{ segment: string }>('SELECT pg_walfile_name(pg_current_wal_lsn()) AS segment');
-    const segment = r.rows[0]!.segment;
-    if (!existsSync(path.join(walDir, segment))) throw new Error(`the server wrote WAL segment ${segment}, but it is not in ${walDir}`);
-    return segment;
-  } finally {
-    await client.end();
-  }
+  const segment = await checkLocalWrites(info, user);
+  if (!existsSync(path.join(walDir, segment))) throw new Error(`the server wrote WAL segment ${segment}, but it is not in ${walDir}`);
+  return segment;
 }

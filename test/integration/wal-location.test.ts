@@ -134,6 +134,22 @@ describe('pgsurge wal move', () => {
     await expectIntactAndWalIn(cluster, expected, to);
   });
 
+  it('as root, checks a peer-authentication cluster as its owner (root cannot log in as postgres there)', { skip: process.getuid?.() !== 0 && 'needs root' }, async () => {
+    const { cluster, dataDir, expected } = await clusterWithRows('peer');
+    await cluster.stop();
+    const hba = path.join(dataDir, 'pg_hba.conf');
+    const trust = await fs.readFile(hba, 'utf8');
+    await fs.writeFile(hba, 'local all all peer\n');
+    const to = path.join(dir, 'peer', 'newwal');
+    const r = await move(dataDir, to);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /checked: a write and a CHECKPOINT went to [0-9A-F]{24}/);
+    assert.equal(await fs.readlink(path.join(dataDir, 'pg_wal')), to);
+    await fs.writeFile(hba, trust);
+    await cluster.start();
+    await expectIntactAndWalIn(cluster, expected, to);
+  });
+
   it('refuses a running server without --restart, and a target that is not empty; with --restart moves it and it runs again', async () => {
     const { cluster, dataDir, expected } = await clusterWithRows('running');
     const to = path.join(dir, 'running', 'newwal');
