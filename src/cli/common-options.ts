@@ -41,7 +41,7 @@ export function addLoadOptions(cmd: Command): Command {
     .addOption(
       new Option(
         '--durability <preset>',
-        `${DURABILITY_PRESETS.join('|')}: safe leaves the server alone; fast turns synchronous_commit off for the load's sessions and uses COPY FREEZE where it may (no corruption, the last commits can be lost); unsafe (managed cluster only) restarts it with fsync=off, full_page_writes=off, wal_level=minimal for the load (a crash can corrupt the cluster)`,
+        `${DURABILITY_PRESETS.join('|')}: safe leaves the server alone; fast turns synchronous_commit off for the load's sessions and, with -w 1, COPY FREEZE on a table's first chunk (no corruption; the last commits can be lost); unsafe (managed cluster only) restarts it with fsync=off, full_page_writes=off, wal_level=minimal for the load (a crash can corrupt the cluster)`,
       )
         .default('safe')
         .argParser(parseDurability),
