@@ -9,6 +9,9 @@ import { createTableSql } from './datasets/table-ddl.js';
 import { DBT3_TABLES, type Dbt3Table } from './datasets/dbt3-schema.js';
 import { load, type LoadOptions, type LoadReporter } from './load.js';
 import type { LoadSummary } from './metrics/load-counters.js';
+import { runWithDurability, unsafeRefused, type DurableTable } from './durability/durability-session.js';
+import { SAFE_DURABILITY, type DurabilityOptions } from './durability/presets.js';
+import { copyWriter } from './writer/copy-writer.js';
 
 export interface Dbt3LoadOptions extends Omit<LoadOptions, 'create' | 'truncate'> {
   /** Drop the eight tables (and their keys) and create them bare before loading. */
@@ -17,6 +20,8 @@ export interface Dbt3LoadOptions extends Omit<LoadOptions, 'create' | 'truncate'
   readonly keys: boolean;
   readonly analyze: boolean;
   readonly schema?: string;
+  /** Durability preset for the load phase (keys and ANALYZE run after it is undone). */
+  readonly durability?: DurabilityOptions;
 }
 
 export interface Dbt3LoadResult {
@@ -51,7 +56,10 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
   if (files.size === 0) {
     throw new LoadError('missing-file', `no DBT-3 .tbl files in ${dir}`, { hint: 'expected region.tbl … lineitem.tbl (or split files such as lineitem.tbl.1); make them with `pgsurge dbt3 gen`' });
   }
+  const durability = options.durability ?? SAFE_DURABILITY;
+  if (durability.preset === 'unsafe' && target.managed === undefined) throw unsafeRefused(target);
   const phases: PhaseTiming[] = [];
+  const tables: DurableTable[] = [];
   const client = await connect(target.config).catch((e: unknown) => {
     throw connectionFailure(e, target.description);
   });
@@ -63,10 +71,12 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
       if (exists && !options.replace) {
         const nonEmpty = (await client.query(`SELECT EXISTS (SELECT 1 FROM ${name}) AS e`)).rows[0]?.e === true;
         if (nonEmpty) throw new LoadError('bad-option', `table ${name} already holds rows`, { hint: 'add --replace to drop and recreate the DBT-3 tables' });
+        tables.push({ table, schema: options.schema, emptiedByLoad: false });
         continue;
       }
       if (exists) await client.query(`DROP TABLE ${name} CASCADE`);
       await client.query(createTableSql(table, options.schema)!);
+      tables.push({ table, schema: options.schema, emptiedByLoad: true });
     }
     phases.push({ phase: 'create tables', seconds: (performance.now() - started) / 1000, statements: files.size });
   } finally {
@@ -76,8 +86,13 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
   const inputs: LoadTarget[] = [...files.entries()].flatMap(([table, paths]) =>
     paths.map((file) => ({ file, table, schema: options.schema, format: 'tbl' as const })),
   );
-  const summary = await load(inputs, { ...options, create: false, truncate: false }, target, reporter);
+  const durable = await runWithDurability(target, durability, tables, { writer: options.writer ?? copyWriter, workers: options.workers }, (writer) =>
+    load(inputs, { ...options, create: false, truncate: false, writer }, target, reporter),
+  );
+  const summary: LoadSummary = { ...durable.result, durability: durable.durability };
   phases.push({ phase: 'load', seconds: summary.total.seconds, statements: inputs.length });
+  // SET LOGGED, the restarts of --durability unsafe: part of what the load cost.
+  for (const step of durable.durability.steps) phases.push({ phase: step.step, seconds: step.seconds, statements: 1 });
 
   if (options.keys || options.analyze) {
     const clients = await Promise.all(Array.from({ length: options.workers }, () => connect(target.config)));

@@ -1,5 +1,8 @@
 import type { Command } from 'commander';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
 import { DEFAULT_DATA_DIR, ManagedCluster } from '../cluster/managed-cluster.js';
+import { moveWal } from '../cluster/wal-move.js';
 
 interface ClusterFlags {
   dataDir: string;
@@ -17,9 +20,17 @@ export function registerClusterCommands(program: Command): void {
       .option('--pg-bin <which>', 'server binaries: embedded (from npm), system (this machine\'s PostgreSQL), or a bin directory', 'embedded');
 
   withDir(cluster.command('start').description('create the cluster if needed and start it; it stays up until `pgsurge cluster stop`'))
-    .option('--wal-dir <path>', 'when creating the cluster, put its WAL in this directory (initdb --waldir)')
+    .option('--wal-dir <path>', 'put the WAL in this directory: initdb --waldir for a new cluster; an existing one has its WAL moved there (as `pgsurge wal move --restart`)')
     .action(async (flags: ClusterFlags) => {
       const c = await ManagedCluster.open(flags);
+      if (flags.walDir !== undefined && c.isInitialized()) {
+        const current = await fs.realpath(path.join(c.dataDir, 'pg_wal'));
+        const wanted = path.resolve(flags.walDir);
+        if (current !== wanted && current !== (await fs.realpath(wanted).catch(() => wanted))) {
+          const r = await moveWal({ dataDir: c.dataDir, to: wanted, pgBin: flags.pgBin, restart: true, log: (line) => process.stderr.write(`pgsurge: ${line}\n`) });
+          process.stdout.write(`moved the WAL: ${r.from} → ${r.to} (${r.files} files)\n`);
+        }
+      }
       const started = await c.start();
       process.stdout.write(`${started ? 'started' : 'already running'}: ${c.binaries.version} (${c.binaries.source}) in ${c.dataDir}\n${c.url()}\n`);
     });

@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import { DEFAULT_DATA_DIR } from '../cluster/managed-cluster.js';
-import { DEFAULT_CHUNK_BYTES, defaultWorkers, formatBytes, parseSize, parseWholeNumber } from './parse-options.js';
+import { DURABILITY_PRESETS, type DurabilityPreset } from '../durability/presets.js';
+import { DEFAULT_CHUNK_BYTES, defaultWorkers, formatBytes, parseDurability, parseSize, parseWholeNumber } from './parse-options.js';
 
 /** Options that name the server: shared by every command that talks to one. */
 export interface TargetFlags {
@@ -21,6 +22,8 @@ export interface LoadFlags extends TargetFlags {
   chunkSize: number;
   quiet?: boolean;
   verbose?: boolean;
+  durability: DurabilityPreset;
+  unlogged?: boolean;
 }
 
 export function addLoadOptions(cmd: Command): Command {
@@ -35,6 +38,15 @@ export function addLoadOptions(cmd: Command): Command {
         .default(DEFAULT_CHUNK_BYTES, formatBytes(DEFAULT_CHUNK_BYTES))
         .argParser((v) => parseSize('--chunk-size', v)),
     )
+    .addOption(
+      new Option(
+        '--durability <preset>',
+        `${DURABILITY_PRESETS.join('|')}: safe leaves the server alone; fast turns synchronous_commit off for the load's sessions and, with -w 1, COPY FREEZE on a table's first chunk (no corruption; the last commits can be lost); unsafe (managed cluster only) restarts it with fsync=off, full_page_writes=off, wal_level=minimal for the load (a crash can corrupt the cluster)`,
+      )
+        .default('safe')
+        .argParser(parseDurability),
+    )
+    .option('--unlogged', 'load into an unlogged table and SET LOGGED at the end (timed in the summary); a crash before then empties the table')
     .option('-q, --quiet', 'print only the summary')
     .option('--verbose', 'print stack traces with errors');
 }

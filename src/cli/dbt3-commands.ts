@@ -3,6 +3,8 @@ import { openTarget } from '../db/target.js';
 import { loadDbt3 } from '../dbt3-load.js';
 import { progressLine } from '../report/progress-line.js';
 import { addLoadOptions, addTargetOptions, type LoadFlags } from './common-options.js';
+import { UNSAFE_WARNING } from '../durability/presets.js';
+import { formatDurability } from './durability-format.js';
 import { formatSummary, renderTable } from './summary-format.js';
 
 interface Dbt3LoadFlags extends LoadFlags {
@@ -27,16 +29,25 @@ export function registerDbt3Commands(program: Command): Command {
   addTargetOptions(cmd);
   cmd.action(async (dir: string, flags: Dbt3LoadFlags) => {
     const target = await openTarget(flags);
+    if (flags.durability === 'unsafe' && target.managed !== undefined) process.stderr.write(UNSAFE_WARNING);
     const progress = flags.quiet ? undefined : progressLine();
     try {
       const { summary, phases } = await loadDbt3(
         dir,
-        { workers: flags.workers, chunkBytes: flags.chunkSize, replace: flags.replace === true, keys: flags.keys, analyze: flags.analyze, schema: flags.schema },
+        {
+          workers: flags.workers,
+          chunkBytes: flags.chunkSize,
+          replace: flags.replace === true,
+          keys: flags.keys,
+          analyze: flags.analyze,
+          schema: flags.schema,
+          durability: { preset: flags.durability, unlogged: flags.unlogged === true },
+        },
         target,
         progress,
       );
       progress?.finish();
-      process.stdout.write(`${formatSummary(summary)}\n\n`);
+      process.stdout.write(`${formatSummary(summary)}\n${formatDurability(summary)}\n\n`);
       process.stdout.write(`${renderTable(['phase', 'seconds', 'statements'], phases.map((p) => [p.phase, p.seconds.toFixed(2), String(p.statements)]))}\n`);
     } finally {
       progress?.finish();

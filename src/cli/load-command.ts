@@ -1,11 +1,13 @@
 import { Option, type Command } from 'commander';
 import { openTarget } from '../db/target.js';
 import { FORMATS, type Format } from '../framing/formats.js';
-import { load } from '../load.js';
+import { loadWithDurability } from '../durability/durable-load.js';
+import { UNSAFE_WARNING } from '../durability/presets.js';
 import { progressLine } from '../report/progress-line.js';
 import { addLoadOptions, addTargetOptions, type LoadFlags } from './common-options.js';
 import { parseFormat } from './parse-options.js';
 import { planInputs } from './plan-inputs.js';
+import { formatDurability } from './durability-format.js';
 import { formatSummary } from './summary-format.js';
 
 interface LoadCommandFlags extends LoadFlags {
@@ -39,16 +41,23 @@ Examples:
   cmd.action(async (files: string[], flags: LoadCommandFlags) => {
     const inputs = planInputs(files, flags);
     const target = await openTarget(flags);
+    if (flags.durability === 'unsafe' && target.managed !== undefined) process.stderr.write(UNSAFE_WARNING);
     const progress = flags.quiet ? undefined : progressLine();
     try {
-      const summary = await load(
+      const summary = await loadWithDurability(
         inputs,
-        { workers: flags.workers, chunkBytes: flags.chunkSize, create: flags.create === true, truncate: flags.truncate === true },
+        {
+          workers: flags.workers,
+          chunkBytes: flags.chunkSize,
+          create: flags.create === true,
+          truncate: flags.truncate === true,
+          durability: { preset: flags.durability, unlogged: flags.unlogged === true },
+        },
         target,
         progress,
       );
       progress?.finish();
-      process.stdout.write(`${formatSummary(summary)}\n`);
+      process.stdout.write(`${formatSummary(summary)}\n${formatDurability(summary)}\n`);
     } finally {
       progress?.finish();
       await target.release();

@@ -5,6 +5,7 @@ import { registerDemoCommand } from './demo-command.js';
 import { registerGenCommands } from './gen-commands.js';
 import { EXIT, printError } from './errors.js';
 import { registerLoadCommand } from './load-command.js';
+import { registerWalCommands } from './wal-commands.js';
 
 export function buildProgram(): Command {
   const program = new Command('pgsurge')
@@ -21,6 +22,7 @@ Target: --db <url>, else the PG* environment variables, else a managed cluster p
   const dbt3 = registerDbt3Commands(program);
   registerGenCommands(program, dbt3);
   registerClusterCommands(program);
+  registerWalCommands(program);
   registerDemoCommand(program);
   const exitOverride = (cmd: Command): void => {
     cmd.exitOverride();

@@ -1,5 +1,6 @@
 import os from 'node:os';
 import { InvalidArgumentError } from 'commander';
+import { DURABILITY_PRESETS, isDurabilityPreset, type DurabilityPreset } from '../durability/presets.js';
 import { FORMATS, isFormat, type Format } from '../framing/formats.js';
 
 /** Validators for option values: each message names the flag and the bad value. */
@@ -27,6 +28,11 @@ export function parseWholeNumber(flag: string, value: string, min = 1): number {
 
 export function parseFormat(value: string): Format {
   if (!isFormat(value)) throw new InvalidArgumentError(`Expected \`--format\` to be one of ${FORMATS.join(', ')}, got \`${value}\``);
+  return value;
+}
+
+export function parseDurability(value: string): DurabilityPreset {
+  if (!isDurabilityPreset(value)) throw new InvalidArgumentError(`Expected \`--durability\` to be one of ${DURABILITY_PRESETS.join(', ')}, got \`${value}\``);
   return value;
 }
 

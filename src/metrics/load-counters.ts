@@ -1,3 +1,4 @@
+import type { DurabilityReport } from '../durability/durability-session.js';
 import { mbPerSecond, perSecond } from './rates.js';
 
 export interface TableTotals {
@@ -16,6 +17,8 @@ export interface LoadSummary {
   readonly total: Omit<TableTotals, 'table' | 'files'>;
   readonly workers: number;
   readonly target: string;
+  /** The durability preset and the settings the load ran with (set by `loadWithDurability`). */
+  readonly durability?: DurabilityReport;
 }
 
 interface Tally {

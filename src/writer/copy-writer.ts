@@ -9,27 +9,36 @@ import type { ChunkWriter } from './chunk-writer.js';
 /** Pieces written to the COPY stream, so the server parses while the rest is still in flight. */
 const WRITE_PIECE = 256 * 1024;
 
-export function copySql(target: LoadTarget, columns?: readonly string[]): string {
+export function copySql(target: LoadTarget, columns?: readonly string[], options: { freeze?: boolean } = {}): string {
   const cols = columns && columns.length > 0 ? ` (${columns.map(quoteIdent).join(', ')})` : '';
   const table = qualifiedName(target.table, target.schema);
+  const freeze = options.freeze ? ', FREEZE' : '';
   switch (target.format) {
     case 'tbl':
-      return `COPY ${table}${cols} FROM STDIN (FORMAT text, DELIMITER '|')`;
+      return `COPY ${table}${cols} FROM STDIN (FORMAT text, DELIMITER '|'${freeze})`;
     case 'text':
-      return `COPY ${table}${cols} FROM STDIN (FORMAT text)`;
+      return `COPY ${table}${cols} FROM STDIN (FORMAT text${freeze})`;
     case 'csv':
-      return `COPY ${table}${cols} FROM STDIN (FORMAT csv)`;
+      return `COPY ${table}${cols} FROM STDIN (FORMAT csv${freeze})`;
   }
+}
+
+export interface CopyChunkOptions {
+  /** `COPY … FREEZE`: the server accepts it only when the table was created or truncated in this transaction. */
+  readonly freeze?: boolean;
+  /** A statement run in the chunk's transaction before the COPY (e.g. the TRUNCATE that FREEZE needs). */
+  readonly before?: string;
 }
 
 /**
  * Streams one chunk through `COPY … FROM STDIN` in its own transaction and returns the
  * row count from the server's `COPY n` reply. On any error the transaction is rolled back.
  */
-export async function copyChunk(client: pg.Client, chunk: Chunk): Promise<number> {
+export async function copyChunk(client: pg.Client, chunk: Chunk, options: CopyChunkOptions = {}): Promise<number> {
   await client.query('BEGIN');
   try {
-    const stream = client.query(copyFrom(copySql(chunk.target)));
+    if (options.before !== undefined) await client.query(options.before);
+    const stream = client.query(copyFrom(copySql(chunk.target, undefined, { freeze: options.freeze === true })));
     const done = finished(stream);
     const { data } = chunk;
     for (let at = 0; at < data.length; at += WRITE_PIECE) {

@@ -1,0 +1,44 @@
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { ManagedCluster } from '../../src/cluster/managed-cluster.js';
+
+/** The binaries the test runner started its server from, so a test's own cluster is the same version. */
+export const TEST_PG_BIN = process.env.PGSURGE_TEST_PG_BIN ?? 'embedded';
+
+/**
+ * A directory for a test's own clusters: readable by the server's account (as root the
+ * server runs as `postgres`, which must be able to reach the data and WAL directories).
+ */
+export async function clusterTempDir(prefix: string): Promise<string> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), prefix));
+  await fs.chmod(dir, 0o755);
+  return dir;
+}
+
+export async function openCluster(dataDir: string, walDir?: string): Promise<ManagedCluster> {
+  return ManagedCluster.open({ dataDir, pgBin: TEST_PG_BIN, ...(walDir ? { walDir } : {}) });
+}
+
+export async function clusterClient(cluster: ManagedCluster): Promise<pg.Client> {
+  const client = new pg.Client(cluster.connection());
+  await client.connect();
+  return client;
+}
+
+/** Runs `fn` with a client on the cluster, closing it after. */
+export async function withClient<T>(cluster: ManagedCluster, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = await clusterClient(cluster);
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Stops the cluster (if running) and removes its directory, whatever happened. */
+export async function removeClusterDir(dir: string, ...clusters: ManagedCluster[]): Promise<void> {
+  for (const c of clusters) await c.stop().catch(() => undefined);
+  await fs.rm(dir, { recursive: true, force: true });
+}
