@@ -4,22 +4,16 @@ import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { Chunk, LoadTarget } from '../batching/chunk.js';
 import { qualifiedName, quoteIdent } from '../db/identifiers.js';
+import { copyOptions, wireFormat } from './wire-format.js';
 import type { ChunkWriter } from './chunk-writer.js';
 
 /** Pieces written to the COPY stream, so the server parses while the rest is still in flight. */
 const WRITE_PIECE = 256 * 1024;
 
-export function copySql(target: LoadTarget, columns?: readonly string[]): string {
+export function copySql(target: LoadTarget, columns: readonly string[] | undefined = target.columns): string {
   const cols = columns && columns.length > 0 ? ` (${columns.map(quoteIdent).join(', ')})` : '';
   const table = qualifiedName(target.table, target.schema);
-  switch (target.format) {
-    case 'tbl':
-      return `COPY ${table}${cols} FROM STDIN (FORMAT text, DELIMITER '|')`;
-    case 'text':
-      return `COPY ${table}${cols} FROM STDIN (FORMAT text)`;
-    case 'csv':
-      return `COPY ${table}${cols} FROM STDIN (FORMAT csv)`;
-  }
+  return `COPY ${table}${cols} FROM STDIN (${copyOptions(wireFormat(target))})`;
 }
 
 /**

@@ -1,0 +1,61 @@
+/**
+ * Input encodings other than UTF-8 are converted on the client, before framing hands
+ * records to a writer: every writer (COPY, INSERT) then sees UTF-8 and needs no option
+ * of its own, JSON needs text on the client anyway, and the server's client_encoding
+ * stays UTF8. Only encodings in which byte 0x0A is always a newline are offered, so byte
+ * ranges and framers can still cut the raw bytes at newlines.
+ */
+export const INPUT_ENCODINGS = ['UTF8', 'LATIN1', 'LATIN2', 'LATIN9', 'WIN1250', 'WIN1251', 'WIN1252', 'KOI8R'] as const;
+export type InputEncoding = (typeof INPUT_ENCODINGS)[number];
+
+/** PostgreSQL's names and their usual aliases. */
+const ALIASES: Record<string, InputEncoding> = {
+  utf8: 'UTF8',
+  'utf-8': 'UTF8',
+  latin1: 'LATIN1',
+  'iso-8859-1': 'LATIN1',
+  iso88591: 'LATIN1',
+  latin2: 'LATIN2',
+  'iso-8859-2': 'LATIN2',
+  iso88592: 'LATIN2',
+  latin9: 'LATIN9',
+  'iso-8859-15': 'LATIN9',
+  iso885915: 'LATIN9',
+  win1250: 'WIN1250',
+  'windows-1250': 'WIN1250',
+  cp1250: 'WIN1250',
+  win1251: 'WIN1251',
+  'windows-1251': 'WIN1251',
+  cp1251: 'WIN1251',
+  win1252: 'WIN1252',
+  'windows-1252': 'WIN1252',
+  cp1252: 'WIN1252',
+  koi8r: 'KOI8R',
+  'koi8-r': 'KOI8R',
+};
+
+export function parseEncoding(name: string): InputEncoding | undefined {
+  return ALIASES[name.trim().toLowerCase()];
+}
+
+/** WHATWG labels for TextDecoder (whose `latin1` means windows-1252, so LATIN1 uses Buffer's true ISO-8859-1). */
+const LABELS: Record<Exclude<InputEncoding, 'UTF8' | 'LATIN1'>, string> = {
+  LATIN2: 'iso-8859-2',
+  LATIN9: 'iso-8859-15',
+  WIN1250: 'windows-1250',
+  WIN1251: 'windows-1251',
+  WIN1252: 'windows-1252',
+  KOI8R: 'koi8-r',
+};
+
+/** Bytes in `encoding` → a string; every byte decodes (single-byte encodings), so this never fails. */
+export function decoderFor(encoding: InputEncoding | undefined): (bytes: Buffer) => string {
+  if (encoding === undefined || encoding === 'UTF8') return (b) => b.toString('utf8');
+  if (encoding === 'LATIN1') return (b) => b.toString('latin1');
+  const decoder = new TextDecoder(LABELS[encoding]);
+  return (b) => decoder.decode(b);
+}
+
+export function isUtf8(encoding: InputEncoding | undefined): boolean {
+  return encoding === undefined || encoding === 'UTF8';
+}
