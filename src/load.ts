@@ -121,14 +121,12 @@ async function prepareTables(inputs: readonly LoadTarget[], options: LoadOptions
     throw connectionFailure(error, target.description);
   });
   try {
-    const seen = new Set<string>();
-    for (const input of inputs) {
-      const key = `${input.schema ?? ''}.${input.table}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      await prepareTable(client, input.table, input.schema, options);
-    }
-    return await planInputColumns(client, inputs);
+    const tables = new Map(inputs.map((input) => [`${input.schema ?? ''}.${input.table}`, input]));
+    for (const input of tables.values()) await prepareTable(client, input.table, input.schema, { create: options.create, truncate: false });
+    // Plans are checked before anything is truncated: a wrong column name leaves the table as it was.
+    const planned = await planInputColumns(client, inputs);
+    if (options.truncate) for (const input of tables.values()) await prepareTable(client, input.table, input.schema, { create: false, truncate: true });
+    return planned;
   } finally {
     await client.end();
   }

@@ -110,7 +110,7 @@ export class JsonRowMapper {
       const i = this.index.get(m.key);
       if (i === undefined) {
         if (this.options.ignoreExtraKeys) continue;
-        throw new JsonRecordError(`key ${JSON.stringify(m.key)} is not a column of ${this.options.tableName}`, m.start, 'extra-key');
+        throw new JsonRecordError(`key ${JSON.stringify(m.key)} is not a column of ${this.options.tableName} (--ignore-extra-keys leaves such keys out)`, m.keyAt, 'extra-key');
       }
       fields[i] = fieldFor(columns[i]!, s, m.start, m.end);
       if (named) named[i] = true;

@@ -20,6 +20,8 @@ export class JsonSyntaxError extends Error {
 /** A member of the top-level object: its key and the span `[start, end)` of its value. */
 export interface Member {
   readonly key: string;
+  /** Where the key's opening quote is. */
+  readonly keyAt: number;
   readonly start: number;
   readonly end: number;
 }
@@ -119,13 +121,14 @@ export function objectMembers(s: string): Member[] {
   else {
     for (;;) {
       if (s.charCodeAt(i) !== 0x22) throw new JsonSyntaxError(`expected a key, found ${describe(s, i)}`, i);
+      const keyAt = i;
       const keyEnd = scanString(s, i);
       const key = stringValue(s, i, keyEnd);
       i = skipSpace(s, keyEnd);
       if (s.charCodeAt(i) !== 0x3a) throw new JsonSyntaxError(`expected \`:\`, found ${describe(s, i)}`, i);
       const start = skipSpace(s, i + 1);
       const end = scanValue(s, start, 1);
-      members.push({ key, start, end });
+      members.push({ key, keyAt, start, end });
       i = skipSpace(s, end);
       const d = s.charCodeAt(i);
       if (d === 0x7d) {

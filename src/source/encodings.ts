@@ -38,20 +38,32 @@ export function parseEncoding(name: string): InputEncoding | undefined {
   return ALIASES[name.trim().toLowerCase()];
 }
 
-/** WHATWG labels for TextDecoder (whose `latin1` means windows-1252, so LATIN1 uses Buffer's true ISO-8859-1). */
-const LABELS: Record<Exclude<InputEncoding, 'UTF8' | 'LATIN1'>, string> = {
+/**
+ * WHATWG labels for TextDecoder. Not for LATIN1 (TextDecoder's `latin1` means windows-1252)
+ * nor WIN1252 (Node 20's TextDecoder decodes `windows-1252` as ISO-8859-1, losing € “ ” …):
+ * both are done by hand below.
+ */
+const LABELS: Record<Exclude<InputEncoding, 'UTF8' | 'LATIN1' | 'WIN1252'>, string> = {
   LATIN2: 'iso-8859-2',
   LATIN9: 'iso-8859-15',
   WIN1250: 'windows-1250',
   WIN1251: 'windows-1251',
-  WIN1252: 'windows-1252',
   KOI8R: 'koi8-r',
 };
+
+/** Windows-1252 bytes 0x80–0x9F (the rest is ISO-8859-1); the five unassigned bytes stay U+0081 … as WHATWG has them. */
+const WIN1252_80_9F = '\u20ac\u0081\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u008d\u017d\u008f\u0090\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u009d\u017e\u0178';
+
+function decodeWin1252(bytes: Buffer): string {
+  const latin1 = bytes.toString('latin1');
+  return /[\u0080-\u009f]/.test(latin1) ? latin1.replace(/[\u0080-\u009f]/g, (c) => WIN1252_80_9F[c.charCodeAt(0) - 0x80]!) : latin1;
+}
 
 /** Bytes in `encoding` → a string; every byte decodes (single-byte encodings), so this never fails. */
 export function decoderFor(encoding: InputEncoding | undefined): (bytes: Buffer) => string {
   if (encoding === undefined || encoding === 'UTF8') return (b) => b.toString('utf8');
   if (encoding === 'LATIN1') return (b) => b.toString('latin1');
+  if (encoding === 'WIN1252') return decodeWin1252;
   const decoder = new TextDecoder(LABELS[encoding]);
   return (b) => decoder.decode(b);
 }

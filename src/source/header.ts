@@ -1,6 +1,6 @@
 import type { LoadTarget } from '../batching/chunk.js';
 import { LoadError } from '../db/load-error.js';
-import { decoderFor, isUtf8 } from './encodings.js';
+import { decoderFor } from './encodings.js';
 import { fileBlocks } from './file-blocks.js';
 import { dropBom, dropRecords, RecordEnds } from './record-window.js';
 
@@ -20,8 +20,7 @@ export async function readHeaderNames(target: LoadTarget): Promise<string[]> {
   const blocks = fileBlocks(target, 64 * 1024);
   let head: Buffer | undefined;
   try {
-    const utf8 = isUtf8(target.input?.encoding);
-    const { rest } = utf8 ? await dropBom(blocks) : { rest: blocks };
+    const { rest } = await dropBom(blocks);
     const dropped = await dropRecords(rest, 1, recordEndsFor(target), true);
     head = dropped.head;
     await dropped.rest[Symbol.asyncIterator]().return?.();

@@ -184,7 +184,7 @@ export async function* jsonArrayChunks(blocks: AsyncIterable<Buffer>, options: J
     const place = exact ? `line ${exact.line}, column ${exact.pos}` : `near byte ${fed}`;
     return new LoadError('bad-input', `${target.file}: malformed JSON at ${place}: ${error.message.replace(/^Parser (cannot parse input|has expected)[: ]*/, '')}${exact ? ` (character offset ${exact.offset})` : ` (the parser had read ${fed} bytes)`}`, {
       location: { file: target.file, byteOffset: chunkStart, byteLength: fed - chunkStart, firstLine: exact?.line, firstRecord: element + 1 },
-      hint: `rows of elements before it that were already committed stay in the table (${element} elements parsed)`,
+      hint: 'fix the document and load again; chunks committed before the error stay in the table, nothing after it was loaded',
       cause: error,
     });
   };

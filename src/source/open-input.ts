@@ -6,7 +6,6 @@ import { chunkRecords } from '../batching/chunker.js';
 import { isNewlineFramed } from '../framing/formats.js';
 import { framerForTarget } from '../framing/framer-for.js';
 import { readRange, splitFileIntoRanges } from './byte-ranges.js';
-import { isUtf8 } from './encodings.js';
 import { compressionOf, fileBlocks } from './file-blocks.js';
 import { recordEndsFor } from './header.js';
 import { jsonArrayChunks } from './json-array-source.js';
@@ -79,13 +78,12 @@ export async function openInput(target: LoadTarget, options: OpenOptions): Promi
  */
 async function* fromStart(blocks: AsyncIterable<Buffer>, target: LoadTarget, chunkBytes: number, reopen?: () => AsyncIterable<Buffer>): AsyncGenerator<Chunk> {
   const input = target.input ?? {};
-  let rest = blocks;
+  let rest: AsyncIterable<Buffer> = blocks;
   let offset = 0;
-  if (isUtf8(input.encoding)) {
-    const bom = await dropBom(rest);
-    rest = bom.rest;
-    offset = bom.bytes;
-  }
+  // A UTF-8 byte-order mark is dropped whatever the declared encoding (in a single-byte one it would be `ï»¿`, never meant).
+  const bom = await dropBom(rest);
+  rest = bom.rest;
+  offset = bom.bytes;
   if (target.format === 'json') {
     yield* jsonArrayChunks(rest, { target, chunkBytes, startOffset: offset, ...(reopen ? { reopen } : {}) });
     return;
