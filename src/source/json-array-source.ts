@@ -181,8 +181,10 @@ export async function* jsonArrayChunks(blocks: AsyncIterable<Buffer>, options: J
 
   const syntaxError = async (error: Error): Promise<LoadError> => {
     const exact = options.reopen ? await locateSyntaxError(options.reopen(), input.encoding).catch(() => undefined) : undefined;
-    const place = exact ? `line ${exact.line}, column ${exact.pos}` : `near byte ${fed}`;
-    return new LoadError('bad-input', `${target.file}: malformed JSON at ${place}: ${error.message.replace(/^Parser (cannot parse input|has expected)[: ]*/, '')}${exact ? ` (character offset ${exact.offset})` : ` (the parser had read ${fed} bytes)`}`, {
+    const place = exact ? `at line ${exact.line}, column ${exact.pos}` : `near byte ${fed}`;
+    const what = error.message.replace(/^Parser cannot parse input: /, '').replace(/^Parser has expected/, 'expected');
+    if (fed === options.startOffset) return new LoadError('bad-input', `${target.file}: the input is empty`, { hint: 'a JSON array input is one array of objects: [{"a": 1}, …]' });
+    return new LoadError('bad-input', `${target.file}: malformed JSON ${place}: ${what}${exact ? ` (character offset ${exact.offset})` : ` (the parser had read ${fed} bytes)`}`, {
       location: { file: target.file, byteOffset: chunkStart, byteLength: fed - chunkStart, firstLine: exact?.line, firstRecord: element + 1 },
       hint: 'fix the document and load again; chunks committed before the error stay in the table, nothing after it was loaded',
       cause: error,
