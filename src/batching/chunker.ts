@@ -39,9 +39,11 @@ export async function* chunkRecords(blocks: AsyncIterable<Buffer>, options: Chun
       if (pendingBytes === 0) return;
       const buf = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
       const framed = framer.frame(buf, eof);
-      const rest = buf.subarray(framed.consumed);
-      pending = rest.length > 0 ? [rest] : [];
-      pendingBytes = rest.length;
+      // A partial record is copied out, so the big buffer it sat in can be freed with the chunk;
+      // records left on purpose (`more`) are framed again at once and need no copy.
+      const rest = framed.consumed >= buf.length ? undefined : framed.more ? buf.subarray(framed.consumed) : Buffer.from(buf.subarray(framed.consumed));
+      pending = rest ? [rest] : [];
+      pendingBytes = rest?.length ?? 0;
       if (framed.records > 0) {
         yield {
           location: { file: target.file, byteOffset: offset, byteLength: framed.consumed, firstLine: line },

@@ -1,6 +1,8 @@
 import { Command, CommanderError } from 'commander';
 import { registerClusterCommands } from './cluster-commands.js';
 import { registerDbt3Commands } from './dbt3-commands.js';
+import { registerDemoCommand } from './demo-command.js';
+import { registerGenCommands } from './gen-commands.js';
 import { EXIT, printError } from './errors.js';
 import { registerLoadCommand } from './load-command.js';
 
@@ -16,10 +18,15 @@ Exit codes: 0 everything loaded, 1 the command failed (the message says why), 2 
 Target: --db <url>, else the PG* environment variables, else a managed cluster pgsurge starts itself.`,
     );
   registerLoadCommand(program);
-  registerDbt3Commands(program);
+  const dbt3 = registerDbt3Commands(program);
+  registerGenCommands(program, dbt3);
   registerClusterCommands(program);
-  program.exitOverride();
-  for (const cmd of program.commands) cmd.exitOverride();
+  registerDemoCommand(program);
+  const exitOverride = (cmd: Command): void => {
+    cmd.exitOverride();
+    cmd.commands.forEach(exitOverride);
+  };
+  exitOverride(program);
   return program;
 }
 

@@ -1,9 +1,11 @@
 import { quoteIdent, qualifiedName } from '../db/identifiers.js';
 import { DBT3_COLUMNS, isDbt3Table } from './dbt3-schema.js';
+import { NARROW_TABLE_COLUMNS } from './narrow-schema.js';
 
 /** Column lists of every table `--create` knows, by table name. */
 export const KNOWN_TABLE_COLUMNS: Record<string, readonly (readonly [string, string])[]> = {
   ...DBT3_COLUMNS,
+  ...NARROW_TABLE_COLUMNS,
 };
 
 /** The `CREATE TABLE` statement for a table pgsurge knows, or undefined. */

@@ -1,0 +1,108 @@
+/**
+ * pgsurge COPY against psql's \copy, on the same lineitem.tbl and the same server, runs
+ * interleaved (psql×1, pgsurge -w1, psql×2, pgsurge -w2, and again), reporting medians of
+ * the pairwise ratios of rows/s; then pgsurge's peak RSS at two input sizes 10× apart.
+ *
+ *   node dist/bench/load-vs-psql.js [--scale 0.2] [--repeat 3] [--pg-bin system|embedded|<dir>]
+ *
+ * psql cannot strip dbgen's trailing `|`, so it loads a stripped copy; two psql streams
+ * load the two halves of that copy at once.
+ */
+import { createReadStream, createWriteStream, promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { ManagedCluster } from '../src/cluster/managed-cluster.js';
+import { systemBinDirs } from '../src/cluster/binaries.js';
+import { createTableSql } from '../src/datasets/table-ddl.js';
+import { generateDbt3 } from '../src/datasets/dbt3/generate.js';
+import { arg, describeMachine, median, psqlPath } from './lib/machine.js';
+import { run } from './lib/run.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const pgsurge = path.join(root, 'bin', 'pgsurge.js');
+const scale = Number(arg('scale', '0.2'));
+const repeat = Number(arg('repeat', '3'));
+const pgBin = arg('pg-bin', systemBinDirs().length > 0 ? 'system' : 'embedded');
+const psql = psqlPath();
+
+async function stripTrailingPipe(from: string, to: string, halves: [string, string], lines: number): Promise<void> {
+  const all = createWriteStream(to);
+  const parts = halves.map((h) => createWriteStream(h));
+  let n = 0;
+  for await (const line of createInterface({ input: createReadStream(from), crlfDelay: Infinity })) {
+    const out = `${line.endsWith('|') ? line.slice(0, -1) : line}\n`;
+    all.write(out);
+    parts[n < lines / 2 ? 0 : 1]!.write(out);
+    n++;
+  }
+  await Promise.all([all, ...parts].map((s) => new Promise((r) => s.end(r))));
+}
+
+const work = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-bench-'));
+await fs.chmod(work, 0o755);
+const cluster = await ManagedCluster.open({ dataDir: path.join(work, 'data'), pgBin });
+try {
+  console.log(`# bench/load-vs-psql: ${process.argv.slice(1).map((a) => path.relative(process.cwd(), a) || a).join(' ')}`);
+  console.log(`# machine: ${describeMachine()}`);
+  console.log(`# server: ${cluster.binaries.version} (${cluster.binaries.source}), managed cluster with default settings, Unix socket`);
+  const { files } = await generateDbt3({ scale, outDir: work, tables: ['lineitem'] });
+  const lineitem = files[0]!;
+  console.log(`# input: lineitem.tbl at scale ${scale}: ${lineitem.rows.toLocaleString('en-US')} rows, ${(lineitem.bytes / 1e6).toFixed(0)} MB`);
+  const stripped = path.join(work, 'lineitem.psql');
+  const halves: [string, string] = [path.join(work, 'half1.psql'), path.join(work, 'half2.psql')];
+  await stripTrailingPipe(lineitem.path, stripped, halves, lineitem.rows);
+
+  await cluster.start();
+  const url = cluster.url();
+  const admin = new pg.Client(cluster.connection());
+  await admin.connect();
+  await admin.query(createTableSql('lineitem')!);
+  const reset = async (): Promise<void> => {
+    await admin.query('TRUNCATE lineitem');
+    await admin.query('CHECKPOINT');
+  };
+  const copyCmd = (file: string): string[] => [url, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-c', `\\copy lineitem from '${file}' with (delimiter '|')`];
+  const variants: Record<string, () => Promise<number>> = {
+    'psql x1': async () => (await run(psql, copyCmd(stripped))).seconds,
+    'pgsurge -w1': async () => (await run(process.execPath, [pgsurge, 'load', lineitem.path, '--db', url, '-w', '1', '-q'])).seconds,
+    'psql x2': async () => {
+      const started = performance.now();
+      await Promise.all(halves.map((h) => run(psql, copyCmd(h))));
+      return (performance.now() - started) / 1000;
+    },
+    'pgsurge -w2': async () => (await run(process.execPath, [pgsurge, 'load', lineitem.path, '--db', url, '-w', '2', '-q'])).seconds,
+  };
+  const rates: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
+  for (let round = 1; round <= repeat; round++) {
+    for (const [name, fn] of Object.entries(variants)) {
+      await reset();
+      const seconds = await fn();
+      const count = Number((await admin.query('SELECT count(*) AS n FROM lineitem')).rows[0].n);
+      if (count !== lineitem.rows) throw new Error(`${name} loaded ${count} rows, expected ${lineitem.rows}`);
+      rates[name]!.push(lineitem.rows / seconds);
+      console.log(`round ${round} ${name.padEnd(12)} ${seconds.toFixed(2)} s  ${Math.round(lineitem.rows / seconds).toLocaleString('en-US')} rows/s`);
+    }
+  }
+  const ratio = (a: string, b: string): number => median(rates[a]!.map((v, i) => v / rates[b]![i]!));
+  console.log('\nvariant        median rows/s');
+  for (const [name, values] of Object.entries(rates)) console.log(`${name.padEnd(14)} ${Math.round(median(values)).toLocaleString('en-US').padStart(12)}`);
+  console.log(`\npgsurge -w1 / psql x1: ${ratio('pgsurge -w1', 'psql x1').toFixed(2)} (median of ${repeat} paired runs; target ≥ 0.95)`);
+  console.log(`pgsurge -w2 / psql x2: ${ratio('pgsurge -w2', 'psql x2').toFixed(2)} (median of ${repeat} paired runs; target ≥ 0.95)`);
+
+  // Peak RSS must not grow with the input: the same load at two sizes 10× apart.
+  console.log('\npeak RSS of `pgsurge load -w 2` (VmHWM):');
+  for (const sf of [scale / 10, scale]) {
+    const dir = path.join(work, `rss-${sf}`);
+    const f = sf === scale ? lineitem : (await generateDbt3({ scale: sf, outDir: dir, tables: ['lineitem'] })).files[0]!;
+    await reset();
+    const r = await run(process.execPath, [pgsurge, 'load', f.path, '--db', url, '-w', '2', '-q']);
+    console.log(`  ${(f.bytes / 1e6).toFixed(0).padStart(5)} MB input: ${((r.peakRss ?? NaN) / 1024 ** 2).toFixed(0)} MB peak RSS`);
+  }
+  await admin.end();
+} finally {
+  await cluster.stop().catch(() => undefined);
+  await fs.rm(work, { recursive: true, force: true });
+}

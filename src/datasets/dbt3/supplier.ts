@@ -1,0 +1,43 @@
+/**
+ * supplier rows: `s_suppkey|Supplier#000000001|address|nation|phone|acctbal|comment|`.
+ */
+import type { GenContext } from './context.js';
+import { NEWLINE, PIPE, writeUint, writeUintPadded, writeWord } from './byte-writer.js';
+import { writeAccountBalance, writeAddress, writeComment, writePhone } from './fields.js';
+import { STREAM } from './prng.js';
+
+/** dbgen's S_CMNT_LEN. */
+const SUPPLIER_COMMENT = 63;
+/** dbgen's S_CMNT_BBB: per 10,000 suppliers, this many mention customer complaints or recommendations (TPC-H Q16). */
+const BBB_PER_10000 = 10;
+const BBB_LENGTH = 19;
+
+export function writeSupplierRow(ctx: GenContext, buf: Uint8Array, pos: number, row: number): number {
+  const rng = ctx.rng.seed(ctx.seed, STREAM.supplier, row);
+  const key = row + 1;
+  pos = writeUint(buf, pos, key);
+  buf[pos++] = PIPE;
+  pos = writeWord(buf, pos, ctx.words.supplier);
+  pos = writeUintPadded(buf, pos, key, 9);
+  buf[pos++] = PIPE;
+  pos = writeAddress(ctx, rng, buf, pos);
+  buf[pos++] = PIPE;
+  const nation = rng.int(0, 24);
+  pos = writeUint(buf, pos, nation);
+  buf[pos++] = PIPE;
+  pos = writePhone(rng, buf, pos, nation);
+  buf[pos++] = PIPE;
+  pos = writeAccountBalance(rng, buf, pos);
+  buf[pos++] = PIPE;
+  const commentStart = pos;
+  pos = writeComment(ctx, rng, buf, pos, SUPPLIER_COMMENT);
+  if (rng.int(1, 10000) <= BBB_PER_10000) {
+    // overwrite part of the comment, keeping its length, as dbgen does
+    const words = rng.int(0, 1) === 0 ? ctx.words.complaints : ctx.words.recommends;
+    const at = commentStart + rng.int(0, pos - commentStart - BBB_LENGTH);
+    writeWord(buf, at, words);
+  }
+  buf[pos++] = PIPE;
+  buf[pos++] = NEWLINE;
+  return pos;
+}
