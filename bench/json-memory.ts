@@ -4,7 +4,7 @@
  * streamed, never parsed whole). Runs are interleaved (small, big, small, big …) and the
  * figures are medians; rows/s of each format is reported as a ratio to CSV on the same rows.
  *
- *   node dist/bench/json-memory.js [--rows 50000] [--repeat 2] [--workers 2] [--chunk-size 1MB] [--pg-bin system|embedded|<dir>]
+ *   node dist/bench/json-memory.js [--rows 50000] [--repeat 2] [--workers 2] [--chunk-size 1MB] [--heap-cap-mb 24] [--pg-bin system|embedded|<dir>]
  *
  * The bound is about workers × chunk size × 2 (chunks read ahead and in flight) plus Node
  * itself; 1 MB chunks keep it well below the smaller input, so both sizes are past it.
@@ -109,6 +109,19 @@ try {
   for (const format of FORMATS) {
     const growth = median(rss[`${format} ${sizes[1]}`]!) / median(rss[`${format} ${sizes[0]}`]!);
     console.log(`${format}: input ×10 → peak RSS ×${growth.toFixed(2)}`);
+  }
+  // RSS also holds V8's lazily collected garbage; the sharper check is a JavaScript heap
+  // capped below the input's size: an O(input) loader would die, a bounded one just collects more often.
+  const cap = Number(arg('heap-cap-mb', '24'));
+  console.log(`\nthe ${sizes[1]}-row inputs with the JavaScript heap capped at ${cap} MB (node --max-old-space-size=${cap}):`);
+  for (const format of FORMATS) {
+    const f = files.get(`${format} ${sizes[1]}`)!;
+    await admin.query('TRUNCATE items');
+    const args = [`--max-old-space-size=${cap}`, pgsurge, 'load', f.file, '-t', 'items', '--db', url, '-w', workers, '--chunk-size', chunkSize, '-q', ...(format === 'json' ? ['--json-path', 'data.items'] : [])];
+    const r = await run(process.execPath, args);
+    const count = Number((await admin.query('SELECT count(*) AS n FROM items')).rows[0].n);
+    if (count !== f.rows) throw new Error(`${format} under the heap cap loaded ${count} rows, expected ${f.rows}`);
+    console.log(`  ${format.padEnd(7)} ${(f.bytes / 1e6).toFixed(1).padStart(6)} MB input: loaded all ${f.rows.toLocaleString('en-US')} rows in ${r.seconds.toFixed(2)} s, peak RSS ${mb(r.peakRss ?? NaN)} MB`);
   }
   await admin.end();
 } finally {
