@@ -3,7 +3,7 @@ import pick from 'stream-json/core/filters/pick.js';
 import { jsonVerifier } from 'stream-json/core/utils/verifier.js';
 import type { Chunk, LoadTarget } from '../batching/chunk.js';
 import { LoadError } from '../db/load-error.js';
-import { JsonRecordError, JsonRowMapper } from '../framing/json-record.js';
+import { copyTextField, fieldFor, JsonRecordError, JsonRowMapper } from '../framing/json-record.js';
 import { decoderFor, isUtf8, type InputEncoding } from './encodings.js';
 
 /*
@@ -49,6 +49,7 @@ export async function* jsonArrayChunks(blocks: AsyncIterable<Buffer>, options: J
   if (target.jsonColumns === undefined) throw new Error('internal: JSON input without a column plan');
   const mapper = new JsonRowMapper(target.jsonColumns, { ignoreExtraKeys: input.ignoreExtraKeys === true, tableName: target.table });
   const keySets = input.missing === 'default';
+  const ignoreExtraKeys = input.ignoreExtraKeys === true;
   const path = input.jsonPath;
   const where = path === undefined ? 'the document' : `--json-path ${path}`;
   const parse = jsonParser({ streamValues: false });
@@ -88,24 +89,15 @@ export async function* jsonArrayChunks(blocks: AsyncIterable<Buffer>, options: J
     recordBytes = 0;
   };
 
-  const finishElement = (): void => {
-    element++;
-    const value = text;
-    text = '';
-    if (element <= skip || element - skip > limit) return;
-    let record: string;
-    try {
-      record = mapper.toCopyText(value, keySets);
-    } catch (error) {
-      if (!(error instanceof JsonRecordError)) throw error;
-      throw new LoadError('bad-input', `${target.file}: array element ${element} (near byte ${fed}): ${error.message}`, {
-        location: { file: target.file, byteOffset: chunkStart, byteLength: fed - chunkStart, firstLine: undefined, firstRecord: element },
-        hint: 'fix the element and load again; chunks committed before the error stay in the table',
-        cause: error,
-      });
-    }
-    if (keySets) {
-      const present = mapper.present;
+  const elementError = (error: JsonRecordError): LoadError =>
+    new LoadError('bad-input', `${target.file}: array element ${element} (near byte ${fed}): ${error.message}`, {
+      location: { file: target.file, byteOffset: chunkStart, byteLength: fed - chunkStart, firstLine: undefined, firstRecord: element },
+      hint: 'fix the element and load again; chunks committed before the error stay in the table',
+      cause: error,
+    });
+
+  const addRecord = (record: string, present: string | undefined): void => {
+    if (present !== undefined) {
       if (!present.includes('1')) {
         throw new LoadError('bad-input', `${target.file}: array element ${element}: an object with no column keys cannot take the column defaults (--missing default)`);
       }
@@ -119,9 +111,78 @@ export async function* jsonArrayChunks(blocks: AsyncIterable<Buffer>, options: J
     if (recordBytes >= chunkBytes) flush();
   };
 
+  /** An element that is not an object: its text goes through the NDJSON mapper, which says what is wrong. */
+  const finishOtherElement = (): void => {
+    element++;
+    const value = text;
+    text = '';
+    if (element <= skip || element - skip > limit) return;
+    try {
+      addRecord(mapper.toCopyText(value, keySets), keySets ? mapper.present : undefined);
+    } catch (error) {
+      throw error instanceof JsonRecordError ? elementError(error) : error;
+    }
+  };
+
+  // The object element being read, field by field, straight from the tokens (no JSON text
+  // is rebuilt for its scalar members; a nested value's text is, for its column to take).
+  const { columns } = mapper;
+  const columnIndex = new Map(columns.map((c, i) => [c.name, i]));
+  const fields = new Array<string>(columns.length);
+  const named = new Array<boolean>(columns.length);
+  let inObject = false; // the current element is an object (depth 2 is its members)
+  let member = -1; // column of the current member; -1 when left out
+
+  const setField = (value: string): void => {
+    if (member < 0) return;
+    fields[member] = value;
+    named[member] = true;
+  };
+
+  const finishObjectElement = (): void => {
+    inObject = false;
+    element++;
+    if (element <= skip || element - skip > limit) return;
+    if (!keySets) return addRecord(fields.join('\t'), undefined);
+    addRecord(fields.filter((_, i) => named[i]).join('\t'), named.map((b) => (b ? '1' : '0')).join(''));
+  };
+
   const add = (piece: string): void => {
     if (needComma.length > 0 && needComma[needComma.length - 1]) text += ',';
     text += piece;
+  };
+
+  /** Builds the JSON text of a nested value (or of an element that is not an object). */
+  const capture = (t: Token): void => {
+    switch (t.name) {
+      case 'startObject':
+      case 'startArray':
+        add(t.name === 'startObject' ? '{' : '[');
+        if (needComma.length > 0) needComma[needComma.length - 1] = true;
+        needComma.push(false);
+        depth++;
+        return;
+      case 'endObject':
+      case 'endArray':
+        depth--;
+        needComma.pop();
+        text += t.name === 'endObject' ? '}' : ']';
+        return;
+      case 'keyValue':
+        add(JSON.stringify(t.value) + ':');
+        needComma[needComma.length - 1] = false; // the value follows the colon
+        return;
+      case 'stringValue':
+      case 'numberValue':
+      case 'nullValue':
+      case 'trueValue':
+      case 'falseValue':
+        add(t.name === 'stringValue' ? JSON.stringify(t.value) : t.name === 'numberValue' ? t.value : String(t.value));
+        if (needComma.length > 0) needComma[needComma.length - 1] = true;
+        return;
+      default:
+        return;
+    }
   };
 
   const onToken = (t: Token): void => {
@@ -136,39 +197,72 @@ export async function* jsonArrayChunks(blocks: AsyncIterable<Buffer>, options: J
       depth = 1;
       return;
     }
-    switch (t.name) {
-      case 'startObject':
-      case 'startArray':
-        add(t.name === 'startObject' ? '{' : '[');
-        if (needComma.length > 0) needComma[needComma.length - 1] = true;
-        needComma.push(false);
-        depth++;
-        return;
-      case 'endObject':
-      case 'endArray':
-        depth--;
-        if (depth === 0) return; // the end of the matched array
-        needComma.pop();
-        text += t.name === 'endObject' ? '}' : ']';
-        if (depth === 1) finishElement();
-        return;
-      case 'keyValue':
-        add(JSON.stringify(t.value) + ':');
-        needComma[needComma.length - 1] = false; // the value follows the colon
-        return;
-      case 'stringValue':
-      case 'numberValue':
-      case 'nullValue':
-      case 'trueValue':
-      case 'falseValue': {
-        const piece = t.name === 'stringValue' ? JSON.stringify(t.value) : t.name === 'numberValue' ? t.value : String(t.value);
-        add(piece);
-        if (needComma.length > 0) needComma[needComma.length - 1] = true;
-        if (depth === 1) finishElement();
-        return;
+    if (depth === 1) {
+      if (t.name === 'endArray') {
+        depth = 0; // the end of the matched array
+      } else if (t.name === 'startObject') {
+        inObject = true;
+        fields.fill('\\N');
+        named.fill(false);
+        member = -1;
+        depth = 2;
+      } else {
+        capture(t);
+        if (depth === 1) finishOtherElement();
       }
-      default:
-        return;
+      return;
+    }
+    if (!inObject) {
+      capture(t);
+      if (depth === 1) finishOtherElement();
+      return;
+    }
+    if (depth === 2) {
+      switch (t.name) {
+        case 'keyValue': {
+          const i = columnIndex.get(t.value);
+          if (i === undefined && !ignoreExtraKeys) {
+            element++;
+            throw elementError(new JsonRecordError(`key ${JSON.stringify(t.value)} is not a column of ${target.table} (--ignore-extra-keys leaves such keys out)`, 0, 'extra-key'));
+          }
+          member = i ?? -1;
+          return;
+        }
+        case 'endObject':
+          depth = 1;
+          finishObjectElement();
+          return;
+        case 'startObject':
+        case 'startArray':
+          text = '';
+          needComma.length = 0;
+          capture(t);
+          return;
+        case 'nullValue':
+          setField('\\N');
+          return;
+        case 'stringValue':
+          if (member >= 0) setField(copyTextField(columns[member]!.kind === 'json' ? JSON.stringify(t.value) : t.value));
+          return;
+        case 'numberValue':
+          setField(t.value);
+          return;
+        case 'trueValue':
+        case 'falseValue':
+          setField(String(t.value));
+          return;
+        default:
+          return;
+      }
+    }
+    // Inside a member's object or array value.
+    capture(t);
+    if (depth === 2 && member >= 0) {
+      try {
+        setField(fieldFor(columns[member]!, text, 0, text.length));
+      } catch (error) {
+        throw error instanceof JsonRecordError ? elementError(error) : error;
+      }
     }
   };
 
