@@ -132,8 +132,11 @@ describe('the same rows as CSV, NDJSON and JSON arrays, plain and gzipped, make 
     }
   }
 
-  it('NDJSON from stdin and a JSON array under --json-path', async () => {
+  it('NDJSON from stdin (plain and gzipped) and a JSON array under --json-path', async () => {
     let r = await runCli(['load', '-', '-f', 'ndjson', '-t', 'items', '--truncate', '-w', '2', '--chunk-size', '4KB', ...db()], { stdin: asNdjson(rows) });
+    assert.equal(r.code, 0, r.stderr);
+    await expectTable('items', expected);
+    r = await runCli(['load', '-', '-f', 'ndjson', '--compression', 'gzip', '-t', 'items', '--truncate', '-w', '2', '--chunk-size', '4KB', ...db()], { stdin: gzipSync(asNdjson(rows)) });
     assert.equal(r.code, 0, r.stderr);
     await expectTable('items', expected);
     const doc = `{"meta": {"skip": [1, {"items": [{"id": -1}]}], "note": "${'x'.repeat(100_000)}"}, "data": {"count": 1500, "items": ${asJsonArray(rows)}}, "after": [1,2,3]}`;
