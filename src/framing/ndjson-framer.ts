@@ -1,6 +1,7 @@
 import { EMPTY, NEWLINE, type FramedBlock, type Framer } from './framer.js';
 import { JsonRecordError, type JsonRowMapper } from './json-record.js';
 import { RecordError } from './record-error.js';
+import { decoderFor, InvalidUtf8Error } from '../source/encodings.js';
 
 const BLANK = /^[ \t\r]*$/;
 
@@ -16,7 +17,7 @@ const BLANK = /^[ \t\r]*$/;
 export class NdjsonFramer implements Framer {
   constructor(
     private readonly mapper: JsonRowMapper,
-    private readonly decode: (bytes: Buffer) => string = (b) => b.toString('utf8'),
+    private readonly decode: (bytes: Buffer) => string = decoderFor('UTF8'),
     private readonly keySets = false,
   ) {}
 
@@ -33,7 +34,13 @@ export class NdjsonFramer implements Framer {
         nl = buf.length; // the unterminated last line
       }
       const raw = buf.subarray(at, nl);
-      const text = this.decode(raw);
+      let text: string;
+      try {
+        text = this.decode(raw);
+      } catch (error) {
+        if (error instanceof InvalidUtf8Error) throw new RecordError(error.message, at, raw.length, lines, undefined, Buffer.from(raw));
+        throw error;
+      }
       if (BLANK.test(text)) {
         if (out.length > 0) sawBlankAfterRecords = true;
         at = nl + 1;

@@ -1,3 +1,5 @@
+import { isUtf8 as isValidUtf8 } from 'node:buffer';
+
 /**
  * Input encodings other than UTF-8 are converted on the client, before framing hands
  * records to a writer: every writer (COPY, INSERT) then sees UTF-8 and needs no option
@@ -59,9 +61,27 @@ function decodeWin1252(bytes: Buffer): string {
   return /[\u0080-\u009f]/.test(latin1) ? latin1.replace(/[\u0080-\u009f]/g, (c) => WIN1252_80_9F[c.charCodeAt(0) - 0x80]!) : latin1;
 }
 
-/** Bytes in `encoding` → a string; every byte decodes (single-byte encodings), so this never fails. */
+/** Thrown for bytes that are not valid UTF-8 where text must be decoded on the client (JSON). */
+export class InvalidUtf8Error extends Error {
+  constructor() {
+    super('invalid UTF-8 (give --encoding if the input is not UTF-8)');
+    this.name = 'InvalidUtf8Error';
+  }
+}
+
+/**
+ * Bytes in `encoding` → a string. Every byte of a single-byte encoding decodes; invalid
+ * UTF-8 throws InvalidUtf8Error rather than turning into U+FFFD unseen, as the server
+ * would refuse it in CSV or text input too.
+ */
 export function decoderFor(encoding: InputEncoding | undefined): (bytes: Buffer) => string {
-  if (encoding === undefined || encoding === 'UTF8') return (b) => b.toString('utf8');
+  if (encoding === undefined || encoding === 'UTF8') {
+    // isUtf8 (simdutf) then toString: as fast as toString alone, which would hide bad bytes.
+    return (b) => {
+      if (!isValidUtf8(b)) throw new InvalidUtf8Error();
+      return b.toString('utf8');
+    };
+  }
   if (encoding === 'LATIN1') return (b) => b.toString('latin1');
   if (encoding === 'WIN1252') return decodeWin1252;
   const decoder = new TextDecoder(LABELS[encoding]);

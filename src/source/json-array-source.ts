@@ -5,6 +5,7 @@ import type { Chunk, LoadTarget } from '../batching/chunk.js';
 import { LoadError } from '../db/load-error.js';
 import { copyTextField, fieldFor, JsonRecordError, JsonRowMapper } from '../framing/json-record.js';
 import { decoderFor, isUtf8, type InputEncoding } from './encodings.js';
+import { dropBom } from './record-window.js';
 
 /*
  * stream-json's core functions are synchronous "flushable" stages: call with text, get
@@ -55,7 +56,7 @@ export async function* jsonArrayChunks(blocks: AsyncIterable<Buffer>, options: J
   const parse = jsonParser({ streamValues: false });
   const filter = path === undefined ? undefined : pick({ filter: path, pathSeparator: '.' });
   const utf8 = isUtf8(input.encoding);
-  const textDecoder = new TextDecoder('utf-8');
+  const textDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
   const decode = decoderFor(input.encoding);
   const skip = input.skip ?? 0;
   const limit = input.limit ?? Infinity;
@@ -65,7 +66,7 @@ export async function* jsonArrayChunks(blocks: AsyncIterable<Buffer>, options: J
   let element = 0; // elements seen
   let arrays = 0; // arrays matched at the top of the picked stream
   let depth = 0; // nesting below the matched value
-  let text = ''; // the current element's JSON text
+  let text = ''; // the JSON text of a nested value (or of an element that is not an object)
   const needComma: boolean[] = [];
   let records: string[] = [];
   let recordBytes = 0;
@@ -289,7 +290,14 @@ export async function* jsonArrayChunks(blocks: AsyncIterable<Buffer>, options: J
     for await (const block of blocks) {
       for (let at = 0; at < block.length; at += PIECE) {
         const bytes = block.subarray(at, at + PIECE);
-        const s = utf8 ? textDecoder.decode(bytes, { stream: true }) : decode(bytes);
+        let s: string;
+        try {
+          s = utf8 ? textDecoder.decode(bytes, { stream: true }) : decode(bytes);
+        } catch {
+          throw new LoadError('bad-input', `${target.file}: invalid UTF-8 between bytes ${fed} and ${fed + bytes.length}`, {
+            hint: 'give --encoding if the input is not UTF-8; chunks committed before it stay in the table',
+          });
+        }
         fed += bytes.length;
         feed(s);
         for (const c of out.splice(0)) yield c;
@@ -300,7 +308,15 @@ export async function* jsonArrayChunks(blocks: AsyncIterable<Buffer>, options: J
         }
       }
     }
-    if (utf8) feed(textDecoder.decode());
+    if (utf8) {
+      let last: string;
+      try {
+        last = textDecoder.decode();
+      } catch {
+        throw new LoadError('bad-input', `${target.file}: the input ends inside a UTF-8 character`);
+      }
+      feed(last);
+    }
     feed(NONE);
   } catch (error) {
     if (error instanceof LoadError) throw error;
@@ -317,11 +333,12 @@ export async function* jsonArrayChunks(blocks: AsyncIterable<Buffer>, options: J
 }
 
 /** Runs stream-json's verifier over the input from its start: the exact line, column and offset of a syntax error. */
-async function locateSyntaxError(blocks: AsyncIterable<Buffer>, encoding: InputEncoding | undefined): Promise<{ line: number; pos: number; offset: number } | undefined> {
+async function locateSyntaxError(input: AsyncIterable<Buffer>, encoding: InputEncoding | undefined): Promise<{ line: number; pos: number; offset: number } | undefined> {
   const verify = jsonVerifier();
   const utf8 = isUtf8(encoding);
   const textDecoder = new TextDecoder('utf-8');
   const decode = decoderFor(encoding);
+  const { rest: blocks } = await dropBom(input); // the verifier takes a byte-order mark for an error
   try {
     for await (const block of blocks) verify(utf8 ? textDecoder.decode(block, { stream: true }) : decode(block));
     verify(NONE as unknown as string);

@@ -114,6 +114,20 @@ describe('NDJSON framing wherever the input is cut', () => {
     ]);
   });
 
+  it('invalid UTF-8 stops at its line instead of loading U+FFFD', async () => {
+    const t = target('ndjson');
+    const buf = Buffer.concat([Buffer.from('{"id":1}\n{"name":"'), Buffer.from([0xe9]), Buffer.from('"}\n')]);
+    await assert.rejects(
+      collect(chunkRecords(blocksOf(buf, []), { target: t, framer: framerForTarget(t), chunkBytes: 100, startOffset: 0, startLine: 1 })),
+      /f:2: invalid UTF-8 \(give --encoding if the input is not UTF-8\) \(byte offset 9\)/,
+    );
+    const latin1 = target('ndjson', { encoding: 'LATIN1' });
+    const ok = await collect(chunkRecords(blocksOf(buf, []), { target: latin1, framer: framerForTarget(latin1), chunkBytes: 100, startOffset: 0, startLine: 1 }));
+    assert.equal(Buffer.concat(ok.map((c) => c.data)).toString(), '1\t\\N\t\\N\t\\N\t\\N\n\\N\té\t\\N\t\\N\t\\N\n');
+    const arr = Buffer.concat([Buffer.from('[{"name":"'), Buffer.from([0xff]), Buffer.from('"}]')]);
+    await assert.rejects(collect(jsonArrayChunks(blocksOf(arr, []), { target: target('json'), chunkBytes: 10, startOffset: 0 })), /f: invalid UTF-8 between bytes 0 and 14/);
+  });
+
   it('a bad line stops with its line, column and byte offset', async () => {
     const t = target('ndjson');
     const buf = Buffer.from('{"id":1}\n{"id":2}\n{"id":3,}\n');
