@@ -6,7 +6,8 @@ import { ChunkQueue, type ChunkSource } from './batching/chunk-queue.js';
 import { connect, type Target } from './db/target.js';
 import { connectionFailure, copyColumnFromWhere, copyLineFromWhere, isServerError, LoadError } from './db/load-error.js';
 import { prepareTable } from './db/table-check.js';
-import { framerFor } from './framing/framer-for.js';
+import { planInputColumns } from './db/plan-input-columns.js';
+import { framerForTarget } from './framing/framer-for.js';
 import { LoadCounters, type LoadSummary } from './metrics/load-counters.js';
 import { lineAtOffset } from './source/line-numbers.js';
 import { openInput } from './source/open-input.js';
@@ -35,10 +36,11 @@ export interface LoadReporter {
  */
 export async function load(inputs: readonly LoadTarget[], options: LoadOptions, target: Target, reporter: LoadReporter = {}): Promise<LoadSummary> {
   const sizes = await checkInputs(inputs);
-  await prepareTables(inputs, options, target);
+  // With each table ready, its columns are read once: what each input's records fill (the column plan).
+  const planned = await prepareTables(inputs, options, target);
 
   // Biggest input first, so the long pole starts early and the small ones fill in.
-  const order = inputs.map((input, i) => ({ input, size: sizes[i] })).sort((a, b) => (b.size ?? Infinity) - (a.size ?? Infinity));
+  const order = planned.map((input, i) => ({ input, size: sizes[i] })).sort((a, b) => (b.size ?? Infinity) - (a.size ?? Infinity));
   const sources: ChunkSource[] = [];
   for (const { input } of order) {
     const opened = await openInput(input, { workers: options.workers, chunkBytes: options.chunkBytes, stdin: options.stdin });
@@ -113,18 +115,18 @@ async function checkInputs(inputs: readonly LoadTarget[]): Promise<(number | und
   );
 }
 
-async function prepareTables(inputs: readonly LoadTarget[], options: LoadOptions, target: Target): Promise<void> {
+/** Creates or truncates the tables as asked, then returns the inputs with their column plans. */
+async function prepareTables(inputs: readonly LoadTarget[], options: LoadOptions, target: Target): Promise<LoadTarget[]> {
   const client = await connect(target.config).catch((error: unknown) => {
     throw connectionFailure(error, target.description);
   });
   try {
-    const seen = new Set<string>();
-    for (const input of inputs) {
-      const key = `${input.schema ?? ''}.${input.table}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      await prepareTable(client, input.table, input.schema, options);
-    }
+    const tables = new Map(inputs.map((input) => [`${input.schema ?? ''}.${input.table}`, input]));
+    for (const input of tables.values()) await prepareTable(client, input.table, input.schema, { create: options.create, truncate: false });
+    // Plans are checked before anything is truncated: a wrong column name leaves the table as it was.
+    const planned = await planInputColumns(client, inputs);
+    if (options.truncate) for (const input of tables.values()) await prepareTable(client, input.table, input.schema, { create: false, truncate: true });
+    return planned;
   } finally {
     await client.end();
   }
@@ -150,10 +152,16 @@ async function describeChunkFailure(chunk: Chunk, error: unknown): Promise<LoadE
   const record = copyLineFromWhere(error.where);
   let line: number | undefined;
   if (record !== undefined) {
-    const firstLine = location.firstLine ?? (location.file === '-' ? undefined : await lineAtOffset(location.file, location.byteOffset).catch(() => undefined));
-    if (firstLine !== undefined) line = firstLine + framerFor(chunk.target.format).linesBeforeRecord(chunk.data, record);
+    const firstLine = location.firstLine ?? (location.file === '-' || location.firstRecord !== undefined ? undefined : await lineAtOffset(location.file, location.byteOffset).catch(() => undefined));
+    if (firstLine !== undefined) line = firstLine + framerForTarget(chunk.target).linesBeforeRecord(chunk.data, record);
   }
-  const place = line !== undefined ? `${location.file}:${line}` : `${location.file} (bytes ${location.byteOffset}–${location.byteOffset + location.byteLength})`;
+  const element = record !== undefined && location.firstRecord !== undefined ? location.firstRecord + record - 1 : undefined;
+  const place =
+    line !== undefined
+      ? `${location.file}:${line}`
+      : element !== undefined
+        ? `${location.file}: array element ${element}`
+        : `${location.file} (bytes ${location.byteOffset}–${location.byteOffset + location.byteLength})`;
   const columnName = error.column ?? copyColumnFromWhere(error.where);
   const column = columnName ? ` (column ${columnName})` : '';
   return new LoadError('chunk-failed', `${place}: ${error.message}${column} [SQLSTATE ${error.code}]`, {

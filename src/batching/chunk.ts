@@ -16,6 +16,8 @@ export interface ChunkLocation {
    * while loading (a byte range in the middle of a file: counted from the start on demand).
    */
   readonly firstLine: number | undefined;
+  /** 1-based index of the chunk's first record in the input, where lines do not number records (JSON arrays). */
+  readonly firstRecord?: number;
 }
 
 export interface Chunk {
@@ -36,4 +38,13 @@ export interface LoadTarget {
   readonly schema: string | undefined;
   readonly format: import('../framing/formats.js').Format;
   readonly file: string;
+  /** How the input is read: header, delimiters, encoding, JSON mapping, skip/limit (defaults when absent). */
+  readonly input?: import('../source/input-options.js').InputOptions;
+  /**
+   * The columns a chunk's records fill, in order (COPY's column list); every column when
+   * absent. Set by the column plan before the load; a writer must honour it.
+   */
+  readonly columns?: readonly string[];
+  /** JSON inputs: how each of `columns` takes a JSON value (json, array or scalar). */
+  readonly jsonColumns?: readonly import('../framing/json-record.js').JsonColumn[];
 }

@@ -1,4 +1,6 @@
 import type { Framer } from '../framing/framer.js';
+import { RecordError } from '../framing/record-error.js';
+import { recordFailure } from '../source/record-failure.js';
 import type { Chunk, LoadTarget } from './chunk.js';
 
 export interface ChunkerOptions {
@@ -22,36 +24,56 @@ export async function* chunkRecords(blocks: AsyncIterable<Buffer>, options: Chun
   let line = options.startLine;
   let pending: Buffer[] = [];
   let pendingBytes = 0;
+  // Targets for records that fill other columns than the target's (JSON key sets), one per set.
+  const variants = new Map<string, LoadTarget>();
+  const variant = (columns: readonly string[] | undefined): LoadTarget => {
+    if (columns === undefined) return target;
+    const key = columns.join('\u0000');
+    let t = variants.get(key);
+    if (t === undefined) variants.set(key, (t = { ...target, columns }));
+    return t;
+  };
 
   function* cut(eof: boolean): Generator<Chunk> {
-    if (pendingBytes === 0) return;
-    const buf = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
-    const framed = framer.frame(buf, eof);
-    // Copy the partial record out, so the big buffer it sat in can be freed with the chunk.
-    const rest = framed.consumed < buf.length ? Buffer.from(buf.subarray(framed.consumed)) : undefined;
-    pending = rest ? [rest] : [];
-    pendingBytes = rest?.length ?? 0;
-    if (framed.records === 0) return;
-    yield {
-      location: { file: target.file, byteOffset: offset, byteLength: framed.consumed, firstLine: line },
-      data: framed.out,
-      records: framed.records,
-      lines: framed.lines,
-      target,
-    };
-    offset += framed.consumed;
-    if (line !== undefined) line += framed.lines;
-  }
-
-  for await (const block of blocks) {
-    // Pieces no bigger than a chunk, so a large block from a pipe still makes bounded chunks.
-    for (let at = 0; at < block.length; at += chunkBytes) {
-      const piece = block.subarray(at, at + chunkBytes);
-      pending.push(piece);
-      pendingBytes += piece.length;
-      if (pendingBytes >= chunkBytes) yield* cut(false);
+    for (;;) {
+      if (pendingBytes === 0) return;
+      const buf = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
+      const framed = framer.frame(buf, eof);
+      // A partial record is copied out, so the big buffer it sat in can be freed with the chunk;
+      // records left on purpose (`more`) are framed again at once and need no copy.
+      const rest = framed.consumed >= buf.length ? undefined : framed.more ? buf.subarray(framed.consumed) : Buffer.from(buf.subarray(framed.consumed));
+      pending = rest ? [rest] : [];
+      pendingBytes = rest?.length ?? 0;
+      if (framed.records > 0) {
+        yield {
+          location: { file: target.file, byteOffset: offset, byteLength: framed.consumed, firstLine: line },
+          data: framed.out,
+          records: framed.records,
+          lines: framed.lines,
+          target: variant(framed.columns),
+        };
+      }
+      offset += framed.consumed;
+      if (line !== undefined) line += framed.lines;
+      if (!framed.more || framed.consumed === 0) return;
     }
   }
-  yield* cut(false);
-  yield* cut(true);
+
+  try {
+    for await (const block of blocks) {
+      // Pieces no bigger than a chunk, so a large block from a pipe still makes bounded chunks.
+      for (let at = 0; at < block.length; at += chunkBytes) {
+        const piece = block.subarray(at, at + chunkBytes);
+        pending.push(piece);
+        pendingBytes += piece.length;
+        if (pendingBytes >= chunkBytes) yield* cut(false);
+      }
+    }
+    yield* cut(false);
+    yield* cut(true);
+  } catch (error) {
+    // `offset` and `line` still point at the start of the block that failed to frame.
+    if (error instanceof RecordError) throw await recordFailure(error, target, offset, line);
+    throw error;
+  }
 }

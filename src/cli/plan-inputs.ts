@@ -1,9 +1,10 @@
 import type { LoadTarget } from '../batching/chunk.js';
 import { LoadError } from '../db/load-error.js';
+import { inputOptionsFor, type InputFlags } from './input-flags.js';
 import { formatFromFileName, tableFromFileName, FORMATS, type Format } from '../framing/formats.js';
 
 /** Files on the command line → load targets, with format and table inferred from the names. */
-export function planInputs(files: readonly string[], options: { format?: Format; table?: string; schema?: string }): LoadTarget[] {
+export function planInputs(files: readonly string[], options: { format?: Format; table?: string; schema?: string; input?: InputFlags }): LoadTarget[] {
   if (files.filter((f) => f === '-').length > 1) throw new LoadError('bad-option', 'stdin (`-`) can be named only once');
   return files.map((file) => {
     const stdin = file === '-';
@@ -17,6 +18,7 @@ export function planInputs(files: readonly string[], options: { format?: Format;
     if (table === undefined) {
       throw new LoadError('bad-option', `cannot tell the table for ${stdin ? 'stdin' : file} from its name`, { hint: 'pass -t <table>' });
     }
-    return { file, format, table, schema: options.schema };
+    if (options.input === undefined) return { file, format, table, schema: options.schema };
+    return { file, format, table, schema: options.schema, input: inputOptionsFor(format, options.input) };
   });
 }

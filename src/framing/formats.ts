@@ -1,7 +1,7 @@
 import path from 'node:path';
 
 /** The input formats pgsurge frames. */
-export const FORMATS = ['tbl', 'text', 'csv'] as const;
+export const FORMATS = ['tbl', 'text', 'csv', 'ndjson', 'json'] as const;
 export type Format = (typeof FORMATS)[number];
 
 export function isFormat(value: string): value is Format {
@@ -10,7 +10,12 @@ export function isFormat(value: string): value is Format {
 
 /** Formats whose records end at every newline, so a file can be cut into byte ranges. */
 export function isNewlineFramed(format: Format): boolean {
-  return format !== 'csv';
+  return format === 'tbl' || format === 'text' || format === 'ndjson';
+}
+
+/** Formats whose records are JSON objects mapped to columns by key. */
+export function isJsonFormat(format: Format): boolean {
+  return format === 'ndjson' || format === 'json';
 }
 
 const EXTENSIONS: Record<string, Format> = {
@@ -20,22 +25,39 @@ const EXTENSIONS: Record<string, Format> = {
   '.tsv': 'text',
   '.copy': 'text',
   '.csv': 'csv',
+  '.ndjson': 'ndjson',
+  '.jsonl': 'ndjson',
+  '.json': 'json',
 };
 
-/**
- * The format named by a file's extension, looking through a numeric split suffix
- * (`lineitem.tbl.3`); undefined when the name says nothing.
- */
-export function formatFromFileName(file: string): Format | undefined {
-  let base = path.basename(file).toLowerCase();
-  base = base.replace(/\.\d+$/, '');
-  return EXTENSIONS[path.extname(base)];
+/** Compression named by a file's last suffix. */
+export const COMPRESSIONS = ['gzip'] as const;
+export type Compression = (typeof COMPRESSIONS)[number];
+
+const COMPRESSION_SUFFIXES: Record<string, Compression> = { '.gz': 'gzip' };
+
+export function compressionFromFileName(file: string): Compression | undefined {
+  return COMPRESSION_SUFFIXES[path.extname(file).toLowerCase()];
 }
 
-/** `lineitem.tbl` → `lineitem`, `lineitem.tbl.3` → `lineitem`, `orders.csv` → `orders`. */
-export function tableFromFileName(file: string): string | undefined {
+/** The name without a compression suffix and a numeric split suffix: `lineitem.tbl.3.gz` → `lineitem.tbl`. */
+function baseName(file: string): string {
   let base = path.basename(file);
-  base = base.replace(/\.\d+$/, '');
+  if (compressionFromFileName(base) !== undefined) base = base.slice(0, -path.extname(base).length);
+  return base.replace(/\.\d+$/, '');
+}
+
+/**
+ * The format named by a file's extension, looking through a compression suffix and a
+ * numeric split suffix (`lineitem.tbl.3`, `lineitem.tbl.3.gz`); undefined when the name says nothing.
+ */
+export function formatFromFileName(file: string): Format | undefined {
+  return EXTENSIONS[path.extname(baseName(file)).toLowerCase()];
+}
+
+/** `lineitem.tbl` → `lineitem`, `lineitem.tbl.3` → `lineitem`, `orders.csv.gz` → `orders`. */
+export function tableFromFileName(file: string): string | undefined {
+  const base = baseName(file);
   const ext = path.extname(base);
   if (ext === '' || !(ext.toLowerCase() in EXTENSIONS)) return undefined;
   const name = base.slice(0, -ext.length);

@@ -1,9 +1,14 @@
+import type { LoadTarget } from '../batching/chunk.js';
+import { decoderFor, isUtf8 } from '../source/encodings.js';
 import { CsvFramer } from './csv-framer.js';
 import type { Format } from './formats.js';
-import type { Framer } from './framer.js';
+import type { FramedBlock, Framer } from './framer.js';
+import { JsonRowMapper } from './json-record.js';
 import { LineFramer } from './line-framer.js';
+import { NdjsonFramer } from './ndjson-framer.js';
 import { TblFramer } from './tbl-framer.js';
 
+/** The framer of a plain format with COPY's default options (for locating an error in a chunk). */
 export function framerFor(format: Format): Framer {
   switch (format) {
     case 'tbl':
@@ -12,5 +17,45 @@ export function framerFor(format: Format): Framer {
       return new LineFramer();
     case 'csv':
       return new CsvFramer();
+    case 'ndjson':
+    case 'json':
+      // JSON records are already one COPY text line each by the time a chunk exists.
+      return new LineFramer();
   }
+}
+
+/** The framer for one input: its format, quote and escape, encoding, JSON column mapping. */
+export function framerForTarget(target: LoadTarget): Framer {
+  const input = target.input ?? {};
+  const decode = decoderFor(input.encoding);
+  switch (target.format) {
+    case 'ndjson': {
+      if (target.jsonColumns === undefined) throw new Error('internal: NDJSON input without a column plan');
+      const mapper = new JsonRowMapper(target.jsonColumns, { ignoreExtraKeys: input.ignoreExtraKeys === true, tableName: target.table });
+      return new NdjsonFramer(mapper, decode, input.missing === 'default');
+    }
+    case 'csv': {
+      const quote = (input.quote ?? '"').charCodeAt(0);
+      const escape = (input.escape ?? input.quote ?? '"').charCodeAt(0);
+      return transcoded(new CsvFramer(quote, escape), target);
+    }
+    case 'tbl':
+    case 'text':
+    case 'json':
+      return transcoded(framerFor(target.format), target);
+  }
+}
+
+/** Frames the source bytes, then converts the records to UTF-8 (a newline is 0x0A in every input encoding offered). */
+function transcoded(inner: Framer, target: LoadTarget): Framer {
+  const encoding = target.input?.encoding;
+  if (isUtf8(encoding)) return inner;
+  const decode = decoderFor(encoding);
+  return {
+    frame(buf: Buffer, eof: boolean): FramedBlock {
+      const framed = inner.frame(buf, eof);
+      return framed.records === 0 ? framed : { ...framed, out: Buffer.from(decode(framed.out), 'utf8') };
+    },
+    linesBeforeRecord: (source, record) => inner.linesBeforeRecord(source, record),
+  };
 }

@@ -12,6 +12,10 @@ export interface FramedBlock {
   readonly records: number;
   /** Physical lines those records span. */
   readonly lines: number;
+  /** The framer stopped before the end of the whole records on purpose: frame the rest again. */
+  readonly more?: boolean;
+  /** The columns these records fill, when not the target's (JSON rows grouped by key set). */
+  readonly columns?: readonly string[];
 }
 
 export interface Framer {

@@ -1,11 +1,15 @@
 import { promises as fs } from 'node:fs';
 import type { Readable } from 'node:stream';
-import type { LoadTarget } from '../batching/chunk.js';
+import type { Chunk, LoadTarget } from '../batching/chunk.js';
 import type { ChunkSource } from '../batching/chunk-queue.js';
 import { chunkRecords } from '../batching/chunker.js';
 import { isNewlineFramed } from '../framing/formats.js';
-import { framerFor } from '../framing/framer-for.js';
+import { framerForTarget } from '../framing/framer-for.js';
 import { readRange, splitFileIntoRanges } from './byte-ranges.js';
+import { compressionOf, fileBlocks } from './file-blocks.js';
+import { recordEndsFor } from './header.js';
+import { jsonArrayChunks } from './json-array-source.js';
+import { dropBom, dropRecords, RecordEnds, takeRecords } from './record-window.js';
 
 export interface OpenedInput {
   /** Exclusive chunk sources: byte ranges of a file read in parallel, or one sequential reader. */
@@ -22,27 +26,32 @@ export interface OpenOptions {
 }
 
 /**
- * A regular file in a newline-framed format is cut into byte ranges (one per worker, at
- * most one per chunk) so workers read it in parallel; CSV, stdin and pipes are read by
- * one reader whose chunks any worker may take.
+ * A regular, uncompressed file in a newline-framed format (tbl, text, NDJSON) is cut into
+ * byte ranges (one per worker, at most one per chunk) so workers read it in parallel; CSV,
+ * JSON arrays, compressed files, stdin and pipes are read by one reader whose chunks any
+ * worker may take, and so is any input with `--skip` or `--limit` (records counted from the start).
  */
 export async function openInput(target: LoadTarget, options: OpenOptions): Promise<OpenedInput> {
-  const framer = framerFor(target.format);
   const { chunkBytes } = options;
-  if (target.file === '-') {
-    const stdin = options.stdin ?? process.stdin;
-    return { sources: [chunkRecords(stdin, { target, framer, chunkBytes, startOffset: 0, startLine: 1 })], size: undefined };
+  const input = target.input ?? {};
+  const counted = input.skip !== undefined || input.limit !== undefined;
+  if (target.file === '-' || compressionOf(target) !== undefined || !isNewlineFramed(target.format) || counted) {
+    let size: number | undefined;
+    if (target.file !== '-') {
+      const st = await fs.stat(target.file);
+      if (st.isFile() && compressionOf(target) === undefined) size = st.size;
+    }
+    const reopen = target.file === '-' ? undefined : () => fileBlocks(target, chunkBytes);
+    return { sources: [fromStart(fileBlocks(target, chunkBytes, options.stdin), target, chunkBytes, reopen)], size };
   }
   const fh = await fs.open(target.file, 'r');
   const stat = await fh.stat();
   if (!stat.isFile()) {
     await fh.close();
-    const { createReadStream } = await import('node:fs');
-    const stream = createReadStream(target.file, { highWaterMark: Math.min(chunkBytes, 1 << 20) });
-    return { sources: [chunkRecords(stream, { target, framer, chunkBytes, startOffset: 0, startLine: 1 })], size: undefined };
+    return { sources: [fromStart(fileBlocks(target, chunkBytes), target, chunkBytes)], size: undefined };
   }
   const size = stat.size;
-  const parts = isNewlineFramed(target.format) ? Math.max(1, Math.min(options.workers, Math.ceil(size / chunkBytes))) : 1;
+  const parts = Math.max(1, Math.min(options.workers, Math.ceil(size / chunkBytes)));
   const ranges = await splitFileIntoRanges(fh, size, parts);
   let open = ranges.length;
   const closeOne = async (): Promise<void> => {
@@ -52,17 +61,41 @@ export async function openInput(target: LoadTarget, options: OpenOptions): Promi
   const sources = ranges.map((range) =>
     (async function* () {
       try {
-        yield* chunkRecords(readRange(fh, range, chunkBytes), {
-          target,
-          framer,
-          chunkBytes,
-          startOffset: range.start,
-          startLine: range.start === 0 ? 1 : undefined,
-        });
+        const blocks = readRange(fh, range, chunkBytes);
+        if (range.start === 0) yield* fromStart(blocks, target, chunkBytes);
+        else yield* chunkRecords(blocks, { target, framer: framerForTarget(target), chunkBytes, startOffset: range.start, startLine: undefined });
       } finally {
         await closeOne();
       }
     })(),
   );
   return { sources, size };
+}
+
+/**
+ * The input from its first byte: a UTF-8 byte-order mark dropped, then the header and
+ * `--skip` records, then at most `--limit` records, framed into chunks.
+ */
+async function* fromStart(blocks: AsyncIterable<Buffer>, target: LoadTarget, chunkBytes: number, reopen?: () => AsyncIterable<Buffer>): AsyncGenerator<Chunk> {
+  const input = target.input ?? {};
+  let rest: AsyncIterable<Buffer> = blocks;
+  let offset = 0;
+  // A UTF-8 byte-order mark is dropped whatever the declared encoding (in a single-byte one it would be `ï»¿`, never meant).
+  const bom = await dropBom(rest);
+  rest = bom.rest;
+  offset = bom.bytes;
+  if (target.format === 'json') {
+    yield* jsonArrayChunks(rest, { target, chunkBytes, startOffset: offset, ...(reopen ? { reopen } : {}) });
+    return;
+  }
+  let line = 1;
+  const drop = (input.header !== undefined ? 1 : 0) + (input.skip ?? 0);
+  if (drop > 0) {
+    const dropped = await dropRecords(rest, drop, recordEndsFor(target));
+    rest = dropped.rest;
+    offset += dropped.bytes;
+    line += dropped.lines;
+  }
+  if (input.limit !== undefined) rest = takeRecords(rest, input.limit, recordEndsFor(target));
+  yield* chunkRecords(rest, { target, framer: framerForTarget(target), chunkBytes, startOffset: offset, startLine: line });
 }

@@ -4,23 +4,17 @@ import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { Chunk, LoadTarget } from '../batching/chunk.js';
 import { qualifiedName, quoteIdent } from '../db/identifiers.js';
+import { copyOptions, wireFormat } from './wire-format.js';
 import type { ChunkWriter } from './chunk-writer.js';
 
 /** Pieces written to the COPY stream, so the server parses while the rest is still in flight. */
 const WRITE_PIECE = 256 * 1024;
 
-export function copySql(target: LoadTarget, columns?: readonly string[], options: { freeze?: boolean } = {}): string {
+export function copySql(target: LoadTarget, columns: readonly string[] | undefined = target.columns, options: { freeze?: boolean } = {}): string {
   const cols = columns && columns.length > 0 ? ` (${columns.map(quoteIdent).join(', ')})` : '';
   const table = qualifiedName(target.table, target.schema);
   const freeze = options.freeze ? ', FREEZE' : '';
-  switch (target.format) {
-    case 'tbl':
-      return `COPY ${table}${cols} FROM STDIN (FORMAT text, DELIMITER '|'${freeze})`;
-    case 'text':
-      return `COPY ${table}${cols} FROM STDIN (FORMAT text${freeze})`;
-    case 'csv':
-      return `COPY ${table}${cols} FROM STDIN (FORMAT csv${freeze})`;
-  }
+  return `COPY ${table}${cols} FROM STDIN (${copyOptions(wireFormat(target))}${freeze})`;
 }
 
 export interface CopyChunkOptions {

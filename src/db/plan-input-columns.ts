@@ -1,0 +1,31 @@
+import type pg from 'pg';
+import type { LoadTarget } from '../batching/chunk.js';
+import { readHeaderNames } from '../source/header.js';
+import { planColumns, readTableColumns, type TableColumn } from './column-plan.js';
+
+/**
+ * The column plan of every input, read from the catalog once before the load (one query
+ * per table): `--columns`, `--header match` (the file's first line, read now) or the
+ * table's columns, checked against the table; JSON inputs also get how each column takes a value.
+ */
+export async function planInputColumns(client: pg.Client, inputs: readonly LoadTarget[]): Promise<LoadTarget[]> {
+  const tables = new Map<string, TableColumn[]>();
+  const planned: LoadTarget[] = [];
+  for (const input of inputs) {
+    const options = input.input ?? {};
+    const needsCatalog = options.columns !== undefined || options.header === 'match' || input.format === 'ndjson' || input.format === 'json';
+    if (!needsCatalog) {
+      planned.push(input);
+      continue;
+    }
+    const key = `${input.schema ?? ''}.${input.table}`;
+    let columns = tables.get(key);
+    if (columns === undefined) tables.set(key, (columns = await readTableColumns(client, input.table, input.schema)));
+    if (options.header === 'match') {
+      planned.push(planColumns(input, columns, await readHeaderNames(input), `the header of ${input.file}`));
+    } else {
+      planned.push(planColumns(input, columns, options.columns, '--columns'));
+    }
+  }
+  return planned;
+}

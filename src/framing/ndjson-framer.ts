@@ -1,0 +1,91 @@
+import { EMPTY, NEWLINE, type FramedBlock, type Framer } from './framer.js';
+import { JsonRecordError, type JsonRowMapper } from './json-record.js';
+import { RecordError } from './record-error.js';
+import { decoderFor, InvalidUtf8Error } from '../source/encodings.js';
+
+const BLANK = /^[ \t\r]*$/;
+
+/**
+ * NDJSON / JSON Lines: one object per line, each turned into a COPY text record over the
+ * target's columns (keys mapped by name, see `JsonRowMapper`). Blank lines are skipped.
+ *
+ * A block never has a blank line between two of its records (it stops there and the
+ * chunker calls again), so the n-th record of a chunk is on the chunk's n-th line: an
+ * error from COPY names the right line. With `keySets`, a block also stops where the set
+ * of keys changes, and says which columns its records fill (`--missing default`).
+ */
+export class NdjsonFramer implements Framer {
+  constructor(
+    private readonly mapper: JsonRowMapper,
+    private readonly decode: (bytes: Buffer) => string = decoderFor('UTF8'),
+    private readonly keySets = false,
+  ) {}
+
+  frame(buf: Buffer, eof: boolean): FramedBlock {
+    const out: string[] = [];
+    let at = 0;
+    let lines = 0;
+    let keySet: string | undefined;
+    let sawBlankAfterRecords = false;
+    while (at < buf.length) {
+      let nl = buf.indexOf(NEWLINE, at);
+      if (nl < 0) {
+        if (!eof) break;
+        nl = buf.length; // the unterminated last line
+      }
+      const raw = buf.subarray(at, nl);
+      let text: string;
+      try {
+        text = this.decode(raw);
+      } catch (error) {
+        if (error instanceof InvalidUtf8Error) throw new RecordError(error.message, at, raw.length, lines, undefined, Buffer.from(raw));
+        throw error;
+      }
+      if (BLANK.test(text)) {
+        if (out.length > 0) sawBlankAfterRecords = true;
+        at = nl + 1;
+        lines++;
+        if (out.length === 0) return { out: EMPTY, consumed: Math.min(at, buf.length), records: 0, lines, more: true };
+        continue;
+      }
+      if (sawBlankAfterRecords) return this.done(out, at, lines, keySet, true);
+      let record: string;
+      try {
+        record = this.mapper.toCopyText(text, this.keySets);
+      } catch (error) {
+        if (error instanceof JsonRecordError) {
+          throw new RecordError(error.message, at, raw.length, lines, error.at + 1, Buffer.from(raw));
+        }
+        throw error;
+      }
+      if (this.keySets) {
+        const present = this.mapper.present;
+        if (!present.includes('1')) {
+          throw new RecordError('an object with no column keys cannot take the column defaults (--missing default)', at, raw.length, lines, 1, Buffer.from(raw));
+        }
+        if (keySet !== undefined && present !== keySet) return this.done(out, at, lines, keySet, true);
+        keySet = present;
+      }
+      out.push(record);
+      lines++;
+      at = nl + 1;
+    }
+    return this.done(out, Math.min(at, buf.length), lines, keySet, false);
+  }
+
+  private done(out: string[], consumed: number, lines: number, keySet: string | undefined, more: boolean): FramedBlock {
+    if (out.length === 0) return { out: EMPTY, consumed, records: 0, lines, more };
+    return {
+      out: Buffer.from(out.join('\n') + '\n', 'utf8'),
+      consumed,
+      records: out.length,
+      lines,
+      more,
+      ...(keySet !== undefined ? { columns: this.mapper.columnsOf(keySet) } : {}),
+    };
+  }
+
+  linesBeforeRecord(_source: Buffer, record: number): number {
+    return record - 1;
+  }
+}

@@ -1,0 +1,24 @@
+import type { LoadTarget } from '../batching/chunk.js';
+import { LoadError } from '../db/load-error.js';
+import type { RecordError } from '../framing/record-error.js';
+import { compressionFromFileName } from '../framing/formats.js';
+import { lineAtOffset } from './line-numbers.js';
+
+/**
+ * A record that could not be framed → a LoadError naming the file, the line, the column
+ * and the byte offset, with the record's location (one record long) for the reject machinery.
+ * `blockOffset`/`blockLine` are where the block that held it starts in the input.
+ */
+export async function recordFailure(error: RecordError, target: LoadTarget, blockOffset: number, blockLine: number | undefined): Promise<LoadError> {
+  const byteOffset = blockOffset + error.byteInBlock;
+  let line = blockLine === undefined ? undefined : blockLine + error.linesBefore;
+  if (line === undefined && target.file !== '-' && compressionFromFileName(target.file) === undefined) {
+    line = await lineAtOffset(target.file, byteOffset).catch(() => undefined);
+  }
+  const where = line !== undefined ? `${target.file}:${line}${error.column !== undefined ? `:${error.column}` : ''}` : `${target.file} (byte ${byteOffset})`;
+  return new LoadError('bad-input', `${where}: ${error.message} (byte offset ${byteOffset})`, {
+    location: { file: target.file, byteOffset, byteLength: error.byteLength, firstLine: line, ...(line !== undefined ? { line } : {}) },
+    hint: 'fix the input line and load again; chunks committed before the error stay in the table',
+    cause: error,
+  });
+}

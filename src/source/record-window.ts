@@ -1,0 +1,146 @@
+import { NEWLINE } from '../framing/framer.js';
+
+/**
+ * Finds record ends in raw input bytes, block after block: a newline for line formats, a
+ * newline outside quotes for CSV (its state carries over from one block to the next).
+ * Used to drop a header, skip records and stop after a limit, exactly at record boundaries.
+ */
+export class RecordEnds {
+  private inQuote = false;
+  /** Newlines passed so far (a CSV record may span several). */
+  lines = 0;
+
+  constructor(private readonly csv?: { quote: number; escape: number }) {}
+
+  /** Index just past the next record end at or after `from`, or -1 if the block ends first. */
+  next(buf: Buffer, from: number): number {
+    if (this.csv === undefined) {
+      const nl = buf.indexOf(NEWLINE, from);
+      if (nl >= 0) this.lines++;
+      return nl < 0 ? -1 : nl + 1;
+    }
+    const { quote, escape } = this.csv;
+    for (let i = from; i < buf.length; i++) {
+      const c = buf[i];
+      if (this.inQuote) {
+        if (c === escape && escape !== quote && (buf[i + 1] === quote || buf[i + 1] === escape)) i++;
+        else if (c === quote) this.inQuote = false;
+        else if (c === NEWLINE) this.lines++;
+      } else if (c === quote) {
+        this.inQuote = true;
+      } else if (c === NEWLINE) {
+        this.lines++;
+        return i + 1;
+      }
+    }
+    return -1;
+  }
+}
+
+/** What `dropRecords` consumed. */
+export interface Dropped {
+  /** The blocks after the dropped records. */
+  readonly rest: AsyncIterable<Buffer>;
+  readonly bytes: number;
+  readonly lines: number;
+  readonly records: number;
+  /** The dropped records' bytes, when asked for (a header to read). */
+  readonly head: Buffer | undefined;
+}
+
+/**
+ * Drops the first `n` records of `blocks` (a header, `--skip`); the input may end first.
+ * With `keep`, returns the dropped bytes too (only for a header: one record).
+ */
+export async function dropRecords(blocks: AsyncIterable<Buffer>, n: number, ends: RecordEnds, keep = false): Promise<Dropped> {
+  const it = blocks[Symbol.asyncIterator]();
+  let bytes = 0;
+  let records = 0;
+  const kept: Buffer[] = [];
+  const startLines = ends.lines;
+  let leftover: Buffer | undefined;
+  while (records < n) {
+    const r = await it.next();
+    if (r.done) break;
+    const buf = r.value;
+    let at = 0;
+    while (records < n) {
+      const end = ends.next(buf, at);
+      if (end < 0) break;
+      records++;
+      at = end;
+    }
+    const taken = records < n ? buf.length : at;
+    if (keep) kept.push(buf.subarray(0, taken));
+    bytes += taken;
+    if (taken < buf.length) leftover = buf.subarray(taken);
+  }
+  // An unterminated last record at the end of the input counts as one.
+  const head = keep ? Buffer.concat(kept) : undefined;
+  const rest = (async function* () {
+    try {
+      if (leftover !== undefined) yield leftover;
+      for (;;) {
+        const r = await it.next();
+        if (r.done) return;
+        yield r.value;
+      }
+    } finally {
+      await it.return?.();
+    }
+  })();
+  return { rest, bytes, lines: ends.lines - startLines, records, head };
+}
+
+/** The first `n` records of `blocks`, cut exactly after the n-th record end; then stops reading. */
+export async function* takeRecords(blocks: AsyncIterable<Buffer>, n: number, ends: RecordEnds): AsyncGenerator<Buffer> {
+  let records = 0;
+  if (n <= 0) return;
+  for await (const buf of blocks) {
+    let at = 0;
+    while (records < n) {
+      const end = ends.next(buf, at);
+      if (end < 0) break;
+      records++;
+      at = end;
+    }
+    if (records >= n) {
+      if (at > 0) yield buf.subarray(0, at);
+      return; // leaving the loop closes the source
+    }
+    yield buf;
+  }
+}
+
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+/** Drops a UTF-8 byte-order mark at the start; returns the blocks after it and how many bytes it took. */
+export async function dropBom(blocks: AsyncIterable<Buffer>): Promise<{ rest: AsyncIterable<Buffer>; bytes: number }> {
+  const it = blocks[Symbol.asyncIterator]();
+  let head = Buffer.alloc(0);
+  let done = false;
+  while (head.length < BOM.length) {
+    const r = await it.next();
+    if (r.done) {
+      done = true;
+      break;
+    }
+    head = Buffer.concat([head, r.value]);
+  }
+  const bytes = head.subarray(0, 3).equals(BOM) ? 3 : 0;
+  const first = head.subarray(bytes);
+  const rest = (async function* () {
+    try {
+      if (first.length > 0) yield first;
+      if (done) return;
+      for (;;) {
+        const r = await it.next();
+        if (r.done) return;
+        yield r.value;
+      }
+    } finally {
+      await it.return?.();
+    }
+  })();
+  return { rest, bytes };
+}

@@ -1,0 +1,437 @@
+import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { after, before, describe, it } from 'node:test';
+import type pg from 'pg';
+import { digest, freshSchema, runCli, tableRecords, testClient, testUrl } from '../helpers/test-db.js';
+
+const SCHEMA = 'it_inputs';
+let client: pg.Client;
+let dir: string;
+
+const db = (): string[] => ['--db', testUrl(), '--schema', SCHEMA, '-q'];
+const TEXT = '(FORMAT text)';
+
+async function writeFile(name: string, content: string | Buffer): Promise<string> {
+  const p = path.join(dir, name);
+  await fs.writeFile(p, content);
+  return p;
+}
+
+/** COPY text escaping, written here independently of the loader. */
+const esc = (s: string): string => s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t');
+
+interface Row {
+  id: number;
+  name: string | null;
+  price: string;
+  tags: string[] | null;
+  doc: { n: number; s: string } | null;
+  flag: boolean;
+  day: string;
+}
+
+/** Rows with the awkward bits: tabs, newlines, backslashes, quotes, commas, non-ASCII, NULLs, arrays, JSON. */
+function makeRows(n: number): Row[] {
+  const rows: Row[] = [];
+  for (let i = 1; i <= n; i++) {
+    const names = [`plain ${i}`, `tab\there ${i}`, `new\nline ${i}`, `back\\slash ${i}`, `"quoted", comma ${i}`, `héllo wörld ${i} ✓`, null];
+    rows.push({
+      id: i,
+      name: names[i % names.length]!,
+      price: (i * 7.31).toFixed(2),
+      tags: i % 5 === 0 ? null : i % 5 === 1 ? [] : Array.from({ length: i % 5 }, (_, k) => `t${k}${i}`),
+      doc: i % 4 === 0 ? null : { n: i, s: `v${i}` },
+      flag: i % 2 === 0,
+      day: `2024-0${(i % 9) + 1}-${String((i % 28) + 1).padStart(2, '0')}`,
+    });
+  }
+  return rows;
+}
+
+/** What the server prints for each row with COPY … (FORMAT text). */
+function expectedRecords(rows: readonly Row[]): string[] {
+  return rows.map((r) =>
+    [
+      String(r.id),
+      r.name === null ? '\\N' : esc(r.name),
+      r.price,
+      r.tags === null ? '\\N' : `{${r.tags.join(',')}}`,
+      r.doc === null ? '\\N' : `{"n": ${r.doc.n}, "s": "${r.doc.s}"}`,
+      r.flag ? 't' : 'f',
+      r.day,
+    ].join('\t'),
+  );
+}
+
+function asCsv(rows: readonly Row[]): string {
+  const q = (s: string): string => `"${s.replace(/"/g, '""')}"`;
+  return rows
+    .map((r) => [r.id, r.name === null ? '' : q(r.name), r.price, r.tags === null ? '' : q(`{${r.tags.join(',')}}`), r.doc === null ? '' : q(JSON.stringify(r.doc)), r.flag, r.day].join(','))
+    .map((l) => l + '\n')
+    .join('');
+}
+
+/** NDJSON with the price as a JSON number written with its trailing zero, the way an exporter would. */
+function asNdjson(rows: readonly Row[]): string {
+  return rows.map((r) => JSON.stringify(r).replace(/"price":"([^"]+)"/, '"price":$1') + '\n').join('');
+}
+
+function asJsonArray(rows: readonly Row[], pretty = false): string {
+  return `[\n${rows.map((r) => JSON.stringify(r, null, pretty ? 2 : undefined).replace(/"price": ?"([^"]+)"/, '"price": $1')).join(',\n')}\n]\n`;
+}
+
+const TABLE_DDL = `(id int, name text, price numeric(12,2), tags text[], doc jsonb, flag boolean, day date)`;
+
+async function expectTable(table: string, expected: string[]): Promise<void> {
+  const count = await client.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.${table}`);
+  assert.equal(count.rows[0].n, expected.length, 'row count');
+  assert.equal(digest(await tableRecords(client, `${SCHEMA}.${table}`, TEXT)), digest(expected), 'content digest');
+}
+
+async function count(table: string): Promise<number> {
+  return (await client.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.${table}`)).rows[0].n as number;
+}
+
+before(async () => {
+  client = await testClient();
+  await freshSchema(client, SCHEMA);
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-it-inputs-'));
+  await client.query(`CREATE TABLE ${SCHEMA}.items ${TABLE_DDL}`);
+});
+after(async () => {
+  await client.query(`DROP SCHEMA ${SCHEMA} CASCADE`);
+  await client.end();
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+describe('the same rows as CSV, NDJSON and JSON arrays, plain and gzipped, make the same table', () => {
+  const rows = makeRows(1500);
+  const expected = expectedRecords(rows);
+  const inputs: { name: string; content: () => string | Buffer }[] = [
+    { name: 'items.csv', content: () => asCsv(rows) },
+    { name: 'items.ndjson', content: () => asNdjson(rows) },
+    { name: 'items.jsonl', content: () => asNdjson(rows).replace(/\n/g, '\r\n') + '\n\n' },
+    { name: 'items.json', content: () => asJsonArray(rows) },
+    { name: 'items.json', content: () => asJsonArray(rows, true) },
+    { name: 'items.csv.gz', content: () => gzipSync(asCsv(rows)) },
+    { name: 'items.ndjson.gz', content: () => gzipSync(asNdjson(rows)) },
+    { name: 'items.json.gz', content: () => gzipSync(asJsonArray(rows)) },
+  ];
+  for (const input of inputs) {
+    for (const workers of [1, 3]) {
+      it(`${input.name}${input.name.endsWith('.json') ? ` (${inputs.indexOf(input) === 4 ? 'pretty' : 'compact'})` : ''} with ${workers} worker(s): rows and digest equal the input`, async () => {
+        const file = await writeFile(input.name, input.content());
+        const r = await runCli(['load', file, '--truncate', '-w', String(workers), '--chunk-size', '8KB', ...db()]);
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stdout, /items\s+1,500/);
+        await expectTable('items', expected);
+      });
+    }
+  }
+
+  it('NDJSON from stdin (plain and gzipped) and a JSON array under --json-path', async () => {
+    let r = await runCli(['load', '-', '-f', 'ndjson', '-t', 'items', '--truncate', '-w', '2', '--chunk-size', '4KB', ...db()], { stdin: asNdjson(rows) });
+    assert.equal(r.code, 0, r.stderr);
+    await expectTable('items', expected);
+    r = await runCli(['load', '-', '-f', 'ndjson', '--compression', 'gzip', '-t', 'items', '--truncate', '-w', '2', '--chunk-size', '4KB', ...db()], { stdin: gzipSync(asNdjson(rows)) });
+    assert.equal(r.code, 0, r.stderr);
+    await expectTable('items', expected);
+    const doc = `{"meta": {"skip": [1, {"items": [{"id": -1}]}], "note": "${'x'.repeat(100_000)}"}, "data": {"count": 1500, "items": ${asJsonArray(rows)}}, "after": [1,2,3]}`;
+    const file = await writeFile('export.json', doc);
+    r = await runCli(['load', file, '-t', 'items', '--json-path', 'data.items', '--truncate', '-w', '2', '--chunk-size', '4KB', ...db()]);
+    assert.equal(r.code, 0, r.stderr);
+    await expectTable('items', expected);
+  });
+});
+
+describe('JSON values become what json_populate_record makes of them', () => {
+  const DDL = `(i int, b bigint, n numeric, f float8, t text, v varchar(20), ok boolean, d date, ia int[], ta text[], m int[][], j json, jb jsonb, jba jsonb[])`;
+  // Every kind of JSON value in every column where PostgreSQL accepts it.
+  const objects = [
+    '{"i":1,"b":9223372036854775807,"n":12345678901234567890.123456789,"f":1.5e300,"t":"tab\\there\\nnewline \\\\ \\"q\\" \\u00e9","v":"short","ok":true,"d":"2024-02-29"}',
+    '{"i":null,"b":null,"n":1.10,"f":-0.0,"t":1.50,"v":true,"ok":false,"d":null}',
+    '{"t":{"a":[1,2.0,{"b":null}]},"v":[1,2],"ia":[1,null,3],"ta":["a","b c","x\\"y","back\\\\slash",null,"NULL",""],"m":[[1,2],[3,4]]}',
+    '{"j":{"k":[1,2.50,"s",null,true]},"jb":{"k":[1,2.50,"s",null,true]},"jba":[{"a":1},"s",2,null,[3]]}',
+    '{"j":"a string","jb":"a string","ia":[],"ta":[]}',
+    '{"j":12.50,"jb":12.50,"n":0.000001,"f":3}',
+    '{"j":[1,"x"],"jb":null,"t":null,"i":-42}',
+    '{"j":null,"t":"\\\\N","v":"\\\\N","ta":["\\\\N"]}',
+    '{}',
+  ];
+
+  it('NDJSON and a JSON array give the table json_populate_record gives, value for value', async () => {
+    await client.query(`CREATE TABLE ${SCHEMA}.kinds ${DDL}`);
+    await client.query(`CREATE TABLE ${SCHEMA}.kinds_ref ${DDL}`);
+    for (const o of objects) await client.query(`INSERT INTO ${SCHEMA}.kinds_ref SELECT * FROM json_populate_record(null::${SCHEMA}.kinds, $1::json)`, [o]);
+    const reference = await tableRecords(client, `${SCHEMA}.kinds_ref`, TEXT);
+    assert.equal(reference.length, objects.length);
+
+    const nd = await writeFile('kinds.ndjson', objects.join('\n') + '\n');
+    let r = await runCli(['load', nd, '-w', '2', '--chunk-size', '200', ...db()]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual((await tableRecords(client, `${SCHEMA}.kinds`, TEXT)).sort(), [...reference].sort());
+
+    const arr = await writeFile('kinds.json', `[${objects.join(',\n')}]`);
+    r = await runCli(['load', arr, '--truncate', '-w', '2', '--chunk-size', '200', ...db()]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual((await tableRecords(client, `${SCHEMA}.kinds`, TEXT)).sort(), [...reference].sort());
+  });
+
+  it('a json column keeps an NDJSON value\'s own text, spaces included, as json_populate_record does', async () => {
+    const line = '{"j": {"a" :  [1, 2.0]  }, "jb": {"a" :  [1, 2.0]}}';
+    const ref = await client.query<{ j: string; jb: string }>(`SELECT j::text, jb::text FROM json_populate_record(null::${SCHEMA}.kinds, $1::json)`, [line]);
+    const nd = await writeFile('kinds.ndjson', line + '\n');
+    const r = await runCli(['load', nd, '--truncate', ...db()]);
+    assert.equal(r.code, 0, r.stderr);
+    const got = await client.query(`SELECT j::text, jb::text FROM ${SCHEMA}.kinds`);
+    assert.deepEqual(got.rows, ref.rows);
+  });
+
+  it('--missing default: a missing key takes the column default, a JSON null stays NULL', async () => {
+    await client.query(`CREATE TABLE ${SCHEMA}.defaults (id int, city text DEFAULT 'Paris', n int DEFAULT 7)`);
+    const lines = ['{"id":1}', '{"id":2,"city":"Oslo"}', '{"id":3,"city":null}', '{"id":4,"n":1}', '{"id":5}', '{"id":6}'];
+    const file = await writeFile('defaults.ndjson', lines.join('\n') + '\n');
+    for (const [name, args] of [
+      ['ndjson', [file]],
+      ['json', [await writeFile('defaults.json', `[${lines.join(',')}]`)]],
+    ] as const) {
+      const r = await runCli(['load', ...args, '-t', 'defaults', '--truncate', '--missing', 'default', '-w', '2', '--chunk-size', '1', ...db()]);
+      assert.equal(r.code, 0, `${name}: ${r.stderr}`);
+      assert.deepEqual((await tableRecords(client, `${SCHEMA}.defaults`, TEXT)).sort(), ['1\tParis\t7', '2\tOslo\t7', '3\t\\N\t7', '4\tParis\t1', '5\tParis\t7', '6\tParis\t7']);
+    }
+    const r = await runCli(['load', file, '-t', 'defaults', '--truncate', ...db()]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual((await tableRecords(client, `${SCHEMA}.defaults`, TEXT)).sort(), ['1\t\\N\t\\N', '2\tOslo\t\\N', '3\t\\N\t\\N', '4\t\\N\t1', '5\t\\N\t\\N', '6\t\\N\t\\N'], 'without --missing default a missing key is NULL');
+  });
+});
+
+describe('headers, column lists, delimiters, NULL strings, quotes', () => {
+  before(async () => {
+    await client.query(`CREATE TABLE ${SCHEMA}.people (id int, name text, city text DEFAULT 'nowhere')`);
+  });
+
+  it('--header skips the first line only in the range that starts the file, whatever the workers', async () => {
+    const lines = Array.from({ length: 800 }, (_, i) => `${i + 1}|name ${i + 1}|city ${i % 7}|`);
+    const file = await writeFile('people.tbl', `id|name|city|\n${lines.join('\n')}\n`);
+    for (const workers of ['1', '4']) {
+      const r = await runCli(['load', file, '--header', '--truncate', '-w', workers, '--chunk-size', '1KB', ...db()]);
+      assert.equal(r.code, 0, r.stderr);
+      await expectTable('people', lines.map((l) => l.replace(/\|$/, '').replace(/\|/g, '\t')));
+    }
+  });
+
+  it('--header match maps columns by the header\'s names; a header naming no column stops before anything is truncated', async () => {
+    const file = await writeFile('people.csv', 'city,"id"\r\n"Oslo, NO",1\r\nParis,2\r\n');
+    let r = await runCli(['load', file, '--header', 'match', '--truncate', '-w', '2', ...db()]);
+    assert.equal(r.code, 0, r.stderr);
+    await expectTable('people', ['1\t\\N\tOslo, NO', '2\t\\N\tParis']);
+    const bad = await writeFile('people.csv', 'id,nickname\n3,x\n');
+    r = await runCli(['load', bad, '--header', 'match', '--truncate', ...db()]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /the header of .*people\.csv names column "nickname", which table "it_inputs"\."people" does not have/);
+    assert.match(r.stderr, /hint: the table's columns are: id, name, city/);
+    await expectTable('people', ['1\t\\N\tOslo, NO', '2\t\\N\tParis']); // not truncated, nothing loaded
+  });
+
+  it('--columns loads a subset in another order; the rest get their defaults; an unknown name exits 2', async () => {
+    const file = await writeFile('people.txt', 'Ann\t10\nBob\t\\N\n');
+    let r = await runCli(['load', file, '-t', 'people', '--columns', 'name,id', '--truncate', ...db()]);
+    assert.equal(r.code, 0, r.stderr);
+    await expectTable('people', ['10\tAnn\tnowhere', '\\N\tBob\tnowhere']);
+    r = await runCli(['load', file, '-t', 'people', '--columns', 'name,ident', ...db()]);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /--columns names column "ident", which table "it_inputs"\."people" does not have/);
+    await expectTable('people', ['10\tAnn\tnowhere', '\\N\tBob\tnowhere']);
+  });
+
+  it('--delimiter, --null, --quote and --escape mean what COPY means by them', async () => {
+    const csv = await writeFile('people.csv', "1;'it''s; here';NA\n2;'back\\'s';''\n3;NA;'multi\nline'\n");
+    let r = await runCli(['load', csv, '--delimiter', ';', '--quote', "'", '--escape', '\\', '--null', 'NA', '--truncate', '-w', '2', ...db()]);
+    assert.equal(r.code, 0, r.stderr);
+    // With ESCAPE other than QUOTE, '' is not a quote inside quotes: it closes and reopens the quoted part, as in COPY.
+    await expectTable('people', ['1\tits; here\t\\N', "2\tback's\t", '3\t\\N\tmulti\\nline']);
+    const txt = await writeFile('people.txt', '1,Ann,-\n2,-,Rome\n');
+    r = await runCli(['load', txt, '-t', 'people', '--delimiter', ',', '--null', '-', '--truncate', ...db()]);
+    assert.equal(r.code, 0, r.stderr);
+    await expectTable('people', ['1\tAnn\t\\N', '2\t\\N\tRome']);
+  });
+
+  it('--skip and --limit cut at record boundaries (CSV records spanning lines too)', async () => {
+    const csv = await writeFile('people.csv', 'id,name,city\n1,"a\nb",x\n2,b,y\n3,"c\n\nc",z\n4,d,w\n5,e,v\n');
+    const r = await runCli(['load', csv, '--header', '--skip', '1', '--limit', '2', '--truncate', '-w', '3', '--chunk-size', '1', ...db()]);
+    assert.equal(r.code, 0, r.stderr);
+    await expectTable('people', ['2\tb\ty', '3\tc\\n\\nc\tz']);
+    const nd = await writeFile('people.ndjson', Array.from({ length: 50 }, (_, i) => `{"id":${i + 1}}`).join('\n'));
+    const r2 = await runCli(['load', nd, '--skip', '10', '--limit', '5', '--truncate', '-w', '3', ...db()]);
+    assert.equal(r2.code, 0, r2.stderr);
+    assert.deepEqual((await client.query(`SELECT array_agg(id ORDER BY id) a FROM ${SCHEMA}.people`)).rows[0].a, [11, 12, 13, 14, 15]);
+    const arr = await writeFile('people.json', JSON.stringify(Array.from({ length: 50 }, (_, i) => ({ id: i + 1 }))));
+    const r3 = await runCli(['load', arr, '--skip', '48', '--limit', '5', '--truncate', ...db()]);
+    assert.equal(r3.code, 0, r3.stderr);
+    assert.deepEqual((await client.query(`SELECT array_agg(id ORDER BY id) a FROM ${SCHEMA}.people`)).rows[0].a, [49, 50]);
+  });
+});
+
+describe('encodings and byte-order marks', () => {
+  const names = ['José', 'Zoë', 'naïve café', '€ 5 — “quoted”', 'Œuvre'];
+  before(async () => {
+    await client.query(`CREATE TABLE ${SCHEMA}.enc (id int, name text)`);
+  });
+  it('WIN1252 and LATIN1 input are converted to UTF-8, in CSV, text (byte ranges) and NDJSON', async () => {
+    // Windows-1252 bytes, written out by hand: Latin-1 below 0x100, plus the few 0x80–0x9F characters used here.
+    const SPECIAL: Record<number, number> = { 0x20ac: 0x80, 0x2014: 0x97, 0x201c: 0x93, 0x201d: 0x94, 0x152: 0x8c };
+    const win1252 = (s: string): Buffer => Buffer.from([...s].map((c) => SPECIAL[c.codePointAt(0)!] ?? c.codePointAt(0)!));
+    const rows = names.map((n, i) => ({ id: i + 1, name: n }));
+    const expected = rows.map((r) => `${r.id}\t${r.name}`);
+    const cases: [string, Buffer, string][] = [
+      ['enc.csv', win1252(rows.map((r) => `${r.id},"${r.name}"\n`).join('')), 'WIN1252'],
+      ['enc.txt', win1252(rows.map((r) => `${r.id}\t${r.name}\n`).join('')), 'windows-1252'],
+      ['enc.ndjson', win1252(rows.map((r) => JSON.stringify(r) + '\n').join('')), 'cp1252'],
+      ['enc.json', win1252(JSON.stringify(rows)), 'WIN1252'],
+    ];
+    for (const [name, bytes, encoding] of cases) {
+      const file = await writeFile(name, bytes);
+      const r = await runCli(['load', file, '-t', 'enc', '--encoding', encoding, '--truncate', '-w', '2', '--chunk-size', '16', ...db()]);
+      assert.equal(r.code, 0, `${name}: ${r.stderr}`);
+      await expectTable('enc', expected);
+    }
+    // LATIN1 is ISO-8859-1: byte 0x80 is the control character U+0080, not the euro sign.
+    const latin1 = await writeFile('enc.txt', Buffer.concat([Buffer.from('1\t', 'latin1'), Buffer.from('Jos\u00e9 \u00ff', 'latin1'), Buffer.from([0x0a])]));
+    const r = await runCli(['load', latin1, '-t', 'enc', '--encoding', 'LATIN1', '--truncate', ...db()]);
+    assert.equal(r.code, 0, r.stderr);
+    await expectTable('enc', ['1\tJosé ÿ']);
+  });
+
+  it('a UTF-8 byte-order mark is dropped (and the line numbers stay right)', async () => {
+    const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+    for (const [name, body] of [
+      ['enc.csv', '1,José\n2,Zoë\n'],
+      ['enc.tbl', '1|José|\n2|Zoë|\n'],
+      ['enc.ndjson', '{"id":1,"name":"José"}\n{"id":2,"name":"Zoë"}\n'],
+      ['enc.json', '[{"id":1,"name":"José"},{"id":2,"name":"Zoë"}]'],
+    ] as const) {
+      const file = await writeFile(name, Buffer.concat([bom, Buffer.from(body)]));
+      const r = await runCli(['load', file, '-t', 'enc', '--truncate', '-w', '2', ...db()]);
+      assert.equal(r.code, 0, `${name}: ${r.stderr}`);
+      await expectTable('enc', ['1\tJosé', '2\tZoë']);
+    }
+    const bad = await writeFile('enc.tbl', Buffer.concat([bom, Buffer.from('1|a|\n2|b|\nx|c|\n')]));
+    const r = await runCli(['load', bad, '-t', 'enc', '--truncate', ...db()]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /enc\.tbl:3: .*integer/);
+  });
+});
+
+describe('bad input stops with its place named, and nothing of its chunk is committed', () => {
+  before(async () => {
+    await client.query(`CREATE TABLE ${SCHEMA}.ids (id int PRIMARY KEY, name text)`);
+  });
+  const lines = (n: number): string[] => Array.from({ length: n }, (_, i) => JSON.stringify({ id: i + 1, name: `row ${i + 1}` }));
+
+  /** The rows loaded before the stop are a prefix of the input that ends before the bad line. */
+  async function expectPrefixBefore(badLine: number): Promise<number> {
+    const got = await client.query<{ n: number; max: number | null }>(`SELECT count(*)::int n, max(id) max FROM ${SCHEMA}.ids`);
+    const { n, max } = got.rows[0]!;
+    assert.ok(n < badLine, `loaded ${n} rows, all before line ${badLine}`);
+    assert.equal(max ?? 0, n, 'the loaded rows are the first ones, none missing');
+    return n;
+  }
+
+  it('malformed NDJSON names the line and column, with 1 and 3 workers', async () => {
+    const all = lines(600);
+    all[436] = '{"id": 437, "name": "row 437"'; // no closing brace
+    const file = await writeFile('ids.ndjson', all.join('\n') + '\n');
+    for (const workers of ['1', '3']) {
+      await client.query(`TRUNCATE ${SCHEMA}.ids`);
+      const r = await runCli(['load', file, '-w', workers, '--chunk-size', '1KB', ...db()]);
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, /ids\.ndjson:437:30: malformed JSON: expected `,` or `}`, found end of input \(byte offset \d+\)/);
+      if (workers === '1') {
+        const n = await expectPrefixBefore(437);
+        assert.ok(n > 300, `the chunks before it were committed (${n} rows)`);
+      } else {
+        // Other byte ranges may have committed rows after it; its own chunk is not committed.
+        assert.equal((await client.query(`SELECT count(*)::int n FROM ${SCHEMA}.ids WHERE id BETWEEN 436 AND 437`)).rows[0].n < 2, true);
+        assert.ok((await count('ids')) < 600);
+      }
+    }
+    // One chunk: nothing is committed.
+    await client.query(`TRUNCATE ${SCHEMA}.ids`);
+    const r = await runCli(['load', file, '-w', '1', ...db()]);
+    assert.equal(r.code, 1);
+    assert.equal(await count('ids'), 0);
+  });
+
+  it('a key that is not a column stops (or is left out with --ignore-extra-keys)', async () => {
+    const all = lines(50);
+    all[9] = '{"id": 10, "name": "x", "nickname": "y"}';
+    const file = await writeFile('ids.ndjson', all.join('\n'));
+    await client.query(`TRUNCATE ${SCHEMA}.ids`);
+    let r = await runCli(['load', file, ...db()]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /ids\.ndjson:10:25: key "nickname" is not a column of ids \(--ignore-extra-keys leaves such keys out\)/);
+    assert.equal(await count('ids'), 0);
+    const arr = await writeFile('ids.json', `[${all.join(',')}]`);
+    r = await runCli(['load', arr, ...db()]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /ids\.json: array element 10 .*key "nickname" is not a column of ids/);
+    assert.equal(await count('ids'), 0);
+    r = await runCli(['load', file, '--ignore-extra-keys', ...db()]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(await count('ids'), 50);
+  });
+
+  it('a value of the wrong type: the server\'s message with the line (NDJSON) or the element (JSON array)', async () => {
+    const all = lines(300);
+    all[199] = '{"id": "two hundred", "name": "x"}';
+    const nd = await writeFile('ids.ndjson', all.join('\n'));
+    for (const workers of ['1', '3']) {
+      await client.query(`TRUNCATE ${SCHEMA}.ids`);
+      const r = await runCli(['load', nd, '-w', workers, '--chunk-size', '1KB', ...db()]);
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, /ids\.ndjson:200: invalid input syntax for type integer: "two hundred" \(column id\) \[SQLSTATE 22P02\]/);
+      if (workers === '1') await expectPrefixBefore(200);
+      else assert.equal((await client.query(`SELECT count(*)::int n FROM ${SCHEMA}.ids WHERE id BETWEEN 199 AND 201`)).rows[0].n < 3, true);
+    }
+    await client.query(`TRUNCATE ${SCHEMA}.ids`);
+    const arr = await writeFile('ids.json', `[${all.join(',\n')}]`);
+    const r = await runCli(['load', arr, '-w', '1', '--chunk-size', '1KB', ...db()]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /ids\.json: array element 200: invalid input syntax for type integer: "two hundred" \(column id\)/);
+    await expectPrefixBefore(200);
+  });
+
+  it('malformed JSON in an array names its line and column', async () => {
+    const all = lines(300);
+    all[249] = '{"id": 250 "name": "x"}';
+    const arr = await writeFile('ids.json', `[\n${all.join(',\n')}\n]`);
+    await client.query(`TRUNCATE ${SCHEMA}.ids`);
+    const r = await runCli(['load', arr, '-w', '2', '--chunk-size', '1KB', ...db()]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /ids\.json: malformed JSON at line 251, column 12: expected ','/);
+    await expectPrefixBefore(250);
+    const notArray = await writeFile('ids.json', '{"data": []}');
+    const r2 = await runCli(['load', notArray, ...db()]);
+    assert.equal(r2.code, 1);
+    assert.match(r2.stderr, /ids\.json: the document is not a JSON array \(it starts with object\)/);
+    assert.match(r2.stderr, /hint: give --json-path/);
+    const r3 = await runCli(['load', notArray, '--json-path', 'data.items', ...db()]);
+    assert.equal(r3.code, 1);
+    assert.match(r3.stderr, /ids\.json: no value at --json-path data\.items/);
+  });
+
+  it('a truncated .gz stops with the file and what was read; the chunks before it stay', async () => {
+    const all = lines(5000).join('\n') + '\n';
+    const gz = gzipSync(all);
+    const file = await writeFile('ids.ndjson.gz', gz.subarray(0, Math.floor(gz.length * 0.6)));
+    await client.query(`TRUNCATE ${SCHEMA}.ids`);
+    const r = await runCli(['load', file, '-w', '2', '--chunk-size', '4KB', ...db()]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /ids\.ndjson\.gz: the gzip data is truncated or corrupt after \d+ bytes of content \(unexpected end of file\)/);
+    const n = await expectPrefixBefore(5000);
+    assert.ok(n > 0, 'chunks before the damage were loaded');
+  });
+});
