@@ -1,14 +1,24 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
+import path from 'node:path';
 import type pg from 'pg';
 import type { Readable } from 'node:stream';
 import type { Chunk, LoadTarget } from './batching/chunk.js';
 import { ChunkQueue, type ChunkSource } from './batching/chunk-queue.js';
+import { checkColumnCount } from './db/column-check.js';
+import { qualifiedName } from './db/identifiers.js';
 import { connect, type Target } from './db/target.js';
 import { connectionFailure, copyColumnFromWhere, copyLineFromWhere, isServerError, LoadError } from './db/load-error.js';
 import { prepareTable } from './db/table-check.js';
-import { framerFor } from './framing/framer-for.js';
+import { LoadStopped } from './faults/load-stopped.js';
+import { DEFAULT_RETRY_FOR_MS, serverTrouble } from './faults/retry.js';
+import { fileIdentity, identityString } from './ledger/file-identity.js';
+import { ensureLedger, forgetTable, LedgerWriter, NOTHING_COVERED, openLoad, type Covered, type LedgerInput } from './ledger/ledger.js';
+import { LoadWorker } from './load-worker.js';
 import { LoadCounters, type LoadSummary } from './metrics/load-counters.js';
-import { lineAtOffset } from './source/line-numbers.js';
+import { DEFAULT_MAX_REJECTS, RejectBudget } from './rejects/reject-budget.js';
+import { RejectFile, rejectPathFor } from './rejects/reject-file.js';
+import { LineIndex } from './source/line-index.js';
 import { openInput } from './source/open-input.js';
 import type { ChunkResult, ChunkWriter } from './writer/chunk-writer.js';
 import { copyWriter } from './writer/copy-writer.js';
@@ -21,76 +31,170 @@ export interface LoadOptions {
   readonly stdin?: Readable;
   /** How a chunk reaches the server; COPY unless told otherwise. */
   readonly writer?: ChunkWriter;
+  /** The ledger's id for this load; default: derived from the tables and the files' identities, so rerunning the same command resumes. */
+  readonly loadId?: string;
+  /** Require an earlier run of this load to resume. */
+  readonly resume?: boolean;
+  /** Rows a load may reject in all before it stops (default 1000). */
+  readonly maxRejects?: number;
+  readonly rejectFile?: string;
+  readonly rejectDir?: string;
+  /** How long to keep retrying a chunk whose connection or server went away (default 30 s). */
+  readonly retryForMs?: number;
+  /** Aborting stops the load: no more reading, in-flight chunks rolled back. */
+  readonly signal?: AbortSignal;
 }
+
 
 /** What the load tells whoever watches it (the CLI's progress line, a test). */
 export interface LoadReporter {
-  start?(info: { inputs: readonly LoadTarget[]; totalBytes: number | undefined; workers: number; target: string }): void;
+  start?(info: { inputs: readonly LoadTarget[]; totalBytes: number | undefined; workers: number; target: string; loadId: string; resumed: boolean }): void;
   chunkLoaded?(info: { chunk: Chunk; rows: number; result: ChunkResult; seconds: number; counters: LoadCounters }): void;
 }
 
 /**
- * The whole flow, top to bottom: check the inputs and tables, open the readers, start the
- * workers on a bounded queue, wait, first error wins, summary.
+ * The whole flow, top to bottom: check the inputs and tables, open the ledger, open the
+ * readers on what it does not cover, start the workers on a bounded queue, wait, first
+ * error wins, summary.
  */
 export async function load(inputs: readonly LoadTarget[], options: LoadOptions, target: Target, reporter: LoadReporter = {}): Promise<LoadSummary> {
   const sizes = await checkInputs(inputs);
-  await prepareTables(inputs, options, target);
+  const identities = await Promise.all(inputs.map((i, n) => (i.file === '-' || sizes[n] === undefined ? undefined : fileIdentity(i.file).then(identityString))));
 
-  // Biggest input first, so the long pole starts early and the small ones fill in.
-  const order = inputs.map((input, i) => ({ input, size: sizes[i] })).sort((a, b) => (b.size ?? Infinity) - (a.size ?? Infinity));
-  const sources: ChunkSource[] = [];
-  for (const { input } of order) {
-    const opened = await openInput(input, { workers: options.workers, chunkBytes: options.chunkBytes, stdin: options.stdin });
-    sources.push(...opened.sources);
-  }
-  const totalBytes = sizes.every((s) => s !== undefined) ? sizes.reduce<number>((a, s) => a + (s ?? 0), 0) : undefined;
-
-  const counters = new LoadCounters();
-  for (const input of inputs) counters.expect(input.table, input.file);
-  const queue = new ChunkQueue(sources, options.workers);
-  const clients = await openClients(target, options.workers).catch(async (error: unknown) => {
-    await queue.close();
-    throw error;
+  // The control connection holds the load's lock for the whole load: two runs of one load id at once would double rows.
+  const control = await connect(target.config).catch((error: unknown) => {
+    throw connectionFailure(error, target.description);
   });
-  reporter.start?.({ inputs, totalBytes, workers: clients.length, target: target.description });
-
-  const writer = options.writer ?? copyWriter;
-  let firstError: unknown;
-  const worker = async (client: pg.Client): Promise<void> => {
-    await writer.prepare?.(client);
-    for (;;) {
-      const chunk = firstError === undefined ? await queue.take() : undefined;
-      if (chunk === undefined) return;
-      const startedAt = counters.now();
-      let result: ChunkResult;
-      try {
-        result = await writer.write(client, chunk);
-      } catch (error) {
-        firstError ??= await describeChunkFailure(chunk, error);
-        await queue.close();
-        return;
-      }
-      const endedAt = counters.now();
-      const rows = result.loaded;
-      counters.add(chunk.target.table, chunk.target.file, rows, chunk.location.byteLength, startedAt, endedAt);
-      reporter.chunkLoaded?.({ chunk, rows, result, seconds: (endedAt - startedAt) / 1000, counters });
-    }
-  };
+  let lockHeld = false;
   try {
-    await Promise.all(
-      clients.map((c) =>
-        worker(c).catch(async (error: unknown) => {
-          firstError ??= error;
-          await queue.close();
+    await ensureLedger(control);
+    const tables = await prepareTables(control, inputs, options);
+    const loadId = options.loadId ?? defaultLoadId(inputs, tables, identities);
+    lockHeld = (await control.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext('pgsurge'), hashtext($1)) AS ok", [loadId])).rows[0]?.ok === true;
+    if (!lockHeld) {
+      throw new LoadError('bad-option', `load ${loadId} is running in another pgsurge right now`, { hint: 'wait for it to end, or give this load another --load-id' });
+    }
+    const ledgerInputs = new Map<string, LedgerInput>();
+    inputs.forEach((input, i) => {
+      const t = tables.get(input)!;
+      ledgerInputs.set(input.file, { file: input.file === '-' ? '-' : path.resolve(input.file), tableName: t.name, tableOid: t.oid, identity: identities[i] });
+    });
+    const covered = await openLoad(control, loadId, [...ledgerInputs.values()], { resume: options.resume === true });
+    const coveredOf = (input: LoadTarget): Covered => covered.get(ledgerInputs.get(input.file)!.file) ?? NOTHING_COVERED;
+    const ledger = new LedgerWriter(loadId, ledgerInputs);
+
+    // Reject files: rebuilt from the ledger, so a crash between a chunk's COMMIT and the file write loses nothing.
+    const rejectFiles = new Map<string, RejectFile>();
+    const rejectFileOf = new Map<string, RejectFile>();
+    for (const input of inputs) {
+      const p = rejectPathFor(input, options);
+      if (!rejectFiles.has(p)) rejectFiles.set(p, new RejectFile(p));
+      rejectFileOf.set(input.file, rejectFiles.get(p)!);
+    }
+    for (const f of rejectFiles.values()) await f.clear();
+    let earlierRejects = 0;
+    for (const input of inputs) {
+      const earlier = await ledger.earlierRejects(control, input.file);
+      earlierRejects += earlier.length;
+      await rejectFileOf.get(input.file)!.append(earlier.map((r) => ({ ...r, file: input.file })));
+    }
+
+    // Biggest input first, so the long pole starts early and the small ones fill in.
+    const order = inputs.map((input, i) => ({ input, size: sizes[i] })).sort((a, b) => (b.size ?? Infinity) - (a.size ?? Infinity));
+    const sources: ChunkSource[] = [];
+    for (const { input } of order) {
+      const opened = await openInput(input, { workers: options.workers, chunkBytes: options.chunkBytes, stdin: options.stdin, covered: coveredOf(input).ranges });
+      sources.push(...opened.sources);
+    }
+    const totalBytes = sizes.every((s) => s !== undefined) ? sizes.reduce<number>((a, s) => a + (s ?? 0), 0) : undefined;
+
+    const counters = new LoadCounters();
+    for (const input of inputs) {
+      counters.expect(input.table, input.file);
+      counters.earlier(input.table, input.file, coveredOf(input));
+    }
+    const resumed = inputs.some((i) => coveredOf(i).ranges.length > 0);
+    const queue = new ChunkQueue(sources, options.workers);
+    const appName = (n: number): string => `pgsurge ${loadId}`.slice(0, 56) + ` w${n}`;
+    const clients = await openClients(target, options.workers, appName).catch(async (error: unknown) => {
+      await queue.close();
+      throw error;
+    });
+    reporter.start?.({ inputs, totalBytes, workers: clients.length, target: target.description, loadId, resumed });
+
+    const writer = options.writer ?? copyWriter;
+    const lineIndex = new LineIndex();
+    const budget = new RejectBudget(options.maxRejects ?? DEFAULT_MAX_REJECTS, earlierRejects);
+    const signal = options.signal ?? new AbortController().signal;
+    let firstError: unknown;
+    const stopping = (): boolean => firstError !== undefined || signal.aborted;
+    const summary = (): LoadSummary =>
+      counters.summary(clients.length, target.description, { loadId, rejectFiles: [...rejectFiles.values()].filter((f) => f.written > 0).map((f) => ({ path: f.path, rows: f.written })) });
+
+    let nextWorker = clients.length;
+    const workers = clients.map(
+      (client) =>
+        new LoadWorker(client, {
+          queue,
+          ledger,
+          transaction: {
+            writer,
+            ledger,
+            budget,
+            firstLineOf: async (chunk) => (chunk.location.file === '-' ? undefined : lineIndex.lineAt(chunk.location.file, chunk.location.byteOffset).catch(() => undefined)),
+          },
+          connect: () => connect(target.config, appName(nextWorker++)),
+          retryForMs: options.retryForMs ?? DEFAULT_RETRY_FOR_MS,
+          signal,
+          stopping,
+          now: () => counters.now(),
+          async committed(chunk, outcome, startedAt, endedAt) {
+            const rejected = outcome.rejects.length;
+            counters.add(chunk.target.table, chunk.target.file, outcome.loaded, chunk.location.byteLength, startedAt, endedAt, {
+              read: chunk.records,
+              rejected,
+              skipped: outcome.skipped,
+            });
+            if (chunk.location.firstLine !== undefined && chunk.location.file !== '-') {
+              lineIndex.remember(chunk.location.file, chunk.location.byteOffset + chunk.location.byteLength, chunk.location.firstLine + chunk.lines);
+            }
+            await rejectFileOf.get(chunk.target.file)!.append(outcome.rejects);
+            reporter.chunkLoaded?.({ chunk, rows: outcome.loaded, result: { loaded: outcome.loaded, skipped: outcome.skipped }, seconds: (endedAt - startedAt) / 1000, counters });
+          },
         }),
-      ),
     );
+
+    const onAbort = (): void => {
+      void queue.close();
+      for (const w of workers) w.interrupt();
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      await Promise.all(
+        workers.map((w) =>
+          w.run().catch(async (error: unknown) => {
+            if (!signal.aborted) firstError ??= error;
+            await queue.close();
+          }),
+        ),
+      );
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      await queue.close();
+      await Promise.allSettled([...rejectFiles.values()].map((f) => f.close()));
+    }
+    if (signal.aborted) {
+      throw new LoadStopped(new LoadError('interrupted', 'interrupted: the chunks in flight were rolled back; the chunks committed before stay in the table'), summary(), loadId);
+    }
+    if (firstError !== undefined) {
+      const error = firstError instanceof LoadError ? firstError : await describeFailure(firstError);
+      throw new LoadStopped(error, summary(), loadId);
+    }
+    return summary();
   } finally {
-    await Promise.allSettled(clients.map((c) => c.end()));
+    // Ending the session releases the load's advisory lock.
+    await control.end().catch(() => undefined);
   }
-  if (firstError !== undefined) throw firstError;
-  return counters.summary(clients.length, target.description);
 }
 
 /** Every input must exist and be readable before anything is written. */
@@ -113,25 +217,65 @@ async function checkInputs(inputs: readonly LoadTarget[]): Promise<(number | und
   );
 }
 
-async function prepareTables(inputs: readonly LoadTarget[], options: LoadOptions, target: Target): Promise<void> {
-  const client = await connect(target.config).catch((error: unknown) => {
-    throw connectionFailure(error, target.description);
-  });
+interface PreparedTable {
+  readonly oid: number;
+  /** Schema-qualified, as the server resolved it. */
+  readonly name: string;
+}
+
+/**
+ * Creates (`--create`) or empties (`--truncate`) the tables and checks each input's first
+ * record against its table, all in one transaction: a bad input leaves nothing created or
+ * emptied. Emptying a table also empties the ledger's rows about it.
+ */
+async function prepareTables(client: pg.Client, inputs: readonly LoadTarget[], options: LoadOptions): Promise<Map<LoadTarget, PreparedTable>> {
+  const out = new Map<LoadTarget, PreparedTable>();
+  await client.query('BEGIN');
   try {
-    const seen = new Set<string>();
+    const byName = new Map<string, PreparedTable>();
     for (const input of inputs) {
       const key = `${input.schema ?? ''}.${input.table}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      await prepareTable(client, input.table, input.schema, options);
+      let table = byName.get(key);
+      if (!table) {
+        await prepareTable(client, input.table, input.schema, options);
+        const r = await client.query<{ oid: string; name: string }>(
+          "SELECT c.oid::int8 AS oid, format('%I.%I', n.nspname, c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass($1)",
+          [qualifiedName(input.table, input.schema)],
+        );
+        const row = r.rows[0];
+        if (!row) throw new LoadError('missing-table', `table ${qualifiedName(input.table, input.schema)} does not exist`);
+        table = { oid: Number(row.oid), name: row.name };
+        byName.set(key, table);
+        if (options.truncate) await forgetTable(client, table.oid);
+      }
+      await checkColumnCount(client, input, table.oid, table.name);
+      out.set(input, table);
     }
-  } finally {
-    await client.end();
+    await client.query('COMMIT');
+    return out;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
   }
 }
 
-async function openClients(target: Target, n: number): Promise<pg.Client[]> {
-  const settled = await Promise.allSettled(Array.from({ length: n }, () => connect(target.config)));
+/**
+ * The same tables and the same files (by identity) give the same id, so rerunning a
+ * command resumes it; stdin has no identity, so a load from it gets a fresh id.
+ */
+function defaultLoadId(inputs: readonly LoadTarget[], tables: Map<LoadTarget, PreparedTable>, identities: readonly (string | undefined)[]): string {
+  const names = [...new Set(inputs.map((i) => tables.get(i)!.name))];
+  const h = createHash('sha256');
+  if (identities.some((id) => id === undefined)) h.update(randomBytes(16));
+  const parts = inputs.map((input, i) => `${tables.get(input)!.name}\0${path.resolve(input.file)}\0${identities[i] ?? ''}`).sort();
+  h.update(parts.join('\n'));
+  const base = inputs[0]?.table ?? 'load';
+  const label = names.length === 1 ? base : `${base}+${names.length - 1}`;
+  return `${label.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 40)}-${h.digest('hex').slice(0, 10)}`;
+}
+
+async function openClients(target: Target, n: number, appName: (i: number) => string): Promise<pg.Client[]> {
+  const settled = await Promise.allSettled(Array.from({ length: n }, (_, i) => connect(target.config, appName(i))));
   const clients = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) {
@@ -141,25 +285,20 @@ async function openClients(target: Target, n: number): Promise<pg.Client[]> {
   return clients;
 }
 
-/** Names the file, the line and the server's message for a chunk the server refused. */
-async function describeChunkFailure(chunk: Chunk, error: unknown): Promise<LoadError> {
-  const { location } = chunk;
+/** Names the server's message, the file and the place for an error no retry or reject could handle. */
+async function describeFailure(error: unknown): Promise<LoadError> {
+  const location = (error as { pgsurgeLocation?: Chunk['location'] }).pgsurgeLocation;
+  const where = location ? `${location.file} (bytes ${location.byteOffset}–${location.byteOffset + location.byteLength})` : 'the load';
   if (!isServerError(error)) {
-    return new LoadError('chunk-failed', `loading ${location.file} at byte ${location.byteOffset} failed: ${(error as Error).message}`, { location, cause: error });
+    return new LoadError('chunk-failed', `loading ${where} failed: ${(error as Error).message}`, { cause: error });
   }
-  const record = copyLineFromWhere(error.where);
-  let line: number | undefined;
-  if (record !== undefined) {
-    const firstLine = location.firstLine ?? (location.file === '-' ? undefined : await lineAtOffset(location.file, location.byteOffset).catch(() => undefined));
-    if (firstLine !== undefined) line = firstLine + framerFor(chunk.target.format).linesBeforeRecord(chunk.data, record);
-  }
-  const place = line !== undefined ? `${location.file}:${line}` : `${location.file} (bytes ${location.byteOffset}–${location.byteOffset + location.byteLength})`;
+  const trouble = serverTrouble(error.code);
   const columnName = error.column ?? copyColumnFromWhere(error.where);
   const column = columnName ? ` (column ${columnName})` : '';
-  return new LoadError('chunk-failed', `${place}: ${error.message}${column} [SQLSTATE ${error.code}]`, {
-    location: { ...location, ...(line !== undefined ? { line } : {}) },
+  const line = copyLineFromWhere(error.where);
+  return new LoadError(trouble ? 'server-error' : 'chunk-failed', `${trouble ? `${trouble}: ` : ''}loading ${where}${line ? ` (record ${line} of the chunk)` : ''}: ${error.message}${column} [SQLSTATE ${error.code}]`, {
     server: error,
-    hint: error.hint ?? 'fix the input line and load again; chunks committed before the error stay in the table',
+    hint: error.hint ?? (trouble ? 'fix the server, then resume: nothing of the failed chunk was committed' : 'the chunks committed before the error stay; resume loads the rest'),
     cause: error,
   });
 }

@@ -1,12 +1,15 @@
 import { Option, type Command } from 'commander';
 import { openTarget } from '../db/target.js';
+import { LoadStopped } from '../faults/load-stopped.js';
 import { FORMATS, type Format } from '../framing/formats.js';
 import { load } from '../load.js';
 import { progressLine } from '../report/progress-line.js';
 import { addLoadOptions, addTargetOptions, type LoadFlags } from './common-options.js';
-import { parseFormat } from './parse-options.js';
+import { EXIT, printError } from './errors.js';
+import { parseFormat, parseLoadId } from './parse-options.js';
 import { planInputs } from './plan-inputs.js';
-import { formatSummary } from './summary-format.js';
+import { resumeCommand } from './resume-command.js';
+import { formatCount, formatSummary } from './summary-format.js';
 
 interface LoadCommandFlags extends LoadFlags {
   format?: Format;
@@ -14,23 +17,42 @@ interface LoadCommandFlags extends LoadFlags {
   schema?: string;
   create?: boolean;
   truncate?: boolean;
+  rejectFile?: string;
+  loadId?: string;
+  resume?: boolean;
 }
 
 export function registerLoadCommand(program: Command): void {
   const cmd = program
     .command('load')
-    .description('stream files into PostgreSQL through parallel COPY')
+    .description('stream files into PostgreSQL through parallel COPY; bad rows go to a reject file, and a stopped load resumes where it stopped')
     .argument('<file...>', 'input files; `-` reads stdin')
     .addOption(new Option('-f, --format <format>', `input format: ${FORMATS.join(', ')} (default: from the file extension)`).argParser(parseFormat))
     .option('-t, --table <name>', 'target table (default: from the file name, lineitem.tbl.3 → lineitem)')
     .option('--schema <name>', 'schema of the target table (default: the search_path)')
     .option('--create', 'create a missing table from the built-in DDL (the eight DBT-3 tables, narrow)')
-    .option('--truncate', 'empty the table before loading');
+    .option('--truncate', 'empty the table (and forget its earlier loads in the ledger) before loading')
+    .option('--reject-file <path>', 'write rejected rows here (verbatim) and why to <path>.log; default <table>.rejects beside the input')
+    .addOption(new Option('--load-id <id>', 'the ledger id of this load (default: from the tables and the files\' identities, so rerunning the same command resumes)').argParser(parseLoadId))
+    .addOption(new Option('--resume', 'resume an earlier, stopped run of this load (it must exist): committed byte ranges are skipped').conflicts('truncate'));
   addLoadOptions(cmd);
   addTargetOptions(cmd);
   cmd.addHelpText(
     'after',
     `
+Rejects, resume and faults:
+  A row the server refuses (bad date, bad number, wrong column count, invalid UTF-8, a
+  violated constraint) is cut out of its chunk and written verbatim to the reject file,
+  with file, line, byte offset, SQLSTATE, column and message in <reject file>.log; the
+  rest of the chunk loads. Each chunk commits with a row in the ledger (schema pgsurge in
+  the target database), so a crashed or stopped load resumes exactly: rerun the same
+  command, or use the resume command pgsurge prints. Lost connections and server
+  restarts are retried for --retry-for; Ctrl-C rolls back the chunks in flight.
+
+Exit codes: 0 every row loaded, 3 loaded but some rows rejected (see the reject file),
+  1 failed or stopped (what was committed stays; the message gives the resume command),
+  2 bad command line, 130 interrupted (Ctrl-C).
+
 Examples:
   pgsurge load lineitem.tbl --create          # into the managed cluster, table lineitem
   pgsurge load data.csv -t events --db postgresql://me@db1/prod -w 4
@@ -40,16 +62,55 @@ Examples:
     const inputs = planInputs(files, flags);
     const target = await openTarget(flags);
     const progress = flags.quiet ? undefined : progressLine();
+    // Ctrl-C: stop reading, roll back the chunks in flight, print the resume command. A second Ctrl-C exits at once.
+    const abort = new AbortController();
+    const onSigint = (): void => {
+      if (abort.signal.aborted) process.exit(EXIT.interrupted);
+      process.stderr.write('\npgsurge: interrupted; rolling back the chunks in flight (Ctrl-C again to quit at once)\n');
+      abort.abort();
+    };
+    process.on('SIGINT', onSigint);
     try {
       const summary = await load(
         inputs,
-        { workers: flags.workers, chunkBytes: flags.chunkSize, create: flags.create === true, truncate: flags.truncate === true },
+        {
+          workers: flags.workers,
+          chunkBytes: flags.chunkSize,
+          create: flags.create === true,
+          truncate: flags.truncate === true,
+          loadId: flags.loadId,
+          resume: flags.resume === true,
+          maxRejects: flags.maxRejects,
+          rejectFile: flags.rejectFile,
+          rejectDir: flags.rejectDir,
+          retryForMs: flags.retryFor,
+          signal: abort.signal,
+        },
         target,
-        progress,
+        {
+          ...progress,
+          start(info) {
+            if (!flags.quiet) process.stderr.write(`pgsurge: load ${info.loadId}${info.resumed ? ' (resuming: committed byte ranges are skipped)' : ''}\n`);
+            progress?.start?.(info);
+          },
+        },
       );
       progress?.finish();
       process.stdout.write(`${formatSummary(summary)}\n`);
+      const rejected = summary.total.rejected + (summary.files ?? []).reduce((a, f) => a + f.earlier.rejected, 0);
+      if (rejected > 0) {
+        process.stderr.write(`pgsurge: ${formatCount(rejected)} row${rejected === 1 ? '' : 's'} rejected: see ${(summary.rejectFiles ?? []).map((f) => f.path).join(', ') || 'the reject file'} and its .log\n`);
+        process.exitCode = EXIT.rejects;
+      }
+    } catch (error) {
+      if (!(error instanceof LoadStopped)) throw error;
+      progress?.finish();
+      process.stdout.write(`${formatSummary(error.summary)}\n`);
+      printError(error, flags.verbose === true);
+      process.stderr.write(`  resume with: ${resumeCommand(process.argv.slice(2), error.loadId)}\n`);
+      process.exitCode = error.interrupted ? EXIT.interrupted : EXIT.failed;
     } finally {
+      process.off('SIGINT', onSigint);
       progress?.finish();
       await target.release();
     }

@@ -56,8 +56,9 @@ export function redactUrl(url: string): string {
   }
 }
 
-export async function connect(config: pg.ClientConfig): Promise<pg.Client> {
-  const client = new pg.Client({ ...config, application_name: 'pgsurge' });
+/** `applicationName` tags the connection in pg_stat_activity (workers: `pgsurge <load id> w<n>`). */
+export async function connect(config: pg.ClientConfig, applicationName = 'pgsurge'): Promise<pg.Client> {
+  const client = new pg.Client({ ...config, application_name: applicationName });
   // A connection error after connect() surfaces on the next query; do not crash on the event.
   client.on('error', () => {});
   await client.connect();

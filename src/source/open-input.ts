@@ -5,7 +5,8 @@ import type { ChunkSource } from '../batching/chunk-queue.js';
 import { chunkRecords } from '../batching/chunker.js';
 import { isNewlineFramed } from '../framing/formats.js';
 import { framerFor } from '../framing/framer-for.js';
-import { readRange, splitFileIntoRanges } from './byte-ranges.js';
+import { readRange, splitFileRange, uncoveredRanges, type ByteRange } from './byte-ranges.js';
+import { skipCovered } from './skip-covered.js';
 
 export interface OpenedInput {
   /** Exclusive chunk sources: byte ranges of a file read in parallel, or one sequential reader. */
@@ -19,6 +20,8 @@ export interface OpenOptions {
   readonly chunkBytes: number;
   /** Stdin, for `-`. */
   readonly stdin?: Readable;
+  /** Byte ranges an earlier run of the load committed (sorted, merged, at record boundaries): not loaded again. */
+  readonly covered?: readonly ByteRange[];
 }
 
 /**
@@ -31,7 +34,7 @@ export async function openInput(target: LoadTarget, options: OpenOptions): Promi
   const { chunkBytes } = options;
   if (target.file === '-') {
     const stdin = options.stdin ?? process.stdin;
-    return { sources: [chunkRecords(stdin, { target, framer, chunkBytes, startOffset: 0, startLine: 1 })], size: undefined };
+    return { sources: [skipCovered(chunkRecords(stdin, { target, framer, chunkBytes, startOffset: 0, startLine: 1 }), framer, options.covered ?? [])], size: undefined };
   }
   const fh = await fs.open(target.file, 'r');
   const stat = await fh.stat();
@@ -39,11 +42,16 @@ export async function openInput(target: LoadTarget, options: OpenOptions): Promi
     await fh.close();
     const { createReadStream } = await import('node:fs');
     const stream = createReadStream(target.file, { highWaterMark: Math.min(chunkBytes, 1 << 20) });
-    return { sources: [chunkRecords(stream, { target, framer, chunkBytes, startOffset: 0, startLine: 1 })], size: undefined };
+    return { sources: [skipCovered(chunkRecords(stream, { target, framer, chunkBytes, startOffset: 0, startLine: 1 }), framer, options.covered ?? [])], size: undefined };
   }
   const size = stat.size;
-  const parts = isNewlineFramed(target.format) ? Math.max(1, Math.min(options.workers, Math.ceil(size / chunkBytes))) : 1;
-  const ranges = await splitFileIntoRanges(fh, size, parts);
+  // A resumed load reads only what earlier runs did not commit; ledger ranges end at record boundaries.
+  const ranges: ByteRange[] = [];
+  for (const todo of uncoveredRanges(size, options.covered ?? [])) {
+    const length = todo.end - todo.start;
+    const parts = isNewlineFramed(target.format) ? Math.max(1, Math.min(options.workers, Math.ceil(length / chunkBytes))) : 1;
+    ranges.push(...(await splitFileRange(fh, todo, parts)));
+  }
   let open = ranges.length;
   const closeOne = async (): Promise<void> => {
     if (--open === 0) await fh.close();

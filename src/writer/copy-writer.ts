@@ -4,6 +4,7 @@ import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { Chunk, LoadTarget } from '../batching/chunk.js';
 import { qualifiedName, quoteIdent } from '../db/identifiers.js';
+import { copyLineFromWhere } from '../db/load-error.js';
 import type { ChunkWriter } from './chunk-writer.js';
 
 /** Pieces written to the COPY stream, so the server parses while the rest is still in flight. */
@@ -23,34 +24,31 @@ export function copySql(target: LoadTarget, columns?: readonly string[]): string
 }
 
 /**
- * Streams one chunk through `COPY … FROM STDIN` in its own transaction and returns the
- * row count from the server's `COPY n` reply. On any error the transaction is rolled back.
+ * Streams one chunk through `COPY … FROM STDIN` inside the caller's transaction and returns
+ * the row count from the server's `COPY n` reply.
  */
-export async function copyChunk(client: pg.Client, chunk: Chunk): Promise<number> {
-  await client.query('BEGIN');
-  try {
-    const stream = client.query(copyFrom(copySql(chunk.target)));
-    const done = finished(stream);
-    const { data } = chunk;
-    for (let at = 0; at < data.length; at += WRITE_PIECE) {
-      if (!stream.write(data.subarray(at, at + WRITE_PIECE))) {
-        await Promise.race([once(stream, 'drain'), done]);
-      }
+export async function copyRows(client: pg.Client, chunk: Chunk): Promise<number> {
+  const stream = client.query(copyFrom(copySql(chunk.target)));
+  const done = finished(stream);
+  const { data } = chunk;
+  for (let at = 0; at < data.length; at += WRITE_PIECE) {
+    if (!stream.write(data.subarray(at, at + WRITE_PIECE))) {
+      await Promise.race([once(stream, 'drain'), done]);
     }
-    stream.end();
-    await done;
-    await client.query('COMMIT');
-    return stream.rowCount;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
   }
+  stream.end();
+  await done;
+  return stream.rowCount;
 }
 
-/** The default writer: `COPY … FROM STDIN`, one transaction per chunk. */
+/** The default writer: `COPY … FROM STDIN`. */
 export const copyWriter: ChunkWriter = {
   name: 'copy',
-  async write(client, chunk) {
-    return { loaded: await copyChunk(client, chunk), skipped: 0 };
+  async writeRows(client, chunk) {
+    return { loaded: await copyRows(client, chunk), skipped: 0 };
+  },
+  failedRecord(error) {
+    // `COPY t, line N`: N counts records of this COPY (not physical lines of a CSV record).
+    return copyLineFromWhere((error as { where?: string } | undefined)?.where);
   },
 };
