@@ -91,13 +91,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
       if (!rejectFiles.has(p)) rejectFiles.set(p, new RejectFile(p));
       rejectFileOf.set(input.file, rejectFiles.get(p)!);
     }
-    for (const f of rejectFiles.values()) await f.clear();
-    let earlierRejects = 0;
-    for (const input of inputs) {
-      const earlier = await ledger.earlierRejects(control, input.file);
-      earlierRejects += earlier.length;
-      await rejectFileOf.get(input.file)!.append(earlier.map((r) => ({ ...r, file: input.file })));
-    }
+    const earlierRejects = await writeRejectFiles(control, ledger, inputs, rejectFiles, rejectFileOf);
 
     // Biggest input first, so the long pole starts early and the small ones fill in.
     const order = inputs.map((input, i) => ({ input, size: sizes[i] })).sort((a, b) => (b.size ?? Infinity) - (a.size ?? Infinity));
@@ -182,6 +176,8 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
       signal.removeEventListener('abort', onAbort);
       await queue.close();
       await Promise.allSettled([...rejectFiles.values()].map((f) => f.close()));
+      // Workers append rejects as their chunks commit, in no particular order: rewrite each file from the ledger, in input order.
+      await writeRejectFiles(control, ledger, inputs, rejectFiles, rejectFileOf).catch(() => undefined);
     }
     if (signal.aborted) {
       throw new LoadStopped(new LoadError('interrupted', 'interrupted: the chunks in flight were rolled back; the chunks committed before stay in the table'), summary(), loadId);
@@ -195,6 +191,25 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     // Ending the session releases the load's advisory lock.
     await control.end().catch(() => undefined);
   }
+}
+
+/** Writes each reject file afresh from the ledger's rejected rows, in input order; returns how many there are. */
+async function writeRejectFiles(
+  client: pg.Client,
+  ledger: LedgerWriter,
+  inputs: readonly LoadTarget[],
+  files: ReadonlyMap<string, RejectFile>,
+  fileOf: ReadonlyMap<string, RejectFile>,
+): Promise<number> {
+  for (const f of files.values()) await f.clear();
+  let n = 0;
+  for (const input of inputs) {
+    const rows = await ledger.earlierRejects(client, input.file);
+    n += rows.length;
+    await fileOf.get(input.file)!.append(rows.map((r) => ({ ...r, file: input.file })));
+  }
+  await Promise.all([...files.values()].map((f) => f.close()));
+  return n;
 }
 
 /** Every input must exist and be readable before anything is written. */

@@ -52,7 +52,8 @@ export function redactUrl(url: string): string {
     if (u.searchParams.has('password')) u.searchParams.set('password', '***');
     return u.toString();
   } catch {
-    return url.replace(/(password\s*=\s*)('[^']*'|\S+)/gi, '$1***');
+    // Not a WHATWG URL (libpq's `postgresql://user:pw@/db?host=/socket` has an empty host): mask by pattern.
+    return url.replace(/(password\s*=\s*)('[^']*'|[^\s&]+)/gi, '$1***').replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/?#@\s]*):[^@/?#\s]*@/i, '$1:***@');
   }
 }
 

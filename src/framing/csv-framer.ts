@@ -31,7 +31,7 @@ export class CsvFramer implements Framer {
         out: Buffer.concat([buf, Buffer.from('\n')]),
         consumed: buf.length,
         records: records + 1,
-        lines: lines + pendingLines + 1,
+        lines: lines + pendingLines + (buf[buf.length - 1] === NEWLINE ? 0 : 1),
       };
     }
     if (end === 0) return { out: EMPTY, consumed: 0, records: 0, lines: 0 };
@@ -52,7 +52,7 @@ export class CsvFramer implements Framer {
     // A last record cut off by the end of the input (an unterminated quote): the rest is one record.
     if (scan.end < source.length) {
       ends.push(source.length);
-      lines.push(scan.pendingLines + 1);
+      lines.push(scan.pendingLines + (source[source.length - 1] === NEWLINE ? 0 : 1));
     }
     return { ends, lines };
   }

@@ -34,8 +34,10 @@ export class RejectFile {
     return this.count;
   }
 
-  /** Removes what an earlier, different load left at this path. */
+  /** Removes the file and its log (what an earlier load left, or this load's rows before they are rewritten in order). */
   async clear(): Promise<void> {
+    await this.close();
+    this.count = 0;
     await fs.rm(this.path, { force: true });
     await fs.rm(this.logPath, { force: true });
   }

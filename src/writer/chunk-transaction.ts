@@ -119,9 +119,12 @@ async function isolateRejects(client: pg.Client, chunk: Chunk, refused: unknown,
       }
       const named = writer.failedRecord?.(error, partChunk);
       if (named !== undefined && named >= 1 && named <= n) {
+        // Rows before the named one, then the named one alone (it may load there: a
+        // duplicate of a row in the same part fails again, a misread line number does
+        // not reject a good row), then the rows after it.
         const bad = part.from + named - 1;
         if (bad + 1 < part.to) work.push({ from: bad + 1, to: part.to });
-        reject(bad, error);
+        work.push(part.from === bad && part.to === bad + 1 ? { from: bad, to: bad + 1, error } : { from: bad, to: bad + 1 });
         if (part.from < bad) work.push({ from: part.from, to: bad });
       } else {
         const mid = part.from + Math.floor(n / 2);

@@ -5,6 +5,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import type { Chunk, LoadTarget } from '../batching/chunk.js';
 import { qualifiedName, quoteIdent } from '../db/identifiers.js';
 import { copyLineFromWhere } from '../db/load-error.js';
+import { framerFor } from '../framing/framer-for.js';
 import type { ChunkWriter } from './chunk-writer.js';
 
 /** Pieces written to the COPY stream, so the server parses while the rest is still in flight. */
@@ -47,8 +48,19 @@ export const copyWriter: ChunkWriter = {
   async writeRows(client, chunk) {
     return { loaded: await copyRows(client, chunk), skipped: 0 };
   },
-  failedRecord(error) {
-    // `COPY t, line N`: N counts records of this COPY (not physical lines of a CSV record).
-    return copyLineFromWhere((error as { where?: string } | undefined)?.where);
+  failedRecord(error, chunk) {
+    const line = copyLineFromWhere((error as { where?: string } | undefined)?.where);
+    if (line === undefined || chunk.target.format !== 'csv') return line;
+    // In CSV, PostgreSQL's `line N` counts physical lines, quoted newlines included, except
+    // in the first record (it counts them only once it has seen a line end and knows its
+    // kind). Find the record holding line N; should this be off, the isolation still
+    // retries the named record alone before rejecting it.
+    const { lines } = framerFor('csv').recordSpans(chunk.data);
+    let seen = 0;
+    for (let i = 0; i < lines.length; i++) {
+      seen += i === 0 ? 1 : lines[i]!;
+      if (line <= seen) return i + 1;
+    }
+    return undefined;
   },
 };
