@@ -74,6 +74,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     if (!lockHeld) {
       throw new LoadError('bad-option', `load ${loadId} is running in another pgsurge right now`, { hint: 'wait for it to end, or give this load another --load-id' });
     }
+    await waitForEarlierRun(control, workerNamePrefix(loadId));
     const ledgerInputs = new Map<string, LedgerInput>();
     inputs.forEach((input, i) => {
       const t = tables.get(input)!;
@@ -109,7 +110,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     }
     const resumed = inputs.some((i) => coveredOf(i).ranges.length > 0);
     const queue = new ChunkQueue(sources, options.workers);
-    const appName = (n: number): string => `pgsurge ${loadId}`.slice(0, 56) + ` w${n}`;
+    const appName = (n: number): string => `${workerNamePrefix(loadId)}${n}`;
     const clients = await openClients(target, options.workers, appName).catch(async (error: unknown) => {
       await queue.close();
       throw error;
@@ -190,6 +191,28 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
   } finally {
     // Ending the session releases the load's advisory lock.
     await control.end().catch(() => undefined);
+  }
+}
+
+/** Workers are `pgsurge <load id> w<n>` in pg_stat_activity (application_name holds 63 bytes). */
+function workerNamePrefix(loadId: string): string {
+  return `pgsurge ${loadId}`.slice(0, 56) + ' w';
+}
+
+/**
+ * A killed run's backends may still be finishing a COMMIT when the same load starts
+ * again; reading the ledger before they end could load a chunk twice. Wait for them
+ * (they end as soon as they see their client gone), then end any that linger.
+ */
+async function waitForEarlierRun(client: pg.Client, prefix: string): Promise<void> {
+  const alive = async (): Promise<number> =>
+    (await client.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE left(application_name, length($1)) = $1 AND pid <> pg_backend_pid()', [prefix])).rows[0]?.n ?? 0;
+  for (let waited = 0; (await alive()) > 0; waited += 100) {
+    if (waited >= 5000) {
+      await client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE left(application_name, length($1)) = $1 AND pid <> pg_backend_pid()', [prefix]);
+    }
+    if (waited >= 15_000) throw new LoadError('bad-option', 'connections of an earlier run of this load are still open on the server and would not end', { hint: 'end them (pg_terminate_backend) or use another --load-id' });
+    await new Promise((r) => setTimeout(r, 100));
   }
 }
 

@@ -1,0 +1,153 @@
+import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type pg from 'pg';
+import { startCli, sleep } from '../helpers/cli-process.js';
+import { damage, lineitemFields, prng, tableRecord, tblLine } from '../helpers/lineitem-data.js';
+import { digest, freshSchema, PGSURGE, runCli, tableRecords, testClient, testUrl } from '../helpers/test-db.js';
+
+const SCHEMA = 'it_resume';
+let client: pg.Client;
+let dir: string;
+
+before(async () => {
+  client = await testClient();
+  await freshSchema(client, SCHEMA);
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-it-resume-'));
+});
+after(async () => {
+  await client.query(`DROP SCHEMA ${SCHEMA} CASCADE`);
+  await client.end();
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+/** 6000 lineitem rows, three of them with a bad date: what the table and the reject file must end up holding. */
+async function input(name: string): Promise<{ file: string; size: number; expected: string; badBytes: Buffer }> {
+  const rows = lineitemFields(6000);
+  const bad = new Set([1234, 3333, 5999]);
+  const parts = rows.map((f, i) => (bad.has(i) ? damage(f, 'bad date', tblLine) : tblLine(f)));
+  const file = path.join(dir, name);
+  const content = Buffer.concat(parts);
+  await fs.writeFile(file, content);
+  return { file, size: content.length, expected: digest(rows.filter((_, i) => !bad.has(i)).map(tableRecord)), badBytes: Buffer.concat([...bad].sort((a, b) => a - b).map((i) => parts[i]!)) };
+}
+
+async function tableState(): Promise<{ count: number; digest: string }> {
+  const count = (await client.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.lineitem`)).rows[0].n as number;
+  return { count, digest: digest(await tableRecords(client, `${SCHEMA}.lineitem`)) };
+}
+
+/** The ledger's ranges for a load tile the file: every byte once, no overlap, no gap. */
+async function assertLedgerTiles(loadId: string, size: number): Promise<void> {
+  const r = await client.query<{ s: string; e: string }>('SELECT byte_start AS s, byte_end AS e FROM pgsurge.chunks WHERE load_id = $1 ORDER BY byte_start', [loadId]);
+  let at = 0;
+  for (const row of r.rows) {
+    assert.equal(Number(row.s), at, `ledger of ${loadId}: a gap or an overlap at byte ${at}`);
+    at = Number(row.e);
+  }
+  assert.equal(at, size, `ledger of ${loadId} ends at ${at}, the file at ${size}`);
+}
+
+/**
+ * In one snapshot, the table holds exactly the rows the ledger says were committed (a
+ * killed loader's backend may still be finishing a COMMIT: one statement sees both or neither).
+ */
+async function assertNoHalfChunk(loadId: string): Promise<number> {
+  const r = await client.query(`SELECT (SELECT count(*) FROM ${SCHEMA}.lineitem)::int AS t, (SELECT coalesce(sum(rows_loaded), 0) FROM pgsurge.chunks WHERE load_id = $1)::int AS l`, [loadId]);
+  assert.equal(r.rows[0].t, r.rows[0].l, 'the ledger counts exactly the rows in the table: no chunk half in');
+  return r.rows[0].t as number;
+}
+
+const target = (): string[] => ['--db', testUrl(), '--schema', SCHEMA];
+
+describe('exactly once across crashes', () => {
+  it('SIGKILL at 10 random moments, then --resume (with other workers and chunk sizes): the table equals the input, once', async () => {
+    const { file, size, expected, badBytes } = await input('lineitem.tbl');
+    const random = prng(20261130);
+    let kills = 0;
+    for (let round = 0; kills < 10 && round < 25; round++) {
+      const loadId = `crash-${round}`;
+      const run = startCli(['load', file, '-t', 'lineitem', '--create', '--truncate', '-w', '3', '--chunk-size', '4KB', '--load-id', loadId, ...target()]);
+      await run.waitFor(/pgsurge: load crash-\d+/);
+      await sleep(Math.floor(random() * 600));
+      if (run.child.exitCode === null) {
+        run.child.kill('SIGKILL');
+        kills++;
+      }
+      await run.exited;
+      await assertNoHalfChunk(loadId);
+
+      const [w, chunk] = round % 2 === 0 ? ['2', '5KB'] : ['4', '16KB'];
+      const r = await runCli(['load', file, '-t', 'lineitem', '-w', w, '--chunk-size', chunk, '--resume', '--load-id', loadId, '-q', ...target()]);
+      assert.equal(r.code, 3, `round ${round}: ${r.stderr}`);
+      const after = await tableState();
+      assert.equal(after.count, 5997, `round ${round}: row count`);
+      assert.equal(after.digest, expected, `round ${round}: content`);
+      assert.deepEqual(await fs.readFile(path.join(dir, 'lineitem.rejects')), badBytes, `round ${round}: the reject file holds each bad row once`);
+      await assertLedgerTiles(loadId, size);
+    }
+    assert.equal(kills, 10, 'ten loads were killed mid-way');
+  });
+
+  it('a worker whose backend is terminated mid-load: its chunk is retried on a fresh connection, the load ends exact', async () => {
+    const { file, expected } = await input('terminate.tbl');
+    const run = startCli(['load', file, '-t', 'lineitem', '--create', '--truncate', '-w', '3', '--chunk-size', '2KB', '--load-id', 'terminate-me', ...target()]);
+    await run.waitFor(/pgsurge: load terminate-me/);
+    let terminated = 0;
+    const deadline = Date.now() + 10_000;
+    while (terminated === 0 && Date.now() < deadline && run.child.exitCode === null) {
+      const r = await client.query(
+        "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name LIKE 'pgsurge terminate-me w%' AND state IN ('active', 'idle in transaction') LIMIT 1",
+      );
+      terminated = r.rows.filter((x) => x.ok === true).length;
+      if (terminated === 0) await sleep(5);
+    }
+    assert.equal(terminated, 1, 'a worker backend was terminated while loading');
+    const { code } = await run.exited;
+    assert.equal(code, 3, run.stderr());
+    const t = await tableState();
+    assert.equal(t.count, 5997);
+    assert.equal(t.digest, expected);
+  });
+
+  it('Ctrl-C: stops within seconds (exit 130), keeps no half chunk, prints the resume command that finishes the load', async () => {
+    const { file, size, expected } = await input('interrupt.tbl');
+    const run = startCli(['load', file, '-t', 'lineitem', '--create', '--truncate', '-w', '2', '--chunk-size', '2KB', '--load-id', 'ctrl-c', ...target()]);
+    await run.waitFor(/pgsurge: load ctrl-c/);
+    await sleep(150);
+    const sentAt = Date.now();
+    run.child.kill('SIGINT');
+    const { code } = await run.exited;
+    assert.ok(Date.now() - sentAt < 3000, `stopped in ${Date.now() - sentAt} ms`);
+    assert.equal(code, 130, run.stderr());
+    const m = /resume with: pgsurge (.*)\n/.exec(run.stderr());
+    assert.ok(m, run.stderr());
+    const t = await assertNoHalfChunk('ctrl-c');
+    assert.ok(t < 5997, 'interrupted before the end');
+    // The printed command, as a shell would split it (single-quoted words).
+    const args = [...m[1]!.matchAll(/'((?:[^']|'\\'')*)'|(\S+)/g)].map((x) => (x[1] !== undefined ? x[1].replace(/'\\''/g, "'") : x[2]!));
+    const r = await runCli(args);
+    assert.equal(r.code, 3, r.stderr);
+    const done = await tableState();
+    assert.equal(done.count, 5997);
+    assert.equal(done.digest, expected);
+    await assertLedgerTiles('ctrl-c', size);
+    assert.ok(PGSURGE.length > 0);
+  });
+
+  it('resuming onto a changed file is refused with a clear message', async () => {
+    const { file } = await input('changing.tbl');
+    const r1 = await runCli(['load', file, '-t', 'lineitem', '--create', '--truncate', '-w', '2', '--load-id', 'changes', '-q', ...target()]);
+    assert.equal(r1.code, 3, r1.stderr);
+    await fs.appendFile(file, '9999|1|1|1|1.00|1.00|0.01|0.01|N|O|1996-01-01|1996-01-01|1996-01-01|NONE|AIR|late row|\n');
+    const r2 = await runCli(['load', file, '-t', 'lineitem', '--resume', '--load-id', 'changes', '-q', ...target()]);
+    assert.equal(r2.code, 1);
+    assert.match(r2.stderr, /changing\.tbl is not the file load changes began with: size was \d+ bytes, now \d+/);
+    const r3 = await runCli(['load', file, '-t', 'lineitem', '--resume', '--load-id', 'never-ran', '-q', ...target()]);
+    assert.equal(r3.code, 2, 'a wrong --load-id is a command-line error: nothing was done');
+    assert.match(r3.stderr, /there is no earlier load with id never-ran to resume/);
+    assert.equal((await tableState()).count, 5997, 'nothing more was loaded');
+  });
+});
