@@ -21,6 +21,8 @@ export interface WorkerContext {
   /** A chunk is committed; `fromLedger` when a lost COMMIT reply was found committed in the ledger. */
   committed(chunk: Chunk, outcome: ChunkOutcome & { fromLedger: boolean }, startedAt: number, endedAt: number): Promise<void>;
   now(): number;
+  /** A chunk lost its connection and will be tried again after `waitMs`. */
+  retrying?(chunk: Chunk, error: unknown, attempt: number, waitMs: number): void;
 }
 
 /**
@@ -100,7 +102,9 @@ export class LoadWorker {
           });
         }
         this.busy = false;
-        await sleep(backoffMs(attempt++), this.ctx.signal);
+        const wait = backoffMs(attempt++);
+        this.ctx.retrying?.(chunk, error, attempt, wait);
+        await sleep(wait, this.ctx.signal);
         if (this.ctx.stopping()) throw error;
       } finally {
         this.busy = false;

@@ -13,7 +13,7 @@ import { prepareTable } from './db/table-check.js';
 import { LoadStopped } from './faults/load-stopped.js';
 import { DEFAULT_RETRY_FOR_MS, serverTrouble } from './faults/retry.js';
 import { fileIdentity, identityString } from './ledger/file-identity.js';
-import { ensureLedger, forgetTable, LedgerWriter, NOTHING_COVERED, openLoad, type Covered, type LedgerInput } from './ledger/ledger.js';
+import { ensureLedger, forgetTable, LedgerWriter, NOTHING_COVERED, openLoad, type Covered, type LedgerInput, type RejectedRow } from './ledger/ledger.js';
 import { LoadWorker } from './load-worker.js';
 import { LoadCounters, type LoadSummary } from './metrics/load-counters.js';
 import { DEFAULT_MAX_REJECTS, RejectBudget } from './rejects/reject-budget.js';
@@ -50,6 +50,8 @@ export interface LoadOptions {
 export interface LoadReporter {
   start?(info: { inputs: readonly LoadTarget[]; totalBytes: number | undefined; workers: number; target: string; loadId: string; resumed: boolean }): void;
   chunkLoaded?(info: { chunk: Chunk; rows: number; result: ChunkResult; seconds: number; counters: LoadCounters }): void;
+  /** A chunk's connection or server went away; it is retried on a fresh connection. */
+  retrying?(info: { chunk: Chunk; error: unknown; attempt: number; waitMs: number }): void;
 }
 
 /**
@@ -143,6 +145,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
           signal,
           stopping,
           now: () => counters.now(),
+          retrying: (chunk, error, attempt, waitMs) => reporter.retrying?.({ chunk, error, attempt, waitMs }),
           async committed(chunk, outcome, startedAt, endedAt) {
             const rejected = outcome.rejects.length;
             counters.add(chunk.target.table, chunk.target.file, outcome.loaded, chunk.location.byteLength, startedAt, endedAt, {
@@ -178,7 +181,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
       await queue.close();
       await Promise.allSettled([...rejectFiles.values()].map((f) => f.close()));
       // Workers append rejects as their chunks commit, in no particular order: rewrite each file from the ledger, in input order.
-      await writeRejectFiles(control, ledger, inputs, rejectFiles, rejectFileOf).catch(() => undefined);
+      await withLiveClient(control, target, (c) => writeRejectFiles(c, ledger, inputs, rejectFiles, rejectFileOf)).catch(() => undefined);
     }
     if (signal.aborted) {
       throw new LoadStopped(new LoadError('interrupted', 'interrupted: the chunks in flight were rolled back; the chunks committed before stay in the table'), summary(), loadId);
@@ -224,15 +227,27 @@ async function writeRejectFiles(
   files: ReadonlyMap<string, RejectFile>,
   fileOf: ReadonlyMap<string, RejectFile>,
 ): Promise<number> {
+  // Read everything first: if the server is gone, the files written so far stay as they are.
+  const rows: RejectedRow[][] = [];
+  for (const input of inputs) rows.push((await ledger.earlierRejects(client, input.file)).map((r) => ({ ...r, file: input.file })));
   for (const f of files.values()) await f.clear();
-  let n = 0;
-  for (const input of inputs) {
-    const rows = await ledger.earlierRejects(client, input.file);
-    n += rows.length;
-    await fileOf.get(input.file)!.append(rows.map((r) => ({ ...r, file: input.file })));
-  }
+  inputs.forEach((input, i) => void fileOf.get(input.file)!.append(rows[i]!));
   await Promise.all([...files.values()].map((f) => f.close()));
-  return n;
+  return rows.reduce((n, r) => n + r.length, 0);
+}
+
+/** Runs `fn` on the control connection, or on a fresh one if the server restarted under it. */
+async function withLiveClient<T>(control: pg.Client, target: Target, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  try {
+    return await fn(control);
+  } catch {
+    const fresh = await connect(target.config);
+    try {
+      return await fn(fresh);
+    } finally {
+      await fresh.end().catch(() => undefined);
+    }
+  }
 }
 
 /** Every input must exist and be readable before anything is written. */

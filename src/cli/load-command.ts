@@ -93,6 +93,11 @@ Examples:
             if (!flags.quiet) process.stderr.write(`pgsurge: load ${info.loadId}${info.resumed ? ' (resuming: committed byte ranges are skipped)' : ''}\n`);
             progress?.start?.(info);
           },
+          retrying(info) {
+            if (flags.quiet) return;
+            const { file, byteOffset } = info.chunk.location;
+            process.stderr.write(`pgsurge: lost the connection loading ${file} at byte ${byteOffset} (${(info.error as Error).message}); retry ${info.attempt} in ${info.waitMs} ms on a new connection\n`);
+          },
         },
       );
       progress?.finish();

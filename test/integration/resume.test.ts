@@ -107,6 +107,7 @@ describe('exactly once across crashes', () => {
     assert.equal(terminated, 1, 'a worker backend was terminated while loading');
     const { code } = await run.exited;
     assert.equal(code, 3, run.stderr());
+    assert.match(run.stderr(), /lost the connection loading .*terminate\.tbl at byte \d+ \(.+\); retry 1 in \d+ ms on a new connection/);
     const t = await tableState();
     assert.equal(t.count, 5997);
     assert.equal(t.digest, expected);
