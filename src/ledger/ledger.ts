@@ -202,11 +202,13 @@ export class LedgerWriter {
   async record(client: pg.Client, chunk: Chunk, counts: { loaded: number; rejected: number; skipped: number }, rejects: readonly RejectedRow[]): Promise<void> {
     const input = this.input(chunk);
     const { byteOffset, byteLength } = chunk.location;
-    await client.query(
-      `INSERT INTO ${LEDGER_SCHEMA}.chunks (load_id, file, table_name, table_oid, file_identity, byte_start, byte_end, rows_loaded, rows_rejected, rows_skipped)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [this.loadId, input.file, input.tableName, input.tableOid, input.identity ?? null, byteOffset, byteOffset + byteLength, counts.loaded, counts.rejected, counts.skipped],
-    );
+    // A named statement: parsed and planned once per connection, as it runs once per chunk.
+    await client.query({
+      name: 'pgsurge_ledger_chunk',
+      text: `INSERT INTO ${LEDGER_SCHEMA}.chunks (load_id, file, table_name, table_oid, file_identity, byte_start, byte_end, rows_loaded, rows_rejected, rows_skipped)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      values: [this.loadId, input.file, input.tableName, input.tableOid, input.identity ?? null, byteOffset, byteOffset + byteLength, counts.loaded, counts.rejected, counts.skipped],
+    });
     for (const r of rejects) {
       await client.query(
         `INSERT INTO ${LEDGER_SCHEMA}.rejects (load_id, file, table_oid, line, byte_offset, sqlstate, column_name, message, record) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
