@@ -4,13 +4,13 @@ import type { Chunk } from './batching/chunk.js';
 import type { ChunkQueue } from './batching/chunk-queue.js';
 import { LoadError } from './db/load-error.js';
 import { backoffMs, isRetryable, sleep } from './faults/retry.js';
-import type { LedgerWriter } from './ledger/ledger.js';
+import type { ChunkLedger } from './ledger/ledger.js';
 import { commitChunk, type ChunkOutcome, type ChunkTransactionContext } from './writer/chunk-transaction.js';
 
 export interface WorkerContext {
   readonly queue: ChunkQueue;
   readonly transaction: Omit<ChunkTransactionContext, 'onCommit'>;
-  readonly ledger: LedgerWriter;
+  readonly ledger: ChunkLedger;
   /** A fresh connection, after the worker's own was lost. */
   connect(): Promise<pg.Client>;
   /** How long a chunk may keep failing on lost connections before the load gives up. */

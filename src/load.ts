@@ -13,7 +13,7 @@ import { prepareTable } from './db/table-check.js';
 import { LoadStopped } from './faults/load-stopped.js';
 import { DEFAULT_RETRY_FOR_MS, serverTrouble } from './faults/retry.js';
 import { fileIdentity, identityString } from './ledger/file-identity.js';
-import { ensureLedger, forgetTable, LedgerWriter, NOTHING_COVERED, openLoad, type Covered, type LedgerInput, type RejectedRow } from './ledger/ledger.js';
+import { ensureLedger, forgetTable, LedgerWriter, NO_LEDGER, NOTHING_COVERED, openLoad, type ChunkLedger, type Covered, type LedgerInput, type RejectedRow } from './ledger/ledger.js';
 import { LoadWorker } from './load-worker.js';
 import { LoadCounters, type LoadSummary } from './metrics/load-counters.js';
 import { DEFAULT_MAX_REJECTS, RejectBudget } from './rejects/reject-budget.js';
@@ -35,6 +35,8 @@ export interface LoadOptions {
   readonly loadId?: string;
   /** Require an earlier run of this load to resume. */
   readonly resume?: boolean;
+  /** Keep the ledger (default). Without it rejects still work, but nothing can be resumed and exactly-once is lost. */
+  readonly ledger?: boolean;
   /** Rows a load may reject in all before it stops (default 1000). */
   readonly maxRejects?: number;
   readonly rejectFile?: string;
@@ -60,6 +62,10 @@ export interface LoadReporter {
  * error wins, summary.
  */
 export async function load(inputs: readonly LoadTarget[], options: LoadOptions, target: Target, reporter: LoadReporter = {}): Promise<LoadSummary> {
+  const withLedger = options.ledger !== false;
+  if (!withLedger && (options.resume || options.loadId !== undefined)) {
+    throw new LoadError('bad-option', '--resume and --load-id need the ledger', { hint: 'drop --no-ledger' });
+  }
   const sizes = await checkInputs(inputs);
   const identities = await Promise.all(inputs.map((i, n) => (i.file === '-' || sizes[n] === undefined ? undefined : fileIdentity(i.file).then(identityString))));
 
@@ -67,24 +73,25 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
   const control = await connect(target.config).catch((error: unknown) => {
     throw connectionFailure(error, target.description);
   });
-  let lockHeld = false;
   try {
-    await ensureLedger(control);
+    if (withLedger) await ensureLedger(control);
     const tables = await prepareTables(control, inputs, options);
     const loadId = options.loadId ?? defaultLoadId(inputs, tables, identities);
-    lockHeld = (await control.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext('pgsurge'), hashtext($1)) AS ok", [loadId])).rows[0]?.ok === true;
-    if (!lockHeld) {
-      throw new LoadError('bad-option', `load ${loadId} is running in another pgsurge right now`, { hint: 'wait for it to end, or give this load another --load-id' });
+    if (withLedger) {
+      const locked = (await control.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext('pgsurge'), hashtext($1)) AS ok", [loadId])).rows[0]?.ok === true;
+      if (!locked) {
+        throw new LoadError('bad-option', `load ${loadId} is running in another pgsurge right now`, { hint: 'wait for it to end, or give this load another --load-id' });
+      }
+      await waitForEarlierRun(control, workerNamePrefix(loadId));
     }
-    await waitForEarlierRun(control, workerNamePrefix(loadId));
     const ledgerInputs = new Map<string, LedgerInput>();
     inputs.forEach((input, i) => {
       const t = tables.get(input)!;
       ledgerInputs.set(input.file, { file: input.file === '-' ? '-' : path.resolve(input.file), tableName: t.name, tableOid: t.oid, identity: identities[i] });
     });
-    const covered = await openLoad(control, loadId, [...ledgerInputs.values()], { resume: options.resume === true });
+    const covered = withLedger ? await openLoad(control, loadId, [...ledgerInputs.values()], { resume: options.resume === true }) : new Map<string, Covered>();
     const coveredOf = (input: LoadTarget): Covered => covered.get(ledgerInputs.get(input.file)!.file) ?? NOTHING_COVERED;
-    const ledger = new LedgerWriter(loadId, ledgerInputs);
+    const ledger: ChunkLedger = withLedger ? new LedgerWriter(loadId, ledgerInputs) : NO_LEDGER;
 
     // Reject files: rebuilt from the ledger, so a crash between a chunk's COMMIT and the file write loses nothing.
     const rejectFiles = new Map<string, RejectFile>();
@@ -126,7 +133,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     let firstError: unknown;
     const stopping = (): boolean => firstError !== undefined || signal.aborted;
     const summary = (): LoadSummary =>
-      counters.summary(clients.length, target.description, { loadId, rejectFiles: [...rejectFiles.values()].filter((f) => f.written > 0).map((f) => ({ path: f.path, rows: f.written })) });
+      counters.summary(clients.length, target.description, { ...(withLedger ? { loadId } : {}), rejectFiles: [...rejectFiles.values()].filter((f) => f.written > 0).map((f) => ({ path: f.path, rows: f.written })) });
 
     let nextWorker = clients.length;
     const workers = clients.map(
@@ -181,14 +188,14 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
       await queue.close();
       await Promise.allSettled([...rejectFiles.values()].map((f) => f.close()));
       // Workers append rejects as their chunks commit, in no particular order: rewrite each file from the ledger, in input order.
-      await withLiveClient(control, target, (c) => writeRejectFiles(c, ledger, inputs, rejectFiles, rejectFileOf)).catch(() => undefined);
+      if (withLedger) await withLiveClient(control, target, (c) => writeRejectFiles(c, ledger, inputs, rejectFiles, rejectFileOf)).catch(() => undefined);
     }
     if (signal.aborted) {
-      throw new LoadStopped(new LoadError('interrupted', 'interrupted: the chunks in flight were rolled back; the chunks committed before stay in the table'), summary(), loadId);
+      throw new LoadStopped(new LoadError('interrupted', 'interrupted: the chunks in flight were rolled back; the chunks committed before stay in the table'), summary(), withLedger ? loadId : undefined);
     }
     if (firstError !== undefined) {
       const error = firstError instanceof LoadError ? firstError : await describeFailure(firstError);
-      throw new LoadStopped(error, summary(), loadId);
+      throw new LoadStopped(error, summary(), withLedger ? loadId : undefined);
     }
     return summary();
   } finally {
@@ -222,7 +229,7 @@ async function waitForEarlierRun(client: pg.Client, prefix: string): Promise<voi
 /** Writes each reject file afresh from the ledger's rejected rows, in input order; returns how many there are. */
 async function writeRejectFiles(
   client: pg.Client,
-  ledger: LedgerWriter,
+  ledger: ChunkLedger,
   inputs: readonly LoadTarget[],
   files: ReadonlyMap<string, RejectFile>,
   fileOf: ReadonlyMap<string, RejectFile>,

@@ -20,6 +20,7 @@ interface LoadCommandFlags extends LoadFlags {
   rejectFile?: string;
   loadId?: string;
   resume?: boolean;
+  ledger: boolean;
 }
 
 export function registerLoadCommand(program: Command): void {
@@ -34,7 +35,8 @@ export function registerLoadCommand(program: Command): void {
     .option('--truncate', 'empty the table (and forget its earlier loads in the ledger) before loading')
     .option('--reject-file <path>', 'write rejected rows here (verbatim) and why to <path>.log; default <table>.rejects beside the input')
     .addOption(new Option('--load-id <id>', 'the ledger id of this load (default: from the tables and the files\' identities, so rerunning the same command resumes)').argParser(parseLoadId))
-    .addOption(new Option('--resume', 'resume an earlier, stopped run of this load (it must exist): committed byte ranges are skipped').conflicts('truncate'));
+    .addOption(new Option('--resume', 'resume an earlier, stopped run of this load (it must exist): committed byte ranges are skipped').conflicts('truncate'))
+    .option('--no-ledger', 'no ledger (schema pgsurge) in the target database, for a user who may not create it: rejects still work, but a stopped load cannot be resumed');
   addLoadOptions(cmd);
   addTargetOptions(cmd);
   cmd.addHelpText(
@@ -80,6 +82,7 @@ Examples:
           truncate: flags.truncate === true,
           loadId: flags.loadId,
           resume: flags.resume === true,
+          ledger: flags.ledger,
           maxRejects: flags.maxRejects,
           rejectFile: flags.rejectFile,
           rejectDir: flags.rejectDir,
@@ -90,7 +93,7 @@ Examples:
         {
           ...progress,
           start(info) {
-            if (!flags.quiet) process.stderr.write(`pgsurge: load ${info.loadId}${info.resumed ? ' (resuming: committed byte ranges are skipped)' : ''}\n`);
+            if (!flags.quiet) process.stderr.write(flags.ledger ? `pgsurge: load ${info.loadId}${info.resumed ? ' (resuming: committed byte ranges are skipped)' : ''}\n` : 'pgsurge: load without a ledger (--no-ledger): it cannot be resumed\n');
             progress?.start?.(info);
           },
           retrying(info) {
@@ -112,7 +115,8 @@ Examples:
       progress?.finish();
       process.stdout.write(`${formatSummary(error.summary)}\n`);
       printError(error, flags.verbose === true);
-      process.stderr.write(`  resume with: ${resumeCommand(process.argv.slice(2), error.loadId)}\n`);
+      if (error.loadId !== undefined) process.stderr.write(`  resume with: ${resumeCommand(process.argv.slice(2), error.loadId)}\n`);
+      else process.stderr.write('  (loaded without the ledger: this load cannot be resumed; the rows committed so far stay)\n');
       process.exitCode = error.interrupted ? EXIT.interrupted : EXIT.failed;
     } finally {
       process.off('SIGINT', onSigint);

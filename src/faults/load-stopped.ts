@@ -10,7 +10,8 @@ export class LoadStopped extends LoadError {
   constructor(
     error: LoadError,
     readonly summary: LoadSummary,
-    readonly loadId: string,
+    /** Undefined for a load without the ledger (`--no-ledger`): it cannot be resumed. */
+    readonly loadId: string | undefined,
   ) {
     super(error.code, error.message, error.details);
     this.name = 'LoadStopped';

@@ -144,6 +144,9 @@ async function forgetFile(client: pg.Client, loadId: string, file: string): Prom
 
 /** `--truncate` empties a table: every ledger row about it, of any load, goes with its rows (call in the TRUNCATE's transaction). */
 export async function forgetTable(client: pg.Client, tableOid: number): Promise<void> {
+  // With --no-ledger the ledger may not exist; if it does, its rows about this table are void all the same.
+  const exists = await client.query<{ ok: boolean }>(`SELECT to_regclass('${LEDGER_SCHEMA}.chunks') IS NOT NULL AS ok`);
+  if (exists.rows[0]?.ok !== true) return;
   for (const t of ['chunks', 'rejects', 'load_files']) {
     await client.query(`DELETE FROM ${LEDGER_SCHEMA}.${t} WHERE table_oid = $1`, [tableOid]);
   }
@@ -184,8 +187,27 @@ export interface RejectedRow {
   readonly record: Buffer;
 }
 
+/** What the workers need of a ledger; `NO_LEDGER` for `--no-ledger`. */
+export interface ChunkLedger {
+  record(client: pg.Client, chunk: Chunk, counts: { loaded: number; rejected: number; skipped: number }, rejects: readonly RejectedRow[]): Promise<void>;
+  committed(client: pg.Client, chunk: Chunk): Promise<{ loaded: number; rejected: number; skipped: number } | undefined>;
+  rejectsOf(client: pg.Client, chunk: Chunk): Promise<RejectedRow[]>;
+  earlierRejects(client: pg.Client, file: string): Promise<Omit<RejectedRow, 'file'>[]>;
+}
+
+/**
+ * `--no-ledger`: nothing recorded, so nothing to resume from, and a chunk whose COMMIT
+ * reply was lost cannot be told apart from one that failed (it is loaded again).
+ */
+export const NO_LEDGER: ChunkLedger = {
+  record: async () => undefined,
+  committed: async () => undefined,
+  rejectsOf: async () => [],
+  earlierRejects: async () => [],
+};
+
 /** Where a load's ledger rows go; one per load, shared by its workers. */
-export class LedgerWriter {
+export class LedgerWriter implements ChunkLedger {
   constructor(
     readonly loadId: string,
     /** Input path as named → its ledger entry. */

@@ -3,7 +3,7 @@ import type { Chunk } from '../batching/chunk.js';
 import { ChunkRecords } from '../batching/chunk-split.js';
 import { copyColumnFromWhere, isServerError } from '../db/load-error.js';
 import { framerFor } from '../framing/framer-for.js';
-import type { LedgerWriter, RejectedRow } from '../ledger/ledger.js';
+import type { ChunkLedger, RejectedRow } from '../ledger/ledger.js';
 import type { RejectBudget } from '../rejects/reject-budget.js';
 import type { ChunkWriter } from './chunk-writer.js';
 
@@ -16,7 +16,7 @@ export interface ChunkOutcome {
 
 export interface ChunkTransactionContext {
   readonly writer: ChunkWriter;
-  readonly ledger: LedgerWriter;
+  readonly ledger: ChunkLedger;
   readonly budget: RejectBudget;
   /** The 1-based line of a chunk's first record, when the chunk does not know it (a byte range mid-file). */
   firstLineOf(chunk: Chunk): Promise<number | undefined>;

@@ -140,6 +140,26 @@ describe('a corrupted input: exactly the damaged lines are rejected, verbatim, a
     assert.equal(t.digest, digest(expected));
   });
 
+  it('--no-ledger: rejects still work, nothing goes to the ledger, and --resume is refused', async () => {
+    const { content, bad, expected } = corrupt(1000, 4, 11, 'tbl');
+    const file = path.join(dir, 'noledger.tbl');
+    await fs.writeFile(file, content);
+    const ledgerRows = async (): Promise<number> =>
+      (await client.query(`SELECT count(*)::int AS n FROM pgsurge.chunks WHERE table_oid = '${SCHEMA}.lineitem'::regclass`)).rows[0].n as number;
+    const r = await runCli(['load', file, '-t', 'lineitem', '--create', '--truncate', '-w', '2', '--chunk-size', '4KB', '--no-ledger', ...db()]);
+    assert.equal(r.code, 3, r.stderr);
+    assert.deepEqual(summaryCounts(r.stdout, 'lineitem'), { read: 1000, loaded: 996, rejected: 4, skipped: 0 });
+    assert.doesNotMatch(r.stdout, /load id/);
+    const rejects = await fs.readFile(path.join(dir, 'lineitem.rejects'));
+    assert.equal(rejects.length, Buffer.concat(bad.map((b) => b.bytes)).length);
+    const t = await tableDigest(`${SCHEMA}.lineitem`);
+    assert.equal(t.digest, digest(expected));
+    const r2 = await runCli(['load', file, '-t', 'lineitem', '--no-ledger', '--resume', ...db()]);
+    assert.equal(r2.code, 2);
+    assert.match(r2.stderr, /--resume and --load-id need the ledger/);
+    assert.equal(await ledgerRows(), 0, 'no ledger rows (--truncate forgot the earlier ones, --no-ledger wrote none)');
+  });
+
   it('--max-rejects: past it the load stops (exit 1), what was committed stays and is accounted', async () => {
     const { content } = corrupt(2000, 30, 3, 'tbl');
     const file = path.join(dir, 'many.tbl');
