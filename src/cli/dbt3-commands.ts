@@ -3,6 +3,7 @@ import { openTarget } from '../db/target.js';
 import { loadDbt3 } from '../dbt3-load.js';
 import { progressLine } from '../report/progress-line.js';
 import { addLoadOptions, addTargetOptions, type LoadFlags } from './common-options.js';
+import { EXIT } from './errors.js';
 import { formatSummary, renderTable } from './summary-format.js';
 
 interface Dbt3LoadFlags extends LoadFlags {
@@ -31,13 +32,24 @@ export function registerDbt3Commands(program: Command): Command {
     try {
       const { summary, phases } = await loadDbt3(
         dir,
-        { workers: flags.workers, chunkBytes: flags.chunkSize, replace: flags.replace === true, keys: flags.keys, analyze: flags.analyze, schema: flags.schema },
+        {
+          workers: flags.workers,
+          chunkBytes: flags.chunkSize,
+          replace: flags.replace === true,
+          keys: flags.keys,
+          analyze: flags.analyze,
+          schema: flags.schema,
+          maxRejects: flags.maxRejects,
+          rejectDir: flags.rejectDir,
+          retryForMs: flags.retryFor,
+        },
         target,
         progress,
       );
       progress?.finish();
       process.stdout.write(`${formatSummary(summary)}\n\n`);
       process.stdout.write(`${renderTable(['phase', 'seconds', 'statements'], phases.map((p) => [p.phase, p.seconds.toFixed(2), String(p.statements)]))}\n`);
+      if (summary.total.rejected > 0) process.exitCode = EXIT.rejects;
     } finally {
       progress?.finish();
       await target.release();
