@@ -13,7 +13,7 @@ import { prepareTable } from './db/table-check.js';
 import { LoadStopped } from './faults/load-stopped.js';
 import { DEFAULT_RETRY_FOR_MS, serverTrouble } from './faults/retry.js';
 import { fileIdentity, identityString } from './ledger/file-identity.js';
-import { ensureLedger, forgetTable, LedgerWriter, NO_LEDGER, NOTHING_COVERED, openLoad, type ChunkLedger, type Covered, type LedgerInput, type RejectedRow } from './ledger/ledger.js';
+import { ensureLedger, forgetTable, LedgerWriter, NO_LEDGER, NOTHING_COVERED, openLoad, otherLoadsOfFile, type ChunkLedger, type Covered, type LedgerInput, type RejectedRow } from './ledger/ledger.js';
 import { LoadWorker } from './load-worker.js';
 import { LoadCounters, type LoadSummary } from './metrics/load-counters.js';
 import { DEFAULT_MAX_REJECTS, RejectBudget } from './rejects/reject-budget.js';
@@ -52,6 +52,8 @@ export interface LoadOptions {
 export interface LoadReporter {
   start?(info: { inputs: readonly LoadTarget[]; totalBytes: number | undefined; workers: number; target: string; loadId: string; resumed: boolean }): void;
   chunkLoaded?(info: { chunk: Chunk; rows: number; result: ChunkResult; seconds: number; counters: LoadCounters }): void;
+  /** Something the user should know before the load goes on (e.g. the same file was loaded before, differently). */
+  note?(message: string): void;
   /** A chunk's connection or server went away; it is retried on a fresh connection. */
   retrying?(info: { chunk: Chunk; error: unknown; attempt: number; waitMs: number }): void;
 }
@@ -92,6 +94,15 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     const covered = withLedger ? await openLoad(control, loadId, [...ledgerInputs.values()], { resume: options.resume === true }) : new Map<string, Covered>();
     const coveredOf = (input: LoadTarget): Covered => covered.get(ledgerInputs.get(input.file)!.file) ?? NOTHING_COVERED;
     const ledger: ChunkLedger = withLedger ? new LedgerWriter(loadId, ledgerInputs) : NO_LEDGER;
+    if (withLedger && !options.truncate) {
+      for (const input of ledgerInputs.values()) {
+        if (input.file === '-' || (covered.get(input.file)?.ranges.length ?? 0) > 0) continue;
+        const others = await otherLoadsOfFile(control, loadId, input);
+        if (others.length > 0) {
+          reporter.note?.(`${input.file} was loaded into ${input.tableName} before (load ${others.join(', ')}) when it was a different file (size, mtime or content); this is a new load of all its rows (--truncate replaces the table's rows instead)`);
+        }
+      }
+    }
 
     // Reject files: rebuilt from the ledger, so a crash between a chunk's COMMIT and the file write loses nothing.
     const rejectFiles = new Map<string, RejectFile>();

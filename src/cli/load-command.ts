@@ -96,6 +96,9 @@ Examples:
             if (!flags.quiet) process.stderr.write(flags.ledger ? `pgsurge: load ${info.loadId}${info.resumed ? ' (resuming: committed byte ranges are skipped)' : ''}\n` : 'pgsurge: load without a ledger (--no-ledger): it cannot be resumed\n');
             progress?.start?.(info);
           },
+          note(message) {
+            if (!flags.quiet) process.stderr.write(`pgsurge: note: ${message}\n`);
+          },
           retrying(info) {
             if (flags.quiet) return;
             const { file, byteOffset } = info.chunk.location;

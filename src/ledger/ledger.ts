@@ -137,6 +137,19 @@ export async function openLoad(client: pg.Client, loadId: string, inputs: readon
   return covered;
 }
 
+/**
+ * Other loads that put this same path into this same table when the file was different
+ * (it grew, or was rewritten): a new load of it loads every row again, which is right for
+ * a new file and wrong for an appended one, so the user hears of it.
+ */
+export async function otherLoadsOfFile(client: pg.Client, loadId: string, input: LedgerInput): Promise<string[]> {
+  const r = await client.query<{ load_id: string }>(
+    `SELECT DISTINCT load_id FROM ${LEDGER_SCHEMA}.load_files WHERE table_oid = $1 AND file = $2 AND load_id <> $3 AND file_identity IS DISTINCT FROM $4 ORDER BY 1`,
+    [input.tableOid, input.file, loadId, input.identity ?? null],
+  );
+  return r.rows.map((row) => row.load_id);
+}
+
 async function forgetFile(client: pg.Client, loadId: string, file: string): Promise<void> {
   await client.query(`DELETE FROM ${LEDGER_SCHEMA}.chunks WHERE load_id = $1 AND file = $2`, [loadId, file]);
   await client.query(`DELETE FROM ${LEDGER_SCHEMA}.rejects WHERE load_id = $1 AND file = $2`, [loadId, file]);
