@@ -9,7 +9,6 @@
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { parseSize } from '../src/cli/parse-options.js';
 import { ManagedCluster } from '../src/cluster/managed-cluster.js';
 import { load } from '../src/load.js';
@@ -75,11 +74,6 @@ try {
     }
     console.log(`${c.padEnd(10)}  ${String(Math.ceil(size / chunk)).padStart(6)}  ${median(withLedger).toFixed(3).padStart(17)}  ${median(without).toFixed(3).padStart(15)}  ${median(ratios).toFixed(3).padStart(29)}`);
   }
-  const admin = new pg.Client(cluster.connection());
-  await admin.connect();
-  const ledgerRows = (await admin.query('SELECT count(*)::int AS n FROM pgsurge.chunks')).rows[0].n;
-  await admin.end();
-  console.log(`\n(ledger rows left by the last runs: ${ledgerRows}; --truncate forgets a table's rows each run)`);
 } finally {
   await cluster.stop().catch(() => undefined);
   await fs.rm(work, { recursive: true, force: true });
