@@ -166,6 +166,25 @@ describe('exactly once across crashes', () => {
     await assertLedgerTiles('disk-full', size);
   });
 
+  it('stdin: a stopped load resumes from the same bytes piped again, committed records dropped', async () => {
+    const { file, expected, badBytes } = await input('stdin.tbl');
+    const data = await fs.readFile(file);
+    const args = ['load', '-', '-f', 'tbl', '-t', 'lineitem', '-w', '2', '--chunk-size', '4KB', '--load-id', 'from-stdin', '--reject-dir', dir, ...target()];
+    const r1 = await runCli([...args, '--create', '--truncate', '--max-rejects', '0'], { stdin: data });
+    assert.equal(r1.code, 1, r1.stderr);
+    assert.match(r1.stderr, /resume with: pgsurge load - .*--resume --load-id from-stdin/);
+    const kept = await assertNoHalfChunk('from-stdin');
+    assert.ok(kept > 0 && kept < 3997, `kept ${kept}`);
+    // The resume reads the same bytes, with chunks cut elsewhere (--chunk-size differs), and skips what is in.
+    const r2 = await runCli([...args.map((a) => (a === '4KB' ? '7KB' : a)), '--resume', '-q'], { stdin: data });
+    assert.equal(r2.code, 3, r2.stderr);
+    assert.match(r2.stdout, new RegExp(`earlier runs of this load had committed ${kept.toLocaleString('en-US')} rows`));
+    const t = await tableState();
+    assert.equal(t.count, 3997);
+    assert.equal(t.digest, expected);
+    assert.deepEqual(await fs.readFile(path.join(dir, 'lineitem.rejects')), badBytes);
+  });
+
   it('resuming onto a changed file is refused with a clear message', async () => {
     const { file } = await input('changing.tbl');
     const r1 = await runCli(['load', file, '-t', 'lineitem', '--create', '--truncate', '-w', '2', '--load-id', 'changes', '-q', ...target()]);
