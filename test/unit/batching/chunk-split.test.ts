@@ -86,3 +86,17 @@ describe('resume on byte ranges', () => {
     }
   });
 });
+
+describe('the record a COPY error names', () => {
+  it('csv: PostgreSQL counts quoted newlines as lines, except in the first record of a COPY', async () => {
+    const { copyWriter } = await import('../../../src/writer/copy-writer.js');
+    // Records: 1 spans 2 lines (not counted by the server: it does not know the line ending yet), 2 one line, 3 three lines, 4 one line.
+    const chunk = wholeChunk('csv', '1,"a\nb"\n2,x\n3,"c\n\nd"\n4,y\n');
+    const named = (line: number): number | undefined => copyWriter.failedRecord!({ where: `COPY t, line ${line}, column c: "..."` }, chunk);
+    assert.deepEqual([1, 2, 3, 4, 5, 6].map(named), [1, 2, 3, 3, 3, 4]);
+    assert.equal(named(7), undefined, 'past the end: bisect instead');
+    const tbl = wholeChunk('tbl', '1|a|\n2|b|\n');
+    assert.equal(copyWriter.failedRecord!({ where: 'COPY t, line 2' }, tbl), 2);
+    assert.equal(copyWriter.failedRecord!({ where: 'SQL statement "SELECT 1"' }, tbl), undefined);
+  });
+});
