@@ -66,11 +66,12 @@ export class RejectFile {
   private open(): Promise<{ rows: FileHandle; log: FileHandle }> {
     this.handles ??= (async () => {
       await fs.mkdir(path.dirname(this.path), { recursive: true });
-      const rows = await fs.open(this.path, 'w', 0o600);
-      const log = await fs.open(this.logPath, 'w', 0o600);
+      // Append: `clear()` starts a file afresh; rows written earlier in this run stay.
+      const rows = await fs.open(this.path, 'a', 0o600);
+      const log = await fs.open(this.logPath, 'a', 0o600);
       // An existing file keeps its mode on open: make sure no one else can read rejected rows.
       await Promise.all([rows.chmod(0o600), log.chmod(0o600)]);
-      await log.write(LOG_HEADER);
+      if ((await log.stat()).size === 0) await log.write(LOG_HEADER);
       return { rows, log };
     })();
     return this.handles;

@@ -103,3 +103,23 @@ describe('line index', () => {
     await fs.rm(dir, { recursive: true });
   });
 });
+
+describe('reject file across close and reopen', () => {
+  it('appends after a close; clear() starts afresh', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-rf2-'));
+    const f = new RejectFile(path.join(dir, 'x.rejects'));
+    const row = (n: number) => ({ file: 'a', line: n, byteOffset: n, sqlstate: '22008', column: undefined, message: 'm', record: Buffer.from(`${n}|\n`) });
+    await f.append([row(1)]);
+    await f.close();
+    await f.append([row(2)]);
+    await f.close();
+    assert.equal(await fs.readFile(f.path, 'utf8'), '1|\n2|\n');
+    assert.equal((await fs.readFile(f.logPath, 'utf8')).split('\n').filter((l) => l.startsWith('file\t')).length, 1, 'one header');
+    await f.clear();
+    await f.append([row(3)]);
+    await f.close();
+    assert.equal(await fs.readFile(f.path, 'utf8'), '3|\n');
+    assert.equal(f.written, 1);
+    await fs.rm(dir, { recursive: true });
+  });
+});
