@@ -1,15 +1,25 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
+import path from 'node:path';
 import type pg from 'pg';
 import type { Readable } from 'node:stream';
 import type { Chunk, LoadTarget } from './batching/chunk.js';
 import { ChunkQueue, type ChunkSource } from './batching/chunk-queue.js';
+import { checkColumnCount } from './db/column-check.js';
+import { qualifiedName } from './db/identifiers.js';
 import { connect, type Target } from './db/target.js';
 import { connectionFailure, copyColumnFromWhere, copyLineFromWhere, isServerError, LoadError } from './db/load-error.js';
-import { prepareTable } from './db/table-check.js';
 import { planInputColumns } from './db/plan-input-columns.js';
-import { framerForTarget } from './framing/framer-for.js';
+import { prepareTable } from './db/table-check.js';
+import { LoadStopped } from './faults/load-stopped.js';
+import { DEFAULT_RETRY_FOR_MS, serverTrouble } from './faults/retry.js';
+import { fileIdentity, identityString } from './ledger/file-identity.js';
+import { ensureLedger, forgetTable, LedgerWriter, NO_LEDGER, NOTHING_COVERED, openLoad, otherLoadsOfFile, type ChunkLedger, type Covered, type LedgerInput, type RejectedRow } from './ledger/ledger.js';
+import { LoadWorker } from './load-worker.js';
 import { LoadCounters, type LoadSummary } from './metrics/load-counters.js';
-import { lineAtOffset } from './source/line-numbers.js';
+import { DEFAULT_MAX_REJECTS, RejectBudget } from './rejects/reject-budget.js';
+import { RejectFile, rejectPathFor } from './rejects/reject-file.js';
+import { LineIndex } from './source/line-index.js';
 import { openInput } from './source/open-input.js';
 import type { ChunkResult, ChunkWriter } from './writer/chunk-writer.js';
 import { copyWriter } from './writer/copy-writer.js';
@@ -22,77 +32,249 @@ export interface LoadOptions {
   readonly stdin?: Readable;
   /** How a chunk reaches the server; COPY unless told otherwise. */
   readonly writer?: ChunkWriter;
+  /** The ledger's id for this load; default: derived from the tables and the files' identities, so rerunning the same command resumes. */
+  readonly loadId?: string;
+  /** Require an earlier run of this load to resume. */
+  readonly resume?: boolean;
+  /** Keep the ledger (default). Without it rejects still work, but nothing can be resumed and exactly-once is lost. */
+  readonly ledger?: boolean;
+  /** Rows a load may reject in all before it stops (default 1000). */
+  readonly maxRejects?: number;
+  readonly rejectFile?: string;
+  readonly rejectDir?: string;
+  /** How long to keep retrying a chunk whose connection or server went away (default 30 s). */
+  readonly retryForMs?: number;
+  /** Aborting stops the load: no more reading, in-flight chunks rolled back. */
+  readonly signal?: AbortSignal;
 }
+
 
 /** What the load tells whoever watches it (the CLI's progress line, a test). */
 export interface LoadReporter {
-  start?(info: { inputs: readonly LoadTarget[]; totalBytes: number | undefined; workers: number; target: string }): void;
+  start?(info: { inputs: readonly LoadTarget[]; totalBytes: number | undefined; workers: number; target: string; loadId: string; resumed: boolean }): void;
   chunkLoaded?(info: { chunk: Chunk; rows: number; result: ChunkResult; seconds: number; counters: LoadCounters }): void;
+  /** Something the user should know before the load goes on (e.g. the same file was loaded before, differently). */
+  note?(message: string): void;
+  /** A chunk's connection or server went away; it is retried on a fresh connection. */
+  retrying?(info: { chunk: Chunk; error: unknown; attempt: number; waitMs: number }): void;
 }
 
 /**
- * The whole flow, top to bottom: check the inputs and tables, open the readers, start the
- * workers on a bounded queue, wait, first error wins, summary.
+ * The whole flow, top to bottom: check the inputs and tables, open the ledger, open the
+ * readers on what it does not cover, start the workers on a bounded queue, wait, first
+ * error wins, summary.
  */
 export async function load(inputs: readonly LoadTarget[], options: LoadOptions, target: Target, reporter: LoadReporter = {}): Promise<LoadSummary> {
+  const withLedger = options.ledger !== false;
+  if (!withLedger && (options.resume || options.loadId !== undefined)) {
+    throw new LoadError('bad-option', '--resume and --load-id need the ledger', { hint: 'drop --no-ledger' });
+  }
   const sizes = await checkInputs(inputs);
-  // With each table ready, its columns are read once: what each input's records fill (the column plan).
-  const planned = await prepareTables(inputs, options, target);
+  const identities = await Promise.all(inputs.map((i, n) => (i.file === '-' || sizes[n] === undefined ? undefined : fileIdentity(i.file).then(identityString))));
 
-  // Biggest input first, so the long pole starts early and the small ones fill in.
-  const order = planned.map((input, i) => ({ input, size: sizes[i] })).sort((a, b) => (b.size ?? Infinity) - (a.size ?? Infinity));
-  const sources: ChunkSource[] = [];
-  for (const { input } of order) {
-    const opened = await openInput(input, { workers: options.workers, chunkBytes: options.chunkBytes, stdin: options.stdin });
-    sources.push(...opened.sources);
-  }
-  const totalBytes = sizes.every((s) => s !== undefined) ? sizes.reduce<number>((a, s) => a + (s ?? 0), 0) : undefined;
-
-  const counters = new LoadCounters();
-  for (const input of inputs) counters.expect(input.table, input.file);
-  const queue = new ChunkQueue(sources, options.workers);
-  const clients = await openClients(target, options.workers).catch(async (error: unknown) => {
-    await queue.close();
-    throw error;
+  // The control connection holds the load's lock for the whole load: two runs of one load id at once would double rows.
+  const control = await connect(target.config).catch((error: unknown) => {
+    throw connectionFailure(error, target.description);
   });
-  reporter.start?.({ inputs, totalBytes, workers: clients.length, target: target.description });
-
-  const writer = options.writer ?? copyWriter;
-  let firstError: unknown;
-  const worker = async (client: pg.Client): Promise<void> => {
-    await writer.prepare?.(client);
-    for (;;) {
-      const chunk = firstError === undefined ? await queue.take() : undefined;
-      if (chunk === undefined) return;
-      const startedAt = counters.now();
-      let result: ChunkResult;
-      try {
-        result = await writer.write(client, chunk);
-      } catch (error) {
-        firstError ??= await describeChunkFailure(chunk, error);
-        await queue.close();
-        return;
-      }
-      const endedAt = counters.now();
-      const rows = result.loaded;
-      counters.add(chunk.target.table, chunk.target.file, rows, chunk.location.byteLength, startedAt, endedAt);
-      reporter.chunkLoaded?.({ chunk, rows, result, seconds: (endedAt - startedAt) / 1000, counters });
-    }
-  };
   try {
-    await Promise.all(
-      clients.map((c) =>
-        worker(c).catch(async (error: unknown) => {
-          firstError ??= error;
-          await queue.close();
+    if (withLedger) await ensureLedger(control);
+    // With each table ready, its columns are read once: what each input's records fill (the column plan).
+    const { tables, planned } = await prepareTables(control, inputs, options);
+    const loadId = options.loadId ?? defaultLoadId(inputs, tables, identities);
+    if (withLedger) {
+      const locked = (await control.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext('pgsurge'), hashtext($1)) AS ok", [loadId])).rows[0]?.ok === true;
+      if (!locked) {
+        throw new LoadError('bad-option', `load ${loadId} is running in another pgsurge right now`, { hint: 'wait for it to end, or give this load another --load-id' });
+      }
+      await waitForEarlierRun(control, workerNamePrefix(loadId));
+    }
+    const ledgerInputs = new Map<string, LedgerInput>();
+    inputs.forEach((input, i) => {
+      const t = tables.get(input)!;
+      ledgerInputs.set(input.file, { file: input.file === '-' ? '-' : path.resolve(input.file), tableName: t.name, tableOid: t.oid, identity: identities[i] });
+    });
+    const covered = withLedger ? await openLoad(control, loadId, [...ledgerInputs.values()], { resume: options.resume === true }) : new Map<string, Covered>();
+    const coveredOf = (input: LoadTarget): Covered => covered.get(ledgerInputs.get(input.file)!.file) ?? NOTHING_COVERED;
+    for (const input of inputs) {
+      // A JSON array's chunks are cut between elements, not at exact source offsets: no partial resume.
+      if (input.format === 'json' && coveredOf(input).ranges.length > 0) {
+        throw new LoadError('bad-option', `${input.file}: a JSON array load cannot be resumed part way`, { hint: 'load it again with --truncate (or another --load-id)' });
+      }
+    }
+    const ledger: ChunkLedger = withLedger ? new LedgerWriter(loadId, ledgerInputs) : NO_LEDGER;
+    if (withLedger && !options.truncate) {
+      for (const input of ledgerInputs.values()) {
+        if (input.file === '-' || (covered.get(input.file)?.ranges.length ?? 0) > 0) continue;
+        const others = await otherLoadsOfFile(control, loadId, input);
+        if (others.length > 0) {
+          reporter.note?.(`${input.file} was loaded into ${input.tableName} before (load ${others.join(', ')}) when it was a different file (size, mtime or content); this is a new load of all its rows (--truncate replaces the table's rows instead)`);
+        }
+      }
+    }
+
+    // Reject files: rebuilt from the ledger, so a crash between a chunk's COMMIT and the file write loses nothing.
+    const rejectFiles = new Map<string, RejectFile>();
+    const rejectFileOf = new Map<string, RejectFile>();
+    for (const input of inputs) {
+      const p = rejectPathFor(input, options);
+      if (!rejectFiles.has(p)) rejectFiles.set(p, new RejectFile(p));
+      rejectFileOf.set(input.file, rejectFiles.get(p)!);
+    }
+    const earlierRejects = await writeRejectFiles(control, ledger, inputs, rejectFiles, rejectFileOf);
+
+    // Biggest input first, so the long pole starts early and the small ones fill in.
+    const order = planned.map((input, i) => ({ input, size: sizes[i] })).sort((a, b) => (b.size ?? Infinity) - (a.size ?? Infinity));
+    const sources: ChunkSource[] = [];
+    for (const { input } of order) {
+      const opened = await openInput(input, { workers: options.workers, chunkBytes: options.chunkBytes, stdin: options.stdin, covered: coveredOf(input).ranges });
+      sources.push(...opened.sources);
+    }
+    const totalBytes = sizes.every((s) => s !== undefined) ? sizes.reduce<number>((a, s) => a + (s ?? 0), 0) : undefined;
+
+    const counters = new LoadCounters();
+    for (const input of inputs) {
+      counters.expect(input.table, input.file);
+      counters.earlier(input.table, input.file, coveredOf(input));
+    }
+    const resumed = inputs.some((i) => coveredOf(i).ranges.length > 0);
+    const queue = new ChunkQueue(sources, options.workers);
+    const appName = (n: number): string => `${workerNamePrefix(loadId)}${n}`;
+    const clients = await openClients(target, options.workers, appName).catch(async (error: unknown) => {
+      await queue.close();
+      throw error;
+    });
+    reporter.start?.({ inputs, totalBytes, workers: clients.length, target: target.description, loadId, resumed });
+
+    const writer = options.writer ?? copyWriter;
+    const lineIndex = new LineIndex();
+    const budget = new RejectBudget(options.maxRejects ?? DEFAULT_MAX_REJECTS, earlierRejects);
+    const signal = options.signal ?? new AbortController().signal;
+    let firstError: unknown;
+    const stopping = (): boolean => firstError !== undefined || signal.aborted;
+    const summary = (): LoadSummary =>
+      counters.summary(clients.length, target.description, { ...(withLedger ? { loadId } : {}), rejectFiles: [...rejectFiles.values()].filter((f) => f.written > 0).map((f) => ({ path: f.path, rows: f.written })) });
+
+    let nextWorker = clients.length;
+    const workers = clients.map(
+      (client) =>
+        new LoadWorker(client, {
+          queue,
+          ledger,
+          transaction: {
+            writer,
+            ledger,
+            budget,
+            // A JSON array's chunks have element numbers, not lines.
+            firstLineOf: async (chunk) => (chunk.location.file === '-' || chunk.location.firstRecord !== undefined ? undefined : lineIndex.lineAt(chunk.location.file, chunk.location.byteOffset).catch(() => undefined)),
+          },
+          connect: () => connect(target.config, appName(nextWorker++)),
+          retryForMs: options.retryForMs ?? DEFAULT_RETRY_FOR_MS,
+          signal,
+          stopping,
+          now: () => counters.now(),
+          retrying: (chunk, error, attempt, waitMs) => reporter.retrying?.({ chunk, error, attempt, waitMs }),
+          async committed(chunk, outcome, startedAt, endedAt) {
+            const rejected = outcome.rejects.length;
+            counters.add(chunk.target.table, chunk.target.file, outcome.loaded, chunk.location.byteLength, startedAt, endedAt, {
+              read: chunk.records,
+              rejected,
+              skipped: outcome.skipped,
+            });
+            if (chunk.location.firstLine !== undefined && chunk.location.file !== '-') {
+              lineIndex.remember(chunk.location.file, chunk.location.byteOffset + chunk.location.byteLength, chunk.location.firstLine + chunk.lines);
+            }
+            await rejectFileOf.get(chunk.target.file)!.append(outcome.rejects);
+            reporter.chunkLoaded?.({ chunk, rows: outcome.loaded, result: { loaded: outcome.loaded, skipped: outcome.skipped }, seconds: (endedAt - startedAt) / 1000, counters });
+          },
         }),
-      ),
     );
+
+    const onAbort = (): void => {
+      void queue.close();
+      for (const w of workers) w.interrupt();
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      await Promise.all(
+        workers.map((w) =>
+          w.run().catch(async (error: unknown) => {
+            if (!signal.aborted) firstError ??= error;
+            await queue.close();
+          }),
+        ),
+      );
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      await queue.close();
+      await Promise.allSettled([...rejectFiles.values()].map((f) => f.close()));
+      // Workers append rejects as their chunks commit, in no particular order: rewrite each file from the ledger, in input order.
+      if (withLedger) await withLiveClient(control, target, (c) => writeRejectFiles(c, ledger, inputs, rejectFiles, rejectFileOf)).catch(() => undefined);
+    }
+    if (signal.aborted) {
+      throw new LoadStopped(new LoadError('interrupted', 'interrupted: the chunks in flight were rolled back; the chunks committed before stay in the table'), summary(), withLedger ? loadId : undefined);
+    }
+    if (firstError !== undefined) {
+      const error = firstError instanceof LoadError ? firstError : await describeFailure(firstError);
+      throw new LoadStopped(error, summary(), withLedger ? loadId : undefined);
+    }
+    return summary();
   } finally {
-    await Promise.allSettled(clients.map((c) => c.end()));
+    // Ending the session releases the load's advisory lock.
+    await control.end().catch(() => undefined);
   }
-  if (firstError !== undefined) throw firstError;
-  return counters.summary(clients.length, target.description);
+}
+
+/** Workers are `pgsurge <load id> w<n>` in pg_stat_activity (application_name holds 63 bytes). */
+function workerNamePrefix(loadId: string): string {
+  return `pgsurge ${loadId}`.slice(0, 56) + ' w';
+}
+
+/**
+ * A killed run's backends may still be finishing a COMMIT when the same load starts
+ * again; reading the ledger before they end could load a chunk twice. Wait for them
+ * (they end as soon as they see their client gone), then end any that linger.
+ */
+async function waitForEarlierRun(client: pg.Client, prefix: string): Promise<void> {
+  const alive = async (): Promise<number> =>
+    (await client.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE left(application_name, length($1)) = $1 AND pid <> pg_backend_pid()', [prefix])).rows[0]?.n ?? 0;
+  for (let waited = 0; (await alive()) > 0; waited += 100) {
+    if (waited >= 5000) {
+      await client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE left(application_name, length($1)) = $1 AND pid <> pg_backend_pid()', [prefix]);
+    }
+    if (waited >= 15_000) throw new LoadError('bad-option', 'connections of an earlier run of this load are still open on the server and would not end', { hint: 'end them (pg_terminate_backend) or use another --load-id' });
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Writes each reject file afresh from the ledger's rejected rows, in input order; returns how many there are. */
+async function writeRejectFiles(
+  client: pg.Client,
+  ledger: ChunkLedger,
+  inputs: readonly LoadTarget[],
+  files: ReadonlyMap<string, RejectFile>,
+  fileOf: ReadonlyMap<string, RejectFile>,
+): Promise<number> {
+  // Read everything first: if the server is gone, the files written so far stay as they are.
+  const rows: RejectedRow[][] = [];
+  for (const input of inputs) rows.push((await ledger.earlierRejects(client, input.file)).map((r) => ({ ...r, file: input.file })));
+  for (const f of files.values()) await f.clear();
+  inputs.forEach((input, i) => void fileOf.get(input.file)!.append(rows[i]!));
+  await Promise.all([...files.values()].map((f) => f.close()));
+  return rows.reduce((n, r) => n + r.length, 0);
+}
+
+/** Runs `fn` on the control connection, or on a fresh one if the server restarted under it. */
+async function withLiveClient<T>(control: pg.Client, target: Target, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  try {
+    return await fn(control);
+  } catch {
+    const fresh = await connect(target.config);
+    try {
+      return await fn(fresh);
+    } finally {
+      await fresh.end().catch(() => undefined);
+    }
+  }
 }
 
 /** Every input must exist and be readable before anything is written. */
@@ -115,25 +297,74 @@ async function checkInputs(inputs: readonly LoadTarget[]): Promise<(number | und
   );
 }
 
-/** Creates or truncates the tables as asked, then returns the inputs with their column plans. */
-async function prepareTables(inputs: readonly LoadTarget[], options: LoadOptions, target: Target): Promise<LoadTarget[]> {
-  const client = await connect(target.config).catch((error: unknown) => {
-    throw connectionFailure(error, target.description);
-  });
+interface PreparedTable {
+  readonly oid: number;
+  /** Schema-qualified, as the server resolved it. */
+  readonly name: string;
+}
+
+/**
+ * Creates (`--create`) or empties (`--truncate`) the tables and checks each input's first
+ * record against its table, all in one transaction: a bad input leaves nothing created or
+ * emptied. Emptying a table also empties the ledger's rows about it.
+ */
+async function prepareTables(
+  client: pg.Client,
+  inputs: readonly LoadTarget[],
+  options: LoadOptions,
+): Promise<{ tables: Map<LoadTarget, PreparedTable>; planned: LoadTarget[] }> {
+  const out = new Map<LoadTarget, PreparedTable>();
+  await client.query('BEGIN');
   try {
-    const tables = new Map(inputs.map((input) => [`${input.schema ?? ''}.${input.table}`, input]));
-    for (const input of tables.values()) await prepareTable(client, input.table, input.schema, { create: options.create, truncate: false });
-    // Plans are checked before anything is truncated: a wrong column name leaves the table as it was.
+    const byName = new Map<string, PreparedTable>();
+    for (const input of inputs) {
+      const key = `${input.schema ?? ''}.${input.table}`;
+      let table = byName.get(key);
+      if (!table) {
+        await prepareTable(client, input.table, input.schema, options);
+        const r = await client.query<{ oid: string; name: string }>(
+          "SELECT c.oid::int8 AS oid, format('%I.%I', n.nspname, c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass($1)",
+          [qualifiedName(input.table, input.schema)],
+        );
+        const row = r.rows[0];
+        if (!row) throw new LoadError('missing-table', `table ${qualifiedName(input.table, input.schema)} does not exist`);
+        table = { oid: Number(row.oid), name: row.name };
+        byName.set(key, table);
+        if (options.truncate) await forgetTable(client, table.oid);
+      }
+      out.set(input, table);
+    }
+    // Plans are checked in the same transaction: a wrong column name leaves the tables as they were.
     const planned = await planInputColumns(client, inputs);
-    if (options.truncate) for (const input of tables.values()) await prepareTable(client, input.table, input.schema, { create: false, truncate: true });
-    return planned;
-  } finally {
-    await client.end();
+    for (const [i, input] of planned.entries()) {
+      const table = out.get(inputs[i]!)!;
+      await checkColumnCount(client, input, table.oid, table.name);
+    }
+    await client.query('COMMIT');
+    return { tables: out, planned };
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
   }
 }
 
-async function openClients(target: Target, n: number): Promise<pg.Client[]> {
-  const settled = await Promise.allSettled(Array.from({ length: n }, () => connect(target.config)));
+/**
+ * The same tables and the same files (by identity) give the same id, so rerunning a
+ * command resumes it; stdin has no identity, so a load from it gets a fresh id.
+ */
+function defaultLoadId(inputs: readonly LoadTarget[], tables: Map<LoadTarget, PreparedTable>, identities: readonly (string | undefined)[]): string {
+  const names = [...new Set(inputs.map((i) => tables.get(i)!.name))];
+  const h = createHash('sha256');
+  if (identities.some((id) => id === undefined)) h.update(randomBytes(16));
+  const parts = inputs.map((input, i) => `${tables.get(input)!.name}\0${path.resolve(input.file)}\0${identities[i] ?? ''}`).sort();
+  h.update(parts.join('\n'));
+  const base = inputs[0]?.table ?? 'load';
+  const label = names.length === 1 ? base : `${base}+${names.length - 1}`;
+  return `${label.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 40)}-${h.digest('hex').slice(0, 10)}`;
+}
+
+async function openClients(target: Target, n: number, appName: (i: number) => string): Promise<pg.Client[]> {
+  const settled = await Promise.allSettled(Array.from({ length: n }, (_, i) => connect(target.config, appName(i))));
   const clients = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) {
@@ -143,31 +374,20 @@ async function openClients(target: Target, n: number): Promise<pg.Client[]> {
   return clients;
 }
 
-/** Names the file, the line and the server's message for a chunk the server refused. */
-async function describeChunkFailure(chunk: Chunk, error: unknown): Promise<LoadError> {
-  const { location } = chunk;
+/** Names the server's message, the file and the place for an error no retry or reject could handle. */
+async function describeFailure(error: unknown): Promise<LoadError> {
+  const location = (error as { pgsurgeLocation?: Chunk['location'] }).pgsurgeLocation;
+  const where = location ? `${location.file} (bytes ${location.byteOffset}–${location.byteOffset + location.byteLength})` : 'the load';
   if (!isServerError(error)) {
-    return new LoadError('chunk-failed', `loading ${location.file} at byte ${location.byteOffset} failed: ${(error as Error).message}`, { location, cause: error });
+    return new LoadError('chunk-failed', `loading ${where} failed: ${(error as Error).message}`, { cause: error });
   }
-  const record = copyLineFromWhere(error.where);
-  let line: number | undefined;
-  if (record !== undefined) {
-    const firstLine = location.firstLine ?? (location.file === '-' || location.firstRecord !== undefined ? undefined : await lineAtOffset(location.file, location.byteOffset).catch(() => undefined));
-    if (firstLine !== undefined) line = firstLine + framerForTarget(chunk.target).linesBeforeRecord(chunk.data, record);
-  }
-  const element = record !== undefined && location.firstRecord !== undefined ? location.firstRecord + record - 1 : undefined;
-  const place =
-    line !== undefined
-      ? `${location.file}:${line}`
-      : element !== undefined
-        ? `${location.file}: array element ${element}`
-        : `${location.file} (bytes ${location.byteOffset}–${location.byteOffset + location.byteLength})`;
+  const trouble = serverTrouble(error.code);
   const columnName = error.column ?? copyColumnFromWhere(error.where);
   const column = columnName ? ` (column ${columnName})` : '';
-  return new LoadError('chunk-failed', `${place}: ${error.message}${column} [SQLSTATE ${error.code}]`, {
-    location: { ...location, ...(line !== undefined ? { line } : {}) },
+  const line = copyLineFromWhere(error.where);
+  return new LoadError(trouble ? 'server-error' : 'chunk-failed', `${trouble ? `${trouble}: ` : ''}loading ${where}${line ? ` (record ${line} of the chunk)` : ''}: ${error.message}${column} [SQLSTATE ${error.code}]`, {
     server: error,
-    hint: error.hint ?? 'fix the input line and load again; chunks committed before the error stay in the table',
+    hint: error.hint ?? (trouble ? 'fix the server, then resume: nothing of the failed chunk was committed' : 'the chunks committed before the error stay; resume loads the rest'),
     cause: error,
   });
 }

@@ -24,6 +24,12 @@ export interface Chunk {
   readonly location: ChunkLocation;
   /** Whole records in the writer's wire format (COPY text or CSV), each ending in `\n`. */
   readonly data: Buffer;
+  /**
+   * The chunk's bytes as read from the input (`location.byteLength` of them): a rejected
+   * row is written from these, verbatim, and a chunk is split around a bad row by
+   * re-framing parts of them. The same memory as `data` where the framer changes nothing.
+   */
+  readonly source: Buffer;
   /** Records in `data`. */
   readonly records: number;
   /** Physical lines the records span in the source (more than `records` when CSV fields hold newlines). */

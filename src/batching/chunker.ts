@@ -48,6 +48,7 @@ export async function* chunkRecords(blocks: AsyncIterable<Buffer>, options: Chun
         yield {
           location: { file: target.file, byteOffset: offset, byteLength: framed.consumed, firstLine: line },
           data: framed.out,
+          source: buf.subarray(0, framed.consumed),
           records: framed.records,
           lines: framed.lines,
           target: variant(framed.columns),

@@ -1,7 +1,9 @@
 import { Option, type Command } from 'commander';
 import { DEFAULT_DATA_DIR } from '../cluster/managed-cluster.js';
 import { DURABILITY_PRESETS, type DurabilityPreset } from '../durability/presets.js';
-import { DEFAULT_CHUNK_BYTES, defaultWorkers, formatBytes, parseDurability, parseSize, parseWholeNumber } from './parse-options.js';
+import { DEFAULT_RETRY_FOR_MS } from '../faults/retry.js';
+import { DEFAULT_MAX_REJECTS } from '../rejects/reject-budget.js';
+import { DEFAULT_CHUNK_BYTES, defaultWorkers, formatBytes, parseDuration, parseDurability, parseSize, parseWholeNumber } from './parse-options.js';
 
 /** Options that name the server: shared by every command that talks to one. */
 export interface TargetFlags {
@@ -24,6 +26,9 @@ export interface LoadFlags extends TargetFlags {
   verbose?: boolean;
   durability: DurabilityPreset;
   unlogged?: boolean;
+  maxRejects: number;
+  retryFor: number;
+  rejectDir?: string;
 }
 
 export function addLoadOptions(cmd: Command): Command {
@@ -47,6 +52,17 @@ export function addLoadOptions(cmd: Command): Command {
         .argParser(parseDurability),
     )
     .option('--unlogged', 'load into an unlogged table and SET LOGGED at the end (timed in the summary); a crash before then empties the table')
+    .addOption(
+      new Option('--max-rejects <n>', 'rows the load may reject (to the reject file) before it stops; 0: stop at the first bad row')
+        .default(DEFAULT_MAX_REJECTS, `${DEFAULT_MAX_REJECTS}: stray bad rows never stop a big load, an input wrong through and through stops in seconds`)
+        .argParser((v) => parseWholeNumber('--max-rejects', v, 0)),
+    )
+    .option('--reject-dir <dir>', 'folder for the reject files (<table>.rejects and .rejects.log); default: beside the input, or here for stdin')
+    .addOption(
+      new Option('--retry-for <duration>', 'keep retrying chunks whose connection or server went away this long (30s, 2m), then stop with the resume command')
+        .default(DEFAULT_RETRY_FOR_MS, '30s')
+        .argParser((v) => parseDuration('--retry-for', v)),
+    )
     .option('-q, --quiet', 'print only the summary')
     .option('--verbose', 'print stack traces with errors');
 }

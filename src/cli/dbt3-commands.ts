@@ -5,6 +5,7 @@ import { progressLine } from '../report/progress-line.js';
 import { addLoadOptions, addTargetOptions, type LoadFlags } from './common-options.js';
 import { UNSAFE_WARNING } from '../durability/presets.js';
 import { formatDurability } from './durability-format.js';
+import { EXIT } from './errors.js';
 import { formatSummary, renderTable } from './summary-format.js';
 
 interface Dbt3LoadFlags extends LoadFlags {
@@ -42,6 +43,9 @@ export function registerDbt3Commands(program: Command): Command {
           analyze: flags.analyze,
           schema: flags.schema,
           durability: { preset: flags.durability, unlogged: flags.unlogged === true },
+          maxRejects: flags.maxRejects,
+          rejectDir: flags.rejectDir,
+          retryForMs: flags.retryFor,
         },
         target,
         progress,
@@ -49,6 +53,7 @@ export function registerDbt3Commands(program: Command): Command {
       progress?.finish();
       process.stdout.write(`${formatSummary(summary)}\n${formatDurability(summary)}\n\n`);
       process.stdout.write(`${renderTable(['phase', 'seconds', 'statements'], phases.map((p) => [p.phase, p.seconds.toFixed(2), String(p.statements)]))}\n`);
+      if (summary.total.rejected > 0) process.exitCode = EXIT.rejects;
     } finally {
       progress?.finish();
       await target.release();

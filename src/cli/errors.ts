@@ -7,6 +7,10 @@ export const EXIT = {
   failed: 1,
   /** The command line was wrong: nothing was done. */
   usage: 2,
+  /** The load finished, but some rows were rejected (they are in the reject file). */
+  rejects: 3,
+  /** Ctrl-C: the chunks in flight were rolled back; the load can be resumed. */
+  interrupted: 130,
 } as const;
 
 /** One clear line (plus a hint) for the user; the stack only with --verbose. */

@@ -1,15 +1,18 @@
 import { Option, type Command } from 'commander';
 import { openTarget } from '../db/target.js';
+import { LoadStopped } from '../faults/load-stopped.js';
 import { FORMATS, type Format } from '../framing/formats.js';
 import { loadWithDurability } from '../durability/durable-load.js';
 import { UNSAFE_WARNING } from '../durability/presets.js';
 import { progressLine } from '../report/progress-line.js';
 import { addLoadOptions, addTargetOptions, type LoadFlags } from './common-options.js';
-import { addInputOptions, type InputFlags } from './input-flags.js';
-import { parseFormat } from './parse-options.js';
-import { planInputs } from './plan-inputs.js';
 import { formatDurability } from './durability-format.js';
-import { formatSummary } from './summary-format.js';
+import { EXIT, printError } from './errors.js';
+import { addInputOptions, type InputFlags } from './input-flags.js';
+import { parseFormat, parseLoadId } from './parse-options.js';
+import { planInputs } from './plan-inputs.js';
+import { resumeCommand } from './resume-command.js';
+import { formatCount, formatSummary } from './summary-format.js';
 
 interface LoadCommandFlags extends LoadFlags, InputFlags {
   format?: Format;
@@ -17,24 +20,45 @@ interface LoadCommandFlags extends LoadFlags, InputFlags {
   schema?: string;
   create?: boolean;
   truncate?: boolean;
+  rejectFile?: string;
+  loadId?: string;
+  resume?: boolean;
+  ledger: boolean;
 }
 
 export function registerLoadCommand(program: Command): void {
   const cmd = program
     .command('load')
-    .description('stream files (tbl, csv, text, NDJSON, JSON arrays; .gz too) into PostgreSQL through parallel COPY')
+    .description('stream files (tbl, csv, text, NDJSON, JSON arrays; .gz too) into PostgreSQL through parallel COPY; bad rows go to a reject file, and a stopped load resumes where it stopped')
     .argument('<file...>', 'input files; `-` reads stdin')
     .addOption(new Option('-f, --format <format>', `input format: ${FORMATS.join(', ')} (default: from the file extension)`).argParser(parseFormat))
     .option('-t, --table <name>', 'target table (default: from the file name, lineitem.tbl.3 → lineitem)')
     .option('--schema <name>', 'schema of the target table (default: the search_path)')
     .option('--create', 'create a missing table from the built-in DDL (the eight DBT-3 tables, narrow)')
-    .option('--truncate', 'empty the table before loading');
+    .option('--truncate', 'empty the table (and forget its earlier loads in the ledger) before loading')
+    .option('--reject-file <path>', 'write rejected rows here (verbatim) and why to <path>.log; default <table>.rejects beside the input')
+    .addOption(new Option('--load-id <id>', 'the ledger id of this load (default: from the tables and the files\' identities, so rerunning the same command resumes)').argParser(parseLoadId))
+    .addOption(new Option('--resume', 'resume an earlier, stopped run of this load (it must exist): committed byte ranges are skipped').conflicts('truncate'))
+    .option('--no-ledger', 'no ledger (schema pgsurge) in the target database, for a user who may not create it: rejects still work, but a stopped load cannot be resumed');
   addInputOptions(cmd);
   addLoadOptions(cmd);
   addTargetOptions(cmd);
   cmd.addHelpText(
     'after',
     `
+Rejects, resume and faults:
+  A row the server refuses (bad date, bad number, wrong column count, invalid UTF-8, a
+  violated constraint) is cut out of its chunk and written verbatim to the reject file,
+  with file, line, byte offset, SQLSTATE, column and message in <reject file>.log; the
+  rest of the chunk loads. Each chunk commits with a row in the ledger (schema pgsurge in
+  the target database), so a crashed or stopped load resumes exactly: rerun the same
+  command, or use the resume command pgsurge prints. Lost connections and server
+  restarts are retried for --retry-for; Ctrl-C rolls back the chunks in flight.
+
+Exit codes: 0 every row loaded, 3 loaded but some rows rejected (see the reject file),
+  1 failed or stopped (what was committed stays; the message gives the resume command),
+  2 bad command line, 130 interrupted (Ctrl-C).
+
 Examples:
   pgsurge load lineitem.tbl --create          # into the managed cluster, table lineitem
   pgsurge load data.csv -t events --db postgresql://me@db1/prod -w 4
@@ -48,6 +72,14 @@ Examples:
     const target = await openTarget(flags);
     if (flags.durability === 'unsafe' && target.managed !== undefined) process.stderr.write(UNSAFE_WARNING);
     const progress = flags.quiet ? undefined : progressLine();
+    // Ctrl-C: stop reading, roll back the chunks in flight, print the resume command. A second Ctrl-C exits at once.
+    const abort = new AbortController();
+    const onSigint = (): void => {
+      if (abort.signal.aborted) process.exit(EXIT.interrupted);
+      process.stderr.write('\npgsurge: interrupted; rolling back the chunks in flight (Ctrl-C again to quit at once)\n');
+      abort.abort();
+    };
+    process.on('SIGINT', onSigint);
     try {
       const summary = await loadWithDurability(
         inputs,
@@ -56,14 +88,50 @@ Examples:
           chunkBytes: flags.chunkSize,
           create: flags.create === true,
           truncate: flags.truncate === true,
+          loadId: flags.loadId,
+          resume: flags.resume === true,
+          ledger: flags.ledger,
+          maxRejects: flags.maxRejects,
+          rejectFile: flags.rejectFile,
+          rejectDir: flags.rejectDir,
+          retryForMs: flags.retryFor,
+          signal: abort.signal,
           durability: { preset: flags.durability, unlogged: flags.unlogged === true },
         },
         target,
-        progress,
+        {
+          ...progress,
+          start(info) {
+            if (!flags.quiet) process.stderr.write(flags.ledger ? `pgsurge: load ${info.loadId}${info.resumed ? ' (resuming: committed byte ranges are skipped)' : ''}\n` : 'pgsurge: load without a ledger (--no-ledger): it cannot be resumed\n');
+            progress?.start?.(info);
+          },
+          note(message) {
+            if (!flags.quiet) process.stderr.write(`pgsurge: note: ${message}\n`);
+          },
+          retrying(info) {
+            if (flags.quiet) return;
+            const { file, byteOffset } = info.chunk.location;
+            process.stderr.write(`pgsurge: lost the connection loading ${file} at byte ${byteOffset} (${(info.error as Error).message}); retry ${info.attempt} in ${info.waitMs} ms on a new connection\n`);
+          },
+        },
       );
       progress?.finish();
       process.stdout.write(`${formatSummary(summary)}\n${formatDurability(summary)}\n`);
+      const rejected = summary.total.rejected + (summary.files ?? []).reduce((a, f) => a + f.earlier.rejected, 0);
+      if (rejected > 0) {
+        process.stderr.write(`pgsurge: ${formatCount(rejected)} row${rejected === 1 ? '' : 's'} rejected: see ${(summary.rejectFiles ?? []).map((f) => f.path).join(', ') || 'the reject file'} and its .log\n`);
+        process.exitCode = EXIT.rejects;
+      }
+    } catch (error) {
+      if (!(error instanceof LoadStopped)) throw error;
+      progress?.finish();
+      process.stdout.write(`${formatSummary(error.summary)}\n`);
+      printError(error, flags.verbose === true);
+      if (error.loadId !== undefined) process.stderr.write(`  resume with: ${resumeCommand(process.argv.slice(2), error.loadId)}\n`);
+      else process.stderr.write('  (loaded without the ledger: this load cannot be resumed; the rows committed so far stay)\n');
+      process.exitCode = error.interrupted ? EXIT.interrupted : EXIT.failed;
     } finally {
+      process.off('SIGINT', onSigint);
       progress?.finish();
       await target.release();
     }

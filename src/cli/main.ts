@@ -15,7 +15,8 @@ export function buildProgram(): Command {
     .addHelpText(
       'after',
       `
-Exit codes: 0 everything loaded, 1 the command failed (the message says why), 2 bad command line.
+Exit codes: 0 everything loaded, 3 loaded with rejected rows (see the reject file), 1 the command failed
+(the message says why; a stopped load prints its resume command), 2 bad command line, 130 interrupted.
 Target: --db <url>, else the PG* environment variables, else a managed cluster pgsurge starts itself.`,
     );
   registerLoadCommand(program);

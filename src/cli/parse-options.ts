@@ -54,3 +54,20 @@ export function formatBytes(bytes: number): string {
   }
   return `${i === 0 ? v.toFixed(0) : v.toFixed(1)} ${units[i]}`;
 }
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, '': 1000, m: 60_000, min: 60_000, h: 3_600_000 };
+
+/** `30s`, `2m`, `500ms`, `1h`, or a plain number of seconds → milliseconds. */
+export function parseDuration(flag: string, value: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h|)\s*$/i.exec(value);
+  if (!m) throw new InvalidArgumentError(`Expected \`${flag}\` to be a duration such as 30s, 2m or 500ms, got \`${value}\``);
+  return Math.round(Number(m[1]) * DURATION_UNITS[m[2]!.toLowerCase()]!);
+}
+
+/** A load id names rows in the ledger and appears in commands: letters, digits, `_.-` only. */
+export function parseLoadId(value: string): string {
+  if (!/^[A-Za-z0-9_.-]{1,100}$/.test(value)) {
+    throw new InvalidArgumentError(`Expected \`--load-id\` to be 1 to 100 letters, digits, \`_\`, \`.\` or \`-\`, got \`${value}\``);
+  }
+  return value;
+}

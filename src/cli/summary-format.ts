@@ -17,14 +17,45 @@ export function formatCount(n: number): string {
 export function formatSummary(summary: LoadSummary): string {
   const rows = summary.tables.map((t) => [
     t.table,
-    formatCount(t.rows),
+    formatCount(t.read),
+    formatCount(t.loaded),
+    formatCount(t.rejected),
+    formatCount(t.skipped),
     (t.bytes / MB).toFixed(1),
     t.seconds.toFixed(2),
     formatCount(t.rowsPerSecond),
     t.mbPerSecond.toFixed(1),
   ]);
   const s = summary.total;
-  if (summary.tables.length > 1) rows.push(['total', formatCount(s.rows), (s.bytes / MB).toFixed(1), s.seconds.toFixed(2), formatCount(s.rowsPerSecond), s.mbPerSecond.toFixed(1)]);
-  const table = renderTable(['table', 'rows', 'MB', 'seconds', 'rows/s', 'MB/s'], rows);
-  return `${table}\n\nloaded ${formatCount(s.rows)} rows in ${s.seconds.toFixed(2)} s with ${summary.workers} worker${summary.workers === 1 ? '' : 's'} into ${summary.target}`;
+  if (summary.tables.length > 1) {
+    rows.push(['total', formatCount(s.read), formatCount(s.loaded), formatCount(s.rejected), formatCount(s.skipped), (s.bytes / MB).toFixed(1), s.seconds.toFixed(2), formatCount(s.rowsPerSecond), s.mbPerSecond.toFixed(1)]);
+  }
+  const parts = [renderTable(['table', 'read', 'loaded', 'rejected', 'skipped', 'MB', 'seconds', 'rows/s', 'MB/s'], rows)];
+
+  // Per input: the accounting (read = loaded + rejected + skipped), and what earlier runs of the load committed.
+  const files = summary.files ?? [];
+  const resumed = files.some((f) => f.earlier.loaded + f.earlier.rejected + f.earlier.skipped > 0);
+  if (files.length > 0) {
+    const header = ['file', 'table', 'read', 'loaded', 'rejected', 'skipped', ...(resumed ? ['earlier runs: loaded', 'rejected', 'skipped'] : [])];
+    const fileRows = files.map((f) => [
+      f.file,
+      f.table,
+      formatCount(f.read),
+      formatCount(f.loaded),
+      formatCount(f.rejected),
+      formatCount(f.skipped),
+      ...(resumed ? [formatCount(f.earlier.loaded), formatCount(f.earlier.rejected), formatCount(f.earlier.skipped)] : []),
+    ]);
+    parts.push(renderTable(header, fileRows));
+  }
+  const lines: string[] = [];
+  lines.push(`loaded ${formatCount(s.loaded)} of ${formatCount(s.read)} rows read${s.rejected > 0 ? `, rejected ${formatCount(s.rejected)}` : ''}${s.skipped > 0 ? `, skipped ${formatCount(s.skipped)}` : ''} in ${s.seconds.toFixed(2)} s with ${summary.workers} worker${summary.workers === 1 ? '' : 's'} into ${summary.target}`);
+  if (resumed) {
+    const e = files.reduce((a, f) => ({ loaded: a.loaded + f.earlier.loaded, rejected: a.rejected + f.earlier.rejected }), { loaded: 0, rejected: 0 });
+    lines.push(`resumed: earlier runs of this load had committed ${formatCount(e.loaded)} rows and rejected ${formatCount(e.rejected)}; those were not read again`);
+  }
+  for (const f of summary.rejectFiles ?? []) lines.push(`rejected rows: ${f.path} (${formatCount(f.rows)}), why: ${f.path}.log`);
+  if (summary.loadId) lines.push(`load id: ${summary.loadId}`);
+  parts.push(lines.join('\n'));
+  return parts.join('\n\n');
 }

@@ -18,6 +18,10 @@ export const LOAD_ERROR_CODES = [
   'missing-table',
   'server-unreachable',
   'chunk-failed',
+  'too-many-rejects',
+  'server-lost',
+  'server-error',
+  'interrupted',
   'internal',
 ] as const;
 export type LoadErrorCode = (typeof LOAD_ERROR_CODES)[number];

@@ -52,12 +52,14 @@ export function redactUrl(url: string): string {
     if (u.searchParams.has('password')) u.searchParams.set('password', '***');
     return u.toString();
   } catch {
-    return url.replace(/(password\s*=\s*)('[^']*'|\S+)/gi, '$1***');
+    // Not a WHATWG URL (libpq's `postgresql://user:pw@/db?host=/socket` has an empty host): mask by pattern.
+    return url.replace(/(password\s*=\s*)('[^']*'|[^\s&]+)/gi, '$1***').replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/?#@\s]*):[^@/?#\s]*@/i, '$1:***@');
   }
 }
 
-export async function connect(config: pg.ClientConfig): Promise<pg.Client> {
-  const client = new pg.Client({ ...config, application_name: 'pgsurge' });
+/** `applicationName` tags the connection in pg_stat_activity (workers: `pgsurge <load id> w<n>`). */
+export async function connect(config: pg.ClientConfig, applicationName = 'pgsurge'): Promise<pg.Client> {
+  const client = new pg.Client({ ...config, application_name: applicationName });
   // A connection error after connect() surfaces on the next query; do not crash on the event.
   client.on('error', () => {});
   await client.connect();

@@ -1,6 +1,7 @@
 import type pg from 'pg';
+import type { Chunk } from '../batching/chunk.js';
 import type { ChunkWriter } from '../writer/chunk-writer.js';
-import { copyChunk } from '../writer/copy-writer.js';
+import { copyRows } from '../writer/copy-writer.js';
 import { qualifiedName } from '../db/identifiers.js';
 import { connectionFailure, LoadError } from '../db/load-error.js';
 import { connect, type Target } from '../db/target.js';
@@ -184,18 +185,21 @@ export async function startDurability(target: Target, options: DurabilityOptions
           await applySessionSettings(c, session);
           await inner.prepare?.(c);
         },
-        async write(c, chunk) {
+        ...(inner.failedRecord ? { failedRecord: inner.failedRecord.bind(inner) } : {}),
+        async writeRows(c: pg.Client, chunk: Chunk) {
           const name = qualifiedName(chunk.target.table, chunk.target.schema);
           if (freeze && emptied.has(name)) {
             const gate = gates.get(name);
             if (gate === undefined) {
-              // The first chunk of a table this load emptied truncates it again in its own
+              // The first chunk of a table this load emptied truncates it again in the chunk's
               // transaction, which is what lets the server take FREEZE; the table's other
-              // chunks wait for it to commit, so the TRUNCATE never removes loaded rows.
+              // chunks wait for it to commit, so the TRUNCATE never removes loaded rows. If
+              // that chunk is refused, its parts are retried without FREEZE (the gate is set).
               let open!: () => void;
               gates.set(name, new Promise<void>((resolve) => (open = resolve)));
               try {
-                const rows = await copyChunk(c, chunk, { freeze: true, before: `TRUNCATE ${name}` });
+                await c.query(`TRUNCATE ${name}`);
+                const rows = await copyRows(c, chunk, { freeze: true });
                 frozenRows += rows;
                 frozenTables.push(name);
                 return { loaded: rows, skipped: 0 };
@@ -205,7 +209,7 @@ export async function startDurability(target: Target, options: DurabilityOptions
             }
             await gate;
           }
-          return inner.write(c, chunk);
+          return inner.writeRows(c, chunk);
         },
       };
     },

@@ -30,7 +30,8 @@ export async function loadWithDurability(
   if (durability.preset === 'unsafe' && target.managed === undefined) throw unsafeRefused(target);
   const tables = await prepareTables(inputs, options, target);
   const { result, durability: report } = await runWithDurability(target, durability, tables, { writer: options.writer ?? copyWriter, workers: options.workers }, (writer) =>
-    load(inputs, { ...options, create: false, truncate: false, writer }, target, reporter),
+    // The tables are ready; `truncate` still goes through so the ledger forgets their earlier loads (TRUNCATE of an empty table is cheap).
+    load(inputs, { ...options, create: false, writer }, target, reporter),
   );
   return { ...result, durability: report };
 }

@@ -1,4 +1,4 @@
-import { EMPTY, NEWLINE, type FramedBlock, type Framer } from './framer.js';
+import { EMPTY, NEWLINE, type FramedBlock, type Framer, type RecordSpans } from './framer.js';
 
 const DOUBLE_QUOTE = 0x22;
 
@@ -31,7 +31,7 @@ export class CsvFramer implements Framer {
         out: Buffer.concat([buf, Buffer.from('\n')]),
         consumed: buf.length,
         records: records + 1,
-        lines: lines + pendingLines + 1,
+        lines: lines + pendingLines + (buf[buf.length - 1] === NEWLINE ? 0 : 1),
       };
     }
     if (end === 0) return { out: EMPTY, consumed: 0, records: 0, lines: 0 };
@@ -42,7 +42,22 @@ export class CsvFramer implements Framer {
     return this.scan(source, record - 1).lines;
   }
 
-  private scan(buf: Buffer, maxRecords: number): Scan {
+  recordSpans(source: Buffer): RecordSpans {
+    const ends: number[] = [];
+    const lines: number[] = [];
+    const scan = this.scan(source, Infinity, (end, recordLines) => {
+      ends.push(end);
+      lines.push(recordLines);
+    });
+    // A last record cut off by the end of the input (an unterminated quote): the rest is one record.
+    if (scan.end < source.length) {
+      ends.push(source.length);
+      lines.push(scan.pendingLines + (source[source.length - 1] === NEWLINE ? 0 : 1));
+    }
+    return { ends, lines };
+  }
+
+  private scan(buf: Buffer, maxRecords: number, onRecord?: (end: number, lines: number) => void): Scan {
     const { quote, escape } = this;
     let inQuote = false;
     let records = 0;
@@ -59,6 +74,7 @@ export class CsvFramer implements Framer {
         inQuote = true;
       } else if (c === NEWLINE) {
         records++;
+        onRecord?.(i + 1, pendingLines + 1);
         lines += pendingLines + 1;
         pendingLines = 0;
         end = i + 1;

@@ -57,5 +57,22 @@ function transcoded(inner: Framer, target: LoadTarget): Framer {
       return framed.records === 0 ? framed : { ...framed, out: Buffer.from(decode(framed.out), 'utf8') };
     },
     linesBeforeRecord: (source, record) => inner.linesBeforeRecord(source, record),
+    recordSpans: (source) => inner.recordSpans(source),
   };
+}
+
+/**
+ * The framer that cuts a chunk's source bytes (`chunk.source`) into records again, for
+ * isolating rejects and resuming inside a chunk. A JSON array's chunks keep their rows as
+ * converted (one COPY text line each), so those are framed as lines.
+ */
+export function sourceFramer(target: LoadTarget): Framer {
+  return target.format === 'json' ? new LineFramer() : framerForTarget(target);
+}
+
+/** The framer of a chunk's wire bytes (`chunk.data`): COPY text lines, or CSV with the input's quote and escape. */
+export function wireFramer(target: LoadTarget): Framer {
+  if (target.format !== 'csv') return new LineFramer();
+  const input = target.input ?? {};
+  return new CsvFramer((input.quote ?? '"').charCodeAt(0), (input.escape ?? input.quote ?? '"').charCodeAt(0));
 }

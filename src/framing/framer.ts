@@ -29,6 +29,31 @@ export interface Framer {
    * bytes: how many physical lines precede it in those bytes.
    */
   linesBeforeRecord(source: Buffer, record: number): number;
+  /**
+   * Where each whole record of `source` (bytes framed before, starting at a record
+   * boundary) ends, and how many physical lines it spans: what splitting a chunk around a
+   * bad row needs. A last record without a final newline ends at `source.length`.
+   */
+  recordSpans(source: Buffer): RecordSpans;
+}
+
+/** Per record: the source offset just past it, and the physical lines it spans. */
+export interface RecordSpans {
+  readonly ends: readonly number[];
+  readonly lines: readonly number[];
+}
+
+/** Records that end at every newline (tbl, text): one line each. */
+export function newlineRecordSpans(source: Buffer): RecordSpans {
+  const ends: number[] = [];
+  let i = source.indexOf(NEWLINE);
+  while (i >= 0) {
+    ends.push(i + 1);
+    i = source.indexOf(NEWLINE, i + 1);
+  }
+  const last = ends[ends.length - 1] ?? 0;
+  if (last < source.length) ends.push(source.length);
+  return { ends, lines: ends.map(() => 1) };
 }
 
 export const NEWLINE = 0x0a;

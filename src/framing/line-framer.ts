@@ -1,4 +1,4 @@
-import { EMPTY, NEWLINE, type FramedBlock, type Framer } from './framer.js';
+import { EMPTY, NEWLINE, type FramedBlock, type Framer, newlineRecordSpans, type RecordSpans } from './framer.js';
 
 /**
  * PostgreSQL's text format: one record per line, passed through as it is (COPY itself
@@ -20,6 +20,10 @@ export class LineFramer implements Framer {
 
   linesBeforeRecord(_source: Buffer, record: number): number {
     return record - 1;
+  }
+
+  recordSpans(source: Buffer): RecordSpans {
+    return newlineRecordSpans(source);
   }
 }
 

@@ -1,4 +1,4 @@
-import { EMPTY, NEWLINE, type FramedBlock, type Framer } from './framer.js';
+import { EMPTY, NEWLINE, newlineRecordSpans, type FramedBlock, type Framer, type RecordSpans } from './framer.js';
 import { JsonRecordError, type JsonRowMapper } from './json-record.js';
 import { RecordError } from './record-error.js';
 import { decoderFor, InvalidUtf8Error } from '../source/encodings.js';
@@ -71,6 +71,11 @@ export class NdjsonFramer implements Framer {
       at = nl + 1;
     }
     return this.done(out, Math.min(at, buf.length), lines, keySet, false);
+  }
+
+  /** A chunk's source holds no blank line (the framer stops at one), so its records are its lines. */
+  recordSpans(source: Buffer): RecordSpans {
+    return newlineRecordSpans(source);
   }
 
   private done(out: string[], consumed: number, lines: number, keySet: string | undefined, more: boolean): FramedBlock {

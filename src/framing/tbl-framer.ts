@@ -1,4 +1,4 @@
-import { CARRIAGE_RETURN, EMPTY, NEWLINE, PIPE, type FramedBlock, type Framer } from './framer.js';
+import { CARRIAGE_RETURN, EMPTY, NEWLINE, PIPE, type FramedBlock, type Framer, newlineRecordSpans, type RecordSpans } from './framer.js';
 
 /**
  * DBT-3 / TPC-H dbgen output: `|`-delimited with a trailing `|` on every line. The
@@ -33,5 +33,9 @@ export class TblFramer implements Framer {
 
   linesBeforeRecord(_source: Buffer, record: number): number {
     return record - 1;
+  }
+
+  recordSpans(source: Buffer): RecordSpans {
+    return newlineRecordSpans(source);
   }
 }

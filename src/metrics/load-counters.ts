@@ -1,9 +1,25 @@
 import type { DurabilityReport } from '../durability/durability-session.js';
 import { mbPerSecond, perSecond } from './rates.js';
 
-export interface TableTotals {
+/** Rows of one input: read = loaded + rejected + skipped, counted over the chunks this run committed. */
+export interface RowAccount {
+  readonly read: number;
+  readonly loaded: number;
+  readonly rejected: number;
+  readonly skipped: number;
+}
+
+export interface FileTotals extends RowAccount {
+  readonly table: string;
+  readonly file: string;
+  /** What earlier runs of the same load committed for this input (a resume does not read it again). */
+  readonly earlier: Omit<RowAccount, 'read'>;
+}
+
+export interface TableTotals extends RowAccount {
   readonly table: string;
   readonly files: readonly string[];
+  /** Rows loaded (the same as `loaded`). */
   readonly rows: number;
   readonly bytes: number;
   readonly chunks: number;
@@ -14,15 +30,32 @@ export interface TableTotals {
 
 export interface LoadSummary {
   readonly tables: readonly TableTotals[];
+  readonly files: readonly FileTotals[];
   readonly total: Omit<TableTotals, 'table' | 'files'>;
+  /** The ledger's id for this load (resume with `--load-id`), when it has one. */
+  readonly loadId?: string;
+  /** Reject files written, with how many rows each holds. */
+  readonly rejectFiles?: readonly { path: string; rows: number }[];
   readonly workers: number;
   readonly target: string;
   /** The durability preset and the settings the load ran with (set by `loadWithDurability`). */
   readonly durability?: DurabilityReport;
 }
 
+interface FileTally {
+  table: string;
+  read: number;
+  loaded: number;
+  rejected: number;
+  skipped: number;
+  earlier: { loaded: number; rejected: number; skipped: number };
+}
+
 interface Tally {
   files: Set<string>;
+  read: number;
+  rejected: number;
+  skipped: number;
   rows: number;
   bytes: number;
   chunks: number;
@@ -33,6 +66,7 @@ interface Tally {
 /** Counts what the server confirmed, per table, with the time span each table was loading. */
 export class LoadCounters {
   private readonly tallies = new Map<string, Tally>();
+  private readonly fileTallies = new Map<string, FileTally>();
   private readonly started = performance.now();
 
   constructor(private readonly clock: () => number = () => performance.now()) {}
@@ -40,11 +74,32 @@ export class LoadCounters {
   /** Registers a table up front so an empty input still appears in the summary. */
   expect(table: string, file: string): void {
     this.tally(table).files.add(file);
+    this.fileTally(table, file);
   }
 
-  add(table: string, file: string, rows: number, bytes: number, startedAt: number, endedAt: number): void {
+  /** What earlier runs of the load committed for an input. */
+  earlier(table: string, file: string, counts: { loaded: number; rejected: number; skipped: number }): void {
+    this.fileTally(table, file).earlier = { ...counts };
+  }
+
+  /**
+   * A committed chunk: `rows` loaded by the server; `account` says how many records were read
+   * and rejected or skipped (by default all read rows count as loaded).
+   */
+  add(table: string, file: string, rows: number, bytes: number, startedAt: number, endedAt: number, account: Partial<RowAccount> = {}): void {
+    const read = account.read ?? rows;
+    const rejected = account.rejected ?? 0;
+    const skipped = account.skipped ?? 0;
+    const f = this.fileTally(table, file);
+    f.read += read;
+    f.loaded += rows;
+    f.rejected += rejected;
+    f.skipped += skipped;
     const t = this.tally(table);
     t.files.add(file);
+    t.read += read;
+    t.rejected += rejected;
+    t.skipped += skipped;
     t.rows += rows;
     t.bytes += bytes;
     t.chunks += 1;
@@ -56,12 +111,16 @@ export class LoadCounters {
     return this.clock();
   }
 
-  summary(workers: number, target: string): LoadSummary {
+  summary(workers: number, target: string, extra: { loadId?: string; rejectFiles?: readonly { path: string; rows: number }[] } = {}): LoadSummary {
     const tables: TableTotals[] = [...this.tallies.entries()].map(([table, t]) => {
       const seconds = t.chunks > 0 ? (t.last - t.first) / 1000 : 0;
       return {
         table,
         files: [...t.files],
+        read: t.read,
+        loaded: t.rows,
+        rejected: t.rejected,
+        skipped: t.skipped,
         rows: t.rows,
         bytes: t.bytes,
         chunks: t.chunks,
@@ -70,22 +129,46 @@ export class LoadCounters {
         mbPerSecond: mbPerSecond(t.bytes, seconds),
       };
     });
+    const files: FileTotals[] = [...this.fileTallies.entries()].map(([key, f]) => ({
+      table: f.table,
+      file: key.slice(key.indexOf('\0') + 1),
+      read: f.read,
+      loaded: f.loaded,
+      rejected: f.rejected,
+      skipped: f.skipped,
+      earlier: f.earlier,
+    }));
     const rows = tables.reduce((s, t) => s + t.rows, 0);
+    const read = tables.reduce((s, t) => s + t.read, 0);
+    const rejected = tables.reduce((s, t) => s + t.rejected, 0);
+    const skipped = tables.reduce((s, t) => s + t.skipped, 0);
     const bytes = tables.reduce((s, t) => s + t.bytes, 0);
     const chunks = tables.reduce((s, t) => s + t.chunks, 0);
     const seconds = (this.clock() - this.started) / 1000;
     return {
       tables,
-      total: { rows, bytes, chunks, seconds, rowsPerSecond: perSecond(rows, seconds), mbPerSecond: mbPerSecond(bytes, seconds) },
+      files,
+      ...extra,
+      total: { read, loaded: rows, rejected, skipped, rows, bytes, chunks, seconds, rowsPerSecond: perSecond(rows, seconds), mbPerSecond: mbPerSecond(bytes, seconds) },
       workers,
       target,
     };
   }
 
+  private fileTally(table: string, file: string): FileTally {
+    const key = `${table}\0${file}`;
+    let f = this.fileTallies.get(key);
+    if (!f) {
+      f = { table, read: 0, loaded: 0, rejected: 0, skipped: 0, earlier: { loaded: 0, rejected: 0, skipped: 0 } };
+      this.fileTallies.set(key, f);
+    }
+    return f;
+  }
+
   private tally(table: string): Tally {
     let t = this.tallies.get(table);
     if (!t) {
-      t = { files: new Set(), rows: 0, bytes: 0, chunks: 0, first: Infinity, last: -Infinity };
+      t = { files: new Set(), read: 0, rejected: 0, skipped: 0, rows: 0, bytes: 0, chunks: 0, first: Infinity, last: -Infinity };
       this.tallies.set(table, t);
     }
     return t;

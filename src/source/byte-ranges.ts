@@ -31,18 +31,37 @@ const PROBE = 64 * 1024;
 
 /** `alignRanges` over a file, reading small windows at each cut. */
 export async function splitFileIntoRanges(fh: FileHandle, size: number, parts: number): Promise<ByteRange[]> {
+  return splitFileRange(fh, { start: 0, end: size }, parts);
+}
+
+/** `alignRanges` over `[range.start, range.end)` of a file (which starts at a line start). */
+export async function splitFileRange(fh: FileHandle, range: ByteRange, parts: number): Promise<ByteRange[]> {
+  const size = range.end - range.start;
   const probe = Buffer.allocUnsafe(PROBE);
   const newlineAt = new Map<number, number>();
   // alignRanges is synchronous; find each cut's newline first, then hand them over.
   for (let i = 1; i < parts; i++) {
     const pos = Math.max(0, Math.floor((size * i) / parts) - 1);
-    newlineAt.set(pos, await findNewline(fh, pos, size, probe));
+    const nl = await findNewline(fh, range.start + pos, range.end, probe);
+    newlineAt.set(pos, nl < 0 ? -1 : nl - range.start);
   }
   return alignRanges(size, parts, (pos) => {
     const known = newlineAt.get(pos);
     if (known === undefined) throw new Error(`internal: no newline probe at ${pos}`);
     return known;
-  });
+  }).map((r) => ({ start: r.start + range.start, end: r.end + range.start }));
+}
+
+/** The parts of `[0, size)` that `covered` (sorted, merged) leaves out. */
+export function uncoveredRanges(size: number, covered: readonly ByteRange[]): ByteRange[] {
+  const out: ByteRange[] = [];
+  let at = 0;
+  for (const c of covered) {
+    if (c.start > at) out.push({ start: at, end: Math.min(c.start, size) });
+    at = Math.max(at, c.end);
+  }
+  if (at < size) out.push({ start: at, end: size });
+  return out.filter((r) => r.end > r.start);
 }
 
 async function findNewline(fh: FileHandle, from: number, size: number, probe: Buffer): Promise<number> {

@@ -81,6 +81,8 @@ export async function* jsonArrayChunks(blocks: AsyncIterable<Buffer>, options: J
     out.push({
       location: { file: target.file, byteOffset: chunkStart, byteLength: fed - chunkStart, firstLine: undefined, firstRecord },
       data,
+      // Rows are kept as converted: a rejected element goes to the reject file as its COPY text line.
+      source: data,
       records: records.length,
       lines: records.length,
       target: chunkColumns === undefined ? target : { ...target, columns: chunkColumns },

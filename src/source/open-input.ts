@@ -4,12 +4,13 @@ import type { Chunk, LoadTarget } from '../batching/chunk.js';
 import type { ChunkSource } from '../batching/chunk-queue.js';
 import { chunkRecords } from '../batching/chunker.js';
 import { isNewlineFramed } from '../framing/formats.js';
-import { framerForTarget } from '../framing/framer-for.js';
-import { readRange, splitFileIntoRanges } from './byte-ranges.js';
+import { framerForTarget, sourceFramer } from '../framing/framer-for.js';
+import { readRange, splitFileRange, uncoveredRanges, type ByteRange } from './byte-ranges.js';
 import { compressionOf, fileBlocks } from './file-blocks.js';
 import { recordEndsFor } from './header.js';
 import { jsonArrayChunks } from './json-array-source.js';
 import { dropBom, dropRecords, RecordEnds, takeRecords } from './record-window.js';
+import { skipCovered } from './skip-covered.js';
 
 export interface OpenedInput {
   /** Exclusive chunk sources: byte ranges of a file read in parallel, or one sequential reader. */
@@ -23,6 +24,8 @@ export interface OpenOptions {
   readonly chunkBytes: number;
   /** Stdin, for `-`. */
   readonly stdin?: Readable;
+  /** Byte ranges an earlier run of the load committed (sorted, merged, at record boundaries): not loaded again. */
+  readonly covered?: readonly ByteRange[];
 }
 
 /**
@@ -33,6 +36,9 @@ export interface OpenOptions {
  */
 export async function openInput(target: LoadTarget, options: OpenOptions): Promise<OpenedInput> {
   const { chunkBytes } = options;
+  const covered = options.covered ?? [];
+  // Sequential readers read everything again and drop what an earlier run committed.
+  const sequential = (chunks: AsyncGenerator<Chunk>): ChunkSource => skipCovered(chunks, sourceFramer(target), covered);
   const input = target.input ?? {};
   const counted = input.skip !== undefined || input.limit !== undefined;
   if (target.file === '-' || compressionOf(target) !== undefined || !isNewlineFramed(target.format) || counted) {
@@ -42,17 +48,21 @@ export async function openInput(target: LoadTarget, options: OpenOptions): Promi
       if (st.isFile() && compressionOf(target) === undefined) size = st.size;
     }
     const reopen = target.file === '-' ? undefined : () => fileBlocks(target, chunkBytes);
-    return { sources: [fromStart(fileBlocks(target, chunkBytes, options.stdin), target, chunkBytes, reopen)], size };
+    return { sources: [sequential(fromStart(fileBlocks(target, chunkBytes, options.stdin), target, chunkBytes, reopen))], size };
   }
   const fh = await fs.open(target.file, 'r');
   const stat = await fh.stat();
   if (!stat.isFile()) {
     await fh.close();
-    return { sources: [fromStart(fileBlocks(target, chunkBytes), target, chunkBytes)], size: undefined };
+    return { sources: [sequential(fromStart(fileBlocks(target, chunkBytes), target, chunkBytes))], size: undefined };
   }
   const size = stat.size;
-  const parts = Math.max(1, Math.min(options.workers, Math.ceil(size / chunkBytes)));
-  const ranges = await splitFileIntoRanges(fh, size, parts);
+  // A resumed load reads only what earlier runs did not commit; ledger ranges end at record boundaries.
+  const ranges: ByteRange[] = [];
+  for (const todo of uncoveredRanges(size, covered)) {
+    const parts = Math.max(1, Math.min(options.workers, Math.ceil((todo.end - todo.start) / chunkBytes)));
+    ranges.push(...(await splitFileRange(fh, todo, parts)));
+  }
   let open = ranges.length;
   const closeOne = async (): Promise<void> => {
     if (--open === 0) await fh.close();

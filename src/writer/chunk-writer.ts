@@ -10,11 +10,23 @@ export interface ChunkResult {
 }
 
 /**
- * Writes one chunk in one transaction on a connection it does not own. `prepare` runs
- * once per connection before its first chunk (prepared statements, session settings).
+ * Sends one chunk's rows to the server. The transaction is NOT the writer's: the caller
+ * (`src/writer/chunk-transaction.ts`) opens it, has `writeRows` send the rows, adds the
+ * chunk's ledger row, and commits, so rows and ledger row are in together or not at all;
+ * on a bad row it rolls back and calls `writeRows` again on parts of the chunk inside
+ * savepoints. So `writeRows` must never BEGIN, COMMIT or ROLLBACK itself, and must work on
+ * any chunk, including one record cut out of a bigger one (`ChunkRecords.slice`).
+ *
+ * `prepare` runs once per connection before its first chunk (prepared statements, session
+ * settings), and again on the fresh connection after a lost one.
  */
 export interface ChunkWriter {
   readonly name: string;
   prepare?(client: pg.Client): Promise<void>;
-  write(client: pg.Client, chunk: Chunk): Promise<ChunkResult>;
+  writeRows(client: pg.Client, chunk: Chunk): Promise<ChunkResult>;
+  /**
+   * The 1-based record of `chunk` that the server's error names, when the error says
+   * (COPY's `line N` context). Without it a refused chunk is bisected to find its bad rows.
+   */
+  failedRecord?(error: unknown, chunk: Chunk): number | undefined;
 }

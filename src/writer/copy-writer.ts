@@ -4,6 +4,8 @@ import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { Chunk, LoadTarget } from '../batching/chunk.js';
 import { qualifiedName, quoteIdent } from '../db/identifiers.js';
+import { copyLineFromWhere } from '../db/load-error.js';
+import { wireFramer } from '../framing/framer-for.js';
 import { copyOptions, wireFormat } from './wire-format.js';
 import type { ChunkWriter } from './chunk-writer.js';
 
@@ -17,43 +19,43 @@ export function copySql(target: LoadTarget, columns: readonly string[] | undefin
   return `COPY ${table}${cols} FROM STDIN (${copyOptions(wireFormat(target))}${freeze})`;
 }
 
-export interface CopyChunkOptions {
-  /** `COPY … FREEZE`: the server accepts it only when the table was created or truncated in this transaction. */
-  readonly freeze?: boolean;
-  /** A statement run in the chunk's transaction before the COPY (e.g. the TRUNCATE that FREEZE needs). */
-  readonly before?: string;
-}
-
 /**
- * Streams one chunk through `COPY … FROM STDIN` in its own transaction and returns the
- * row count from the server's `COPY n` reply. On any error the transaction is rolled back.
+ * Streams one chunk through `COPY … FROM STDIN` inside the caller's transaction and returns
+ * the row count from the server's `COPY n` reply.
  */
-export async function copyChunk(client: pg.Client, chunk: Chunk, options: CopyChunkOptions = {}): Promise<number> {
-  await client.query('BEGIN');
-  try {
-    if (options.before !== undefined) await client.query(options.before);
-    const stream = client.query(copyFrom(copySql(chunk.target, undefined, { freeze: options.freeze === true })));
-    const done = finished(stream);
-    const { data } = chunk;
-    for (let at = 0; at < data.length; at += WRITE_PIECE) {
-      if (!stream.write(data.subarray(at, at + WRITE_PIECE))) {
-        await Promise.race([once(stream, 'drain'), done]);
-      }
+export async function copyRows(client: pg.Client, chunk: Chunk, options: { freeze?: boolean } = {}): Promise<number> {
+  const stream = client.query(copyFrom(copySql(chunk.target, undefined, options)));
+  const done = finished(stream);
+  const { data } = chunk;
+  for (let at = 0; at < data.length; at += WRITE_PIECE) {
+    if (!stream.write(data.subarray(at, at + WRITE_PIECE))) {
+      await Promise.race([once(stream, 'drain'), done]);
     }
-    stream.end();
-    await done;
-    await client.query('COMMIT');
-    return stream.rowCount;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
   }
+  stream.end();
+  await done;
+  return stream.rowCount;
 }
 
-/** The default writer: `COPY … FROM STDIN`, one transaction per chunk. */
+/** The default writer: `COPY … FROM STDIN`. */
 export const copyWriter: ChunkWriter = {
   name: 'copy',
-  async write(client, chunk) {
-    return { loaded: await copyChunk(client, chunk), skipped: 0 };
+  async writeRows(client, chunk) {
+    return { loaded: await copyRows(client, chunk), skipped: 0 };
+  },
+  failedRecord(error, chunk) {
+    const line = copyLineFromWhere((error as { where?: string } | undefined)?.where);
+    if (line === undefined || wireFormat(chunk.target).format !== 'csv') return line;
+    // In CSV, PostgreSQL's `line N` counts physical lines, quoted newlines included, except
+    // in the first record (it counts them only once it has seen a line end and knows its
+    // kind). Find the record holding line N; should this be off, the isolation still
+    // retries the named record alone before rejecting it.
+    const { lines } = wireFramer(chunk.target).recordSpans(chunk.data);
+    let seen = 0;
+    for (let i = 0; i < lines.length; i++) {
+      seen += i === 0 ? 1 : lines[i]!;
+      if (line <= seen) return i + 1;
+    }
+    return undefined;
   },
 };

@@ -318,10 +318,15 @@ describe('encodings and byte-order marks', () => {
       assert.equal(r.code, 0, `${name}: ${r.stderr}`);
       await expectTable('enc', ['1\tJosé', '2\tZoë']);
     }
+    // A bad row after a BOM is rejected with its true line number (3), the rest loads: read 3 = 2 loaded + 1 rejected.
     const bad = await writeFile('enc.tbl', Buffer.concat([bom, Buffer.from('1|a|\n2|b|\nx|c|\n')]));
-    const r = await runCli(['load', bad, '-t', 'enc', '--truncate', ...db()]);
-    assert.equal(r.code, 1);
-    assert.match(r.stderr, /enc\.tbl:3: .*integer/);
+    const r = await runCli(['load', bad, '-t', 'enc', '--truncate', '--reject-dir', path.join(dir, 'bom-rejects'), '--db', testUrl(), '--schema', SCHEMA]);
+    assert.equal(r.code, 3, r.stderr);
+    assert.match(r.stdout, /enc\s+3\s+2\s+1\s+0/);
+    const log = await fs.readFile(path.join(dir, 'bom-rejects', 'enc.rejects.log'), 'utf8');
+    assert.match(log, /enc\.tbl\t3\t\d+\t22P02\tid\t.*integer/);
+    assert.equal(await fs.readFile(path.join(dir, 'bom-rejects', 'enc.rejects'), 'utf8'), 'x|c|\n');
+    await expectTable('enc', ['1\ta', '2\tb']);
   });
 });
 
@@ -388,20 +393,28 @@ describe('bad input stops with its place named, and nothing of its chunk is comm
     const all = lines(300);
     all[199] = '{"id": "two hundred", "name": "x"}';
     const nd = await writeFile('ids.ndjson', all.join('\n'));
+    // The bad row is rejected with its line (NDJSON: the source line itself), the other 299 load.
+    const loadedAllBut200 = async (): Promise<void> => {
+      const got = await client.query<{ n: number; missing: number }>(`SELECT count(*)::int n, (SELECT count(*)::int FROM ${SCHEMA}.ids WHERE id = 200) missing FROM ${SCHEMA}.ids`);
+      assert.deepEqual(got.rows[0], { n: 299, missing: 0 });
+    };
     for (const workers of ['1', '3']) {
       await client.query(`TRUNCATE ${SCHEMA}.ids`);
-      const r = await runCli(['load', nd, '-w', workers, '--chunk-size', '1KB', ...db()]);
-      assert.equal(r.code, 1);
-      assert.match(r.stderr, /ids\.ndjson:200: invalid input syntax for type integer: "two hundred" \(column id\) \[SQLSTATE 22P02\]/);
-      if (workers === '1') await expectPrefixBefore(200);
-      else assert.equal((await client.query(`SELECT count(*)::int n FROM ${SCHEMA}.ids WHERE id BETWEEN 199 AND 201`)).rows[0].n < 3, true);
+      const rejectDir = path.join(dir, `wrong-type-${workers}`);
+      const r = await runCli(['load', nd, '-w', workers, '--chunk-size', '1KB', '--truncate', '--reject-dir', rejectDir, ...db()]);
+      assert.equal(r.code, 3, r.stderr);
+      const log = await fs.readFile(path.join(rejectDir, 'ids.rejects.log'), 'utf8');
+      assert.match(log, /ids\.ndjson\t200\t\d+\t22P02\tid\tinvalid input syntax for type integer: "two hundred"/);
+      assert.equal(await fs.readFile(path.join(rejectDir, 'ids.rejects'), 'utf8'), `${all[199]}\n`);
+      await loadedAllBut200();
     }
-    await client.query(`TRUNCATE ${SCHEMA}.ids`);
     const arr = await writeFile('ids.json', `[${all.join(',\n')}]`);
-    const r = await runCli(['load', arr, '-w', '1', '--chunk-size', '1KB', ...db()]);
-    assert.equal(r.code, 1);
-    assert.match(r.stderr, /ids\.json: array element 200: invalid input syntax for type integer: "two hundred" \(column id\)/);
-    await expectPrefixBefore(200);
+    const rejectDir = path.join(dir, 'wrong-type-json');
+    const r = await runCli(['load', arr, '-w', '1', '--chunk-size', '1KB', '--truncate', '--reject-dir', rejectDir, ...db()]);
+    assert.equal(r.code, 3, r.stderr);
+    const log = await fs.readFile(path.join(rejectDir, 'ids.rejects.log'), 'utf8');
+    assert.match(log, /ids\.json\t\t\d+\t22P02\tid\tinvalid input syntax for type integer: "two hundred"/);
+    await loadedAllBut200();
   });
 
   it('malformed JSON in an array names its line and column', async () => {

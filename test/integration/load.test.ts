@@ -127,15 +127,34 @@ describe('bad input stops with a clear message', () => {
     assert.match(r.stderr, /hint: add --create/);
   });
 
-  it('a bad row names the file, its line number and the server message', async () => {
-    const lines = lineitemRows(500).split('\n');
+  it('a bad row goes to the reject file with its line, column and SQLSTATE; the rest loads (exit 3)', async () => {
+    const content = lineitemRows(500);
+    const lines = content.split('\n');
     lines[436] = lines[436]!.replace('1995-03-', '1995-13-');
     const file = await writeFile('lineitem.tbl', lines.join('\n'));
     for (const workers of ['1', '3']) {
       const r = await runCli(['load', file, '--create', '--truncate', '-w', workers, '--chunk-size', '2KB', ...db()]);
-      assert.equal(r.code, 1);
-      assert.match(r.stderr, new RegExp(`lineitem\\.tbl:437: .*date.*\\(column l_shipdate\\) \\[SQLSTATE 22008\\]`));
+      assert.equal(r.code, 3, r.stderr);
+      assert.match(r.stdout, /lineitem\s+500\s+499\s+1\s+0/);
+      assert.equal(await fs.readFile(path.join(dir, 'lineitem.rejects'), 'utf8'), lines[436] + '\n');
+      const log = (await fs.readFile(path.join(dir, 'lineitem.rejects.log'), 'utf8')).split('\n');
+      assert.match(log[1]!, /lineitem\.tbl\t437\t\d+\t22008\tl_shipdate\t.*date/);
+      await expectTable('lineitem', tblRecords(content).filter((_, i) => i !== 436));
     }
+  });
+
+  it('--max-rejects 0 stops at the first bad row, keeps what was committed and says how to resume', async () => {
+    const lines = lineitemRows(500).split('\n');
+    lines[436] = lines[436]!.replace('1995-03-', '1995-13-');
+    const file = await writeFile('lineitem.tbl', lines.join('\n'));
+    const r = await runCli(['load', file, '--create', '--truncate', '-w', '1', '--chunk-size', '2KB', '--max-rejects', '0', ...db()]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /more than 0 rows rejected \(--max-rejects 0\)/);
+    assert.match(r.stderr, /resume with: pgsurge load .* --resume --load-id lineitem-/);
+    const count = await client.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.lineitem`);
+    const loaded = Number(/lineitem\s+(\d+)\s+(\d+)/.exec(r.stdout)?.[2]);
+    assert.equal(count.rows[0].n, loaded, 'the summary counts what is in the table');
+    assert.ok(loaded > 0 && loaded < 436, `loaded ${loaded}: the chunks before the bad row`);
   });
 
   it('an unreachable server is one line with a hint', async () => {

@@ -7,6 +7,7 @@ function chunk(n: number): Chunk {
   return {
     location: { file: 'f', byteOffset: n, byteLength: 1, firstLine: n + 1 },
     data: Buffer.from(`${n}\n`),
+    source: Buffer.from(`${n}\n`),
     records: 1,
     lines: 1,
     target: { table: 't', schema: undefined, format: 'text', file: 'f' },

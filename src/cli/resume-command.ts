@@ -1,0 +1,38 @@
+import { redactUrl } from '../db/target.js';
+
+/** Flags whose value follows them, so dropping one drops its value too. */
+const DROP_WITH_VALUE = new Set(['--load-id']);
+const DROP = new Set(['--truncate', '--resume']);
+
+/**
+ * The command that resumes a stopped load: the same command line, without `--truncate`
+ * (it would empty the table), plus `--resume --load-id <id>`; a password in
+ * `--db` is masked (give it again, or use PGPASSWORD).
+ */
+export function resumeCommand(argv: readonly string[], loadId: string): string {
+  const out: string[] = ['pgsurge'];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const [flag, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+    if (DROP.has(flag)) continue;
+    if (DROP_WITH_VALUE.has(flag)) {
+      if (inline === undefined) i++;
+      continue;
+    }
+    if (flag === '--db') {
+      if (inline !== undefined) out.push(`--db=${redactUrl(inline)}`);
+      else {
+        out.push('--db');
+        if (i + 1 < argv.length) out.push(redactUrl(argv[++i]!));
+      }
+      continue;
+    }
+    out.push(a);
+  }
+  out.push('--resume', '--load-id', loadId);
+  return out.map(shellQuote).join(' ');
+}
+
+export function shellQuote(s: string): string {
+  return /^[A-Za-z0-9_./:=@%+,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,307 @@
+import type pg from 'pg';
+import type { Chunk } from '../batching/chunk.js';
+import { LoadError } from '../db/load-error.js';
+import type { ByteRange } from '../source/byte-ranges.js';
+import { identityDifference } from './file-identity.js';
+
+/**
+ * The ledger: which byte ranges of which input are in the table, committed in the same
+ * transaction as their rows, so a crash at any moment leaves it exactly true, and a rerun
+ * loads only what it does not cover. It lives in the target database, schema `pgsurge`,
+ * created on first use.
+ */
+export const LEDGER_SCHEMA = 'pgsurge';
+
+const DDL = [
+  `CREATE SCHEMA IF NOT EXISTS ${LEDGER_SCHEMA}`,
+  // One row per input of a load: what the file was when the load began.
+  `CREATE TABLE IF NOT EXISTS ${LEDGER_SCHEMA}.load_files (
+     load_id text NOT NULL,
+     file text NOT NULL,
+     table_name text NOT NULL,
+     table_oid oid NOT NULL,
+     file_identity text,
+     started_at timestamptz NOT NULL DEFAULT now(),
+     PRIMARY KEY (load_id, file))`,
+  // One row per committed chunk (or part of one), in the chunk's own transaction.
+  `CREATE TABLE IF NOT EXISTS ${LEDGER_SCHEMA}.chunks (
+     load_id text NOT NULL,
+     file text NOT NULL,
+     table_name text NOT NULL,
+     table_oid oid NOT NULL,
+     file_identity text,
+     byte_start bigint NOT NULL,
+     byte_end bigint NOT NULL,
+     rows_loaded bigint NOT NULL,
+     rows_rejected bigint NOT NULL,
+     rows_skipped bigint NOT NULL,
+     committed_at timestamptz NOT NULL DEFAULT clock_timestamp())`,
+  `CREATE INDEX IF NOT EXISTS chunks_by_range ON ${LEDGER_SCHEMA}.chunks (load_id, file, byte_start)`,
+  `CREATE INDEX IF NOT EXISTS chunks_by_table ON ${LEDGER_SCHEMA}.chunks (table_oid)`,
+  // Rows the server refused, with their bytes, committed with their chunk: the reject file is rebuilt from these.
+  `CREATE TABLE IF NOT EXISTS ${LEDGER_SCHEMA}.rejects (
+     load_id text NOT NULL,
+     file text NOT NULL,
+     table_oid oid NOT NULL,
+     line bigint,
+     byte_offset bigint NOT NULL,
+     sqlstate text,
+     column_name text,
+     message text NOT NULL,
+     record bytea NOT NULL,
+     rejected_at timestamptz NOT NULL DEFAULT clock_timestamp())`,
+  `CREATE INDEX IF NOT EXISTS rejects_by_load ON ${LEDGER_SCHEMA}.rejects (load_id, file, byte_offset)`,
+];
+
+/** Creates the ledger on first use; an advisory lock keeps two loaders from racing on CREATE. */
+export async function ensureLedger(client: pg.Client): Promise<void> {
+  await client.query('BEGIN');
+  try {
+    await client.query("SELECT pg_advisory_xact_lock(hashtext('pgsurge'), 0)");
+    for (const sql of DDL) await client.query(sql);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    const e = error as { code?: string; message: string };
+    if (e.code === '42501') {
+      throw new LoadError('bad-option', `cannot create the load ledger (schema ${LEDGER_SCHEMA}) in the target database: ${e.message}`, {
+        hint: `grant CREATE on the database to this user, or have an owner create schema ${LEDGER_SCHEMA} and grant its use`,
+        cause: error,
+      });
+    }
+    throw error;
+  }
+}
+
+/** One input of a load, as the ledger knows it. */
+export interface LedgerInput {
+  /** Absolute path, or `-` for stdin. */
+  readonly file: string;
+  /** The table's qualified name as resolved on the server. */
+  readonly tableName: string;
+  readonly tableOid: number;
+  /** `size:mtime:hash`; undefined for stdin and pipes. */
+  readonly identity: string | undefined;
+}
+
+/** What earlier runs of a load committed for one input. */
+export interface Covered {
+  /** Committed byte ranges, sorted and merged. */
+  readonly ranges: readonly ByteRange[];
+  readonly loaded: number;
+  readonly rejected: number;
+  readonly skipped: number;
+}
+
+export const NOTHING_COVERED: Covered = { ranges: [], loaded: 0, rejected: 0, skipped: 0 };
+
+/**
+ * Registers the inputs of a load (or finds them from an earlier run) and returns, per
+ * input, what is already committed. Refuses to resume onto a file that changed; forgets
+ * ledger rows of a table that was dropped and created again since (they describe rows
+ * that are gone).
+ */
+export async function openLoad(client: pg.Client, loadId: string, inputs: readonly LedgerInput[], options: { resume: boolean }): Promise<Map<string, Covered>> {
+  const known = await client.query<{ file: string; table_oid: number; file_identity: string | null }>(
+    `SELECT file, table_oid::int8 AS table_oid, file_identity FROM ${LEDGER_SCHEMA}.load_files WHERE load_id = $1`,
+    [loadId],
+  );
+  if (options.resume && known.rows.length === 0) {
+    throw new LoadError('bad-option', `there is no earlier load with id ${loadId} to resume`, {
+      hint: 'check --load-id (the id is printed when a load starts and in its summary), or drop --resume to start a new load',
+    });
+  }
+  const byFile = new Map(known.rows.map((r) => [r.file, r]));
+  const covered = new Map<string, Covered>();
+  for (const input of inputs) {
+    const was = byFile.get(input.file);
+    if (was && was.file_identity !== null && input.identity !== undefined && was.file_identity !== input.identity) {
+      throw new LoadError('bad-input', `${input.file} is not the file load ${loadId} began with: ${identityDifference(was.file_identity, input.identity)}`, {
+        hint: 'resuming onto a different file would lose or double rows; start a new load (another --load-id, or --truncate)',
+      });
+    }
+    if (was && Number(was.table_oid) !== input.tableOid) {
+      await forgetFile(client, loadId, input.file);
+    }
+    if (!was || Number(was.table_oid) !== input.tableOid) {
+      await client.query(
+        `INSERT INTO ${LEDGER_SCHEMA}.load_files (load_id, file, table_name, table_oid, file_identity) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (load_id, file) DO UPDATE SET table_name = excluded.table_name, table_oid = excluded.table_oid, file_identity = excluded.file_identity, started_at = now()`,
+        [loadId, input.file, input.tableName, input.tableOid, input.identity ?? null],
+      );
+      covered.set(input.file, NOTHING_COVERED);
+      continue;
+    }
+    covered.set(input.file, await coveredRanges(client, loadId, input.file));
+  }
+  return covered;
+}
+
+/**
+ * Other loads that put this same path into this same table when the file was different
+ * (it grew, or was rewritten): a new load of it loads every row again, which is right for
+ * a new file and wrong for an appended one, so the user hears of it.
+ */
+export async function otherLoadsOfFile(client: pg.Client, loadId: string, input: LedgerInput): Promise<string[]> {
+  const r = await client.query<{ load_id: string }>(
+    `SELECT DISTINCT load_id FROM ${LEDGER_SCHEMA}.load_files WHERE table_oid = $1 AND file = $2 AND load_id <> $3 AND file_identity IS DISTINCT FROM $4 ORDER BY 1`,
+    [input.tableOid, input.file, loadId, input.identity ?? null],
+  );
+  return r.rows.map((row) => row.load_id);
+}
+
+async function forgetFile(client: pg.Client, loadId: string, file: string): Promise<void> {
+  await client.query(`DELETE FROM ${LEDGER_SCHEMA}.chunks WHERE load_id = $1 AND file = $2`, [loadId, file]);
+  await client.query(`DELETE FROM ${LEDGER_SCHEMA}.rejects WHERE load_id = $1 AND file = $2`, [loadId, file]);
+}
+
+/** `--truncate` empties a table: every ledger row about it, of any load, goes with its rows (call in the TRUNCATE's transaction). */
+export async function forgetTable(client: pg.Client, tableOid: number): Promise<void> {
+  // With --no-ledger the ledger may not exist; if it does, its rows about this table are void all the same.
+  const exists = await client.query<{ ok: boolean }>(`SELECT to_regclass('${LEDGER_SCHEMA}.chunks') IS NOT NULL AS ok`);
+  if (exists.rows[0]?.ok !== true) return;
+  for (const t of ['chunks', 'rejects', 'load_files']) {
+    await client.query(`DELETE FROM ${LEDGER_SCHEMA}.${t} WHERE table_oid = $1`, [tableOid]);
+  }
+}
+
+async function coveredRanges(client: pg.Client, loadId: string, file: string): Promise<Covered> {
+  const r = await client.query<{ byte_start: string; byte_end: string; rows_loaded: string; rows_rejected: string; rows_skipped: string }>(
+    `SELECT byte_start, byte_end, rows_loaded, rows_rejected, rows_skipped FROM ${LEDGER_SCHEMA}.chunks WHERE load_id = $1 AND file = $2 ORDER BY byte_start`,
+    [loadId, file],
+  );
+  const ranges: ByteRange[] = [];
+  let loaded = 0;
+  let rejected = 0;
+  let skipped = 0;
+  for (const row of r.rows) {
+    const start = Number(row.byte_start);
+    const end = Number(row.byte_end);
+    loaded += Number(row.rows_loaded);
+    rejected += Number(row.rows_rejected);
+    skipped += Number(row.rows_skipped);
+    const last = ranges[ranges.length - 1];
+    if (last && start <= last.end) ranges[ranges.length - 1] = { start: last.start, end: Math.max(last.end, end) };
+    else ranges.push({ start, end });
+  }
+  return { ranges, loaded, rejected, skipped };
+}
+
+/** A row the server refused, as the ledger and the reject file keep it. */
+export interface RejectedRow {
+  /** The path as the user named it (for the reject log). */
+  readonly file: string;
+  readonly line: number | undefined;
+  readonly byteOffset: number;
+  readonly sqlstate: string | undefined;
+  readonly column: string | undefined;
+  readonly message: string;
+  /** The row's bytes as read from the input. */
+  readonly record: Buffer;
+}
+
+/** What the workers need of a ledger; `NO_LEDGER` for `--no-ledger`. */
+export interface ChunkLedger {
+  record(client: pg.Client, chunk: Chunk, counts: { loaded: number; rejected: number; skipped: number }, rejects: readonly RejectedRow[]): Promise<void>;
+  committed(client: pg.Client, chunk: Chunk): Promise<{ loaded: number; rejected: number; skipped: number } | undefined>;
+  rejectsOf(client: pg.Client, chunk: Chunk): Promise<RejectedRow[]>;
+  earlierRejects(client: pg.Client, file: string): Promise<Omit<RejectedRow, 'file'>[]>;
+}
+
+/**
+ * `--no-ledger`: nothing recorded, so nothing to resume from, and a chunk whose COMMIT
+ * reply was lost cannot be told apart from one that failed (it is loaded again).
+ */
+export const NO_LEDGER: ChunkLedger = {
+  record: async () => undefined,
+  committed: async () => undefined,
+  rejectsOf: async () => [],
+  earlierRejects: async () => [],
+};
+
+/** Where a load's ledger rows go; one per load, shared by its workers. */
+export class LedgerWriter implements ChunkLedger {
+  constructor(
+    readonly loadId: string,
+    /** Input path as named → its ledger entry. */
+    private readonly inputs: ReadonlyMap<string, LedgerInput>,
+  ) {}
+
+  private input(chunk: Chunk): LedgerInput {
+    const input = this.inputs.get(chunk.target.file);
+    if (!input) throw new Error(`internal: no ledger entry for ${chunk.target.file}`);
+    return input;
+  }
+
+  /** Records a chunk inside its open transaction. */
+  async record(client: pg.Client, chunk: Chunk, counts: { loaded: number; rejected: number; skipped: number }, rejects: readonly RejectedRow[]): Promise<void> {
+    const input = this.input(chunk);
+    const { byteOffset, byteLength } = chunk.location;
+    // A named statement: parsed and planned once per connection, as it runs once per chunk.
+    await client.query({
+      name: 'pgsurge_ledger_chunk',
+      text: `INSERT INTO ${LEDGER_SCHEMA}.chunks (load_id, file, table_name, table_oid, file_identity, byte_start, byte_end, rows_loaded, rows_rejected, rows_skipped)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      values: [this.loadId, input.file, input.tableName, input.tableOid, input.identity ?? null, byteOffset, byteOffset + byteLength, counts.loaded, counts.rejected, counts.skipped],
+    });
+    for (const r of rejects) {
+      await client.query(
+        `INSERT INTO ${LEDGER_SCHEMA}.rejects (load_id, file, table_oid, line, byte_offset, sqlstate, column_name, message, record) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        [this.loadId, input.file, input.tableOid, r.line ?? null, r.byteOffset, r.sqlstate ?? null, r.column ?? null, r.message, r.record],
+      );
+    }
+  }
+
+  /**
+   * After a connection died around COMMIT: did the chunk make it? The ledger row answers,
+   * so a chunk whose COMMIT reply was lost is not loaded twice.
+   */
+  async committed(client: pg.Client, chunk: Chunk): Promise<{ loaded: number; rejected: number; skipped: number } | undefined> {
+    const input = this.input(chunk);
+    const { byteOffset, byteLength } = chunk.location;
+    const r = await client.query<{ rows_loaded: string; rows_rejected: string; rows_skipped: string }>(
+      `SELECT rows_loaded, rows_rejected, rows_skipped FROM ${LEDGER_SCHEMA}.chunks WHERE load_id = $1 AND file = $2 AND byte_start = $3 AND byte_end = $4`,
+      [this.loadId, input.file, byteOffset, byteOffset + byteLength],
+    );
+    const row = r.rows[0];
+    return row ? { loaded: Number(row.rows_loaded), rejected: Number(row.rows_rejected), skipped: Number(row.rows_skipped) } : undefined;
+  }
+
+  /** The rejected rows the ledger holds for a committed chunk. */
+  async rejectsOf(client: pg.Client, chunk: Chunk): Promise<RejectedRow[]> {
+    const input = this.input(chunk);
+    const { byteOffset, byteLength } = chunk.location;
+    const r = await client.query<{ line: string | null; byte_offset: string; sqlstate: string | null; column_name: string | null; message: string; record: Buffer }>(
+      `SELECT line, byte_offset, sqlstate, column_name, message, record FROM ${LEDGER_SCHEMA}.rejects
+        WHERE load_id = $1 AND file = $2 AND byte_offset >= $3 AND byte_offset < $4 ORDER BY byte_offset`,
+      [this.loadId, input.file, byteOffset, byteOffset + byteLength],
+    );
+    return r.rows.map((row) => ({
+      file: chunk.location.file,
+      line: row.line === null ? undefined : Number(row.line),
+      byteOffset: Number(row.byte_offset),
+      sqlstate: row.sqlstate ?? undefined,
+      column: row.column_name ?? undefined,
+      message: row.message,
+      record: row.record,
+    }));
+  }
+
+  /** Rows earlier runs of this load rejected, oldest input position first: the reject file is rebuilt from them. */
+  async earlierRejects(client: pg.Client, file: string): Promise<{ line: number | undefined; byteOffset: number; sqlstate: string | undefined; column: string | undefined; message: string; record: Buffer }[]> {
+    const input = this.inputs.get(file);
+    if (!input) return [];
+    const r = await client.query<{ line: string | null; byte_offset: string; sqlstate: string | null; column_name: string | null; message: string; record: Buffer }>(
+      `SELECT line, byte_offset, sqlstate, column_name, message, record FROM ${LEDGER_SCHEMA}.rejects WHERE load_id = $1 AND file = $2 ORDER BY byte_offset`,
+      [this.loadId, input.file],
+    );
+    return r.rows.map((row) => ({
+      line: row.line === null ? undefined : Number(row.line),
+      byteOffset: Number(row.byte_offset),
+      sqlstate: row.sqlstate ?? undefined,
+      column: row.column_name ?? undefined,
+      message: row.message,
+      record: row.record,
+    }));
+  }
+}

@@ -1,0 +1,87 @@
+import { promises as fs } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import type { LoadTarget } from '../batching/chunk.js';
+import type { RejectedRow } from '../ledger/ledger.js';
+
+/** Where a table's rejected rows go: `--reject-file`, else `<table>.rejects` in `--reject-dir`, beside the input, or (stdin) here. */
+export function rejectPathFor(input: LoadTarget, options: { rejectFile?: string; rejectDir?: string }, cwd: string = process.cwd()): string {
+  if (options.rejectFile !== undefined) return path.resolve(cwd, options.rejectFile);
+  const dir = options.rejectDir ?? (input.file === '-' ? cwd : path.dirname(path.resolve(cwd, input.file)));
+  return path.resolve(cwd, dir, `${input.table}.rejects`);
+}
+
+const LOG_HEADER = 'file\tline\tbyte_offset\tsqlstate\tcolumn\tmessage\n';
+
+/**
+ * A reject file and its log (`<file>.log`), both mode 0600 (rejected rows are data).
+ * The file holds each rejected row verbatim, as read from the input, so it can be fixed
+ * and loaded on its own; the log says where each came from and why the server refused
+ * it, one tab-separated line each. Opened on the first reject; appends are serialized.
+ */
+export class RejectFile {
+  private handles: Promise<{ rows: FileHandle; log: FileHandle }> | undefined;
+  private tail: Promise<void> = Promise.resolve();
+  private count = 0;
+
+  constructor(readonly path: string) {}
+
+  get logPath(): string {
+    return `${this.path}.log`;
+  }
+
+  get written(): number {
+    return this.count;
+  }
+
+  /** Removes the file and its log (what an earlier load left, or this load's rows before they are rewritten in order). */
+  async clear(): Promise<void> {
+    await this.close();
+    this.count = 0;
+    await fs.rm(this.path, { force: true });
+    await fs.rm(this.logPath, { force: true });
+  }
+
+  append(rows: readonly RejectedRow[]): Promise<void> {
+    if (rows.length === 0) return this.tail;
+    const next = this.tail.then(async () => {
+      const { rows: rf, log } = await this.open();
+      const records = rows.map((r) => (r.record[r.record.length - 1] === 0x0a ? r.record : Buffer.concat([r.record, Buffer.from('\n')])));
+      await rf.write(Buffer.concat(records));
+      await log.write(rows.map(logLine).join(''));
+      this.count += rows.length;
+    });
+    this.tail = next.catch(() => undefined);
+    return next;
+  }
+
+  async close(): Promise<void> {
+    await this.tail;
+    if (!this.handles) return;
+    const { rows, log } = await this.handles;
+    await Promise.allSettled([rows.close(), log.close()]);
+    this.handles = undefined;
+  }
+
+  private open(): Promise<{ rows: FileHandle; log: FileHandle }> {
+    this.handles ??= (async () => {
+      await fs.mkdir(path.dirname(this.path), { recursive: true });
+      // Append: `clear()` starts a file afresh; rows written earlier in this run stay.
+      const rows = await fs.open(this.path, 'a', 0o600);
+      const log = await fs.open(this.logPath, 'a', 0o600);
+      // An existing file keeps its mode on open: make sure no one else can read rejected rows.
+      await Promise.all([rows.chmod(0o600), log.chmod(0o600)]);
+      if ((await log.stat()).size === 0) await log.write(LOG_HEADER);
+      return { rows, log };
+    })();
+    return this.handles;
+  }
+}
+
+function clean(s: string): string {
+  return s.replace(/[\t\r\n]+/g, ' ');
+}
+
+function logLine(r: RejectedRow): string {
+  return `${clean(r.file)}\t${r.line ?? ''}\t${r.byteOffset}\t${r.sqlstate ?? ''}\t${clean(r.column ?? '')}\t${clean(r.message)}\n`;
+}

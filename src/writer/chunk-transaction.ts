@@ -1,0 +1,150 @@
+import type pg from 'pg';
+import type { Chunk } from '../batching/chunk.js';
+import { ChunkRecords } from '../batching/chunk-split.js';
+import { copyColumnFromWhere, isServerError } from '../db/load-error.js';
+import { sourceFramer } from '../framing/framer-for.js';
+import type { ChunkLedger, RejectedRow } from '../ledger/ledger.js';
+import type { RejectBudget } from '../rejects/reject-budget.js';
+import type { ChunkWriter } from './chunk-writer.js';
+
+/** What one chunk came to, once committed. */
+export interface ChunkOutcome {
+  readonly loaded: number;
+  readonly skipped: number;
+  readonly rejects: readonly RejectedRow[];
+}
+
+export interface ChunkTransactionContext {
+  readonly writer: ChunkWriter;
+  readonly ledger: ChunkLedger;
+  readonly budget: RejectBudget;
+  /** The 1-based line of a chunk's first record, when the chunk does not know it (a byte range mid-file). */
+  firstLineOf(chunk: Chunk): Promise<number | undefined>;
+  /** Called just before COMMIT is sent: from then on, Ctrl-C waits for the reply instead of cutting the connection. */
+  onCommit?(): void;
+}
+
+/**
+ * Errors that a row of the input causes (bad data, a violated constraint): the chunk is
+ * split and the row rejected. Anything else (a lost connection, a full disk) fails the
+ * whole chunk and is the caller's to retry or report.
+ */
+export function isRowError(error: unknown): boolean {
+  return isServerError(error) && (error.code.startsWith('22') || error.code.startsWith('23'));
+}
+
+/**
+ * Loads a chunk exactly once: its rows and its ledger row in one transaction. If the
+ * server refuses a row, the transaction is rolled back and the chunk loaded again in
+ * parts, each in a savepoint: split around the record the error names (rows before it,
+ * the bad row, rows after it), or bisected when the error names none (a foreign key, a
+ * deferred constraint), until every bad row stands alone and is rejected. The good rows,
+ * the ledger row and the rejected rows then commit together.
+ */
+export async function commitChunk(client: pg.Client, chunk: Chunk, ctx: ChunkTransactionContext): Promise<ChunkOutcome> {
+  let refused: unknown;
+  await client.query('BEGIN');
+  try {
+    const r = await ctx.writer.writeRows(client, chunk);
+    await ctx.ledger.record(client, chunk, { loaded: r.loaded, rejected: 0, skipped: r.skipped }, []);
+    ctx.onCommit?.();
+    await client.query('COMMIT');
+    return { loaded: r.loaded, skipped: r.skipped, rejects: [] };
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    if (!isRowError(error)) throw error;
+    refused = error;
+  }
+  return isolateRejects(client, chunk, refused, ctx);
+}
+
+interface Part {
+  readonly from: number;
+  readonly to: number;
+  /** The error this part is already known to fail with (the whole chunk's first attempt). */
+  readonly error?: unknown;
+  readonly chunk?: Chunk;
+}
+
+async function isolateRejects(client: pg.Client, chunk: Chunk, refused: unknown, ctx: ChunkTransactionContext): Promise<ChunkOutcome> {
+  const { writer, budget } = ctx;
+  const records = new ChunkRecords(chunk, sourceFramer(chunk.target));
+  const firstLine = chunk.location.firstLine ?? (await ctx.firstLineOf(chunk));
+  const rejects: RejectedRow[] = [];
+  let loaded = 0;
+  let skipped = 0;
+
+  const reject = (i: number, error: unknown): void => {
+    const e = error as Error & { code?: string; where?: string; column?: string; detail?: string };
+    rejects.push({
+      file: chunk.location.file,
+      line: firstLine === undefined ? undefined : firstLine + records.linesBefore(i),
+      byteOffset: chunk.location.byteOffset + records.start(i),
+      sqlstate: isServerError(error) ? error.code : undefined,
+      column: e.column ?? copyColumnFromWhere(e.where),
+      message: e.detail ? `${e.message} (${e.detail})` : e.message,
+      record: Buffer.from(records.sourceOf(i)),
+    });
+    if (!budget.fits(rejects.length)) throw budget.exceeded();
+  };
+
+  await client.query('BEGIN');
+  try {
+    // Deferred constraints would fail at COMMIT, where no savepoint can catch them: check them per part.
+    await client.query('SET CONSTRAINTS ALL IMMEDIATE');
+    // Depth first, in input order: a stack with the later part pushed first.
+    const work: Part[] = [{ from: 0, to: records.count, error: refused, chunk }];
+    while (work.length > 0) {
+      const part = work.pop()!;
+      const partChunk = part.chunk ?? records.slice(part.from, part.to);
+      let error = part.error;
+      if (error === undefined) {
+        await client.query('SAVEPOINT pgsurge_part');
+        try {
+          const r = await writer.writeRows(client, partChunk);
+          await client.query('RELEASE SAVEPOINT pgsurge_part');
+          loaded += r.loaded;
+          skipped += r.skipped;
+          continue;
+        } catch (e) {
+          if (!isRowError(e)) throw e;
+          await client.query('ROLLBACK TO SAVEPOINT pgsurge_part');
+          error = e;
+        }
+      }
+      const n = part.to - part.from;
+      if (n === 1) {
+        reject(part.from, error);
+        continue;
+      }
+      const named = writer.failedRecord?.(error, partChunk);
+      if (named !== undefined && named >= 1 && named <= n) {
+        // Rows before the named one, then the named one alone (it may load there: a
+        // duplicate of a row in the same part fails again, a misread line number does
+        // not reject a good row), then the rows after it.
+        const bad = part.from + named - 1;
+        if (bad + 1 < part.to) work.push({ from: bad + 1, to: part.to });
+        work.push(part.from === bad && part.to === bad + 1 ? { from: bad, to: bad + 1, error } : { from: bad, to: bad + 1 });
+        if (part.from < bad) work.push({ from: part.from, to: bad });
+      } else {
+        const mid = part.from + Math.floor(n / 2);
+        work.push({ from: mid, to: part.to }, { from: part.from, to: mid });
+      }
+    }
+    rejects.sort((a, b) => a.byteOffset - b.byteOffset);
+    await ctx.ledger.record(client, chunk, { loaded, rejected: rejects.length, skipped }, rejects);
+    if (!budget.fits(rejects.length)) throw budget.exceeded();
+    budget.take(rejects.length);
+    try {
+      ctx.onCommit?.();
+      await client.query('COMMIT');
+    } catch (error) {
+      budget.giveBack(rejects.length);
+      throw error;
+    }
+    return { loaded, skipped, rejects };
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,264 @@
+import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type pg from 'pg';
+import { csvLine, DAMAGE_KINDS, damage, lineitemFields, prng, tableRecord, tblLine, type DamageKind } from '../helpers/lineitem-data.js';
+import { digest, freshSchema, runCli, tableRecords, testClient, testUrl } from '../helpers/test-db.js';
+
+const SCHEMA = 'it_rejects';
+let client: pg.Client;
+let dir: string;
+
+before(async () => {
+  client = await testClient();
+  await freshSchema(client, SCHEMA);
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-it-rejects-'));
+});
+after(async () => {
+  await client.query(`DROP SCHEMA ${SCHEMA} CASCADE`);
+  await client.end();
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+const db = (): string[] => ['--db', testUrl(), '--schema', SCHEMA, '-q'];
+
+interface Corrupted {
+  readonly content: Buffer;
+  /** Damaged records: 1-based first physical line, bytes, kind. */
+  readonly bad: { line: number; offset: number; bytes: Buffer; kind: DamageKind }[];
+  /** Table records the good rows make. */
+  readonly expected: string[];
+}
+
+/** n rows; k of them (never the first) damaged in each way in turn, at seeded random places. */
+function corrupt(n: number, k: number, seed: number, format: 'tbl' | 'csv'): Corrupted {
+  const rows = lineitemFields(n, { newlines: format === 'csv' });
+  const write = format === 'tbl' ? tblLine : csvLine;
+  const kinds: DamageKind[] = format === 'csv' ? [...DAMAGE_KINDS, 'stray quotes'] : [...DAMAGE_KINDS];
+  const random = prng(seed);
+  const picked = new Map<number, DamageKind>();
+  while (picked.size < k) {
+    const i = 1 + Math.floor(random() * (n - 2));
+    if (!picked.has(i)) picked.set(i, kinds[picked.size % kinds.length]!);
+  }
+  const parts: Buffer[] = [];
+  const bad: Corrupted['bad'] = [];
+  const expected: string[] = [];
+  let line = 1;
+  let offset = 0;
+  rows.forEach((fields, i) => {
+    const kind = picked.get(i);
+    let bytes = kind ? damage(fields, kind, write) : write(fields);
+    if (format === 'csv' && i === n - 1) {
+      // A quote that never closes, on the last line: the rest of the input is that one record.
+      bytes = Buffer.from(bytes.toString().replace(/,([^,]*)\n$/, ',"$1\n'));
+      bad.push({ line, offset, bytes, kind: 'stray quotes' });
+    } else if (kind) bad.push({ line, offset, bytes, kind });
+    else expected.push(tableRecord(fields));
+    parts.push(bytes);
+    offset += bytes.length;
+    line += bytes.toString('latin1').split('\n').length - 1;
+  });
+  return { content: Buffer.concat(parts), bad, expected };
+}
+
+async function tableDigest(table: string): Promise<{ count: number; digest: string }> {
+  const count = (await client.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n as number;
+  return { count, digest: digest(await tableRecords(client, table)) };
+}
+
+function parseLog(log: string): { file: string; line: number; offset: number; sqlstate: string; column: string; message: string }[] {
+  const [header, ...lines] = log.trimEnd().split('\n');
+  assert.equal(header, 'file\tline\tbyte_offset\tsqlstate\tcolumn\tmessage');
+  return lines.map((l) => {
+    const [file, line, offset, sqlstate, column, message] = l.split('\t');
+    return { file: file!, line: Number(line), offset: Number(offset), sqlstate: sqlstate!, column: column!, message: message! };
+  });
+}
+
+function summaryCounts(stdout: string, table: string): { read: number; loaded: number; rejected: number; skipped: number } {
+  const m = new RegExp(`^${table}\\s+([\\d,]+)\\s+([\\d,]+)\\s+([\\d,]+)\\s+([\\d,]+)`, 'm').exec(stdout);
+  assert.ok(m, `no summary line for ${table} in:\n${stdout}`);
+  const n = (s: string): number => Number(s.replace(/,/g, ''));
+  return { read: n(m[1]!), loaded: n(m[2]!), rejected: n(m[3]!), skipped: n(m[4]!) };
+}
+
+describe('a corrupted input: exactly the damaged lines are rejected, verbatim, and the rest loads', () => {
+  for (const format of ['tbl', 'csv'] as const) {
+    for (const workers of [1, 4]) {
+      it(`${format}, ${workers} worker${workers > 1 ? 's' : ''}: 14 damaged lines of 3000`, async () => {
+        const { content, bad, expected } = corrupt(3000, 14, 42 + workers, format);
+        const file = path.join(dir, `lineitem.${format}`);
+        await fs.writeFile(file, content);
+        const r = await runCli(['load', file, '-t', 'lineitem', '--create', '--truncate', '-w', String(workers), '--chunk-size', '8KB', ...db()]);
+        assert.equal(r.code, 3, `exit 3 means rejects\n${r.stderr}`);
+
+        // Its log: file, line, byte offset, SQLSTATE and message of each.
+        const log = parseLog(await fs.readFile(path.join(dir, 'lineitem.rejects.log'), 'utf8'));
+        assert.deepEqual(log.map((l) => [l.line, l.offset]), bad.map((b) => [b.line, b.offset]));
+        // The reject file: the damaged records, byte for byte, in input order.
+        const rejects = await fs.readFile(path.join(dir, 'lineitem.rejects'));
+        assert.deepEqual(rejects, Buffer.concat(bad.map((b) => b.bytes)));
+        assert.equal((await fs.stat(path.join(dir, 'lineitem.rejects'))).mode & 0o777, 0o600);
+        for (const [i, l] of log.entries()) {
+          assert.equal(l.file, file);
+          const kind = bad[i]!.kind;
+          const want = { 'extra column': '22P04', 'missing column': '22P04', 'bad date': '22008', 'bad number': '22P02', 'overlong varchar': '22001', 'invalid UTF-8': '22021', 'stray quotes': bad[i]!.line === bad[bad.length - 1]!.line && format === 'csv' ? '22P04' : '22P02' }[kind];
+          assert.equal(l.sqlstate, want, `${kind} at line ${l.line}: ${l.message}`);
+          assert.ok(l.message.length > 0);
+          if (kind === 'bad date') assert.equal(l.column, 'l_shipdate');
+        }
+
+        // The table holds every good row once, and the summary accounts for every row.
+        const t = await tableDigest(`${SCHEMA}.lineitem`);
+        assert.equal(t.count, expected.length);
+        assert.equal(t.digest, digest(expected));
+        const c = summaryCounts(r.stdout, 'lineitem');
+        assert.deepEqual(c, { read: 3000, loaded: expected.length, rejected: bad.length, skipped: 0 });
+        assert.equal(c.read, c.loaded + c.rejected + c.skipped);
+      });
+    }
+  }
+
+  it('a rerun of the same command loads nothing twice and rejects nothing twice', async () => {
+    const { content, bad, expected } = corrupt(1000, 5, 7, 'tbl');
+    const file = path.join(dir, 'again.tbl');
+    await fs.writeFile(file, content);
+    const args = ['load', file, '-t', 'lineitem', '--create', '-w', '3', '--chunk-size', '4KB', '--db', testUrl(), '--schema', SCHEMA];
+    await client.query(`TRUNCATE ${SCHEMA}.lineitem`);
+    assert.equal((await runCli([...args, '--truncate'])).code, 3);
+    const r = await runCli(args);
+    assert.equal(r.code, 3, r.stderr);
+    assert.match(r.stderr, /resuming/);
+    assert.match(r.stdout, /earlier runs of this load had committed 995 rows and rejected 5/);
+    assert.deepEqual(summaryCounts(r.stdout, 'lineitem'), { read: 0, loaded: 0, rejected: 0, skipped: 0 });
+    assert.deepEqual(await fs.readFile(path.join(dir, 'lineitem.rejects')), Buffer.concat(bad.map((b) => b.bytes)));
+    const t = await tableDigest(`${SCHEMA}.lineitem`);
+    assert.equal(t.count, expected.length);
+    assert.equal(t.digest, digest(expected));
+  });
+
+  it('--no-ledger: rejects still work, nothing goes to the ledger, and --resume is refused', async () => {
+    const { content, bad, expected } = corrupt(1000, 4, 11, 'tbl');
+    const file = path.join(dir, 'noledger.tbl');
+    await fs.writeFile(file, content);
+    const ledgerRows = async (): Promise<number> =>
+      (await client.query(`SELECT count(*)::int AS n FROM pgsurge.chunks WHERE table_oid = '${SCHEMA}.lineitem'::regclass`)).rows[0].n as number;
+    const r = await runCli(['load', file, '-t', 'lineitem', '--create', '--truncate', '-w', '2', '--chunk-size', '4KB', '--no-ledger', ...db()]);
+    assert.equal(r.code, 3, r.stderr);
+    assert.deepEqual(summaryCounts(r.stdout, 'lineitem'), { read: 1000, loaded: 996, rejected: 4, skipped: 0 });
+    assert.doesNotMatch(r.stdout, /load id/);
+    const rejects = await fs.readFile(path.join(dir, 'lineitem.rejects'));
+    assert.equal(rejects.length, Buffer.concat(bad.map((b) => b.bytes)).length);
+    const t = await tableDigest(`${SCHEMA}.lineitem`);
+    assert.equal(t.digest, digest(expected));
+    const r2 = await runCli(['load', file, '-t', 'lineitem', '--no-ledger', '--resume', ...db()]);
+    assert.equal(r2.code, 2);
+    assert.match(r2.stderr, /--resume and --load-id need the ledger/);
+    assert.equal(await ledgerRows(), 0, 'no ledger rows (--truncate forgot the earlier ones, --no-ledger wrote none)');
+  });
+
+  it('--max-rejects: past it the load stops (exit 1), what was committed stays and is accounted', async () => {
+    const { content } = corrupt(2000, 30, 3, 'tbl');
+    const file = path.join(dir, 'many.tbl');
+    await fs.writeFile(file, content);
+    const r = await runCli(['load', file, '-t', 'lineitem', '--create', '--truncate', '-w', '2', '--chunk-size', '4KB', '--max-rejects', '10', '--reject-dir', path.join(dir, 'rj'), ...db()]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /more than 10 rows rejected \(--max-rejects 10\)/);
+    assert.match(r.stderr, /resume with: pgsurge load .*--max-rejects 10 .*--resume --load-id lineitem-/);
+    const c = summaryCounts(r.stdout, 'lineitem');
+    assert.ok(c.rejected <= 10, `rejected ${c.rejected}`);
+    assert.equal(c.read, c.loaded + c.rejected + c.skipped);
+    assert.equal((await client.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.lineitem`)).rows[0].n, c.loaded);
+    const log = parseLog(await fs.readFile(path.join(dir, 'rj', 'lineitem.rejects.log'), 'utf8'));
+    assert.equal(log.length, c.rejected);
+  });
+
+  it('a column-count mismatch in the first record stops before anything is written', async () => {
+    const file = path.join(dir, 'region.tbl');
+    await fs.writeFile(file, '0|AFRICA|\n1|AMERICA|x|\n');
+    const r = await runCli(['load', file, '--create', ...db()]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /region\.tbl:1: table it_rejects\.region has 3 columns, the first record has 2 fields \(format tbl\)/);
+    assert.match(r.stderr, /hint: check the table/);
+    assert.equal((await client.query("SELECT to_regclass('it_rejects.region') AS t")).rows[0].t, null, '--create rolled back');
+  });
+});
+
+describe('errors without a line: bisected', () => {
+  it('foreign-key violations are found by bisection and rejected with SQLSTATE 23503', async () => {
+    await client.query(`CREATE TABLE ${SCHEMA}.parent (id int PRIMARY KEY)`);
+    await client.query(`INSERT INTO ${SCHEMA}.parent SELECT generate_series(1, 100)`);
+    await client.query(`CREATE TABLE ${SCHEMA}.child (id int, parent_id int REFERENCES ${SCHEMA}.parent, note text)`);
+    const lines: string[] = [];
+    const badLines: number[] = [];
+    for (let i = 1; i <= 600; i++) {
+      const orphan = i % 97 === 0;
+      if (orphan) badLines.push(i);
+      lines.push(`${i}\t${orphan ? 1000 + i : (i % 100) + 1}\tnote ${i}`);
+    }
+    const file = path.join(dir, 'child.txt');
+    await fs.writeFile(file, lines.join('\n') + '\n');
+    const r = await runCli(['load', file, '-t', 'child', '-w', '2', '--chunk-size', '2KB', ...db()]);
+    assert.equal(r.code, 3, r.stderr);
+    const log = parseLog(await fs.readFile(path.join(dir, 'child.rejects.log'), 'utf8'));
+    assert.deepEqual(log.map((l) => l.line), badLines);
+    assert.ok(log.every((l) => l.sqlstate === '23503' && /foreign key/.test(l.message)));
+    assert.equal(await fs.readFile(path.join(dir, 'child.rejects'), 'utf8'), badLines.map((i) => lines[i - 1] + '\n').join(''));
+    const got = await client.query(`SELECT count(*)::int AS n, count(DISTINCT id)::int AS d FROM ${SCHEMA}.child`);
+    assert.deepEqual(got.rows[0], { n: 600 - badLines.length, d: 600 - badLines.length });
+  });
+
+  it('a duplicate key: the second occurrence is rejected (23505), the first stays', async () => {
+    await client.query(`CREATE TABLE ${SCHEMA}.keyed (id int PRIMARY KEY, v text)`);
+    const lines = Array.from({ length: 300 }, (_, i) => `${i}\tv${i}`);
+    lines.push('17\tduplicate');
+    lines.push('300\tlast');
+    const file = path.join(dir, 'keyed.txt');
+    await fs.writeFile(file, lines.join('\n') + '\n');
+    const r = await runCli(['load', file, '-t', 'keyed', '-w', '1', '--chunk-size', '1KB', ...db()]);
+    assert.equal(r.code, 3, r.stderr);
+    assert.equal(await fs.readFile(path.join(dir, 'keyed.rejects'), 'utf8'), '17\tduplicate\n');
+    assert.match(await fs.readFile(path.join(dir, 'keyed.rejects.log'), 'utf8'), /\t301\t\d+\t23505\t/);
+    assert.equal((await client.query(`SELECT v FROM ${SCHEMA}.keyed WHERE id = 17`)).rows[0].v, 'v17');
+  });
+});
+
+describe('identifiers and secrets', () => {
+  it('a table and columns named with quotes, spaces, semicolons and upper case; the password never shows', async () => {
+    const schema = 'It "Odd"; Schema';
+    const table = 'We"ird; Table';
+    const q = (s: string): string => `"${s.replace(/"/g, '""')}"`;
+    await client.query(`DROP SCHEMA IF EXISTS ${q(schema)} CASCADE`);
+    await client.query(`CREATE SCHEMA ${q(schema)}`);
+    try {
+      await client.query(`CREATE TABLE ${q(schema)}.${q(table)} (${q('Col "A"')} int, ${q('b; DROP TABLE x')} text, ${q(' sp ace')} date)`);
+      const file = path.join(dir, 'odd.csv');
+      await fs.writeFile(file, '1,"a; DROP TABLE x",2020-01-01\n2,b,2020-02-30\n3,"c ""q""",2020-03-01\n');
+      // A password in the URL: the test server trusts the socket, so it is ignored, but it must never be printed.
+      const url = testUrl().replace(/^postgresql:\/\/([^@:]*)@/, 'postgresql://$1:S3cretPw@');
+      assert.match(url, /S3cretPw/);
+      const r = await runCli(['load', file, '-t', table, '--schema', schema, '-w', '2', '--db', url, '--max-rejects', '0']);
+      assert.equal(r.code, 1, r.stderr);
+      assert.doesNotMatch(r.stdout + r.stderr, /S3cretPw/);
+      assert.match(r.stderr, /--db 'postgresql:\/\/postgres:\*\*\*@/);
+      const r2 = await runCli(['load', file, '-t', table, '--schema', schema, '-w', '2', '--db', url]);
+      assert.equal(r2.code, 3, r2.stderr);
+      assert.doesNotMatch(r2.stdout + r2.stderr, /S3cretPw/);
+      const rows = await client.query(`SELECT ${q('Col "A"')} AS a, ${q('b; DROP TABLE x')} AS b FROM ${q(schema)}.${q(table)} ORDER BY 1`);
+      assert.deepEqual(rows.rows, [
+        { a: 1, b: 'a; DROP TABLE x' },
+        { a: 3, b: 'c "q"' },
+      ]);
+      assert.equal(await fs.readFile(path.join(dir, `${table}.rejects`), 'utf8'), '2,b,2020-02-30\n');
+      const ledger = await client.query("SELECT count(*)::int AS n FROM pgsurge.chunks WHERE table_name = format('%I.%I', $1::text, $2::text)", [schema, table]);
+      assert.ok(ledger.rows[0].n >= 1);
+      const leaked = await client.query("SELECT count(*)::int AS n FROM pgsurge.chunks c, pgsurge.load_files f WHERE c::text LIKE '%S3cretPw%' OR f::text LIKE '%S3cretPw%'");
+      assert.equal(leaked.rows[0].n, 0);
+    } finally {
+      await client.query(`DROP SCHEMA ${q(schema)} CASCADE`);
+    }
+  });
+});

@@ -1,0 +1,211 @@
+import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type pg from 'pg';
+import { startCli, sleep } from '../helpers/cli-process.js';
+import { damage, lineitemFields, prng, tableRecord, tblLine } from '../helpers/lineitem-data.js';
+import { digest, freshSchema, PGSURGE, runCli, tableRecords, testClient, testUrl } from '../helpers/test-db.js';
+
+const SCHEMA = 'it_resume';
+let client: pg.Client;
+let dir: string;
+
+before(async () => {
+  client = await testClient();
+  await freshSchema(client, SCHEMA);
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-it-resume-'));
+});
+after(async () => {
+  await client.query(`DROP SCHEMA ${SCHEMA} CASCADE`);
+  await client.end();
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+/** 4000 lineitem rows, three of them with a bad date: what the table and the reject file must end up holding. */
+async function input(name: string): Promise<{ file: string; size: number; expected: string; badBytes: Buffer }> {
+  const rows = lineitemFields(4000);
+  const bad = new Set([1234, 3333, 3999]);
+  const parts = rows.map((f, i) => (bad.has(i) ? damage(f, 'bad date', tblLine) : tblLine(f)));
+  const file = path.join(dir, name);
+  const content = Buffer.concat(parts);
+  await fs.writeFile(file, content);
+  return { file, size: content.length, expected: digest(rows.filter((_, i) => !bad.has(i)).map(tableRecord)), badBytes: Buffer.concat([...bad].sort((a, b) => a - b).map((i) => parts[i]!)) };
+}
+
+async function tableState(): Promise<{ count: number; digest: string }> {
+  const count = (await client.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.lineitem`)).rows[0].n as number;
+  return { count, digest: digest(await tableRecords(client, `${SCHEMA}.lineitem`)) };
+}
+
+/** The ledger's ranges for a load tile the file: every byte once, no overlap, no gap. */
+async function assertLedgerTiles(loadId: string, size: number): Promise<void> {
+  // (Rows of earlier test runs against the same server name a dropped table's oid.)
+  const r = await client.query<{ s: string; e: string }>(
+    `SELECT byte_start AS s, byte_end AS e FROM pgsurge.chunks WHERE load_id = $1 AND table_oid = '${SCHEMA}.lineitem'::regclass ORDER BY byte_start`,
+    [loadId],
+  );
+  let at = 0;
+  for (const row of r.rows) {
+    assert.equal(Number(row.s), at, `ledger of ${loadId}: a gap or an overlap at byte ${at}`);
+    at = Number(row.e);
+  }
+  assert.equal(at, size, `ledger of ${loadId} ends at ${at}, the file at ${size}`);
+}
+
+/**
+ * In one snapshot, the table holds exactly the rows the ledger says were committed (a
+ * killed loader's backend may still be finishing a COMMIT: one statement sees both or neither).
+ */
+async function assertNoHalfChunk(loadId: string): Promise<number> {
+  const r = await client.query(`SELECT (SELECT count(*) FROM ${SCHEMA}.lineitem)::int AS t, (SELECT coalesce(sum(rows_loaded), 0) FROM pgsurge.chunks WHERE load_id = $1 AND table_oid = '${SCHEMA}.lineitem'::regclass)::int AS l`, [loadId]);
+  assert.equal(r.rows[0].t, r.rows[0].l, 'the ledger counts exactly the rows in the table: no chunk half in');
+  return r.rows[0].t as number;
+}
+
+const target = (): string[] => ['--db', testUrl(), '--schema', SCHEMA];
+
+describe('exactly once across crashes', () => {
+  it('SIGKILL at 10 random moments, then --resume (with other workers and chunk sizes): the table equals the input, once', async () => {
+    const { file, size, expected, badBytes } = await input('lineitem.tbl');
+    const random = prng(20261130);
+    let kills = 0;
+    for (let round = 0; kills < 10 && round < 25; round++) {
+      const loadId = `crash-${round}`;
+      const run = startCli(['load', file, '-t', 'lineitem', '--create', '--truncate', '-w', '3', '--chunk-size', '4KB', '--load-id', loadId, ...target()]);
+      await run.waitFor(/pgsurge: load crash-\d+/);
+      await sleep(Math.floor(random() * 400));
+      if (run.child.exitCode === null) {
+        run.child.kill('SIGKILL');
+        kills++;
+      }
+      await run.exited;
+      await assertNoHalfChunk(loadId);
+
+      const [w, chunk] = round % 2 === 0 ? ['2', '5KB'] : ['4', '16KB'];
+      const r = await runCli(['load', file, '-t', 'lineitem', '-w', w, '--chunk-size', chunk, '--resume', '--load-id', loadId, '-q', ...target()]);
+      assert.equal(r.code, 3, `round ${round}: ${r.stderr}`);
+      const after = await tableState();
+      assert.equal(after.count, 3997, `round ${round}: row count`);
+      assert.equal(after.digest, expected, `round ${round}: content`);
+      assert.deepEqual(await fs.readFile(path.join(dir, 'lineitem.rejects')), badBytes, `round ${round}: the reject file holds each bad row once`);
+      await assertLedgerTiles(loadId, size);
+    }
+    assert.equal(kills, 10, 'ten loads were killed mid-way');
+  });
+
+  it('a worker whose backend is terminated mid-load: its chunk is retried on a fresh connection, the load ends exact', async () => {
+    const { file, expected } = await input('terminate.tbl');
+    const run = startCli(['load', file, '-t', 'lineitem', '--create', '--truncate', '-w', '3', '--chunk-size', '2KB', '--load-id', 'terminate-me', ...target()]);
+    await run.waitFor(/pgsurge: load terminate-me/);
+    let terminated = 0;
+    const deadline = Date.now() + 10_000;
+    while (terminated === 0 && Date.now() < deadline && run.child.exitCode === null) {
+      const r = await client.query(
+        "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name LIKE 'pgsurge terminate-me w%' AND state IN ('active', 'idle in transaction') LIMIT 1",
+      );
+      terminated = r.rows.filter((x) => x.ok === true).length;
+      if (terminated === 0) await sleep(5);
+    }
+    assert.equal(terminated, 1, 'a worker backend was terminated while loading');
+    const { code } = await run.exited;
+    assert.equal(code, 3, run.stderr());
+    assert.match(run.stderr(), /lost the connection loading .*terminate\.tbl at byte \d+ \(.+\); retry 1 in \d+ ms on a new connection/);
+    const t = await tableState();
+    assert.equal(t.count, 3997);
+    assert.equal(t.digest, expected);
+  });
+
+  it('Ctrl-C: stops within seconds (exit 130), keeps no half chunk, prints the resume command that finishes the load', async () => {
+    const { file, size, expected } = await input('interrupt.tbl');
+    const run = startCli(['load', file, '-t', 'lineitem', '--create', '--truncate', '-w', '2', '--chunk-size', '2KB', '--load-id', 'ctrl-c', ...target()]);
+    await run.waitFor(/pgsurge: load ctrl-c/);
+    await sleep(150);
+    const sentAt = Date.now();
+    run.child.kill('SIGINT');
+    const { code } = await run.exited;
+    assert.ok(Date.now() - sentAt < 3000, `stopped in ${Date.now() - sentAt} ms`);
+    assert.equal(code, 130, run.stderr());
+    const m = /resume with: pgsurge (.*)\n/.exec(run.stderr());
+    assert.ok(m, run.stderr());
+    const t = await assertNoHalfChunk('ctrl-c');
+    assert.ok(t < 3997, 'interrupted before the end');
+    // The printed command, as a shell would split it (single-quoted words).
+    const args = [...m[1]!.matchAll(/'((?:[^']|'\\'')*)'|(\S+)/g)].map((x) => (x[1] !== undefined ? x[1].replace(/'\\''/g, "'") : x[2]!));
+    const r = await runCli(args);
+    assert.equal(r.code, 3, r.stderr);
+    const done = await tableState();
+    assert.equal(done.count, 3997);
+    assert.equal(done.digest, expected);
+    await assertLedgerTiles('ctrl-c', size);
+    assert.ok(PGSURGE.length > 0);
+  });
+
+  it('the server out of disk space (53100, raised here by a trigger): a clear message, nothing half-committed, the resume finishes', async () => {
+    const { file, size, expected } = await input('diskfull.tbl');
+    // The table, created by pgsurge itself from a one-line file.
+    const one = path.join(dir, 'one.tbl');
+    await fs.writeFile(one, (await fs.readFile(file)).subarray(0, (await fs.readFile(file)).indexOf(10) + 1));
+    assert.equal((await runCli(['load', one, '-t', 'lineitem', '--create', '--no-ledger', '-q', ...target()])).code, 0);
+    await client.query(`CREATE FUNCTION ${SCHEMA}.full_disk() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.l_orderkey = 2500 THEN RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = 'disk_full'; END IF; RETURN NEW; END $$`);
+    await client.query(`CREATE TRIGGER full_disk BEFORE INSERT ON ${SCHEMA}.lineitem FOR EACH ROW EXECUTE FUNCTION ${SCHEMA}.full_disk()`);
+    try {
+      const r = await runCli(['load', file, '-t', 'lineitem', '--truncate', '-w', '2', '--chunk-size', '8KB', '--load-id', 'disk-full', ...target()]);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /pgsurge: the server is out of disk space: loading .*diskfull\.tbl \(bytes \d+–\d+\).*No space left on device.*\[SQLSTATE 53100\]/);
+      assert.match(r.stderr, /resume with: pgsurge load .* --resume --load-id disk-full/);
+      assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace without --verbose');
+      const kept = await assertNoHalfChunk('disk-full');
+      assert.ok(kept > 0 && kept < 3997, `kept ${kept}`);
+    } finally {
+      await client.query(`DROP TRIGGER full_disk ON ${SCHEMA}.lineitem`);
+    }
+    const r2 = await runCli(['load', file, '-t', 'lineitem', '-w', '3', '--resume', '--load-id', 'disk-full', '-q', ...target()]);
+    assert.equal(r2.code, 3, r2.stderr);
+    const t = await tableState();
+    assert.equal(t.count, 3997);
+    assert.equal(t.digest, expected);
+    await assertLedgerTiles('disk-full', size);
+  });
+
+  it('stdin: a stopped load resumes from the same bytes piped again, committed records dropped', async () => {
+    const { file, expected, badBytes } = await input('stdin.tbl');
+    const data = await fs.readFile(file);
+    const args = ['load', '-', '-f', 'tbl', '-t', 'lineitem', '-w', '2', '--chunk-size', '4KB', '--load-id', 'from-stdin', '--reject-dir', dir, ...target()];
+    const r1 = await runCli([...args, '--create', '--truncate', '--max-rejects', '0'], { stdin: data });
+    assert.equal(r1.code, 1, r1.stderr);
+    assert.match(r1.stderr, /resume with: pgsurge load - .*--resume --load-id from-stdin/);
+    const kept = await assertNoHalfChunk('from-stdin');
+    assert.ok(kept > 0 && kept < 3997, `kept ${kept}`);
+    // The resume reads the same bytes, with chunks cut elsewhere (--chunk-size differs), and skips what is in.
+    const r2 = await runCli([...args.map((a) => (a === '4KB' ? '7KB' : a)), '--resume', '-q'], { stdin: data });
+    assert.equal(r2.code, 3, r2.stderr);
+    assert.match(r2.stdout, new RegExp(`earlier runs of this load had committed ${kept.toLocaleString('en-US')} rows`));
+    const t = await tableState();
+    assert.equal(t.count, 3997);
+    assert.equal(t.digest, expected);
+    assert.deepEqual(await fs.readFile(path.join(dir, 'lineitem.rejects')), badBytes);
+  });
+
+  it('resuming onto a changed file is refused with a clear message', async () => {
+    const { file } = await input('changing.tbl');
+    const r1 = await runCli(['load', file, '-t', 'lineitem', '--create', '--truncate', '-w', '2', '--load-id', 'changes', '-q', ...target()]);
+    assert.equal(r1.code, 3, r1.stderr);
+    await fs.appendFile(file, '9999|1|1|1|1.00|1.00|0.01|0.01|N|O|1996-01-01|1996-01-01|1996-01-01|NONE|AIR|late row|\n');
+    const r2 = await runCli(['load', file, '-t', 'lineitem', '--resume', '--load-id', 'changes', '-q', ...target()]);
+    assert.equal(r2.code, 1);
+    assert.match(r2.stderr, /changing\.tbl is not the file load changes began with: size was \d+ bytes, now \d+/);
+    assert.equal((await tableState()).count, 3997, 'the refused resume loaded nothing');
+    // Without --load-id, the changed file is a new load (a new default id): it says so before loading it all again.
+    const r4 = await runCli(['load', file, '-t', 'lineitem', '-w', '2', ...target()]);
+    assert.equal(r4.code, 3, r4.stderr);
+    assert.match(r4.stderr, /note: .*changing\.tbl was loaded into it_resume\.lineitem before \(load changes\) when it was a different file/);
+    await client.query(`TRUNCATE ${SCHEMA}.lineitem`);
+    const r3 = await runCli(['load', file, '-t', 'lineitem', '--resume', '--load-id', 'never-ran', '-q', ...target()]);
+    assert.equal(r3.code, 2, 'a wrong --load-id is a command-line error: nothing was done');
+    assert.match(r3.stderr, /there is no earlier load with id never-ran to resume/);
+    assert.equal((await tableState()).count, 0, 'nothing was loaded by the refused resume');
+  });
+});

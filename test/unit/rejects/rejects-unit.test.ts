@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { resumeCommand } from '../../../src/cli/resume-command.js';
+import { parseDuration } from '../../../src/cli/parse-options.js';
+import { countFields } from '../../../src/db/column-check.js';
+import { backoffMs, isRetryable } from '../../../src/faults/retry.js';
+import { RejectBudget } from '../../../src/rejects/reject-budget.js';
+import { RejectFile, rejectPathFor } from '../../../src/rejects/reject-file.js';
+import { LineIndex } from '../../../src/source/line-index.js';
+
+describe('reject file', () => {
+  it('writes rows verbatim and a tab-separated log, both mode 0600', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-rf-'));
+    const f = new RejectFile(path.join(dir, 'x.rejects'));
+    await f.append([
+      { file: 'a.tbl', line: 7, byteOffset: 120, sqlstate: '22008', column: 'd', message: 'bad\tdate\nhere', record: Buffer.from('1|\xff|\n', 'latin1') },
+      { file: 'a.tbl', line: 9, byteOffset: 200, sqlstate: '22P04', column: undefined, message: 'extra data', record: Buffer.from('last|no newline|') },
+    ]);
+    await f.close();
+    assert.deepEqual(await fs.readFile(f.path), Buffer.concat([Buffer.from('1|\xff|\n', 'latin1'), Buffer.from('last|no newline|\n')]));
+    assert.equal(await fs.readFile(f.logPath, 'utf8'), 'file\tline\tbyte_offset\tsqlstate\tcolumn\tmessage\na.tbl\t7\t120\t22008\td\tbad date here\na.tbl\t9\t200\t22P04\t\textra data\n');
+    assert.equal((await fs.stat(f.path)).mode & 0o777, 0o600);
+    assert.equal((await fs.stat(f.logPath)).mode & 0o777, 0o600);
+    await fs.rm(dir, { recursive: true });
+  });
+
+  it('is named after the table, beside the input, in --reject-dir, or here for stdin', () => {
+    const input = { table: 'lineitem', schema: undefined, format: 'tbl' as const, file: '/data/x/lineitem.tbl.3' };
+    assert.equal(rejectPathFor(input, {}, '/cwd'), '/data/x/lineitem.rejects');
+    assert.equal(rejectPathFor(input, { rejectDir: 'rj' }, '/cwd'), '/cwd/rj/lineitem.rejects');
+    assert.equal(rejectPathFor(input, { rejectFile: '/tmp/r' }, '/cwd'), '/tmp/r');
+    assert.equal(rejectPathFor({ ...input, file: '-' }, {}, '/cwd'), '/cwd/lineitem.rejects');
+  });
+});
+
+describe('reject budget', () => {
+  it('counts earlier rejects and only what commits', () => {
+    const b = new RejectBudget(5, 3);
+    assert.ok(b.fits(2));
+    assert.ok(!b.fits(3));
+    b.take(2);
+    assert.ok(!b.fits(1));
+    b.giveBack(2);
+    assert.ok(b.fits(2));
+    assert.match(b.exceeded().message, /more than 5 rows rejected/);
+  });
+});
+
+describe('faults', () => {
+  it('retries lost connections and restarts, not bad data or a full disk', () => {
+    for (const code of ['57P01', '57P03', '08006', 'ECONNRESET', 'ECONNREFUSED', 'ENOENT', '40P01']) assert.ok(isRetryable({ code, message: '' }), code);
+    assert.ok(isRetryable(new Error('Connection terminated unexpectedly')));
+    for (const code of ['22008', '23505', '53100', '53200', '42P01']) assert.ok(!isRetryable({ code, message: 'x' }), code);
+  });
+  it('backs off exponentially up to 2 s, with jitter', () => {
+    assert.equal(backoffMs(0, () => 1), 100);
+    assert.equal(backoffMs(3, () => 1), 800);
+    assert.equal(backoffMs(30, () => 1), 2000);
+    assert.equal(backoffMs(30, () => 0), 1000);
+  });
+  it('parses --retry-for durations', () => {
+    assert.equal(parseDuration('--retry-for', '30s'), 30_000);
+    assert.equal(parseDuration('--retry-for', '2m'), 120_000);
+    assert.equal(parseDuration('--retry-for', '500ms'), 500);
+    assert.equal(parseDuration('--retry-for', '10'), 10_000);
+    assert.throws(() => parseDuration('--retry-for', 'soon'), /Expected `--retry-for` to be a duration .*got `soon`/);
+  });
+});
+
+describe('resume command', () => {
+  it('drops --truncate and an old --load-id, masks the password, adds --resume --load-id', () => {
+    const cmd = resumeCommand(['load', 'my file.tbl', '--truncate', '--load-id', 'old', '--db', 'postgresql://me:s3cret@h/db', '-w', '4'], 'lineitem-abc');
+    assert.equal(cmd, "pgsurge load 'my file.tbl' -w 4 --db 'postgresql://me:***@h/db' --resume --load-id lineitem-abc".replace(" -w 4 --db 'postgresql://me:***@h/db'", " --db 'postgresql://me:***@h/db' -w 4"));
+    assert.doesNotMatch(resumeCommand(['load', 'x', '--db=postgresql://me:s3cret@h/db'], 'id'), /s3cret/);
+  });
+});
+
+describe('column count of the first record', () => {
+  const cases: [string, 'tbl' | 'text' | 'csv', number][] = [
+    ['1|a|b\n', 'tbl', 3],
+    ['1|a\\|b|c\n', 'tbl', 3],
+    ['a\tb\r\n', 'text', 2],
+    ['1,"a,b",c\n', 'csv', 3],
+    ['1,"a ""x"", y"\n', 'csv', 2],
+  ];
+  for (const [record, format, n] of cases) {
+    it(`${JSON.stringify(record)} (${format}) has ${n} fields`, () => assert.equal(countFields(Buffer.from(record), format), n));
+  }
+});
+
+describe('line index', () => {
+  it('finds line numbers at offsets, scanning from the nearest known point', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-li-'));
+    const file = path.join(dir, 'f');
+    const lines = Array.from({ length: 1000 }, (_, i) => `line ${i}\n`);
+    await fs.writeFile(file, lines.join(''));
+    const idx = new LineIndex();
+    const offsetOf = (i: number): number => lines.slice(0, i).join('').length;
+    for (const i of [500, 10, 999, 0, 501]) assert.equal(await idx.lineAt(file, offsetOf(i)), i + 1);
+    await fs.rm(dir, { recursive: true });
+  });
+});
+
+describe('reject file across close and reopen', () => {
+  it('appends after a close; clear() starts afresh', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-rf2-'));
+    const f = new RejectFile(path.join(dir, 'x.rejects'));
+    const row = (n: number) => ({ file: 'a', line: n, byteOffset: n, sqlstate: '22008', column: undefined, message: 'm', record: Buffer.from(`${n}|\n`) });
+    await f.append([row(1)]);
+    await f.close();
+    await f.append([row(2)]);
+    await f.close();
+    assert.equal(await fs.readFile(f.path, 'utf8'), '1|\n2|\n');
+    assert.equal((await fs.readFile(f.logPath, 'utf8')).split('\n').filter((l) => l.startsWith('file\t')).length, 1, 'one header');
+    await f.clear();
+    await f.append([row(3)]);
+    await f.close();
+    assert.equal(await fs.readFile(f.path, 'utf8'), '3|\n');
+    assert.equal(f.written, 1);
+    await fs.rm(dir, { recursive: true });
+  });
+});
