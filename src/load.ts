@@ -25,7 +25,8 @@ export interface LoadOptions {
 
 /** What the load tells whoever watches it (the CLI's progress line, a test). */
 export interface LoadReporter {
-  start?(info: { inputs: readonly LoadTarget[]; totalBytes: number | undefined; workers: number; target: string }): void;
+  /** Called once the tables are ready and before any row is sent; the load waits for it (a sampler takes its baseline). */
+  start?(info: { inputs: readonly LoadTarget[]; totalBytes: number | undefined; workers: number; target: string }): void | Promise<void>;
   chunkLoaded?(info: { chunk: Chunk; rows: number; result: ChunkResult; seconds: number; counters: LoadCounters }): void;
 }
 
@@ -53,7 +54,13 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     await queue.close();
     throw error;
   });
-  reporter.start?.({ inputs, totalBytes, workers: clients.length, target: target.description });
+  try {
+    await reporter.start?.({ inputs, totalBytes, workers: clients.length, target: target.description });
+  } catch (error) {
+    await queue.close();
+    await Promise.allSettled(clients.map((c) => c.end()));
+    throw error;
+  }
 
   const writer = options.writer ?? copyWriter;
   let firstError: unknown;

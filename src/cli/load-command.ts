@@ -2,13 +2,13 @@ import { Option, type Command } from 'commander';
 import { openTarget } from '../db/target.js';
 import { FORMATS, type Format } from '../framing/formats.js';
 import { load } from '../load.js';
-import { progressLine } from '../report/progress-line.js';
 import { addLoadOptions, addTargetOptions, type LoadFlags } from './common-options.js';
+import { addObserveOptions, observeLoad, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
 import { parseFormat } from './parse-options.js';
 import { planInputs } from './plan-inputs.js';
 import { formatSummary } from './summary-format.js';
 
-interface LoadCommandFlags extends LoadFlags {
+interface LoadCommandFlags extends LoadFlags, ObserveFlags {
   format?: Format;
   table?: string;
   schema?: string;
@@ -27,6 +27,7 @@ export function registerLoadCommand(program: Command): void {
     .option('--create', 'create a missing table from the built-in DDL (the eight DBT-3 tables, narrow)')
     .option('--truncate', 'empty the table before loading');
   addLoadOptions(cmd);
+  addObserveOptions(cmd);
   addTargetOptions(cmd);
   cmd.addHelpText(
     'after',
@@ -39,18 +40,24 @@ Examples:
   cmd.action(async (files: string[], flags: LoadCommandFlags) => {
     const inputs = planInputs(files, flags);
     const target = await openTarget(flags);
-    const progress = flags.quiet ? undefined : progressLine();
     try {
-      const summary = await load(
-        inputs,
-        { workers: flags.workers, chunkBytes: flags.chunkSize, create: flags.create === true, truncate: flags.truncate === true },
-        target,
-        progress,
-      );
-      progress?.finish();
-      process.stdout.write(`${formatSummary(summary)}\n`);
+      const observed = await observeLoad(flags, target);
+      try {
+        const summary = await load(
+          inputs,
+          { workers: flags.workers, chunkBytes: flags.chunkSize, create: flags.create === true, truncate: flags.truncate === true },
+          target,
+          observed.reporter,
+        );
+        const series = await observed.finish(inputs.map((i) => i.table).filter((t, k, all) => all.indexOf(t) === k).join(', '));
+        const report = series && observed.report({ title: `pgsurge load: ${series.name}`, settings: { workers: flags.workers, chunkBytes: flags.chunkSize, mode: 'copy' }, series: [series] });
+        const written = await writeReportIfAsked(flags.report, report);
+        process.stdout.write(flags.json ? `${summaryEvent(summary, written ? { report: written } : {})}\n` : `${formatSummary(summary)}\n`);
+        if (written && !flags.json) process.stderr.write(`report: ${written}\n`);
+      } finally {
+        await observed.close();
+      }
     } finally {
-      progress?.finish();
       await target.release();
     }
   });

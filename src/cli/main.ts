@@ -1,8 +1,10 @@
 import { Command, CommanderError } from 'commander';
 import { registerClusterCommands } from './cluster-commands.js';
 import { registerDbt3Commands } from './dbt3-commands.js';
+import { registerDecayCommand } from './decay-command.js';
 import { EXIT, printError } from './errors.js';
 import { registerLoadCommand } from './load-command.js';
+import { registerReportCommand } from './report-command.js';
 
 export function buildProgram(): Command {
   const program = new Command('pgsurge')
@@ -18,6 +20,8 @@ Target: --db <url>, else the PG* environment variables, else a managed cluster p
   registerLoadCommand(program);
   registerDbt3Commands(program);
   registerClusterCommands(program);
+  registerDecayCommand(program);
+  registerReportCommand(program);
   program.exitOverride();
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
