@@ -22,6 +22,7 @@ interface DecayFlags extends TargetFlags, Omit<ObserveFlags, 'sampleEvery'> {
   table: string;
   schema?: string;
   seed: number;
+  keepData?: string;
   quiet?: boolean;
   verbose?: boolean;
 }
@@ -95,6 +96,7 @@ export function registerDecayCommand(program: Command): void {
     .option('--table <name>', 'the table to create (dropped first if it exists)', 'pgsurge_decay')
     .option('--schema <name>', 'schema of the table (default: the search_path)')
     .addOption(new Option('--seed <n>', 'seed of the random key order').default(1).argParser((v) => parseWholeNumber('--seed', v, 0)))
+    .option('--keep-data <dir>', 'keep the generated rows in this folder and reuse them in later runs with the same --rows, --keys and --seed')
     .option('-q, --quiet', 'no progress; print only the results')
     .option('--verbose', 'print stack traces with errors');
   addObserveOptions(cmd, { sampleEvery: false, report: false });
@@ -123,7 +125,7 @@ Examples:
           if (!flags.quiet && !flags.json) process.stderr.write(`${line}\n`);
         };
         const result = await runDecay(
-          { rows: flags.rows, keys: flags.keys, index: flags.index, mode: flags.mode, workers: flags.workers, chunkBytes: flags.chunkSize, seed: flags.seed, table: flags.table, schema: flags.schema },
+          { rows: flags.rows, keys: flags.keys, index: flags.index, mode: flags.mode, workers: flags.workers, chunkBytes: flags.chunkSize, seed: flags.seed, table: flags.table, schema: flags.schema, ...(flags.keepData !== undefined ? { dataDir: flags.keepData } : {}) },
           target,
           {
             reporter: observed.reporter,
@@ -159,6 +161,7 @@ Examples:
             formatSummary(result.summary),
             `phases: ${phases}; final size: table ${formatBytes(result.finalSizes.heapBytes)}, index ${formatBytes(result.finalSizes.indexBytes)}`,
             `server: ${facts.version.split(' on ')[0]}; ${Object.entries(facts.settings).map(([k, v]) => `${k}=${v}`).join(' ')}`,
+            `machine: ${report.machine.cpuModel}, ${report.machine.cores} cores, load average ${report.machine.loadAverage?.join(' ') ?? '?'}`,
             `report: ${written}`,
             '',
           ].join('\n'),

@@ -31,8 +31,11 @@ export interface DecayOptions {
   readonly seed: number;
   readonly table: string;
   readonly schema: string | undefined;
-  /** Where the generated rows go; a temporary file (removed afterwards) when not given. */
-  readonly dataFile?: string;
+  /**
+   * A folder to keep the generated rows in (`narrow-<rows>-<keys>-<seed>.txt`), reused by
+   * the next run with the same rows, keys and seed; a temporary file, removed afterwards, when not given.
+   */
+  readonly dataDir?: string;
 }
 
 export interface DecayPhase {
@@ -95,10 +98,18 @@ export async function runDecay(options: DecayOptions, target: Target, watch: Dec
     return value;
   };
 
-  const tempDir = options.dataFile === undefined ? await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-decay-')) : undefined;
-  const dataFile = options.dataFile ?? path.join(tempDir!, 'narrow.txt');
+  const tempDir = options.dataDir === undefined ? await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-decay-')) : undefined;
+  const dataFile = options.dataDir !== undefined ? path.join(options.dataDir, `narrow-${options.rows}-${options.keys}-${options.seed}.txt`) : path.join(tempDir!, 'narrow.txt');
   try {
-    await timed('generate rows', () => writeNarrowRows({ rows: options.rows, keys: options.keys, seed: options.seed, out: dataFile }));
+    const kept = options.dataDir !== undefined && (await fs.stat(dataFile).then((s) => s.isFile() && s.size > 0, () => false));
+    if (!kept) {
+      if (options.dataDir !== undefined) await fs.mkdir(options.dataDir, { recursive: true });
+      await timed('generate rows', async () => {
+        // write under a temporary name, so an interrupted run never leaves a short file to reuse
+        await writeNarrowRows({ rows: options.rows, keys: options.keys, seed: options.seed, out: `${dataFile}.part` });
+        await fs.rename(`${dataFile}.part`, dataFile);
+      });
+    }
     const dataBytes = (await fs.stat(dataFile)).size;
 
     const client = await connect(target.config).catch((e: unknown) => {

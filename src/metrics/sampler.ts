@@ -43,6 +43,8 @@ export class Sampler implements LoadReporter {
   private again = false;
   private stopped = false;
   rowsBeforeEstimated = false;
+  /** Milliseconds spent waiting for the server's answers to samples (what sampling costs, at most). */
+  busyMs = 0;
 
   private constructor(
     private readonly client: pg.Client,
@@ -131,6 +133,9 @@ export class Sampler implements LoadReporter {
     const at = this.now();
     const cpu = this.cpu();
     this.inFlight = readServerSnapshot(this.client, this.tables, this.facts.versionNum)
+      .finally(() => {
+        this.busyMs += this.now() - at;
+      })
       .then(
         (snapshot) => this.record(snapshot, at, cpu, rows, bytes),
         (error: unknown) => {

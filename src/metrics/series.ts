@@ -108,7 +108,9 @@ export function median(values: readonly number[]): number | undefined {
 }
 
 export interface KneeOptions {
-  /** Intervals whose median rate is the early level. */
+  /** Intervals left out at the start (connections opening, caches filling). */
+  readonly skip: number;
+  /** Intervals after those whose median rate is the early level. */
   readonly earlyIntervals: number;
   /** The knee is where the rate drops below this share of the early level. */
   readonly fraction: number;
@@ -119,7 +121,7 @@ export interface KneeOptions {
   readonly sustain: number;
 }
 
-export const DEFAULT_KNEE: KneeOptions = { earlyIntervals: 3, fraction: 0.5, sustain: 2 };
+export const DEFAULT_KNEE: KneeOptions = { skip: 1, earlyIntervals: 3, fraction: 0.5, sustain: 2 };
 
 export interface Knee {
   /** Index of the interval in the series. */
@@ -135,9 +137,14 @@ export interface Knee {
   readonly indexBytes: number;
 }
 
-/** The early level: the median rate of the first intervals. */
+/** The early level: the median rate of the first intervals (after the skipped ones). */
 export function earlyLevel(intervals: readonly Interval[], options: KneeOptions = DEFAULT_KNEE): number | undefined {
-  return median(intervals.slice(0, options.earlyIntervals).map((i) => i.rowsPerSecond));
+  return median(intervals.slice(options.skip, options.skip + options.earlyIntervals).map((i) => i.rowsPerSecond));
+}
+
+/** The first interval that can be a knee: after the skipped and the early ones. */
+export function kneeSearchStart(options: KneeOptions = DEFAULT_KNEE): number {
+  return options.skip + options.earlyIntervals;
 }
 
 /**
@@ -147,9 +154,9 @@ export function earlyLevel(intervals: readonly Interval[], options: KneeOptions 
  */
 export function findKnee(intervals: readonly Interval[], options: KneeOptions = DEFAULT_KNEE): Knee | undefined {
   const early = earlyLevel(intervals, options);
-  if (early === undefined || early <= 0 || intervals.length <= options.earlyIntervals) return undefined;
+  if (early === undefined || early <= 0 || intervals.length <= kneeSearchStart(options)) return undefined;
   const low = (i: Interval): boolean => i.rowsPerSecond < options.fraction * early;
-  for (let k = options.earlyIntervals; k < intervals.length; k++) {
+  for (let k = kneeSearchStart(options); k < intervals.length; k++) {
     const run = intervals.slice(k, k + options.sustain);
     if (!run.every(low)) continue;
     const at = intervals[k]!;
@@ -172,7 +179,7 @@ export function lowestShare(intervals: readonly Interval[], options: KneeOptions
   const early = earlyLevel(intervals, options);
   if (early === undefined || early <= 0) return undefined;
   let best: { index: number; share: number } | undefined;
-  for (let k = options.earlyIntervals; k < intervals.length; k++) {
+  for (let k = kneeSearchStart(options); k < intervals.length; k++) {
     const share = intervals[k]!.rowsPerSecond / early;
     if (best === undefined || share < best.share) best = { index: k, share };
   }

@@ -30,7 +30,8 @@ export async function readServerFacts(client: pg.Client): Promise<ServerFacts> {
   const v = await client.query<{ version: string; num: string }>("SELECT version() AS version, current_setting('server_version_num') AS num");
   const s = await client.query<{ name: string; shown: string; bytes: string | null }>(
     `SELECT name, current_setting(name) AS shown,
-            CASE WHEN unit IN ('8kB', 'kB', 'MB', 'B') THEN (setting::numeric * pg_size_bytes('1' || unit))::text END AS bytes
+            CASE unit WHEN 'B' THEN setting::numeric WHEN 'kB' THEN setting::numeric * 1024
+                      WHEN '8kB' THEN setting::numeric * 8192 WHEN 'MB' THEN setting::numeric * 1048576 END::text AS bytes
        FROM pg_settings WHERE name = ANY($1::text[])`,
     [REPORTED_SETTINGS],
   );

@@ -1,6 +1,6 @@
 import { renderTable } from '../cli/summary-format.js';
 import { MB } from '../metrics/rates.js';
-import { earlyLevel, findKnee, lowestShare, type Interval, type Knee, type KneeOptions, DEFAULT_KNEE } from '../metrics/series.js';
+import { earlyLevel, findKnee, kneeSearchStart, lowestShare, type Interval, type Knee, type KneeOptions, DEFAULT_KNEE } from '../metrics/series.js';
 
 const count = (n: number): string => Math.round(n).toLocaleString('en-US');
 const mb = (b: number): string => (b / MB).toFixed(0);
@@ -50,14 +50,14 @@ export function describeKnee(intervals: readonly Interval[], sharedBuffersBytes:
   const knee = findKnee(intervals, options);
   const early = earlyLevel(intervals, options);
   const pct = `${Math.round(options.fraction * 100)}%`;
-  if (early === undefined || intervals.length <= options.earlyIntervals) {
-    return { knee, text: `too few buckets to look for a knee (${intervals.length}; need more than ${options.earlyIntervals})` };
+  if (early === undefined || intervals.length <= kneeSearchStart(options)) {
+    return { knee, text: `too few buckets to look for a knee (${intervals.length}; need more than ${kneeSearchStart(options)})` };
   }
   if (knee) {
     return {
       knee,
       text:
-        `knee at ${shortCount(knee.fromRows)}–${shortCount(knee.toRows)} rows: ${count(knee.rowsPerSecond)} rows/s, ${(100 * knee.share).toFixed(0)}% of the early ${count(early)} rows/s ` +
+        `knee at ${shortCount(knee.fromRows)}–${shortCount(knee.toRows)} rows: ${count(knee.rowsPerSecond)} rows/s, ${(100 * knee.share).toFixed(0)}% of the early ${count(early)} rows/s (median of buckets ${options.skip + 1}–${kneeSearchStart(options)}) ` +
         `(first bucket below ${pct} for ${options.sustain} bucket${options.sustain === 1 ? '' : 's'} in a row). ` +
         `There the table was ${mb(knee.heapBytes)} MB${times(knee.heapBytes, sharedBuffersBytes)} and the index ${mb(knee.indexBytes)} MB${times(knee.indexBytes, sharedBuffersBytes)}; shared_buffers = ${sharedBuffersShown}.`,
     };
@@ -67,7 +67,7 @@ export function describeKnee(intervals: readonly Interval[], sharedBuffersBytes:
   return {
     knee,
     text:
-      `no knee: rows/s never stayed below ${pct} of the early ${count(early)} rows/s` +
+      `no knee: rows/s never stayed below ${pct} of the early ${count(early)} rows/s (median of buckets ${options.skip + 1}–${kneeSearchStart(options)})` +
       (low && at ? `; the slowest bucket (at ${shortCount(at.toRows)} rows) ran at ${(100 * low.share).toFixed(0)}%` : '') +
       (at ? `. At the end the table was ${mb(intervals.at(-1)!.heapBytes)} MB${times(intervals.at(-1)!.heapBytes, sharedBuffersBytes)} and the index ${mb(intervals.at(-1)!.indexBytes)} MB${times(intervals.at(-1)!.indexBytes, sharedBuffersBytes)}; shared_buffers = ${sharedBuffersShown}.` : '.'),
   };

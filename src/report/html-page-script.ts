@@ -9,7 +9,13 @@ export function drawReport(Chart: any, report: any, doc: Document): number {
   const MB = 1024 * 1024;
   const fmt = (n: number): string => (Math.abs(n) >= 1e6 ? (n / 1e6).toFixed(n % 1e6 === 0 ? 0 : 1) + 'M' : Math.abs(n) >= 1e3 ? (n / 1e3).toFixed(n % 1e3 === 0 ? 0 : 1) + 'k' : String(Math.round(n * 10) / 10));
   const series: any[] = report.series;
-  const sharedBuffers: number = report.server && report.server.sharedBuffersBytes ? report.server.sharedBuffersBytes : 0;
+  // one line per distinct shared_buffers among the series (merged reports may differ)
+  const buffers: { value: number; color: string; label: string }[] = [];
+  for (const s of series) {
+    const server = s.server || report.server;
+    const bytes = server && server.sharedBuffersBytes ? server.sharedBuffersBytes / MB : 0;
+    if (bytes > 0 && !buffers.some((b) => b.value === bytes)) buffers.push({ value: bytes, color: '#57606a', label: 'shared_buffers ' + (server.settings.shared_buffers || '') });
+  }
 
   // Vertical lines at each series' knee, a horizontal line at shared_buffers: drawn after the datasets.
   const markers = {
@@ -31,17 +37,19 @@ export function drawReport(Chart: any, report: any, doc: Document): number {
         ctx.stroke();
         ctx.fillText(m.label, x + 4, chartArea.top + 14);
       }
-      for (const m of opts.horizontal || []) {
+      (opts.horizontal || []).forEach((m: any, k: number) => {
         const y = scales.y.getPixelForValue(m.value);
-        if (y < chartArea.top || y > chartArea.bottom) continue;
+        if (y < chartArea.top || y > chartArea.bottom) return;
         ctx.strokeStyle = m.color;
         ctx.fillStyle = m.color;
         ctx.beginPath();
         ctx.moveTo(chartArea.left, y);
         ctx.lineTo(chartArea.right, y);
         ctx.stroke();
-        ctx.fillText(m.label, chartArea.left + 6, y - 4);
-      }
+        // alternate sides, so two nearby lines keep readable labels
+        const width = ctx.measureText(m.label).width;
+        ctx.fillText(m.label, k % 2 === 0 ? chartArea.left + 6 : chartArea.right - width - 6, y - 4);
+      });
       ctx.restore();
     },
   };
@@ -53,7 +61,7 @@ export function drawReport(Chart: any, report: any, doc: Document): number {
     backgroundColor: color,
     borderWidth: 2,
     borderDash: dashed ? [5, 4] : [],
-    pointRadius: points.length > 80 ? 0 : 2.5,
+    pointRadius: points.length > 30 || dashed ? 0 : 2.5,
     tension: 0,
   });
 
@@ -80,7 +88,7 @@ export function drawReport(Chart: any, report: any, doc: Document): number {
   };
 
   const color = (k: number): string => palette[k % palette.length] as string;
-  const knees = series.flatMap((s, k) => (s.knee ? [{ value: s.knee.toRows, color: color(k), label: 'knee' + (series.length > 1 ? ' (' + s.name + ')' : '') }] : []));
+  const knees = series.flatMap((s, k) => (s.knee ? [{ value: s.knee.toRows, color: color(k), label: 'knee' }] : []));
 
   chart(
     'decay',
@@ -115,7 +123,7 @@ export function drawReport(Chart: any, report: any, doc: Document): number {
       line(s.name + ': table (heap)', color(k), s.samples.map((p: any) => ({ x: p.rowsInTable, y: p.heapBytes / MB })), true),
       line(s.name + ': indexes', color(k), s.samples.map((p: any) => ({ x: p.rowsInTable, y: p.indexBytes / MB }))),
     ]),
-    { vertical: knees, horizontal: sharedBuffers > 0 ? [{ value: sharedBuffers / MB, color: '#57606a', label: 'shared_buffers ' + (report.server.settings.shared_buffers || '') }] : [] },
+    { vertical: knees, horizontal: buffers },
   );
   return 4;
 }

@@ -25,7 +25,12 @@ export interface ProgressOptions {
   readonly clock?: () => number;
 }
 
-export type ProgressReporter = LoadReporter & SampleListener & { finish(): void };
+export type ProgressReporter = LoadReporter &
+  SampleListener & {
+    finish(): void;
+    /** What the bar would show now. */
+    state(): ProgressState;
+  };
 
 /** The mode for the command line's flags and the stream: `--json`, `--quiet`, a terminal or not. */
 export function progressMode(flags: { json?: boolean; quiet?: boolean }, stream: { isTTY?: boolean } = process.stderr): ProgressMode {
@@ -108,12 +113,13 @@ class RecentRate {
     this.points.push({ at, rows });
     while (this.points.length > 2 && this.points[0]!.at < at - this.windowMs) this.points.shift();
   }
+  /** Rows completed after the window's first chunk, over the time since it; the average since `start` until a second has passed. */
   rate(start: number, now: number): number {
     const first = this.points[0];
     if (!first) return 0;
-    const from = this.points.length > 1 ? first.at : start;
-    const rows = this.points.slice(this.points.length > 1 ? 1 : 0).reduce((s, p) => s + p.rows, 0);
-    return perSecond(rows, (now - from) / 1000);
+    if (this.points.length < 2 || now - first.at < 1000) return perSecond(this.points.reduce((s, p) => s + p.rows, 0), (now - start) / 1000);
+    const rows = this.points.slice(1).reduce((s, p) => s + p.rows, 0);
+    return perSecond(rows, (now - first.at) / 1000);
   }
 }
 
@@ -181,6 +187,7 @@ export function progressReporter(options: ProgressOptions): ProgressReporter {
       bar?.stop();
       bar = undefined;
     },
+    state,
   };
 }
 

@@ -19,6 +19,8 @@ export interface MachineFacts {
   readonly memoryBytes: number;
   readonly os: string;
   readonly node: string;
+  /** 1-, 5- and 15-minute load averages when the report was made: a busy machine makes noisy curves. */
+  readonly loadAverage?: readonly number[];
 }
 
 export interface PhaseTime {
@@ -68,6 +70,7 @@ export function machineFacts(): MachineFacts {
     memoryBytes: os.totalmem(),
     os: `${os.type()} ${os.release()} ${os.arch()}`,
     node: process.version,
+    loadAverage: os.loadavg().map((l) => Math.round(l * 100) / 100),
   };
 }
 
@@ -103,4 +106,38 @@ export function reportProblem(value: unknown): string | undefined {
 /** The command line for a report: the value of `--db` and any password redacted. */
 export function redactArgv(argv: readonly string[], redact: (url: string) => string): string[] {
   return argv.map((a, i) => (argv[i - 1] === '--db' ? redact(a) : a.startsWith('--db=') ? `--db=${redact(a.slice(5))}` : a));
+}
+
+const sameValue = (a: SettingValue | undefined, b: SettingValue | undefined): boolean => a === b;
+
+/**
+ * Several saved reports as one, their series overlaid on the same axes (e.g. decay runs
+ * with different shared_buffers). Settings common to all stay at the top; each series
+ * keeps what differs, and its own server facts.
+ */
+export function mergeReports(reports: readonly LoadReport[], title?: string): LoadReport {
+  const first = reports[0];
+  if (first === undefined) throw new RangeError('no reports to merge');
+  if (reports.length === 1) return first;
+  const keys = [...new Set(reports.flatMap((r) => Object.keys(r.settings)))];
+  const common: Record<string, SettingValue> = {};
+  for (const k of keys) if (reports.every((r) => k in r.settings && sameValue(r.settings[k], first.settings[k]))) common[k] = first.settings[k]!;
+  const names = new Set<string>();
+  const series = reports.flatMap((r) =>
+    r.series.map((s) => {
+      let name = s.name;
+      for (let n = 2; names.has(name); n++) name = `${s.name} (${n})`;
+      names.add(name);
+      const own = Object.fromEntries(Object.entries({ ...r.settings, ...s.settings }).filter(([k, v]) => !(k in common) || !sameValue(common[k], v)));
+      return { ...s, name, settings: own, server: s.server ?? r.server };
+    }),
+  );
+  return {
+    ...first,
+    title: title ?? `${series.length} series: ${series.map((s) => s.name).join(' | ')}`,
+    createdAt: new Date().toISOString(),
+    settings: common,
+    series,
+    notes: reports.flatMap((r) => r.series.length === 1 ? r.notes.slice(0, 1).map((n) => `${r.series[0]!.name}: ${n}`) : r.notes),
+  };
 }

@@ -41,7 +41,7 @@ function sidePanel(report: LoadReport): string {
   const parts = [
     `<h2>Run</h2>${table([['command', report.command.join(' ')], ['when', report.createdAt], ['target', report.target], ...Object.entries(report.settings).map(([k, v]) => [k, showValue(v)] as const)])}`,
     `<h2>Server</h2>${table([['version', report.server.version], ...Object.entries(report.server.settings)])}`,
-    `<h2>Machine</h2>${table([['CPU', report.machine.cpuModel], ['cores', String(report.machine.cores)], ['memory', gb(report.machine.memoryBytes)], ['OS', report.machine.os], ['Node', report.machine.node]])}`,
+    `<h2>Machine</h2>${table([['CPU', report.machine.cpuModel], ['cores', String(report.machine.cores)], ['memory', gb(report.machine.memoryBytes)], ['OS', report.machine.os], ['Node', report.machine.node], ['load average', report.machine.loadAverage?.join(' ') ?? '—']])}`,
   ];
   for (const s of report.series) {
     // only what differs from the run's settings

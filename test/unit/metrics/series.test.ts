@@ -101,7 +101,9 @@ describe('knee detection', () => {
     { name: 'a drop in the last bucket counts on its own', rates: [100, 100, 100, 90, 10], knee: 4 },
     { name: 'gradual decay crosses half at bucket 6', rates: [100, 100, 100, 80, 65, 55, 49, 40, 30], knee: 6 },
     { name: 'too few buckets', rates: [100, 100, 10], knee: undefined },
-    { name: 'a slow start is judged by the median of the first three', rates: [20, 100, 100, 100, 45, 40], knee: 4 },
+    { name: 'a slow first bucket (start-up) is left out of the early level', rates: [20, 100, 100, 100, 45, 40], knee: 4 },
+    { name: 'the early level is the median of buckets 2–4', rates: [500, 100, 300, 200, 110, 105], knee: undefined },
+    { name: 'a knee cannot come before bucket 5', rates: [100, 100, 100, 10, 10, 10], knee: 4 },
   ];
   for (const c of cases) {
     it(c.name, () => {
@@ -122,8 +124,10 @@ describe('knee detection', () => {
   it('takes its thresholds as options', () => {
     const intervals = curve([100, 100, 100, 70, 70]);
     assert.equal(findKnee(intervals), undefined);
-    assert.equal(findKnee(intervals, { earlyIntervals: 3, fraction: 0.8, sustain: 2 })?.index, 3);
-    assert.ok(Math.abs(earlyLevel(curve([10, 30, 20]))! - 20) < 1e-9);
+    assert.equal(findKnee(intervals, { skip: 0, earlyIntervals: 3, fraction: 0.8, sustain: 2 })?.index, 3);
+    assert.equal(findKnee(intervals, { skip: 1, earlyIntervals: 3, fraction: 0.8, sustain: 2 })?.index, 4);
+    assert.ok(Math.abs(earlyLevel(curve([10, 30, 20]), { skip: 0, earlyIntervals: 3, fraction: 0.5, sustain: 1 })! - 20) < 1e-9);
+    assert.ok(Math.abs(earlyLevel(curve([10, 30, 20]))! - 25) < 1e-9, 'the first bucket is left out by default');
   });
 
   it('reports the slowest bucket when there is no knee', () => {

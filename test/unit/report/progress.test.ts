@@ -85,4 +85,26 @@ describe('progress output when stderr is not a terminal', () => {
     assert.equal(percentDone({ ...base, totalRows: undefined }), 12.5);
     assert.equal(formatProgress({ ...base, totalRows: undefined, totalBytes: undefined, heapBytes: undefined }), '250,000 rows | 20,000 rows/s now, 25,000 avg | 1.0 MB/s');
   });
+
+  it('rows/s now: over the last seconds of chunks, the average until a second has passed', async () => {
+    let now = 0;
+    const texts: string[] = [];
+    const err = sink();
+    const p = progressReporter({ mode: 'lines', stream: err.stream, clock: () => now, totalRows: 100_000 });
+    await p.start?.({ inputs: [], totalBytes: undefined, workers: 1, target: 'x' });
+    now = 10;
+    p.chunkLoaded?.({ ...chunk(100), rows: 1000 });
+    now = 20;
+    p.chunkLoaded?.({ ...chunk(100), rows: 1000 });
+    // 20 ms in: no "950,000 rows/s" from two chunks landing together; the average so far
+    assert.equal(p.state().rowsPerSecondNow, 100_000);
+    for (let t = 1000; t <= 10_000; t += 1000) {
+      now = t;
+      p.chunkLoaded?.({ ...chunk(100), rows: t <= 5000 ? 1000 : 4000 });
+      texts.push(String(Math.round(p.state().rowsPerSecondNow)));
+    }
+    // the last 5 seconds ran at 4,000 rows/s
+    assert.equal(texts.at(-1), '4000');
+    p.finish();
+  });
 });

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import type { Sample } from '../../../src/metrics/series.js';
 import { intervalsOf } from '../../../src/metrics/series.js';
 import { CSV_COLUMNS, reportCsv } from '../../../src/report/report-csv.js';
-import { makeReport, makeSeries, redactArgv, reportProblem, type LoadReport } from '../../../src/report/report-data.js';
+import { makeReport, makeSeries, mergeReports, redactArgv, reportProblem, type LoadReport } from '../../../src/report/report-data.js';
 import { reportFromHtml, reportHtml } from '../../../src/report/report-html.js';
 import { reportKind, writeReport } from '../../../src/report/write-report.js';
 import { redactUrl } from '../../../src/db/target.js';
@@ -120,5 +120,28 @@ describe('report files', () => {
 
   it('the command line in a report never shows a password', () => {
     assert.deepEqual(redactArgv(['load', '--db', 'postgresql://me:secret@h/db', '--db=postgres://a:pw@h/x'], redactUrl), ['load', '--db', 'postgresql://me:***@h/db', '--db=postgres://a:***@h/x']);
+  });
+
+  it('merges several reports into one with N series: common settings on top, the rest per series', () => {
+    const a = fixture();
+    const b: LoadReport = {
+      ...fixture(),
+      settings: { ...fixture().settings, keys: 'sequential' },
+      server: { ...fixture().server, settings: { shared_buffers: '16MB' }, sharedBuffersBytes: 16 * 1024 * 1024 },
+      series: [fixture().series[0]!],
+      notes: ['knee at 2M'],
+    };
+    const merged = mergeReports([a, b], 'overlay');
+    assert.equal(merged.title, 'overlay');
+    assert.deepEqual(merged.settings, { rows: 1000, freeze: false, note: null });
+    assert.deepEqual(merged.series.map((s) => s.name), ['copy, random keys', 'copy, "sequential" </script> keys', 'copy, random keys (2)']);
+    assert.deepEqual(merged.series.map((s) => s.settings.keys), ['random', 'sequential', 'random'], "a series' own settings win over its run's");
+    assert.equal(merged.series[2]!.server?.settings.shared_buffers, '16MB');
+    assert.equal(merged.series[0]!.server?.settings.shared_buffers, '128MB');
+    assert.deepEqual(merged.series[2]!.samples, b.series[0]!.samples);
+    assert.ok(merged.notes.includes('copy, random keys: knee at 2M'));
+    assert.equal(reportProblem(JSON.parse(JSON.stringify(merged))), undefined);
+    assert.equal(mergeReports([a]), a);
+    assert.throws(() => mergeReports([]), /no reports/);
   });
 });
