@@ -87,10 +87,10 @@ export function registerDecayCommand(program: Command): void {
     .addOption(new Option('--rows <n>', 'rows to load into the fresh table (10M, 500k)').default(10_000_000, '10M').argParser((v) => parseRowCount('--rows', v)))
     .addOption(new Option('--bucket <n>', 'sample every this many rows loaded').default(250_000, '250k').argParser((v) => parseRowCount('--bucket', v)))
     .addOption(new Option('--keys <order>', `key order: ${NARROW_KEYS.join(', ')}`).default('random').argParser(choice('--keys', NARROW_KEYS)))
-    .addOption(new Option('--index <when>', `unique key on id: ${DECAY_INDEX.join(' (during the load), ')} (built at the end), none`).default('before').argParser(choice('--index', DECAY_INDEX)))
+    .addOption(new Option('--index <when>', 'the unique key on id: before (there during the load), after (built once the rows are in, timed), none').default('before').argParser(choice('--index', DECAY_INDEX)))
     .addOption(new Option('--mode <mode>', `how rows reach the server: ${DECAY_MODES.join(', ')}`).default('copy').argParser(choice('--mode', DECAY_MODES)))
     .addOption(new Option('--shared-buffers <size>', 'run the managed cluster with this shared_buffers (16MB, 1GB) for this command').argParser((v) => parseSize('--shared-buffers', v)))
-    .addOption(new Option('--report <file>', 'report file: .html (charts), .json or .csv').default(undefined, 'decay-<timestamp>.html in the current folder').argParser(parseReportPath))
+    .addOption(new Option('--report <file>', 'report file: .html (charts), .json or .csv (default: decay-<timestamp>.html in the current folder)').argParser(parseReportPath))
     .addOption(new Option('-w, --workers <n>', 'parallel connections').default(defaultWorkers(), 'the number of CPUs').argParser((v) => parseWholeNumber('--workers', v)))
     .addOption(new Option('--chunk-size <bytes>', 'bytes per chunk (one transaction each)').default(1024 * 1024, '1MB').argParser((v) => parseSize('--chunk-size', v)))
     .option('--table <name>', 'the table to create (dropped first if it exists)', 'pgsurge_decay')
@@ -106,8 +106,10 @@ export function registerDecayCommand(program: Command): void {
     `
 Drops and creates the table (id bigint, n integer, s text; ~45-byte rows), loads --rows
 rows, samples the server every --bucket rows, prints the curve as a table and an ASCII
-chart, names the knee (the first bucket whose rows/s falls below half the early level and
-stays there for two buckets) and writes the report.
+chart, names the knee (the first bucket after the fourth whose rows/s falls below half
+the early level, the median of buckets 2-4, and stays there for two buckets) and writes
+the report. Pick --bucket well below the row count at which the index outgrows
+shared_buffers, or the early level already holds the fall.
 
 Examples:
   pgsurge decay --rows 5M --keys random

@@ -53,6 +53,14 @@ describe('the sampler, with a listener handed in, against a real server', () => 
         },
       }),
     );
+    // Backends flush their buffer counters about once a second and when they exit (after
+    // the load's connections close): wait until the server shows them, then sample again.
+    for (let tries = 0; tries < 50; tries++) {
+      const st = await client.query(`SELECT coalesce(idx_blks_hit, 0) + coalesce(idx_blks_read, 0) AS n FROM pg_statio_user_tables WHERE relid = '${SCHEMA}.t'::regclass`);
+      if (Number(st.rows[0]?.n ?? 0) > 0) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await sampler.sampleNow();
     const samples = await sampler.stop();
 
     assert.equal(summary.total.rows, 40_000);
