@@ -3,7 +3,7 @@ import { LoadError } from '../db/load-error.js';
 import { redactUrl, type Target } from '../db/target.js';
 import type { LoadReporter } from '../load.js';
 import type { LoadSummary } from '../metrics/load-counters.js';
-import { describeSampleEvery, parseSampleEvery, type SampleEvery } from '../metrics/sample-every.js';
+import { parseSampleEvery, type SampleEvery } from '../metrics/sample-every.js';
 import { Sampler } from '../metrics/sampler.js';
 import { allReporters, progressMode, progressReporter, type ProgressReporter } from '../report/progress-line.js';
 import { makeReport, makeSeries, redactArgv, type LoadReport, type ReportSeries, type SettingValue } from '../report/report-data.js';
@@ -73,7 +73,10 @@ export async function observeLoad(flags: ObserveFlags, target: Target, options: 
       finished = true;
       try {
         const samples = sampler ? await sampler.stop() : undefined;
-        return samples ? makeSeries(name, samples, { settings: {}, ...extra }) : undefined;
+        if (!samples) return undefined;
+        const series = makeSeries(name, samples, { settings: {}, ...extra });
+        // rows already in a big table come from the planner's estimate: say so in the file
+        return sampler?.rowsBeforeEstimated ? { ...series, settings: { ...series.settings, rowsBeforeEstimated: true } } : series;
       } finally {
         progress.finish();
       }
@@ -104,5 +107,3 @@ export async function writeReportIfAsked(file: string | undefined, report: LoadR
 export function summaryEvent(summary: LoadSummary, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({ event: 'summary', ...summary, ...extra });
 }
-
-export { describeSampleEvery };
