@@ -51,7 +51,8 @@ export interface LoadOptions {
 
 /** What the load tells whoever watches it (the CLI's progress line, a test). */
 export interface LoadReporter {
-  start?(info: { inputs: readonly LoadTarget[]; totalBytes: number | undefined; workers: number; target: string; loadId: string; resumed: boolean }): void;
+  /** Called once the tables are ready and before any row is sent; the load waits for it (a sampler takes its baseline). */
+  start?(info: { inputs: readonly LoadTarget[]; totalBytes: number | undefined; workers: number; target: string; loadId: string; resumed: boolean }): void | Promise<void>;
   chunkLoaded?(info: { chunk: Chunk; rows: number; result: ChunkResult; seconds: number; counters: LoadCounters }): void;
   /** Something the user should know before the load goes on (e.g. the same file was loaded before, differently). */
   note?(message: string): void;
@@ -143,7 +144,13 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
       await queue.close();
       throw error;
     });
-    reporter.start?.({ inputs, totalBytes, workers: clients.length, target: target.description, loadId, resumed });
+    try {
+      await reporter.start?.({ inputs, totalBytes, workers: clients.length, target: target.description, loadId, resumed });
+    } catch (error) {
+      await queue.close();
+      await Promise.allSettled(clients.map((c) => c.end()));
+      throw error;
+    }
 
     const writer = options.writer ?? copyWriter;
     const lineIndex = new LineIndex();

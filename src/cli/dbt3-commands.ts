@@ -1,14 +1,14 @@
 import type { Command } from 'commander';
 import { openTarget } from '../db/target.js';
 import { loadDbt3 } from '../dbt3-load.js';
-import { progressLine } from '../report/progress-line.js';
 import { addLoadOptions, addTargetOptions, type LoadFlags } from './common-options.js';
 import { UNSAFE_WARNING } from '../durability/presets.js';
 import { formatDurability } from './durability-format.js';
 import { EXIT } from './errors.js';
+import { addObserveOptions, observeLoad, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
 import { formatSummary, renderTable } from './summary-format.js';
 
-interface Dbt3LoadFlags extends LoadFlags {
+interface Dbt3LoadFlags extends LoadFlags, ObserveFlags {
   replace?: boolean;
   keys: boolean;
   analyze: boolean;
@@ -27,11 +27,15 @@ export function registerDbt3Commands(program: Command): Command {
     .option('--no-analyze', 'skip ANALYZE')
     .option('--schema <name>', 'schema for the tables (default: the search_path)');
   addLoadOptions(cmd);
+  addObserveOptions(cmd);
   addTargetOptions(cmd);
   cmd.action(async (dir: string, flags: Dbt3LoadFlags) => {
     const target = await openTarget(flags);
     if (flags.durability === 'unsafe' && target.managed !== undefined) process.stderr.write(UNSAFE_WARNING);
-    const progress = flags.quiet ? undefined : progressLine();
+    const observed = await observeLoad(flags, target).catch(async (error: unknown) => {
+      await target.release();
+      throw error;
+    });
     try {
       const { summary, phases } = await loadDbt3(
         dir,
@@ -48,14 +52,27 @@ export function registerDbt3Commands(program: Command): Command {
           retryForMs: flags.retryFor,
         },
         target,
-        progress,
+        observed.reporter,
       );
-      progress?.finish();
-      process.stdout.write(`${formatSummary(summary)}\n${formatDurability(summary)}\n\n`);
-      process.stdout.write(`${renderTable(['phase', 'seconds', 'statements'], phases.map((p) => [p.phase, p.seconds.toFixed(2), String(p.statements)]))}\n`);
+      const series = await observed.finish('dbt3', { settings: {}, phases: phases.map((p) => ({ phase: p.phase, seconds: p.seconds })) });
+      const report =
+        series &&
+        observed.report({
+          title: `pgsurge dbt3 load ${dir}`,
+          settings: { workers: flags.workers, chunkBytes: flags.chunkSize, keys: flags.keys, analyze: flags.analyze, durability: flags.durability },
+          series: [series],
+        });
+      const written = await writeReportIfAsked(flags.report, report);
+      if (flags.json) {
+        process.stdout.write(`${summaryEvent(summary, { phases, ...(written ? { report: written } : {}) })}\n`);
+      } else {
+        process.stdout.write(`${formatSummary(summary)}\n${formatDurability(summary)}\n\n`);
+        process.stdout.write(`${renderTable(['phase', 'seconds', 'statements'], phases.map((p) => [p.phase, p.seconds.toFixed(2), String(p.statements)]))}\n`);
+        if (written) process.stderr.write(`report: ${written}\n`);
+      }
       if (summary.total.rejected > 0) process.exitCode = EXIT.rejects;
     } finally {
-      progress?.finish();
+      await observed.close();
       await target.release();
     }
   });

@@ -7,7 +7,7 @@ import { generateDbt3 } from '../datasets/dbt3/generate.js';
 import { qualifiedName } from '../db/identifiers.js';
 import { connect, openTarget } from '../db/target.js';
 import { loadDbt3 } from '../dbt3-load.js';
-import { progressLine } from '../report/progress-line.js';
+import { progressMode, progressReporter } from '../report/progress-line.js';
 import { defaultWorkers, parseWholeNumber } from './parse-options.js';
 import { formatCount, formatSummary, renderTable } from './summary-format.js';
 
@@ -47,7 +47,7 @@ export function registerDemoCommand(program: Command): void {
       // The demo ignores PG* variables: it is about the cluster pgsurge runs itself, unless --db says otherwise.
       const target = await openTarget({ ...flags, keepRunning: flags.keepRunning === true }, {});
       process.stderr.write(`loading into ${target.description}\n`);
-      const progress = progressLine();
+      const progress = progressReporter({ mode: progressMode({}) });
       try {
         const client = await connect(target.config);
         await client.query(`CREATE SCHEMA IF NOT EXISTS ${qualifiedName(DEMO_SCHEMA)}`);

@@ -4,17 +4,19 @@ import { LoadStopped } from '../faults/load-stopped.js';
 import { FORMATS, type Format } from '../framing/formats.js';
 import { loadWithDurability } from '../durability/durable-load.js';
 import { UNSAFE_WARNING } from '../durability/presets.js';
-import { progressLine } from '../report/progress-line.js';
+import { allReporters } from '../report/progress-line.js';
+import type { LoadReporter } from '../load.js';
 import { addLoadOptions, addTargetOptions, type LoadFlags } from './common-options.js';
 import { formatDurability } from './durability-format.js';
 import { EXIT, printError } from './errors.js';
 import { addInputOptions, type InputFlags } from './input-flags.js';
+import { addObserveOptions, observeLoad, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
 import { parseFormat, parseLoadId } from './parse-options.js';
 import { planInputs } from './plan-inputs.js';
 import { resumeCommand } from './resume-command.js';
 import { formatCount, formatSummary } from './summary-format.js';
 
-interface LoadCommandFlags extends LoadFlags, InputFlags {
+interface LoadCommandFlags extends LoadFlags, InputFlags, ObserveFlags {
   format?: Format;
   table?: string;
   schema?: string;
@@ -42,6 +44,7 @@ export function registerLoadCommand(program: Command): void {
     .option('--no-ledger', 'no ledger (schema pgsurge) in the target database, for a user who may not create it: rejects still work, but a stopped load cannot be resumed');
   addInputOptions(cmd);
   addLoadOptions(cmd);
+  addObserveOptions(cmd);
   addTargetOptions(cmd);
   cmd.addHelpText(
     'after',
@@ -71,7 +74,21 @@ Examples:
     const inputs = planInputs(files, { ...flags, input: flags });
     const target = await openTarget(flags);
     if (flags.durability === 'unsafe' && target.managed !== undefined) process.stderr.write(UNSAFE_WARNING);
-    const progress = flags.quiet ? undefined : progressLine();
+    const say = !flags.quiet && !flags.json;
+    // What only the command line prints; the progress output and the sampler come from observeLoad.
+    const messages: LoadReporter = {
+      start(info) {
+        if (say) process.stderr.write(flags.ledger ? `pgsurge: load ${info.loadId}${info.resumed ? ' (resuming: committed byte ranges are skipped)' : ''}\n` : 'pgsurge: load without a ledger (--no-ledger): it cannot be resumed\n');
+      },
+      note(message) {
+        if (say) process.stderr.write(`pgsurge: note: ${message}\n`);
+      },
+      retrying(info) {
+        if (!say) return;
+        const { file, byteOffset } = info.chunk.location;
+        process.stderr.write(`pgsurge: lost the connection loading ${file} at byte ${byteOffset} (${(info.error as Error).message}); retry ${info.attempt} in ${info.waitMs} ms on a new connection\n`);
+      },
+    };
     // Ctrl-C: stop reading, roll back the chunks in flight, print the resume command. A second Ctrl-C exits at once.
     const abort = new AbortController();
     const onSigint = (): void => {
@@ -80,6 +97,11 @@ Examples:
       abort.abort();
     };
     process.on('SIGINT', onSigint);
+    const observed = await observeLoad(flags, target).catch(async (error: unknown) => {
+      process.off('SIGINT', onSigint);
+      await target.release();
+      throw error;
+    });
     try {
       const summary = await loadWithDurability(
         inputs,
@@ -99,24 +121,23 @@ Examples:
           durability: { preset: flags.durability, unlogged: flags.unlogged === true },
         },
         target,
-        {
-          ...progress,
-          start(info) {
-            if (!flags.quiet) process.stderr.write(flags.ledger ? `pgsurge: load ${info.loadId}${info.resumed ? ' (resuming: committed byte ranges are skipped)' : ''}\n` : 'pgsurge: load without a ledger (--no-ledger): it cannot be resumed\n');
-            progress?.start?.(info);
-          },
-          note(message) {
-            if (!flags.quiet) process.stderr.write(`pgsurge: note: ${message}\n`);
-          },
-          retrying(info) {
-            if (flags.quiet) return;
-            const { file, byteOffset } = info.chunk.location;
-            process.stderr.write(`pgsurge: lost the connection loading ${file} at byte ${byteOffset} (${(info.error as Error).message}); retry ${info.attempt} in ${info.waitMs} ms on a new connection\n`);
-          },
-        },
+        allReporters(messages, observed.reporter),
       );
-      progress?.finish();
-      process.stdout.write(`${formatSummary(summary)}\n${formatDurability(summary)}\n`);
+      const tables = inputs.map((i) => i.table).filter((t, k, all) => all.indexOf(t) === k).join(', ');
+      const series = await observed.finish(tables);
+      const report =
+        series &&
+        observed.report({
+          title: `pgsurge load: ${series.name}`,
+          settings: { workers: flags.workers, chunkBytes: flags.chunkSize, mode: 'copy', durability: flags.durability, unlogged: flags.unlogged === true },
+          series: [series],
+        });
+      const written = await writeReportIfAsked(flags.report, report);
+      if (flags.json) process.stdout.write(`${summaryEvent(summary, written ? { report: written } : {})}\n`);
+      else {
+        process.stdout.write(`${formatSummary(summary)}\n${formatDurability(summary)}\n`);
+        if (written) process.stderr.write(`report: ${written}\n`);
+      }
       const rejected = summary.total.rejected + (summary.files ?? []).reduce((a, f) => a + f.earlier.rejected, 0);
       if (rejected > 0) {
         process.stderr.write(`pgsurge: ${formatCount(rejected)} row${rejected === 1 ? '' : 's'} rejected: see ${(summary.rejectFiles ?? []).map((f) => f.path).join(', ') || 'the reject file'} and its .log\n`);
@@ -124,7 +145,7 @@ Examples:
       }
     } catch (error) {
       if (!(error instanceof LoadStopped)) throw error;
-      progress?.finish();
+      await observed.close();
       process.stdout.write(`${formatSummary(error.summary)}\n`);
       printError(error, flags.verbose === true);
       if (error.loadId !== undefined) process.stderr.write(`  resume with: ${resumeCommand(process.argv.slice(2), error.loadId)}\n`);
@@ -132,7 +153,7 @@ Examples:
       process.exitCode = error.interrupted ? EXIT.interrupted : EXIT.failed;
     } finally {
       process.off('SIGINT', onSigint);
-      progress?.finish();
+      await observed.close();
       await target.release();
     }
   });

@@ -1,10 +1,12 @@
 import { Command, CommanderError } from 'commander';
 import { registerClusterCommands } from './cluster-commands.js';
 import { registerDbt3Commands } from './dbt3-commands.js';
+import { registerDecayCommand } from './decay-command.js';
 import { registerDemoCommand } from './demo-command.js';
 import { registerGenCommands } from './gen-commands.js';
 import { EXIT, printError } from './errors.js';
 import { registerLoadCommand } from './load-command.js';
+import { registerReportCommand } from './report-command.js';
 import { registerWalCommands } from './wal-commands.js';
 
 export function buildProgram(): Command {
@@ -24,6 +26,8 @@ Target: --db <url>, else the PG* environment variables, else a managed cluster p
   registerGenCommands(program, dbt3);
   registerClusterCommands(program);
   registerWalCommands(program);
+  registerDecayCommand(program);
+  registerReportCommand(program);
   registerDemoCommand(program);
   const exitOverride = (cmd: Command): void => {
     cmd.exitOverride();

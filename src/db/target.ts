@@ -22,6 +22,11 @@ export interface TargetOptions extends ManagedClusterOptions {
   readonly settings?: Readonly<Record<string, string>>;
 }
 
+/** True when `openTarget` would use the managed cluster: no `--db`, no PG* environment. */
+export function usesManagedCluster(options: { readonly db?: string }, env: NodeJS.ProcessEnv = process.env): boolean {
+  return options.db === undefined && !PG_ENV.some((name) => env[name] !== undefined && env[name] !== '');
+}
+
 /** `--db`, else the PG* environment when any of it is set, else the managed cluster. */
 export async function openTarget(options: TargetOptions, env: NodeJS.ProcessEnv = process.env): Promise<Target> {
   if (options.db !== undefined) {

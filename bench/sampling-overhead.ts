@@ -1,0 +1,80 @@
+/**
+ * What sampling costs: the same load (narrow rows, random unique key, COPY) with and
+ * without the sampler, interleaved A B A B …, reporting the median of the pairwise
+ * throughput ratios (with / without). The issue's budget is ≤ 2 %.
+ *
+ *   node dist/bench/sampling-overhead.js [--rows 1000000] [--pairs 5] [--every 1s] [--db <url>] [--pg-bin embedded|system]
+ *
+ * Without --db it starts a managed cluster in a temp directory and removes it afterwards.
+ */
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { writeNarrowRows } from '../src/decay/narrow-rows.js';
+import { connect, openTarget } from '../src/db/target.js';
+import { load } from '../src/load.js';
+import { parseSampleEvery, describeSampleEvery } from '../src/metrics/sample-every.js';
+import { Sampler } from '../src/metrics/sampler.js';
+import { median } from '../src/metrics/series.js';
+
+const args = process.argv.slice(2);
+const flag = (name: string, fallback: string): string => {
+  const i = args.indexOf(name);
+  return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback;
+};
+const rows = Number(flag('--rows', '1000000'));
+const pairs = Number(flag('--pairs', '5'));
+const every = parseSampleEvery(flag('--every', '1s'));
+if (typeof every === 'string') throw new Error(`--every: ${every}`);
+const db = args.includes('--db') ? flag('--db', '') : undefined;
+
+const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-bench-sampling-'));
+await fs.chmod(dir, 0o755);
+const target = await openTarget(db ? { db } : { dataDir: path.join(dir, 'cluster'), pgBin: flag('--pg-bin', 'embedded') });
+try {
+  const file = path.join(dir, 'narrow.txt');
+  await writeNarrowRows({ rows, keys: 'random', seed: 1, out: file });
+  const admin = await connect(target.config);
+  const version = (await admin.query<{ v: string }>('SELECT version() AS v')).rows[0]!.v.split(' on ')[0];
+  process.stdout.write(`command: node dist/bench/sampling-overhead.js ${args.join(' ')}\n`);
+  process.stdout.write(`machine: ${os.cpus()[0]?.model.trim()}, ${os.availableParallelism()} cores, Node ${process.version}, ${version}, target ${target.description}\n`);
+  process.stdout.write(`load: ${rows.toLocaleString('en-US')} narrow rows, random unique key, COPY, 2 workers, 1 MB chunks; sampling every ${describeSampleEvery(every)}\n`);
+
+  const run = async (sampled: boolean): Promise<{ rowsPerSecond: number; samples: number; busyShare: number }> => {
+    await admin.query('DROP TABLE IF EXISTS bench_sampling');
+    await admin.query('CREATE TABLE bench_sampling (id bigint PRIMARY KEY, n integer, s text)');
+    await admin.query('CHECKPOINT');
+    const sampler = sampled ? await Sampler.open(target, { every }) : undefined;
+    const summary = await load([{ file, format: 'text', table: 'bench_sampling', schema: undefined }], { workers: 2, chunkBytes: 1 << 20, create: false, truncate: false }, target, sampler ?? {});
+    const samples = (await sampler?.stop())?.length ?? 0;
+    if (summary.total.rows !== rows) throw new Error(`loaded ${summary.total.rows} rows, expected ${rows}`);
+    return { rowsPerSecond: summary.total.rowsPerSecond, samples, busyShare: (sampler?.busyMs ?? 0) / 1000 / summary.total.seconds };
+  };
+
+  await run(false); // warm-up: caches, the file in the page cache
+  const ratios: number[] = [];
+  const busy: number[] = [];
+  for (let p = 0; p < pairs; p++) {
+    // alternate which goes first, so drift over time does not favour one side
+    let a: Awaited<ReturnType<typeof run>>;
+    let b: Awaited<ReturnType<typeof run>>;
+    if (p % 2 === 0) {
+      a = await run(false);
+      b = await run(true);
+    } else {
+      b = await run(true);
+      a = await run(false);
+    }
+    ratios.push(b.rowsPerSecond / a.rowsPerSecond);
+    busy.push(b.busyShare);
+    process.stdout.write(`pair ${p + 1}: without ${Math.round(a.rowsPerSecond).toLocaleString('en-US')} rows/s, with ${Math.round(b.rowsPerSecond).toLocaleString('en-US')} rows/s (${b.samples} samples, sample queries busy ${(100 * b.busyShare).toFixed(2)}% of the load's time), ratio ${(b.rowsPerSecond / a.rowsPerSecond).toFixed(3)}\n`);
+  }
+  const m = median(ratios)!;
+  process.stdout.write(`median ratio with/without sampling: ${m.toFixed(3)} (cost ${((1 - m) * 100).toFixed(1)}%; ratios ${ratios.map((r) => r.toFixed(3)).join(' ')})\n`);
+  process.stdout.write(`sample queries: median ${(100 * median(busy)!).toFixed(2)}% of the load's wall time spent waiting for them (an upper bound on the server time they take, on their own connection)\n`);
+  await admin.query('DROP TABLE IF EXISTS bench_sampling');
+  await admin.end();
+} finally {
+  await target.release();
+  await fs.rm(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,109 @@
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { LoadError } from '../db/load-error.js';
+import { redactUrl, type Target } from '../db/target.js';
+import type { LoadReporter } from '../load.js';
+import type { LoadSummary } from '../metrics/load-counters.js';
+import { parseSampleEvery, type SampleEvery } from '../metrics/sample-every.js';
+import { Sampler } from '../metrics/sampler.js';
+import { allReporters, progressMode, progressReporter, type ProgressReporter } from '../report/progress-line.js';
+import { makeReport, makeSeries, redactArgv, type LoadReport, type ReportSeries, type SettingValue } from '../report/report-data.js';
+import { REPORT_KINDS, reportKind, writeReport } from '../report/write-report.js';
+
+/** How a load is watched: samples, progress output, report file. */
+export interface ObserveFlags {
+  sampleEvery: SampleEvery | 'off';
+  json?: boolean;
+  quiet?: boolean;
+  report?: string;
+}
+
+export function parseSampleEveryFlag(flag: string, value: string): SampleEvery | 'off' {
+  if (value.trim() === 'off' || value.trim() === '0') return 'off';
+  const parsed = parseSampleEvery(value);
+  if (typeof parsed === 'string') throw new InvalidArgumentError(`Expected \`${flag}\` to be ${parsed}, got \`${value}\``);
+  return parsed;
+}
+
+export function parseReportPath(value: string): string {
+  if (reportKind(value) === undefined) throw new InvalidArgumentError(`Expected \`--report\` to end in ${REPORT_KINDS.map((k) => `.${k}`).join(', ')}, got \`${value}\``);
+  return value;
+}
+
+export const DEFAULT_SAMPLE_EVERY: SampleEvery = { ms: 1000 };
+
+/** `--sample-every`, `--json`, `--report` (and `-q` comes from the load options). */
+export function addObserveOptions(cmd: Command, options: { sampleEvery?: boolean; report?: boolean } = {}): Command {
+  if (options.sampleEvery !== false) {
+    cmd.addOption(
+      new Option('--sample-every <every>', 'sample the server every duration (1s, 500ms) or row count (500k, 1M); `off` for none')
+        .default(DEFAULT_SAMPLE_EVERY, '1s')
+        .argParser((v) => parseSampleEveryFlag('--sample-every', v)),
+    );
+  }
+  cmd.option('--json', 'print one NDJSON event per sample and a summary event on stdout (progress on stderr is off)');
+  if (options.report !== false) {
+    cmd.addOption(new Option('--report <file>', 'write the settings, server, machine and samples: .json, .csv or .html (charts, opens offline)').argParser(parseReportPath));
+  }
+  return cmd;
+}
+
+export interface ObservedLoad {
+  readonly reporter: LoadReporter;
+  readonly sampler: Sampler | undefined;
+  readonly progress: ProgressReporter;
+  /** Stops sampling and the progress output; the samples as a report series. */
+  finish(name: string, extra?: Partial<Omit<ReportSeries, 'name' | 'samples' | 'intervals'>>): Promise<ReportSeries | undefined>;
+  /** Builds the report object (needs sampling). */
+  report(fields: { title: string; settings: Readonly<Record<string, SettingValue>>; series: readonly ReportSeries[]; notes?: readonly string[] }): LoadReport | undefined;
+  /** Releases the sampler's connection if `finish` was not reached. */
+  close(): Promise<void>;
+}
+
+/** Starts what watches a load: the sampler on its own connection, and the progress output. */
+export async function observeLoad(flags: ObserveFlags, target: Target, options: { totalRows?: number; argv?: readonly string[] } = {}): Promise<ObservedLoad> {
+  if (flags.report !== undefined && flags.sampleEvery === 'off') throw new LoadError('bad-option', '--report needs samples: drop `--sample-every off`');
+  const progress = progressReporter({ mode: progressMode(flags), totalRows: options.totalRows });
+  const sampler = flags.sampleEvery === 'off' ? undefined : await Sampler.open(target, { every: flags.sampleEvery }, [progress]);
+  let finished = false;
+  return {
+    reporter: allReporters(sampler, progress),
+    sampler,
+    progress,
+    async finish(name, extra = {}) {
+      finished = true;
+      try {
+        const samples = sampler ? await sampler.stop() : undefined;
+        if (!samples) return undefined;
+        const series = makeSeries(name, samples, { settings: {}, ...extra });
+        // rows already in a big table come from the planner's estimate: say so in the file
+        return sampler?.rowsBeforeEstimated ? { ...series, settings: { ...series.settings, rowsBeforeEstimated: true } } : series;
+      } finally {
+        progress.finish();
+      }
+    },
+    report(fields) {
+      if (!sampler) return undefined;
+      return makeReport({
+        ...fields,
+        command: ['pgsurge', ...redactArgv(options.argv ?? process.argv.slice(2), redactUrl)],
+        target: target.description,
+        server: sampler.facts,
+      });
+    },
+    async close() {
+      progress.finish();
+      if (!finished) await sampler?.stop().catch(() => undefined);
+    },
+  };
+}
+
+/** Writes `--report` if asked; returns where, for the CLI to say so. */
+export async function writeReportIfAsked(file: string | undefined, report: LoadReport | undefined): Promise<string | undefined> {
+  if (file === undefined || report === undefined) return undefined;
+  return writeReport(file, report);
+}
+
+/** The final NDJSON event. */
+export function summaryEvent(summary: LoadSummary, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ event: 'summary', ...summary, ...extra });
+}

@@ -1,0 +1,196 @@
+import type pg from 'pg';
+import { qualifiedName } from '../db/identifiers.js';
+import { connectionFailure } from '../db/load-error.js';
+import { connect, type Target } from '../db/target.js';
+import type { LoadReporter } from '../load.js';
+import type { SampleEvery } from './sample-every.js';
+import { intervalBetween, type Interval, type Sample } from './series.js';
+import { countRowsBefore, readServerFacts, readServerSnapshot, type ServerFacts, type ServerSnapshot } from './server-snapshot.js';
+
+/** What a sample tells whoever listens (the progress output, a report, a test). */
+export interface SampleListener {
+  sample?(event: { sample: Sample; interval: Interval | undefined; index: number }): void;
+  sampleFailed?(error: unknown): void;
+}
+
+export interface SamplerOptions {
+  readonly every: SampleEvery;
+  /** Client clock in ms and CPU seconds; a test may pass its own. */
+  readonly clock?: () => number;
+  readonly cpuSeconds?: () => number;
+}
+
+const processCpuSeconds = (): number => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
+
+/**
+ * Samples the server on its own connection while a load runs: a `LoadReporter` that the
+ * load calls (start, each chunk), plus `stop()` for the last sample. One query at a time;
+ * a sample that comes due while one is in flight is taken right after it (row buckets) or
+ * skipped (time ticks). A failed sample is reported to the listener, never fails the load.
+ */
+export class Sampler implements LoadReporter {
+  readonly samples: Sample[] = [];
+  private tables: string[] = [];
+  private base: { snapshot: ServerSnapshot; at: number; cpu: number; rowsBefore: number } | undefined;
+  private rows = 0;
+  private bytes = 0;
+  private nextRows = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private inFlight: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+  rowsBeforeEstimated = false;
+  /** Milliseconds spent waiting for the server's answers to samples (what sampling costs, at most). */
+  busyMs = 0;
+
+  private constructor(
+    private client: pg.Client,
+    private readonly target: Target,
+    readonly facts: ServerFacts,
+    private readonly options: SamplerOptions,
+    private readonly listeners: readonly SampleListener[],
+  ) {}
+
+  static async open(target: Target, options: SamplerOptions, listeners: readonly SampleListener[] = []): Promise<Sampler> {
+    const client = await connect(target.config).catch((e: unknown) => {
+      throw connectionFailure(e, target.description);
+    });
+    try {
+      await client.query("SET application_name = 'pgsurge sampler'");
+      return new Sampler(client, target, await readServerFacts(client), options, listeners);
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /**
+   * Runs a query on the sampler's connection, on a fresh one if that is gone: the server
+   * may restart under a load (a durability preset, a crash the load survives).
+   */
+  private async withClient<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+    try {
+      return await fn(this.client);
+    } catch (error) {
+      const fresh = await connect(this.target.config).catch(() => undefined);
+      if (fresh === undefined) throw error;
+      await this.client.end().catch(() => undefined);
+      this.client = fresh;
+      await fresh.query("SET application_name = 'pgsurge sampler'");
+      return fn(fresh);
+    }
+  }
+
+  private now(): number {
+    return (this.options.clock ?? (() => performance.now()))();
+  }
+
+  private cpu(): number {
+    return (this.options.cpuSeconds ?? processCpuSeconds)();
+  }
+
+  /** Called by the load once the tables exist and before any row is sent: the baseline. */
+  async start(info: { inputs: readonly { table: string; schema: string | undefined }[] }): Promise<void> {
+    this.tables = [...new Set(info.inputs.map((i) => qualifiedName(i.table, i.schema)))];
+    const before = await this.withClient((c) => countRowsBefore(c, this.tables));
+    this.rowsBeforeEstimated = before.estimated;
+    const snapshot = await this.withClient((c) => readServerSnapshot(c, this.tables, this.facts.versionNum));
+    this.base = { snapshot, at: this.now(), cpu: this.cpu(), rowsBefore: before.rows };
+    this.record(snapshot, this.base.at, this.base.cpu, 0, 0);
+    const { every } = this.options;
+    if ('ms' in every) {
+      this.timer = setInterval(() => {
+        if (this.inFlight === undefined) this.take();
+      }, every.ms);
+      this.timer.unref();
+    } else {
+      this.nextRows = every.rows;
+    }
+  }
+
+  chunkLoaded(info: { rows: number; chunk: { location: { byteLength: number } } }): void {
+    this.rows += info.rows;
+    this.bytes += info.chunk.location.byteLength;
+    const { every } = this.options;
+    if ('rows' in every && this.rows >= this.nextRows) {
+      this.nextRows = (Math.floor(this.rows / every.rows) + 1) * every.rows;
+      if (this.inFlight !== undefined) this.again = true;
+      else this.take();
+    }
+  }
+
+  /** Waits for a sample in flight, takes the last one, closes the connection. */
+  async stop(): Promise<readonly Sample[]> {
+    if (this.stopped) return this.samples;
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    try {
+      while (this.inFlight) await this.inFlight;
+      const last = this.samples.at(-1);
+      if (this.base && (last === undefined || last.rowsLoaded !== this.rows || this.samples.length === 1)) await this.sampleNow();
+    } finally {
+      await this.client.end().catch(() => undefined);
+    }
+    return this.samples;
+  }
+
+  /** A sample now, outside the schedule (e.g. after an index build). */
+  async sampleNow(): Promise<void> {
+    while (this.inFlight) await this.inFlight;
+    this.take();
+    await this.inFlight;
+  }
+
+  private take(): void {
+    if (this.base === undefined) return;
+    const rows = this.rows;
+    const bytes = this.bytes;
+    const at = this.now();
+    const cpu = this.cpu();
+    this.inFlight = this.withClient((c) => readServerSnapshot(c, this.tables, this.facts.versionNum))
+      .finally(() => {
+        this.busyMs += this.now() - at;
+      })
+      .then(
+        (snapshot) => this.record(snapshot, at, cpu, rows, bytes),
+        (error: unknown) => {
+          for (const l of this.listeners) l.sampleFailed?.(error);
+        },
+      )
+      .finally(() => {
+        this.inFlight = undefined;
+        if (this.again && !this.stopped) {
+          this.again = false;
+          this.take();
+        }
+      });
+  }
+
+  private record(snapshot: ServerSnapshot, at: number, cpu: number, rows: number, bytes: number): void {
+    const base = this.base!;
+    const b = base.snapshot;
+    const sample: Sample = {
+      seconds: (at - base.at) / 1000,
+      rowsLoaded: rows,
+      bytesLoaded: bytes,
+      rowsInTable: base.rowsBefore + rows,
+      heapBytes: snapshot.heapBytes,
+      indexBytes: snapshot.indexBytes,
+      walBytes: snapshot.walPosition - b.walPosition,
+      checkpointsTimed: snapshot.checkpointsTimed - b.checkpointsTimed,
+      checkpointsRequested: snapshot.checkpointsRequested - b.checkpointsRequested,
+      heapBlocksRead: snapshot.heapBlocksRead - b.heapBlocksRead,
+      heapBlocksHit: snapshot.heapBlocksHit - b.heapBlocksHit,
+      indexBlocksRead: snapshot.indexBlocksRead - b.indexBlocksRead,
+      indexBlocksHit: snapshot.indexBlocksHit - b.indexBlocksHit,
+      clientCpuSeconds: cpu - base.cpu,
+    };
+    const previous = this.samples.at(-1);
+    this.samples.push(sample);
+    const interval = previous !== undefined && sample.seconds > previous.seconds ? intervalBetween(previous, sample) : undefined;
+    for (const l of this.listeners) l.sample?.({ sample, interval, index: this.samples.length - 1 });
+  }
+}

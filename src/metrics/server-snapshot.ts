@@ -1,0 +1,106 @@
+import type pg from 'pg';
+
+/** What the server says about the tables being loaded, at one moment; absolute counters. */
+export interface ServerSnapshot {
+  readonly heapBytes: number;
+  readonly indexBytes: number;
+  /** `pg_current_wal_lsn()` as a byte position. */
+  readonly walPosition: number;
+  readonly checkpointsTimed: number;
+  readonly checkpointsRequested: number;
+  readonly heapBlocksRead: number;
+  readonly heapBlocksHit: number;
+  readonly indexBlocksRead: number;
+  readonly indexBlocksHit: number;
+}
+
+/** The settings a load's speed depends on, as the server shows them (`SHOW`). */
+export const REPORTED_SETTINGS = ['shared_buffers', 'wal_level', 'synchronous_commit', 'fsync', 'full_page_writes', 'max_wal_size', 'checkpoint_timeout', 'wal_buffers', 'maintenance_work_mem'] as const;
+
+export interface ServerFacts {
+  /** `version()`. */
+  readonly version: string;
+  /** `server_version_num`, e.g. 180001. */
+  readonly versionNum: number;
+  readonly settings: Readonly<Record<string, string>>;
+  readonly sharedBuffersBytes: number;
+}
+
+export async function readServerFacts(client: pg.Client): Promise<ServerFacts> {
+  const v = await client.query<{ version: string; num: string }>("SELECT version() AS version, current_setting('server_version_num') AS num");
+  const s = await client.query<{ name: string; shown: string; bytes: string | null }>(
+    `SELECT name, current_setting(name) AS shown,
+            CASE unit WHEN 'B' THEN setting::numeric WHEN 'kB' THEN setting::numeric * 1024
+                      WHEN '8kB' THEN setting::numeric * 8192 WHEN 'MB' THEN setting::numeric * 1048576 END::text AS bytes
+       FROM pg_settings WHERE name = ANY($1::text[])`,
+    [REPORTED_SETTINGS],
+  );
+  const settings: Record<string, string> = {};
+  for (const name of REPORTED_SETTINGS) {
+    const row = s.rows.find((r) => r.name === name);
+    if (row) settings[name] = row.shown;
+  }
+  const sb = s.rows.find((r) => r.name === 'shared_buffers');
+  return { version: v.rows[0]?.version ?? '', versionNum: Number(v.rows[0]?.num ?? 0), settings, sharedBuffersBytes: Number(sb?.bytes ?? 0) };
+}
+
+/** Checkpoint counters moved from pg_stat_bgwriter to pg_stat_checkpointer in PostgreSQL 17. */
+export function checkpointSql(versionNum: number): string {
+  return versionNum >= 170000
+    ? 'SELECT num_timed::text AS timed, num_requested::text AS requested FROM pg_stat_checkpointer'
+    : 'SELECT checkpoints_timed::text AS timed, checkpoints_req::text AS requested FROM pg_stat_bgwriter';
+}
+
+/** Sizes, WAL position and buffer counters summed over the tables (qualified names, quoted). */
+export const SNAPSHOT_SQL = `
+SELECT coalesce(sum(pg_relation_size(t.oid)), 0)::text AS heap,
+       coalesce(sum(pg_indexes_size(t.oid)), 0)::text AS idx,
+       pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text AS wal,
+       coalesce(sum(s.heap_blks_read), 0)::text AS heap_read,
+       coalesce(sum(s.heap_blks_hit), 0)::text AS heap_hit,
+       coalesce(sum(s.idx_blks_read), 0)::text AS idx_read,
+       coalesce(sum(s.idx_blks_hit), 0)::text AS idx_hit
+  FROM unnest($1::regclass[]) AS t(oid)
+  LEFT JOIN pg_statio_user_tables s ON s.relid = t.oid`;
+
+export async function readServerSnapshot(client: pg.Client, tables: readonly string[], versionNum: number): Promise<ServerSnapshot> {
+  const [r, c] = await Promise.all([
+    client.query<Record<'heap' | 'idx' | 'wal' | 'heap_read' | 'heap_hit' | 'idx_read' | 'idx_hit', string>>(SNAPSHOT_SQL, [tables]),
+    client.query<{ timed: string; requested: string }>(checkpointSql(versionNum)),
+  ]);
+  const row = r.rows[0];
+  const cp = c.rows[0];
+  return {
+    heapBytes: Number(row?.heap ?? 0),
+    indexBytes: Number(row?.idx ?? 0),
+    walPosition: Number(row?.wal ?? 0),
+    checkpointsTimed: Number(cp?.timed ?? 0),
+    checkpointsRequested: Number(cp?.requested ?? 0),
+    heapBlocksRead: Number(row?.heap_read ?? 0),
+    heapBlocksHit: Number(row?.heap_hit ?? 0),
+    indexBlocksRead: Number(row?.idx_read ?? 0),
+    indexBlocksHit: Number(row?.idx_hit ?? 0),
+  };
+}
+
+/**
+ * Rows in the tables before a load: an exact count for tables up to `exactUpTo` bytes,
+ * else the planner's estimate (`reltuples`), so sampling never scans a big table.
+ */
+export async function countRowsBefore(client: pg.Client, tables: readonly string[], exactUpTo = 256 * 1024 * 1024): Promise<{ rows: number; estimated: boolean }> {
+  let rows = 0;
+  let estimated = false;
+  for (const table of tables) {
+    const r = await client.query<{ bytes: string; est: string }>('SELECT pg_relation_size($1::regclass)::text AS bytes, greatest(reltuples, 0)::bigint::text AS est FROM pg_class WHERE oid = $1::regclass', [table]);
+    const bytes = Number(r.rows[0]?.bytes ?? 0);
+    if (bytes === 0) continue;
+    if (bytes <= exactUpTo) {
+      const c = await client.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${table}`);
+      rows += Number(c.rows[0]?.n ?? 0);
+    } else {
+      rows += Number(r.rows[0]?.est ?? 0);
+      estimated = true;
+    }
+  }
+  return { rows, estimated };
+}

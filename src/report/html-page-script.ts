@@ -1,0 +1,129 @@
+/**
+ * The code that runs inside the HTML report: draws the charts with Chart.js from the
+ * report object embedded in the page. It is inlined with `Function.prototype.toString`,
+ * so it must stay self-contained: no imports, no outside names but its arguments.
+ */
+/* eslint-disable @typescript-eslint/no-explicit-any */
+export function drawReport(Chart: any, report: any, doc: Document): number {
+  const palette = ['#1f6feb', '#d1242f', '#1a7f37', '#9a6700', '#8250df', '#bf3989', '#0a7ea4', '#57606a'];
+  const MB = 1024 * 1024;
+  const fmt = (n: number): string => (Math.abs(n) >= 1e6 ? (n / 1e6).toFixed(n % 1e6 === 0 ? 0 : 1) + 'M' : Math.abs(n) >= 1e3 ? (n / 1e3).toFixed(n % 1e3 === 0 ? 0 : 1) + 'k' : String(Math.round(n * 10) / 10));
+  const series: any[] = report.series;
+  // one line per distinct shared_buffers among the series (merged reports may differ)
+  const buffers: { value: number; color: string; label: string }[] = [];
+  for (const s of series) {
+    const server = s.server || report.server;
+    const bytes = server && server.sharedBuffersBytes ? server.sharedBuffersBytes / MB : 0;
+    if (bytes > 0 && !buffers.some((b) => b.value === bytes)) buffers.push({ value: bytes, color: '#57606a', label: 'shared_buffers ' + (server.settings.shared_buffers || '') });
+  }
+
+  // Vertical lines at each series' knee, a horizontal line at shared_buffers: drawn after the datasets.
+  const markers = {
+    id: 'pgsurgeMarkers',
+    afterDatasetsDraw(chart: any, _args: unknown, opts: any) {
+      const { ctx, chartArea, scales } = chart;
+      ctx.save();
+      ctx.setLineDash([6, 4]);
+      ctx.lineWidth = 1.5;
+      ctx.font = '12px sans-serif';
+      for (const m of opts.vertical || []) {
+        const x = scales.x.getPixelForValue(m.value);
+        if (x < chartArea.left || x > chartArea.right) continue;
+        ctx.strokeStyle = m.color;
+        ctx.fillStyle = m.color;
+        ctx.beginPath();
+        ctx.moveTo(x, chartArea.top);
+        ctx.lineTo(x, chartArea.bottom);
+        ctx.stroke();
+        ctx.fillText(m.label, x + 4, chartArea.top + 14);
+      }
+      (opts.horizontal || []).forEach((m: any, k: number) => {
+        const y = scales.y.getPixelForValue(m.value);
+        if (y < chartArea.top || y > chartArea.bottom) return;
+        ctx.strokeStyle = m.color;
+        ctx.fillStyle = m.color;
+        ctx.beginPath();
+        ctx.moveTo(chartArea.left, y);
+        ctx.lineTo(chartArea.right, y);
+        ctx.stroke();
+        // alternate sides, so two nearby lines keep readable labels
+        const width = ctx.measureText(m.label).width;
+        ctx.fillText(m.label, k % 2 === 0 ? chartArea.left + 6 : chartArea.right - width - 6, y - 4);
+      });
+      ctx.restore();
+    },
+  };
+
+  const line = (label: string, color: string, points: { x: number; y: number }[], dashed = false): any => ({
+    label,
+    data: points,
+    borderColor: color,
+    backgroundColor: color,
+    borderWidth: 2,
+    borderDash: dashed ? [5, 4] : [],
+    pointRadius: points.length > 30 || dashed ? 0 : 2.5,
+    tension: 0,
+  });
+
+  const chart = (id: string, title: string, xTitle: string, yTitle: string, datasets: any[], markerOpts: any = {}, xFormat = fmt, yFormat = fmt): void => {
+    const canvas = doc.getElementById(id) as HTMLCanvasElement;
+    new Chart(canvas, {
+      type: 'line',
+      data: { datasets },
+      plugins: [markers],
+      options: {
+        animation: false,
+        responsive: true,
+        maintainAspectRatio: false,
+        parsing: false,
+        normalized: true,
+        interaction: { mode: 'nearest', intersect: false },
+        scales: {
+          x: { type: 'linear', title: { display: true, text: xTitle }, ticks: { callback: (v: number) => xFormat(v) } },
+          y: { type: 'linear', beginAtZero: true, title: { display: true, text: yTitle }, ticks: { callback: (v: number) => yFormat(v) } },
+        },
+        plugins: { title: { display: true, text: title, font: { size: 15 } }, legend: { display: true, position: 'bottom' }, pgsurgeMarkers: markerOpts },
+      },
+    });
+  };
+
+  const color = (k: number): string => palette[k % palette.length] as string;
+  const knees = series.flatMap((s, k) => (s.knee ? [{ value: s.knee.toRows, color: color(k), label: 'knee' }] : []));
+
+  chart(
+    'decay',
+    'Rows/s against rows in the table (the decay curve)',
+    'rows in the table',
+    'rows/s',
+    series.map((s, k) => line(s.name, color(k), s.intervals.map((i: any) => ({ x: i.toRows, y: i.rowsPerSecond })))),
+    { vertical: knees },
+  );
+  chart(
+    'time',
+    'Rows/s against time',
+    'seconds since the load started',
+    'rows/s',
+    series.map((s, k) => line(s.name, color(k), s.intervals.map((i: any) => ({ x: i.endSeconds, y: i.rowsPerSecond })))),
+  );
+  chart(
+    'wal',
+    'WAL bytes per row',
+    'rows in the table',
+    'WAL bytes / row',
+    series.map((s, k) =>
+      line(s.name, color(k), s.intervals.filter((i: any) => i.walBytesPerRow !== undefined && i.walBytesPerRow !== null).map((i: any) => ({ x: i.toRows, y: i.walBytesPerRow }))),
+    ),
+  );
+  chart(
+    'size',
+    'Table and index size against rows in the table',
+    'rows in the table',
+    'MB',
+    series.flatMap((s, k) => [
+      line(s.name + ': table (heap)', color(k), s.samples.map((p: any) => ({ x: p.rowsInTable, y: p.heapBytes / MB })), true),
+      line(s.name + ': indexes', color(k), s.samples.map((p: any) => ({ x: p.rowsInTable, y: p.indexBytes / MB }))),
+    ]),
+    { vertical: knees, horizontal: buffers },
+  );
+  return 4;
+}

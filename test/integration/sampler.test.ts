@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type pg from 'pg';
+import { writeNarrowRows } from '../../src/decay/narrow-rows.js';
+import { openTarget } from '../../src/db/target.js';
+import { load } from '../../src/load.js';
+import { Sampler, type SampleListener } from '../../src/metrics/sampler.js';
+import { intervalsOf, type Interval, type Sample } from '../../src/metrics/series.js';
+import { allReporters } from '../../src/report/progress-line.js';
+import { digest, freshSchema, tableRecords, testClient, testUrl } from '../helpers/test-db.js';
+
+const SCHEMA = 'it_sampler';
+let client: pg.Client;
+let dir: string;
+
+before(async () => {
+  client = await testClient();
+  await freshSchema(client, SCHEMA);
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-it-sampler-'));
+});
+after(async () => {
+  await client.query(`DROP SCHEMA ${SCHEMA} CASCADE`);
+  await client.end();
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+describe('the sampler, with a listener handed in, against a real server', () => {
+  it('samples every N rows: counts, rows in the table, sizes, WAL, checkpoints, buffer reads', async () => {
+    const file = path.join(dir, 'narrow.txt');
+    await writeNarrowRows({ rows: 40_000, keys: 'random', seed: 3, out: file });
+    await client.query(`CREATE TABLE ${SCHEMA}.t (id bigint PRIMARY KEY, n integer, s text)`);
+    // rows already there: "rows in the table" counts them
+    await client.query(`INSERT INTO ${SCHEMA}.t SELECT -g, 0, 'before' FROM generate_series(1, 1234) g`);
+
+    const seen: { sample: Sample; interval: Interval | undefined; index: number }[] = [];
+    const listener: SampleListener = { sample: (e) => seen.push(e), sampleFailed: (e) => assert.fail(String(e)) };
+    const target = await openTarget({ db: testUrl() });
+    const sampler = await Sampler.open(target, { every: { rows: 5000 } }, [listener]);
+    let checkpointed = false;
+    const summary = await load(
+      [{ file, format: 'text', table: 't', schema: SCHEMA }],
+      { workers: 2, chunkBytes: 64 * 1024, create: false, truncate: false },
+      target,
+      allReporters(sampler, {
+        chunkLoaded: () => {
+          if (!checkpointed) {
+            checkpointed = true;
+            void client.query('CHECKPOINT');
+          }
+        },
+      }),
+    );
+    // Backends flush their buffer counters about once a second and when they exit (after
+    // the load's connections close): wait until the server shows them, then sample again.
+    for (let tries = 0; tries < 50; tries++) {
+      const st = await client.query(`SELECT coalesce(idx_blks_hit, 0) + coalesce(idx_blks_read, 0) AS n FROM pg_statio_user_tables WHERE relid = '${SCHEMA}.t'::regclass`);
+      if (Number(st.rows[0]?.n ?? 0) > 0) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await sampler.sampleNow();
+    const samples = await sampler.stop();
+
+    assert.equal(summary.total.rows, 40_000);
+    assert.equal(digest(await tableRecords(client, `${SCHEMA}.t`, '(FORMAT text)')), digest([...(await fs.readFile(file, 'utf8')).trimEnd().split('\n'), ...Array.from({ length: 1234 }, (_, i) => `${-(i + 1)}\t0\tbefore`)]));
+
+    // the listener saw every sample the sampler kept, in order, with the interval since the previous one
+    assert.deepEqual(seen.map((e) => e.sample), samples);
+    assert.deepEqual(seen.map((e) => e.index), samples.map((_, i) => i));
+    assert.equal(seen[0]!.interval, undefined);
+    assert.deepEqual(seen.slice(1).map((e) => e.interval), intervalsOf(samples));
+
+    assert.ok(samples.length >= 6, `a sample per 5,000 rows and one at the end, got ${samples.length}`);
+    const first = samples[0]!;
+    const last = samples.at(-1)!;
+    assert.equal(first.rowsLoaded, 0);
+    assert.equal(first.rowsInTable, 1234);
+    assert.equal(first.walBytes, 0);
+    assert.equal(last.rowsLoaded, 40_000);
+    assert.equal(last.rowsInTable, 41_234);
+    assert.equal(last.bytesLoaded, (await fs.stat(file)).size);
+    for (let k = 1; k < samples.length; k++) {
+      const [a, b] = [samples[k - 1]!, samples[k]!];
+      assert.ok(b.seconds >= a.seconds && b.rowsLoaded >= a.rowsLoaded && b.walBytes >= a.walBytes && b.heapBytes >= a.heapBytes, `sample ${k} moves forward`);
+      assert.equal(b.rowsInTable - b.rowsLoaded, 1234);
+    }
+    const sizes = await client.query(`SELECT pg_relation_size('${SCHEMA}.t')::int AS heap, pg_indexes_size('${SCHEMA}.t')::int AS idx`);
+    assert.equal(last.heapBytes, sizes.rows[0].heap);
+    assert.equal(last.indexBytes, sizes.rows[0].idx);
+    assert.ok(last.walBytes > 40_000 * 45, `WAL holds at least the rows: ${last.walBytes}`);
+    assert.ok(last.checkpointsRequested >= 1, 'the CHECKPOINT during the load is counted');
+    assert.ok(last.indexBlocksHit + last.indexBlocksRead > 0, 'index buffer accesses counted');
+    assert.ok(last.clientCpuSeconds > 0);
+    assert.match(sampler.facts.settings.shared_buffers ?? '', /^\d+(kB|MB|GB)$/);
+    const sb = await client.query(`SELECT pg_size_bytes(current_setting('shared_buffers'))::text AS b`);
+    assert.equal(sampler.facts.sharedBuffersBytes, Number(sb.rows[0].b));
+    assert.ok(sampler.facts.versionNum >= 150000);
+  });
+
+  it('samples on a timer and once at the end', async () => {
+    const file = path.join(dir, 'small.txt');
+    await writeNarrowRows({ rows: 3000, keys: 'sequential', seed: 1, out: file });
+    await client.query(`CREATE TABLE ${SCHEMA}.timed (id bigint PRIMARY KEY, n integer, s text)`);
+    const target = await openTarget({ db: testUrl() });
+    const sampler = await Sampler.open(target, { every: { ms: 20 } });
+    await load([{ file, format: 'text', table: 'timed', schema: SCHEMA }], { workers: 1, chunkBytes: 4096, create: false, truncate: false }, target, sampler);
+    await new Promise((r) => setTimeout(r, 100));
+    const samples = await sampler.stop();
+    assert.ok(samples.length >= 2);
+    assert.equal(samples[0]!.rowsLoaded, 0);
+    assert.equal(samples.at(-1)!.rowsLoaded, 3000);
+    assert.equal(samples.at(-1)!.rowsInTable, 3000);
+    assert.equal(Number((await client.query(`SELECT count(*) AS n FROM ${SCHEMA}.timed`)).rows[0].n), 3000);
+  });
+});
