@@ -21,6 +21,8 @@ export interface LoadOptions {
   readonly stdin?: Readable;
   /** How a chunk reaches the server; COPY unless told otherwise. */
   readonly writer?: ChunkWriter;
+  /** Load only each input's first n records (`compare --rows`). */
+  readonly maxRows?: number;
 }
 
 /** What the load tells whoever watches it (the CLI's progress line, a test). */
@@ -41,7 +43,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
   const order = inputs.map((input, i) => ({ input, size: sizes[i] })).sort((a, b) => (b.size ?? Infinity) - (a.size ?? Infinity));
   const sources: ChunkSource[] = [];
   for (const { input } of order) {
-    const opened = await openInput(input, { workers: options.workers, chunkBytes: options.chunkBytes, stdin: options.stdin });
+    const opened = await openInput(input, { workers: options.workers, chunkBytes: options.chunkBytes, stdin: options.stdin, maxRows: options.maxRows });
     sources.push(...opened.sources);
   }
   const totalBytes = sizes.every((s) => s !== undefined) ? sizes.reduce<number>((a, s) => a + (s ?? 0), 0) : undefined;
@@ -73,7 +75,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
       }
       const endedAt = counters.now();
       const rows = result.loaded;
-      counters.add(chunk.target.table, chunk.target.file, rows, chunk.location.byteLength, startedAt, endedAt);
+      counters.add(chunk.target.table, chunk.target.file, rows, chunk.location.byteLength, startedAt, endedAt, result.skipped);
       reporter.chunkLoaded?.({ chunk, rows, result, seconds: (endedAt - startedAt) / 1000, counters });
     }
   };

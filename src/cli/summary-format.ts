@@ -15,16 +15,21 @@ export function formatCount(n: number): string {
 }
 
 export function formatSummary(summary: LoadSummary): string {
+  // Skipped rows (`--on-conflict skip`) get their own columns only when there are any.
+  const withSkipped = summary.total.skipped > 0;
+  const counts = (t: { rows: number; skipped: number; read: number }): string[] =>
+    withSkipped ? [formatCount(t.read), formatCount(t.rows), formatCount(t.skipped)] : [formatCount(t.rows)];
   const rows = summary.tables.map((t) => [
     t.table,
-    formatCount(t.rows),
+    ...counts(t),
     (t.bytes / MB).toFixed(1),
     t.seconds.toFixed(2),
     formatCount(t.rowsPerSecond),
     t.mbPerSecond.toFixed(1),
   ]);
   const s = summary.total;
-  if (summary.tables.length > 1) rows.push(['total', formatCount(s.rows), (s.bytes / MB).toFixed(1), s.seconds.toFixed(2), formatCount(s.rowsPerSecond), s.mbPerSecond.toFixed(1)]);
-  const table = renderTable(['table', 'rows', 'MB', 'seconds', 'rows/s', 'MB/s'], rows);
-  return `${table}\n\nloaded ${formatCount(s.rows)} rows in ${s.seconds.toFixed(2)} s with ${summary.workers} worker${summary.workers === 1 ? '' : 's'} into ${summary.target}`;
+  if (summary.tables.length > 1) rows.push(['total', ...counts(s), (s.bytes / MB).toFixed(1), s.seconds.toFixed(2), formatCount(s.rowsPerSecond), s.mbPerSecond.toFixed(1)]);
+  const table = renderTable(['table', ...(withSkipped ? ['read', 'loaded', 'skipped'] : ['rows']), 'MB', 'seconds', 'rows/s', 'MB/s'], rows);
+  const skippedNote = withSkipped ? ` (read ${formatCount(s.read)} = loaded ${formatCount(s.rows)} + skipped ${formatCount(s.skipped)} on conflict)` : '';
+  return `${table}\n\nloaded ${formatCount(s.rows)} rows${skippedNote} in ${s.seconds.toFixed(2)} s with ${summary.workers} worker${summary.workers === 1 ? '' : 's'} into ${summary.target}`;
 }

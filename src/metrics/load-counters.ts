@@ -4,6 +4,10 @@ export interface TableTotals {
   readonly table: string;
   readonly files: readonly string[];
   readonly rows: number;
+  /** Rows left out on purpose (`--on-conflict skip`). */
+  readonly skipped: number;
+  /** Rows read from the input: rows + skipped. */
+  readonly read: number;
   readonly bytes: number;
   readonly chunks: number;
   readonly seconds: number;
@@ -21,6 +25,7 @@ export interface LoadSummary {
 interface Tally {
   files: Set<string>;
   rows: number;
+  skipped: number;
   bytes: number;
   chunks: number;
   first: number;
@@ -39,10 +44,11 @@ export class LoadCounters {
     this.tally(table).files.add(file);
   }
 
-  add(table: string, file: string, rows: number, bytes: number, startedAt: number, endedAt: number): void {
+  add(table: string, file: string, rows: number, bytes: number, startedAt: number, endedAt: number, skipped = 0): void {
     const t = this.tally(table);
     t.files.add(file);
     t.rows += rows;
+    t.skipped += skipped;
     t.bytes += bytes;
     t.chunks += 1;
     t.first = Math.min(t.first, startedAt);
@@ -60,6 +66,8 @@ export class LoadCounters {
         table,
         files: [...t.files],
         rows: t.rows,
+        skipped: t.skipped,
+        read: t.rows + t.skipped,
         bytes: t.bytes,
         chunks: t.chunks,
         seconds,
@@ -68,12 +76,13 @@ export class LoadCounters {
       };
     });
     const rows = tables.reduce((s, t) => s + t.rows, 0);
+    const skipped = tables.reduce((s, t) => s + t.skipped, 0);
     const bytes = tables.reduce((s, t) => s + t.bytes, 0);
     const chunks = tables.reduce((s, t) => s + t.chunks, 0);
     const seconds = (this.clock() - this.started) / 1000;
     return {
       tables,
-      total: { rows, bytes, chunks, seconds, rowsPerSecond: perSecond(rows, seconds), mbPerSecond: mbPerSecond(bytes, seconds) },
+      total: { rows, skipped, read: rows + skipped, bytes, chunks, seconds, rowsPerSecond: perSecond(rows, seconds), mbPerSecond: mbPerSecond(bytes, seconds) },
       workers,
       target,
     };
@@ -82,7 +91,7 @@ export class LoadCounters {
   private tally(table: string): Tally {
     let t = this.tallies.get(table);
     if (!t) {
-      t = { files: new Set(), rows: 0, bytes: 0, chunks: 0, first: Infinity, last: -Infinity };
+      t = { files: new Set(), rows: 0, skipped: 0, bytes: 0, chunks: 0, first: Infinity, last: -Infinity };
       this.tallies.set(table, t);
     }
     return t;

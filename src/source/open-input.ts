@@ -19,6 +19,8 @@ export interface OpenOptions {
   readonly chunkBytes: number;
   /** Stdin, for `-`. */
   readonly stdin?: Readable;
+  /** Read only the first this many records (`compare --rows`), by one reader, cut at a record boundary. */
+  readonly maxRows?: number;
 }
 
 /**
@@ -29,9 +31,10 @@ export interface OpenOptions {
 export async function openInput(target: LoadTarget, options: OpenOptions): Promise<OpenedInput> {
   const framer = framerFor(target.format);
   const { chunkBytes } = options;
+  const maxRecords = options.maxRows;
   if (target.file === '-') {
     const stdin = options.stdin ?? process.stdin;
-    return { sources: [chunkRecords(stdin, { target, framer, chunkBytes, startOffset: 0, startLine: 1 })], size: undefined };
+    return { sources: [chunkRecords(stdin, { target, framer, chunkBytes, startOffset: 0, startLine: 1, maxRecords })], size: undefined };
   }
   const fh = await fs.open(target.file, 'r');
   const stat = await fh.stat();
@@ -39,10 +42,11 @@ export async function openInput(target: LoadTarget, options: OpenOptions): Promi
     await fh.close();
     const { createReadStream } = await import('node:fs');
     const stream = createReadStream(target.file, { highWaterMark: Math.min(chunkBytes, 1 << 20) });
-    return { sources: [chunkRecords(stream, { target, framer, chunkBytes, startOffset: 0, startLine: 1 })], size: undefined };
+    return { sources: [chunkRecords(stream, { target, framer, chunkBytes, startOffset: 0, startLine: 1, maxRecords })], size: undefined };
   }
   const size = stat.size;
-  const parts = isNewlineFramed(target.format) ? Math.max(1, Math.min(options.workers, Math.ceil(size / chunkBytes))) : 1;
+  // The first n records of a file are read in order by one reader; otherwise byte ranges.
+  const parts = isNewlineFramed(target.format) && maxRecords === undefined ? Math.max(1, Math.min(options.workers, Math.ceil(size / chunkBytes))) : 1;
   const ranges = await splitFileIntoRanges(fh, size, parts);
   let open = ranges.length;
   const closeOne = async (): Promise<void> => {
@@ -58,6 +62,7 @@ export async function openInput(target: LoadTarget, options: OpenOptions): Promi
           chunkBytes,
           startOffset: range.start,
           startLine: range.start === 0 ? 1 : undefined,
+          maxRecords,
         });
       } finally {
         await closeOne();

@@ -29,22 +29,27 @@ export function copySql(target: LoadTarget, columns?: readonly string[]): string
 export async function copyChunk(client: pg.Client, chunk: Chunk): Promise<number> {
   await client.query('BEGIN');
   try {
-    const stream = client.query(copyFrom(copySql(chunk.target)));
-    const done = finished(stream);
-    const { data } = chunk;
-    for (let at = 0; at < data.length; at += WRITE_PIECE) {
-      if (!stream.write(data.subarray(at, at + WRITE_PIECE))) {
-        await Promise.race([once(stream, 'drain'), done]);
-      }
-    }
-    stream.end();
-    await done;
+    const rows = await streamCopy(client, copySql(chunk.target), chunk.data);
     await client.query('COMMIT');
-    return stream.rowCount;
+    return rows;
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   }
+}
+
+/** Runs one `COPY … FROM STDIN` statement with `data` as its input; returns the server's row count. */
+export async function streamCopy(client: pg.Client, sql: string, data: Buffer): Promise<number> {
+  const stream = client.query(copyFrom(sql));
+  const done = finished(stream);
+  for (let at = 0; at < data.length; at += WRITE_PIECE) {
+    if (!stream.write(data.subarray(at, at + WRITE_PIECE))) {
+      await Promise.race([once(stream, 'drain'), done]);
+    }
+  }
+  stream.end();
+  await done;
+  return stream.rowCount;
 }
 
 /** The default writer: `COPY … FROM STDIN`, one transaction per chunk. */

@@ -1,0 +1,190 @@
+import type pg from 'pg';
+import type { Chunk, LoadTarget } from '../batching/chunk.js';
+import { qualifiedName, quoteIdent } from '../db/identifiers.js';
+import { tableColumns, type TableColumn } from '../db/table-columns.js';
+import type { ChunkResult, ChunkWriter } from './chunk-writer.js';
+import { decodeRecords, RecordDecodeError, type DecodedRecord, type FieldValue } from './decode-records.js';
+
+/** How rows become INSERT statements. */
+export const INSERT_STYLES = ['unnest', 'values', 'row'] as const;
+export type InsertStyle = (typeof INSERT_STYLES)[number];
+
+export const ON_CONFLICT = ['error', 'skip'] as const;
+export type OnConflict = (typeof ON_CONFLICT)[number];
+
+/** PostgreSQL's limit on bound parameters in one statement (the protocol's Int16 count). */
+export const MAX_PARAMETERS = 65535;
+
+/** Rows per INSERT statement by default (unnest; `values` is further capped by MAX_PARAMETERS). */
+export const DEFAULT_BATCH_ROWS = 5000;
+
+export interface InsertWriterOptions {
+  readonly style: InsertStyle;
+  /** Rows per batch: one statement for unnest and values; for row, the rows between commits. */
+  readonly batchRows: number;
+  /**
+   * Batches per transaction. Undefined: one transaction per chunk (the default, so a chunk
+   * commits whole or not at all); 0: autocommit, every statement its own transaction.
+   */
+  readonly commitEvery?: number;
+  readonly onConflict: OnConflict;
+}
+
+/** A table's statements for one connection. */
+interface InsertPlan {
+  readonly columns: readonly TableColumn[];
+  /** Rows per statement after the parameter cap. */
+  readonly batchRows: number;
+  /** The statement for a full batch, prepared once per connection under `name`. */
+  readonly name: string;
+  readonly text: string;
+  /** Builds the statement for a batch of `rows` rows (the last, short batch of a chunk). */
+  readonly textFor: (rows: number) => string;
+  readonly params: (rows: readonly DecodedRecord[]) => unknown[];
+}
+
+let statementCounter = 0;
+
+/**
+ * Writes a chunk as batched INSERTs with bound parameters (text format; values are never
+ * spliced into SQL): the same records COPY would load, decoded as COPY decodes them.
+ */
+export function insertWriter(options: InsertWriterOptions): ChunkWriter {
+  const plans = new WeakMap<pg.Client, Map<string, InsertPlan>>();
+
+  async function planFor(client: pg.Client, target: LoadTarget): Promise<InsertPlan> {
+    let byTable = plans.get(client);
+    if (byTable === undefined) plans.set(client, (byTable = new Map()));
+    const key = qualifiedName(target.table, target.schema);
+    let plan = byTable.get(key);
+    if (plan === undefined) {
+      plan = insertPlan(key, await tableColumns(client, target.table, target.schema), options);
+      byTable.set(key, plan);
+    }
+    return plan;
+  }
+
+  return {
+    name: `insert:${options.style}`,
+    async write(client: pg.Client, chunk: Chunk): Promise<ChunkResult> {
+      const plan = await planFor(client, chunk.target);
+      const records = decodeChunk(chunk, plan.columns.length);
+      return runBatches(client, plan, records, options);
+    },
+  };
+}
+
+function decodeChunk(chunk: Chunk, columns: number): DecodedRecord[] {
+  let records: DecodedRecord[];
+  try {
+    records = decodeRecords(chunk.data, chunk.target.format);
+  } catch (error) {
+    if (error instanceof RecordDecodeError) throw new Error(`record ${error.record} of the chunk: ${error.message}`);
+    throw error;
+  }
+  for (let i = 0; i < records.length; i++) {
+    const n = records[i]!.length;
+    if (n !== columns) {
+      // COPY's own words for the same input.
+      throw new Error(`record ${i + 1} of the chunk: ${n > columns ? 'extra data after last expected column' : 'missing data for column'} (${n} fields, the table has ${columns} columns)`);
+    }
+  }
+  return records;
+}
+
+/** The statements for one table and style. */
+export function insertPlan(table: string, columns: readonly TableColumn[], options: Pick<InsertWriterOptions, 'style' | 'batchRows' | 'onConflict'>): InsertPlan {
+  const n = columns.length;
+  const head = `INSERT INTO ${table} (${columns.map((c) => quoteIdent(c.name)).join(', ')})`;
+  const tail = options.onConflict === 'skip' ? ' ON CONFLICT DO NOTHING' : '';
+  const name = `pgsurge_${options.style}_${++statementCounter}`;
+  switch (options.style) {
+    case 'unnest': {
+      // Arrays of the column's type without its modifier; array columns travel as text
+      // and are cast per row, since unnest would flatten them.
+      const arrays = columns.map((c, i) => `$${i + 1}::${c.isArray ? 'text' : c.baseType}[]`).join(', ');
+      const select = columns.map((c, i) => (c.isArray ? `u.c${i + 1}::${c.baseType}` : `u.c${i + 1}`)).join(', ');
+      const aliases = columns.map((_, i) => `c${i + 1}`).join(', ');
+      const text = `${head} SELECT ${select} FROM unnest(${arrays}) AS u(${aliases})${tail}`;
+      return {
+        columns,
+        batchRows: options.batchRows,
+        name,
+        text,
+        textFor: () => text,
+        params: (rows) => columns.map((_, col) => arrayLiteral(rows, col)),
+      };
+    }
+    case 'values':
+    case 'row': {
+      const batchRows = options.style === 'row' ? options.batchRows : Math.max(1, Math.min(options.batchRows, Math.floor(MAX_PARAMETERS / n)));
+      const perStatement = options.style === 'row' ? 1 : batchRows;
+      const textFor = (rows: number): string => {
+        const tuples: string[] = [];
+        for (let r = 0; r < rows; r++) tuples.push(`(${columns.map((_, c) => `$${r * n + c + 1}`).join(',')})`);
+        return `${head} VALUES ${tuples.join(',')}${tail}`;
+      };
+      return { columns, batchRows, name, text: textFor(perStatement), textFor, params: (rows) => rows.flat() };
+    }
+  }
+}
+
+/**
+ * A PostgreSQL array literal of one column of a batch: every element quoted (so commas,
+ * braces, spaces and the word NULL stay data), `"` and `\` escaped, NULL for null.
+ */
+export function arrayLiteral(rows: readonly DecodedRecord[], column: number): string {
+  const parts = new Array<string>(rows.length);
+  for (let r = 0; r < rows.length; r++) {
+    const v: FieldValue | undefined = rows[r]![column];
+    parts[r] = v == null ? 'NULL' : NEEDS_ESCAPE.test(v) ? `"${v.replace(ESCAPED, '\\$&')}"` : `"${v}"`;
+  }
+  return `{${parts.join(',')}}`;
+}
+const NEEDS_ESCAPE = /["\\]/;
+const ESCAPED = /["\\]/g;
+
+/** Runs a chunk's batches with the transactions `commitEvery` asks for; counts what the server stored. */
+async function runBatches(client: pg.Client, plan: InsertPlan, records: readonly DecodedRecord[], options: InsertWriterOptions): Promise<ChunkResult> {
+  const { commitEvery } = options;
+  let loaded = 0;
+  let inTransaction = false;
+  let batchesInTransaction = 0;
+  try {
+    for (let at = 0; at < records.length; at += plan.batchRows) {
+      const batch = records.slice(at, at + plan.batchRows);
+      if (commitEvery !== 0 && !inTransaction) {
+        await client.query('BEGIN');
+        inTransaction = true;
+      }
+      loaded += await executeBatch(client, plan, batch, options.style);
+      batchesInTransaction++;
+      if (inTransaction && commitEvery !== undefined && batchesInTransaction >= commitEvery) {
+        await client.query('COMMIT');
+        inTransaction = false;
+        batchesInTransaction = 0;
+      }
+    }
+    if (inTransaction) {
+      await client.query('COMMIT');
+      inTransaction = false;
+    }
+  } catch (error) {
+    if (inTransaction) await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+  const skipped = records.length - loaded;
+  if (skipped !== 0 && options.onConflict !== 'skip') throw new Error(`the server stored ${loaded} of ${records.length} rows without an error`);
+  return { loaded, skipped };
+}
+
+async function executeBatch(client: pg.Client, plan: InsertPlan, batch: readonly DecodedRecord[], style: InsertStyle): Promise<number> {
+  if (style === 'row') {
+    let stored = 0;
+    for (const row of batch) stored += (await client.query({ name: plan.name, text: plan.text, values: row })).rowCount ?? 0;
+    return stored;
+  }
+  const full = batch.length === plan.batchRows || style === 'unnest';
+  const query = full ? { name: plan.name, text: plan.text, values: plan.params(batch) } : { text: plan.textFor(batch.length), values: plan.params(batch) };
+  return (await client.query(query)).rowCount ?? 0;
+}
