@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { registerClusterCommands } from './cluster-commands.js';
+import { registerCompareCommand } from './compare-command.js';
 import { registerDbt3Commands } from './dbt3-commands.js';
 import { EXIT, printError } from './errors.js';
 import { registerLoadCommand } from './load-command.js';
@@ -17,6 +18,7 @@ Target: --db <url>, else the PG* environment variables, else a managed cluster p
     );
   registerLoadCommand(program);
   registerDbt3Commands(program);
+  registerCompareCommand(program);
   registerClusterCommands(program);
   program.exitOverride();
   for (const cmd of program.commands) cmd.exitOverride();

@@ -27,8 +27,8 @@ const BACKSLASH = 0x5c;
  * - `text` (tab) and `tbl` (`|`, the trailing `|` already stripped by the framer): the
  *   field `\N` (as written, before unescaping) is NULL; `\b \f \n \r \t \v`, octal `\NNN`
  *   (1–3 digits), hex `\xNN` (1–2 digits) are decoded to bytes; any other `\c` is `c`
- *   (so `\\` is a backslash and `\|` a literal delimiter). A `\r` ending a line is part of
- *   the line break.
+ *   (so `\\` is a backslash, `\|` a literal delimiter, and a backslash before a newline
+ *   makes it part of the field). A `\r` ending a line is part of the line break.
  * - `csv`: comma-delimited, `"` quotes with `""` for a quote inside; an unquoted empty
  *   field is NULL, a quoted empty field (`""`) is an empty string; quotes may open and
  *   close anywhere in a field, as in PostgreSQL's parser.
@@ -50,6 +50,8 @@ function decodeText(data: Buffer, delimiter: string): DecodedRecord[] {
   let start = 0;
   while (start < text.length) {
     let end = text.indexOf('\n', start);
+    // As in COPY, a backslash before a newline escapes it: the record goes on.
+    while (end >= 0 && escapesNewline(text, start, end)) end = text.indexOf('\n', end + 1);
     if (end < 0) end = text.length;
     let stop = end;
     if (stop > start && text.charCodeAt(stop - 1) === 0x0d) stop--;
@@ -58,6 +60,13 @@ function decodeText(data: Buffer, delimiter: string): DecodedRecord[] {
     start = end + 1;
   }
   return records;
+}
+
+/** Whether the newline at `end` follows an odd run of backslashes (the last one escapes it). */
+function escapesNewline(text: string, start: number, end: number): boolean {
+  let i = end - 1;
+  while (i >= start && text.charCodeAt(i) === BACKSLASH) i--;
+  return (end - 1 - i) % 2 === 1;
 }
 
 /** A text-format line holding backslashes: split at unescaped delimiters, then decode each field. */
