@@ -6,6 +6,7 @@ import type { ChunkWriter } from './chunk-writer.js';
 import { copySql, streamCopy } from './copy-writer.js';
 
 const STAGE = 'pgsurge_stage';
+const MAX_ATTEMPTS = 5;
 
 /**
  * COPY with `--on-conflict skip`: COPY has no ON CONFLICT, so each chunk is copied into a
@@ -36,17 +37,21 @@ export function copySkipConflictsWriter(): ChunkWriter {
       const names = await columnNames(client, chunk.target);
       const cols = names.map(quoteIdent).join(', ');
       const stage = qualifiedName(STAGE, 'pg_temp');
-      await client.query('BEGIN');
-      try {
-        await client.query(`CREATE TEMP TABLE ${quoteIdent(STAGE)} (LIKE ${table} INCLUDING DEFAULTS) ON COMMIT DROP`);
-        const read = await streamCopy(client, copySql({ ...chunk.target, table: STAGE, schema: 'pg_temp' }, names), chunk.data);
-        const moved = await client.query(`INSERT INTO ${table} (${cols}) SELECT ${cols} FROM ${stage} ON CONFLICT DO NOTHING`);
-        await client.query('COMMIT');
-        const loaded = moved.rowCount ?? 0;
-        return { loaded, skipped: read - loaded };
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
+      for (let attempt = 1; ; attempt++) {
+        await client.query('BEGIN');
+        try {
+          await client.query(`CREATE TEMP TABLE ${quoteIdent(STAGE)} (LIKE ${table} INCLUDING DEFAULTS) ON COMMIT DROP`);
+          const read = await streamCopy(client, copySql({ ...chunk.target, table: STAGE, schema: 'pg_temp' }, names), chunk.data);
+          const moved = await client.query(`INSERT INTO ${table} (${cols}) SELECT ${cols} FROM ${stage} ON CONFLICT DO NOTHING`);
+          await client.query('COMMIT');
+          const loaded = moved.rowCount ?? 0;
+          return { loaded, skipped: read - loaded };
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          // Two workers moving the same new keys can deadlock; the server rolled this one back: again.
+          if ((error as { code?: string }).code !== '40P01' || attempt >= MAX_ATTEMPTS) throw error;
+          await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
+        }
       }
     },
   };

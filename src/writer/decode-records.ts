@@ -18,6 +18,7 @@ export class RecordDecodeError extends Error {
 }
 
 const BACKSLASH = 0x5c;
+const NEWLINE = 0x0a;
 
 /**
  * A chunk's bytes (as the framers hand them to COPY: whole records, each ending in `\n`)
@@ -34,14 +35,46 @@ const BACKSLASH = 0x5c;
  *   close anywhere in a field, as in PostgreSQL's parser.
  */
 export function decodeRecords(data: Buffer, format: Format): DecodedRecord[] {
-  switch (format) {
-    case 'tbl':
-      return decodeText(data, '|');
-    case 'text':
-      return decodeText(data, '\t');
-    case 'csv':
-      return decodeCsv(data.toString('utf8'));
+  const all: DecodedRecord[] = [];
+  for (const batch of decodeRecordBatches(data, format, Infinity)) for (const r of batch) all.push(r);
+  return all;
+}
+
+/**
+ * `decodeRecords` a batch of at most `batchRows` records at a time, so the strings of one
+ * batch die young instead of a whole chunk's living through the statements.
+ */
+export function* decodeRecordBatches(data: Buffer, format: Format, batchRows: number): Generator<DecodedRecord[]> {
+  if (format === 'csv') {
+    yield* decodeCsv(data.toString('utf8'), batchRows);
+    return;
   }
+  const delimiter = format === 'tbl' ? '|' : '\t';
+  const escaped = data.indexOf(BACKSLASH) >= 0;
+  let start = 0;
+  while (start < data.length) {
+    const end = batchEnd(data, start, batchRows, escaped);
+    yield decodeText(data.subarray(start, end), delimiter);
+    start = end;
+  }
+}
+
+/** Just past the `rows`-th record from `start` (records end at a newline that no backslash escapes). */
+function batchEnd(data: Buffer, start: number, rows: number, escaped: boolean): number {
+  let pos = start;
+  for (let n = 0; n < rows; n++) {
+    let nl = data.indexOf(NEWLINE, pos);
+    while (escaped && nl >= 0 && escapedAt(data, start, nl)) nl = data.indexOf(NEWLINE, nl + 1);
+    if (nl < 0) return data.length;
+    pos = nl + 1;
+  }
+  return pos;
+}
+
+function escapedAt(data: Buffer, start: number, at: number): boolean {
+  let i = at - 1;
+  while (i >= start && data[i] === BACKSLASH) i--;
+  return (at - 1 - i) % 2 === 1;
 }
 
 function decodeText(data: Buffer, delimiter: string): DecodedRecord[] {
@@ -148,8 +181,9 @@ export function unescapeText(raw: string): string {
 }
 
 /** CSV as PostgreSQL's CopyReadAttributesCSV reads it (delimiter `,`, quote and escape `"`, NULL = unquoted empty). */
-function decodeCsv(text: string): DecodedRecord[] {
-  const records: DecodedRecord[] = [];
+function* decodeCsv(text: string, batchRows: number): Generator<DecodedRecord[]> {
+  let records: DecodedRecord[] = [];
+  let before = 0; // records in earlier batches, for error messages
   let fields: DecodedRecord = [];
   let value = '';
   let sawQuote = false;
@@ -180,6 +214,11 @@ function decodeCsv(text: string): DecodedRecord[] {
       records.push(fields);
       fields = [];
       i += c === 0x0d ? 2 : 1;
+      if (records.length >= batchRows) {
+        yield records;
+        before += records.length;
+        records = [];
+      }
     } else if (c === 0x0d) {
       value += '\r';
       i++;
@@ -189,7 +228,7 @@ function decodeCsv(text: string): DecodedRecord[] {
       i++;
       for (;;) {
         const close = text.indexOf('"', i);
-        if (close < 0) throw new RecordDecodeError('unterminated CSV quoted field', records.length + 1);
+        if (close < 0) throw new RecordDecodeError('unterminated CSV quoted field', before + records.length + 1);
         value += text.slice(i, close);
         if (text.charCodeAt(close + 1) === 0x22) {
           value += '"';
@@ -205,5 +244,5 @@ function decodeCsv(text: string): DecodedRecord[] {
     endField();
     records.push(fields);
   }
-  return records;
+  if (records.length > 0) yield records;
 }

@@ -4,7 +4,7 @@ import { qualifiedName, quoteIdent } from '../db/identifiers.js';
 import { tableColumns, type TableColumn } from '../db/table-columns.js';
 import type { ChunkResult, ChunkWriter } from './chunk-writer.js';
 import { columnLiteralBatches, FieldCountError, hasNoEscapes } from './column-literals.js';
-import { decodeRecords, RecordDecodeError, type DecodedRecord, type FieldValue } from './decode-records.js';
+import { decodeRecordBatches, RecordDecodeError, type DecodedRecord, type FieldValue } from './decode-records.js';
 
 /** How rows become INSERT statements. */
 export const INSERT_STYLES = ['unnest', 'values', 'row'] as const;
@@ -71,27 +71,11 @@ export function insertWriter(options: InsertWriterOptions): ChunkWriter {
       const plan = await planFor(client, chunk.target);
       const { format } = chunk.target;
       if (options.style === 'unnest' && format !== 'csv' && hasNoEscapes(chunk.data)) {
-        return runBatches(client, fastUnnestBatches(plan, chunk.data, format === 'tbl' ? PIPE : TAB), chunk.records, options);
+        return runBatches(client, fastUnnestBatches(plan, chunk.data, format === 'tbl' ? PIPE : TAB), options);
       }
-      const records = decodeChunk(chunk, plan.columns.length);
-      return runBatches(client, decodedBatches(plan, records, options.style), records.length, options);
+      return runBatches(client, decodedBatches(plan, chunk, options.style), options);
     },
   };
-}
-
-function decodeChunk(chunk: Chunk, columns: number): DecodedRecord[] {
-  let records: DecodedRecord[];
-  try {
-    records = decodeRecords(chunk.data, chunk.target.format);
-  } catch (error) {
-    if (error instanceof RecordDecodeError) throw new Error(`record ${error.record} of the chunk: ${error.message}`);
-    throw error;
-  }
-  for (let i = 0; i < records.length; i++) {
-    const n = records[i]!.length;
-    if (n !== columns) throw fieldCountError(new FieldCountError(i + 1, n, columns));
-  }
-  return records;
 }
 
 /** COPY's own words for the same input, with the record's place in the chunk. */
@@ -108,10 +92,23 @@ interface Batch {
   execute(client: pg.Client): Promise<number>;
 }
 
-function* decodedBatches(plan: InsertPlan, records: readonly DecodedRecord[], style: InsertStyle): Generator<Batch> {
-  for (let at = 0; at < records.length; at += plan.batchRows) {
-    const batch = records.slice(at, at + plan.batchRows);
-    yield { rows: batch.length, execute: (client) => executeBatch(client, plan, batch, style) };
+/** Decoded a batch at a time; a record COPY would refuse stops the chunk (and rolls back its transaction). */
+function* decodedBatches(plan: InsertPlan, chunk: Chunk, style: InsertStyle): Generator<Batch> {
+  const columns = plan.columns.length;
+  let before = 0;
+  try {
+    for (const batch of decodeRecordBatches(chunk.data, chunk.target.format, plan.batchRows)) {
+      for (let i = 0; i < batch.length; i++) {
+        const n = batch[i]!.length;
+        if (n !== columns) throw new FieldCountError(before + i + 1, n, columns);
+      }
+      before += batch.length;
+      yield { rows: batch.length, execute: (client) => executeBatch(client, plan, batch, style) };
+    }
+  } catch (error) {
+    if (error instanceof FieldCountError) throw fieldCountError(error);
+    if (error instanceof RecordDecodeError) throw new Error(`record ${error.record} of the chunk: ${error.message}`);
+    throw error;
   }
 }
 
@@ -194,30 +191,78 @@ function flatten(rows: readonly DecodedRecord[], columns: number): FieldValue[] 
   return out;
 }
 
-/** Runs a chunk's batches with the transactions `commitEvery` asks for; counts what the server stored. */
-async function runBatches(client: pg.Client, batches: Iterable<Batch>, records: number, options: InsertWriterOptions): Promise<ChunkResult> {
+/** Deadlock and serialization failure: the server rolled the transaction back; running it again is safe. */
+const RETRYABLE = new Set(['40P01', '40001']);
+const MAX_ATTEMPTS = 5;
+
+function isRetryable(error: unknown): boolean {
+  return RETRYABLE.has((error as { code?: unknown } | undefined)?.code as string);
+}
+
+/**
+ * Runs a chunk's batches with the transactions `commitEvery` asks for; counts what the
+ * server stored. Concurrent workers inserting the same keys with ON CONFLICT DO NOTHING
+ * can deadlock (each waits for the other's uncommitted row): the server then rolls one
+ * transaction back, and its batches are run again, a few times at most.
+ */
+async function runBatches(client: pg.Client, batches: Iterable<Batch>, options: InsertWriterOptions): Promise<ChunkResult> {
   const { commitEvery } = options;
+  const autocommit = commitEvery === 0;
+  let records = 0;
   let loaded = 0;
   let inTransaction = false;
-  let batchesInTransaction = 0;
+  // The open transaction's batches and what they stored, to run again after a deadlock.
+  let open: Batch[] = [];
+  let openLoaded = 0;
+
+  const begin = async (): Promise<void> => {
+    if (!autocommit && !inTransaction) {
+      await client.query('BEGIN');
+      inTransaction = true;
+    }
+  };
+  const commit = async (): Promise<void> => {
+    if (inTransaction) await client.query('COMMIT');
+    inTransaction = false;
+    loaded += openLoaded;
+    open = [];
+    openLoaded = 0;
+  };
+  const rerun = async (first: unknown): Promise<void> => {
+    let error = first;
+    for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt++) {
+      if (inTransaction) await client.query('ROLLBACK');
+      inTransaction = false;
+      await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
+      try {
+        await begin();
+        openLoaded = 0;
+        for (const b of open) openLoaded += await b.execute(client);
+        return;
+      } catch (e) {
+        if (!isRetryable(e)) throw e;
+        error = e;
+      }
+    }
+    throw error;
+  };
+
   try {
     for (const batch of batches) {
-      if (commitEvery !== 0 && !inTransaction) {
-        await client.query('BEGIN');
-        inTransaction = true;
+      records += batch.rows;
+      await begin();
+      // In autocommit a row-style batch is many transactions: nothing to run again as one.
+      if (autocommit) open = [];
+      open.push(batch);
+      try {
+        openLoaded += await batch.execute(client);
+      } catch (error) {
+        if (!isRetryable(error) || (autocommit && options.style === 'row')) throw error;
+        await rerun(error);
       }
-      loaded += await batch.execute(client);
-      batchesInTransaction++;
-      if (inTransaction && commitEvery !== undefined && batchesInTransaction >= commitEvery) {
-        await client.query('COMMIT');
-        inTransaction = false;
-        batchesInTransaction = 0;
-      }
+      if (autocommit || (commitEvery !== undefined && open.length >= commitEvery)) await commit();
     }
-    if (inTransaction) {
-      await client.query('COMMIT');
-      inTransaction = false;
-    }
+    await commit();
   } catch (error) {
     if (inTransaction) await client.query('ROLLBACK').catch(() => undefined);
     throw error;

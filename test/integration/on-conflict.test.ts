@@ -93,6 +93,24 @@ describe('--on-conflict skip', () => {
     });
   }
 
+  for (const [name, args] of MODES.slice(0, 3)) {
+    it(`${name}: two workers inserting the same keys in opposite orders (a deadlock for the server) still load each key once`, async () => {
+      await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.dl`);
+      await client.query(`CREATE TABLE ${SCHEMA}.dl (id int PRIMARY KEY)`);
+      const n = 3000;
+      const up = Array.from({ length: n }, (_, i) => `${i + 1}`);
+      const lines = [...up, ...[...up].reverse()];
+      const dl = path.join(dir, 'dl.txt');
+      await fs.writeFile(dl, lines.join('\n') + '\n');
+      const size = Buffer.byteLength(up.join('\n') + '\n');
+      const r = await runCli(['load', dl, '--schema', SCHEMA, '--db', testUrl(), '-q', '-w', '2', '--chunk-size', String(size), '--on-conflict', 'skip', ...args.filter((a) => a !== '4'), ...(args.includes('--batch-rows') ? ['100000'] : [])]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, new RegExp(`read ${(2 * n).toLocaleString('en-US')} = loaded ${n.toLocaleString('en-US')} \\+ skipped ${n.toLocaleString('en-US')}`));
+      const got = await client.query(`SELECT count(*)::int AS n, count(DISTINCT id)::int AS d, min(id) AS lo, max(id) AS hi FROM ${SCHEMA}.dl`);
+      assert.deepEqual(got.rows[0], { n, d: n, lo: 1, hi: n });
+    });
+  }
+
   it('a bad --on-conflict value exits 2 naming the flag', async () => {
     const r = await runCli(['load', file, '--on-conflict', 'ignore']);
     assert.equal(r.code, 2);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Format } from '../../../src/framing/formats.js';
-import { decodeRecords, unescapeText, type DecodedRecord } from '../../../src/writer/decode-records.js';
+import { decodeRecordBatches, decodeRecords, unescapeText, type DecodedRecord } from '../../../src/writer/decode-records.js';
 import { arrayLiteral, insertPlan, MAX_PARAMETERS } from '../../../src/writer/insert-writer.js';
 
 interface Case {
@@ -56,6 +56,21 @@ describe('decodeRecords: COPY text, tbl and CSV → field values, as COPY reads 
   for (const c of cases) {
     it(`${c.format}: ${c.name}`, () => assert.deepEqual(decodeRecords(Buffer.from(c.input, 'utf8'), c.format), c.expected));
   }
+  it('in batches of 1, 2 and 3 records: the same records, cut only at record ends', () => {
+    for (const c of cases) {
+      for (const size of [1, 2, 3]) {
+        const batches = [...decodeRecordBatches(Buffer.from(c.input, 'utf8'), c.format, size)];
+        assert.ok(batches.every((b, i) => b.length === size || i === batches.length - 1), `${c.name}: batch sizes`);
+        assert.deepEqual(batches.flat(), c.expected, `${c.name} in batches of ${size}`);
+      }
+    }
+  });
+  it('batches keep an escaped newline inside its record', () => {
+    assert.deepEqual([...decodeRecordBatches(Buffer.from('a\\\nb\nc\n'), 'text', 1)], [[['a\nb']], [['c']]]);
+  });
+  it('csv: an unterminated quote in a later batch names the record in the chunk', () => {
+    assert.throws(() => [...decodeRecordBatches(Buffer.from('1\n2\n3\n"4\n'), 'csv', 2)], { record: 4 } as object);
+  });
   it('csv: an unterminated quote is an error naming the record', () => {
     assert.throws(() => decodeRecords(Buffer.from('1,ok\n2,"open\n'), 'csv'), { name: 'RecordDecodeError', message: 'unterminated CSV quoted field', record: 2 } as object);
   });
