@@ -24,18 +24,17 @@ export function addWriterOptions(cmd: Command): Command {
   return cmd
     .addOption(new Option('--mode <mode>', `how rows reach the server: ${LOAD_MODES.join(' or ')}`).default('copy').argParser(oneOf('--mode', LOAD_MODES)))
     .addOption(
-      new Option('--insert-style <style>', 'with --mode insert: unnest (one INSERT … SELECT FROM unnest($1::type[], …) per batch), values (multi-row VALUES), row (one row per statement)')
-        .default(undefined, 'unnest')
+      new Option('--insert-style <style>', 'with --mode insert: unnest (one INSERT … SELECT FROM unnest($1::type[], …) per batch; the default), values (multi-row VALUES), row (one row per statement)')
         .argParser(oneOf('--insert-style', INSERT_STYLES)),
     )
     .addOption(
-      new Option('--batch-rows <n>', 'with --mode insert: rows per statement (values: capped at 65535 parameters); for row, rows per batch')
-        .default(undefined, String(DEFAULT_BATCH_ROWS))
-        .argParser((v) => parseWholeNumber('--batch-rows', v)),
+      new Option(
+        '--batch-rows <n>',
+        `with --mode insert: rows per statement (values: capped at 65,535 parameters); for row, the rows --commit-every counts as a batch (default: ${Object.entries(DEFAULT_BATCH_ROWS).map(([style, n]) => `${style} ${n}`).join(', ')})`,
+      ).argParser((v) => parseWholeNumber('--batch-rows', v)),
     )
     .addOption(
-      new Option('--commit-every <n>', 'with --mode insert: commit every n batches (0 = autocommit, each statement its own transaction)')
-        .default(undefined, 'one transaction per chunk')
+      new Option('--commit-every <n>', 'with --mode insert: commit every n batches; 0 = autocommit, each statement its own transaction (default: one transaction per chunk)')
         .argParser((v) => parseWholeNumber('--commit-every', v, 0)),
     )
     .addOption(

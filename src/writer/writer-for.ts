@@ -11,7 +11,7 @@ export interface WriterSpec {
   readonly mode: LoadMode;
   /** INSERT only; default unnest. */
   readonly style?: InsertStyle;
-  /** INSERT only; default DEFAULT_BATCH_ROWS. */
+  /** INSERT only; default DEFAULT_BATCH_ROWS for the style. */
   readonly batchRows?: number;
   /** INSERT only; undefined = one transaction per chunk, 0 = autocommit. */
   readonly commitEvery?: number;
@@ -21,9 +21,10 @@ export interface WriterSpec {
 export function writerFor(spec: WriterSpec): ChunkWriter {
   const onConflict = spec.onConflict ?? 'error';
   if (spec.mode === 'copy') return onConflict === 'skip' ? copySkipConflictsWriter() : copyWriter;
+  const style = spec.style ?? 'unnest';
   return insertWriter({
-    style: spec.style ?? 'unnest',
-    batchRows: spec.batchRows ?? DEFAULT_BATCH_ROWS,
+    style,
+    batchRows: spec.batchRows ?? DEFAULT_BATCH_ROWS[style],
     ...(spec.commitEvery !== undefined ? { commitEvery: spec.commitEvery } : {}),
     onConflict,
   });
