@@ -48,40 +48,20 @@ export function* columnLiteralBatches(data: Buffer, delimiter: number, columns: 
   // Field bounds of one batch, reused: [start, end) per field, row-major.
   const bounds = new Int32Array(batchRows * columns * 2);
   const sizes = new Array<number>(columns);
-  let pos = 0;
-  let record = 0;
-  while (pos < data.length) {
+  const scan = { pos: 0, record: 0, quotes: 0 };
+  while (scan.pos < data.length) {
+    const rows = scanBatch(data, delimiter, columns, batchRows, bounds, scan);
     sizes.fill(2); // the braces
-    let rows = 0;
-    while (rows < batchRows && pos < data.length) {
-      let field = 0;
-      let start = pos;
-      const base = rows * columns * 2;
-      for (;;) {
-        const b = data[pos];
-        if (b === delimiter || b === NEWLINE || b === undefined) {
-          let end = pos;
-          if (b !== delimiter && end > start && data[end - 1] === CARRIAGE_RETURN) end--;
-          if (field >= columns) throw new FieldCountError(record + 1, countFields(data, pos, delimiter) + field + 1, columns);
-          bounds[base + field * 2] = start;
-          bounds[base + field * 2 + 1] = end;
-          sizes[field]! += end - start + 3; // quotes and comma
-          field++;
-          pos++;
-          if (b !== delimiter) break;
-          start = pos;
-        } else {
-          if (b === QUOTE) sizes[field < columns ? field : 0]! += 1; // escaped as \"
-          pos++;
-        }
+    for (let r = 0; r < rows; r++) {
+      for (let c = 0; c < columns; c++) {
+        const at = (r * columns + c) * 2;
+        sizes[c]! += bounds[at + 1]! - bounds[at]! + 3; // quotes and comma
       }
-      if (field !== columns) throw new FieldCountError(record + 1, field, columns);
-      rows++;
-      record++;
     }
     const literals = new Array<string>(columns);
     for (let c = 0; c < columns; c++) {
-      const out = Buffer.allocUnsafe(sizes[c]!);
+      // A quote in a field takes a backslash too: room for all of the batch's, in each column.
+      const out = Buffer.allocUnsafe(sizes[c]! + scan.quotes);
       let n = 0;
       out[n++] = OPEN;
       for (let r = 0; r < rows; r++) {
@@ -103,6 +83,82 @@ export function* columnLiteralBatches(data: Buffer, delimiter: number, columns: 
     }
     yield { rows, literals };
   }
+}
+
+/** A batch of records as one multi-row VALUES statement's parameters: the Bind message. */
+export interface BindBatch {
+  readonly rows: number;
+  readonly message: Buffer;
+}
+
+/**
+ * The `values` fast path: each batch of records (no backslash) as a ready Bind + Execute +
+ * Sync for `statement`, one text parameter per field, its bytes copied from `data`.
+ * `makeMessage` is `bindMessage` (passed in to keep this module free of the protocol).
+ */
+export function* valuesBindBatches(
+  data: Buffer,
+  delimiter: number,
+  columns: number,
+  batchRows: number,
+  makeMessage: (count: number, paramBytes: number, write: (out: Buffer, offset: number) => number) => Buffer,
+): Generator<BindBatch> {
+  const bounds = new Int32Array(batchRows * columns * 2);
+  const scan = { pos: 0, record: 0, quotes: 0 };
+  while (scan.pos < data.length) {
+    const rows = scanBatch(data, delimiter, columns, batchRows, bounds, scan);
+    const fields = rows * columns;
+    let bytes = 0;
+    for (let f = 0; f < fields; f++) bytes += 4 + bounds[f * 2 + 1]! - bounds[f * 2]!;
+    const message = makeMessage(fields, bytes, (out, offset) => {
+      let n = offset;
+      for (let f = 0; f < fields; f++) {
+        const start = bounds[f * 2]!;
+        const end = bounds[f * 2 + 1]!;
+        n = out.writeInt32BE(end - start, n);
+        n += data.copy(out, n, start, end);
+      }
+      return n;
+    });
+    yield { rows, message };
+  }
+}
+
+/**
+ * Finds the field bounds of up to `batchRows` records from `scan.pos`, checking each has
+ * `columns` fields; advances `scan` and returns the number of records.
+ */
+function scanBatch(data: Buffer, delimiter: number, columns: number, batchRows: number, bounds: Int32Array, scan: { pos: number; record: number; quotes: number }): number {
+  let pos = scan.pos;
+  let rows = 0;
+  scan.quotes = 0;
+  while (rows < batchRows && pos < data.length) {
+    let field = 0;
+    let start = pos;
+    const base = rows * columns * 2;
+    for (;;) {
+      const b = data[pos];
+      if (b === delimiter || b === NEWLINE || b === undefined) {
+        let end = pos;
+        if (b !== delimiter && end > start && data[end - 1] === CARRIAGE_RETURN) end--;
+        if (field >= columns) throw new FieldCountError(scan.record + 1, countFields(data, pos, delimiter) + field + 1, columns);
+        bounds[base + field * 2] = start;
+        bounds[base + field * 2 + 1] = end;
+        field++;
+        pos++;
+        if (b !== delimiter) break;
+        start = pos;
+      } else {
+        if (b === QUOTE) scan.quotes++;
+        pos++;
+      }
+    }
+    if (field !== columns) throw new FieldCountError(scan.record + 1, field, columns);
+    rows++;
+    scan.record++;
+  }
+  scan.pos = pos;
+  return rows;
 }
 
 /** Fields left on the line after `pos` (for the message about extra data). */

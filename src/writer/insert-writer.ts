@@ -3,7 +3,8 @@ import type { Chunk, LoadTarget } from '../batching/chunk.js';
 import { qualifiedName, quoteIdent } from '../db/identifiers.js';
 import { tableColumns, type TableColumn } from '../db/table-columns.js';
 import type { ChunkResult, ChunkWriter } from './chunk-writer.js';
-import { columnLiteralBatches, FieldCountError, hasNoEscapes } from './column-literals.js';
+import { columnLiteralBatches, FieldCountError, hasNoEscapes, valuesBindBatches } from './column-literals.js';
+import { bindMessage, parseMessage, runPrepared, SYNC } from './prepared-bind.js';
 import { decodeRecordBatches, RecordDecodeError, type DecodedRecord, type FieldValue } from './decode-records.js';
 
 /** How rows become INSERT statements. */
@@ -75,8 +76,10 @@ export function insertWriter(options: InsertWriterOptions): ChunkWriter {
     async write(client: pg.Client, chunk: Chunk): Promise<ChunkResult> {
       const plan = await planFor(client, chunk.target);
       const { format } = chunk.target;
-      if (options.style === 'unnest' && format !== 'csv' && hasNoEscapes(chunk.data)) {
-        return runBatches(client, fastUnnestBatches(plan, chunk.data, format === 'tbl' ? PIPE : TAB), options);
+      if (format !== 'csv' && options.style !== 'row' && hasNoEscapes(chunk.data)) {
+        const delimiter = format === 'tbl' ? PIPE : TAB;
+        if (options.style === 'unnest') return runBatches(client, fastUnnestBatches(plan, chunk.data, delimiter), options);
+        return runBatches(client, fastValuesBatches(client, plan, chunk.data, delimiter), options);
       }
       return runBatches(client, decodedBatches(plan, chunk, options.style), options);
     },
@@ -194,6 +197,47 @@ function flatten(rows: readonly DecodedRecord[], columns: number): FieldValue[] 
   let k = 0;
   for (const row of rows) for (let c = 0; c < columns; c++) out[k++] = row[c] ?? null;
   return out;
+}
+
+/** Statements prepared by `fastValuesBatches` on each connection (node-postgres does not know them). */
+const rawParsed = new WeakMap<pg.Client, Set<string>>();
+
+/**
+ * The values fast path: the Bind messages are built from the chunk's bytes (no string per
+ * field, no per-parameter work in node-postgres). Full batches run the statement prepared
+ * under its own name; the last, shorter batch of a chunk goes as the unnamed statement.
+ */
+function* fastValuesBatches(client: pg.Client, plan: InsertPlan, data: Buffer, delimiter: number): Generator<Batch> {
+  const name = `${plan.name}_raw`;
+  let parsed = rawParsed.get(client);
+  if (parsed === undefined) rawParsed.set(client, (parsed = new Set()));
+  const known = parsed;
+  const ensureParsed = async (): Promise<void> => {
+    if (known.has(name)) return;
+    await runPrepared(client, Buffer.concat([parseMessage(name, plan.text), SYNC]));
+    known.add(name);
+  };
+  const columns = plan.columns.length;
+  // The batch's size is known only once it is cut: a full batch binds the named statement,
+  // the last, shorter one is parsed as the unnamed statement in the same message.
+  const message = (count: number, bytes: number, write: (out: Buffer, offset: number) => number): Buffer =>
+    count === plan.batchRows * columns
+      ? bindMessage(name, count, bytes, write)
+      : Buffer.concat([parseMessage('', plan.textFor(count / columns)), bindMessage('', count, bytes, write)]);
+  try {
+    for (const batch of valuesBindBatches(data, delimiter, columns, plan.batchRows, message)) {
+      const full = batch.rows === plan.batchRows;
+      yield {
+        rows: batch.rows,
+        execute: async (c) => {
+          if (full) await ensureParsed();
+          return runPrepared(c, batch.message);
+        },
+      };
+    }
+  } catch (error) {
+    throw error instanceof FieldCountError ? fieldCountError(error) : error;
+  }
 }
 
 /** Deadlock and serialization failure: the server rolled the transaction back; running it again is safe. */

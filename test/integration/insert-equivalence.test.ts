@@ -151,7 +151,7 @@ describe('COPY and INSERT load the same table from the same file', () => {
     });
   }
 
-  it('input without a backslash (the unnest fast path, no per-field strings) gives the same table as COPY', async () => {
+  it('input without a backslash (the unnest and values fast paths: parameters built from the bytes) gives the same table as COPY', async () => {
     // Every value that needs no escape: quotes, braces, commas, spaces, NULL as a word, non-ASCII, empty strings.
     const plain = rows()
       .map((r) => r.map((v, c) => (v !== null && !/[\\\n\r\t|]/.test(v) ? v : ['t', 'vc'].includes(NAMES[c]!) ? 'x"{,} NULL' : VALUES[NAMES[c]!]![0]!)))
@@ -162,9 +162,11 @@ describe('COPY and INSERT load the same table from the same file', () => {
     await fs.writeFile(file, plain);
     const reference = await loadInto('plain_ref', file, ['--mode', 'copy']);
     for (const workers of ['1', '2']) {
-      assert.equal(await loadInto(`plain_unnest_w${workers}`, file, ['--mode', 'insert', '--batch-rows', '9', '-w', workers]), reference);
+      for (const style of ['unnest', 'values']) {
+        assert.equal(await loadInto(`plain_${style}_w${workers}`, file, ['--mode', 'insert', '--insert-style', style, '--batch-rows', '9', '-w', workers]), reference, `${style} -w ${workers}`);
+      }
     }
-    const quoted = await client.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.plain_unnest_w2 WHERE t = 'x"{,} NULL'`);
+    const quoted = await client.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.plain_values_w2 WHERE t = 'x"{,} NULL'`);
     assert.ok(quoted.rows[0].n > 0);
   });
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { columnLiteralBatches, hasNoEscapes } from '../../../src/writer/column-literals.js';
+import { columnLiteralBatches, hasNoEscapes, valuesBindBatches } from '../../../src/writer/column-literals.js';
+import { bindMessage } from '../../../src/writer/prepared-bind.js';
 import { decodeRecords } from '../../../src/writer/decode-records.js';
 import { arrayLiteral } from '../../../src/writer/insert-writer.js';
 
@@ -48,4 +49,43 @@ describe('columnLiteralBatches: the unnest fast path equals decodeRecords + arra
     assert.throws(() => [...columnLiteralBatches(Buffer.from('1|a\n2|b\n3|c|d|e\n'), 0x7c, 2, 2)], { message: 'extra data after last expected column (4 fields, the table has 2 columns)', record: 3 } as object);
   });
   it('input with a backslash is not for the fast path', () => assert.equal(hasNoEscapes(Buffer.from('a\\tb\n')), false));
+});
+
+/** Reads a Bind + Execute + Sync back: the statement name and the parameters as strings. */
+function readBind(msg: Buffer): { statement: string; params: string[] } {
+  assert.equal(msg[0], 0x42);
+  const length = msg.readInt32BE(1);
+  let n = 5;
+  assert.equal(msg[n++], 0); // unnamed portal
+  const nameEnd = msg.indexOf(0, n);
+  const statement = msg.toString('utf8', n, nameEnd);
+  n = nameEnd + 1;
+  assert.equal(msg.readInt16BE(n), 0); // all parameters in text format
+  const count = msg.readUInt16BE(n + 2);
+  n += 4;
+  const params: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const len = msg.readInt32BE(n);
+    params.push(msg.toString('utf8', n + 4, n + 4 + len));
+    n += 4 + len;
+  }
+  assert.equal(msg.readInt16BE(n), 0); // result formats
+  assert.equal(n + 2, 1 + length, 'Bind length');
+  assert.deepEqual([...msg.subarray(n + 2)], [0x45, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0x53, 0, 0, 0, 4], 'Execute + Sync');
+  return { statement, params };
+}
+
+describe('valuesBindBatches: the values fast path binds what decodeRecords gives', () => {
+  for (const c of cases) {
+    for (const batchRows of [1, 3, 1000]) {
+      it(`${c.format}: ${c.name}, batches of ${batchRows}`, () => {
+        const batches = [...valuesBindBatches(Buffer.from(c.input), c.format === 'tbl' ? 0x7c : 0x09, c.columns, batchRows, (count, bytes, write) => bindMessage('s1', count, bytes, write))];
+        const records = decodeRecords(Buffer.from(c.input), c.format);
+        const expected: string[][] = [];
+        for (let at = 0; at < records.length; at += batchRows) expected.push(records.slice(at, at + batchRows).flat() as string[]);
+        assert.deepEqual(batches.map((b) => readBind(b.message)), expected.map((params) => ({ statement: 's1', params })));
+        assert.deepEqual(batches.map((b) => b.rows), expected.map((p) => p.length / c.columns));
+      });
+    }
+  }
 });
