@@ -67,6 +67,11 @@ export interface LoadReporter {
  */
 export async function load(inputs: readonly LoadTarget[], options: LoadOptions, target: Target, reporter: LoadReporter = {}): Promise<LoadSummary> {
   const withLedger = options.ledger !== false;
+  if (withLedger && options.writer?.ownsTransactions) {
+    throw new LoadError('bad-option', '--commit-every splits a chunk into several transactions, which the ledger cannot account for exactly once', {
+      hint: 'add --no-ledger (the load then cannot be resumed, and a bad row stops it), or drop --commit-every',
+    });
+  }
   if (!withLedger && (options.resume || options.loadId !== undefined)) {
     throw new LoadError('bad-option', '--resume and --load-id need the ledger', { hint: 'drop --no-ledger' });
   }

@@ -10,13 +10,15 @@ import { addLoadOptions, addTargetOptions, type LoadFlags } from './common-optio
 import { formatDurability } from './durability-format.js';
 import { EXIT, printError } from './errors.js';
 import { addInputOptions, type InputFlags } from './input-flags.js';
+import { addWriterOptions, writerSpecFromFlags, type WriterFlags } from './writer-options.js';
+import { writerFor } from '../writer/writer-for.js';
 import { addObserveOptions, observeLoad, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
 import { parseFormat, parseLoadId } from './parse-options.js';
 import { planInputs } from './plan-inputs.js';
 import { resumeCommand } from './resume-command.js';
 import { formatCount, formatSummary } from './summary-format.js';
 
-interface LoadCommandFlags extends LoadFlags, InputFlags, ObserveFlags {
+interface LoadCommandFlags extends LoadFlags, InputFlags, ObserveFlags, WriterFlags {
   format?: Format;
   table?: string;
   schema?: string;
@@ -31,7 +33,7 @@ interface LoadCommandFlags extends LoadFlags, InputFlags, ObserveFlags {
 export function registerLoadCommand(program: Command): void {
   const cmd = program
     .command('load')
-    .description('stream files (tbl, csv, text, NDJSON, JSON arrays; .gz too) into PostgreSQL through parallel COPY; bad rows go to a reject file, and a stopped load resumes where it stopped')
+    .description('stream files (tbl, csv, text, NDJSON, JSON arrays; .gz too) into PostgreSQL through parallel COPY (or batched INSERT with --mode insert); bad rows go to a reject file, and a stopped load resumes where it stopped')
     .argument('<file...>', 'input files; `-` reads stdin')
     .addOption(new Option('-f, --format <format>', `input format: ${FORMATS.join(', ')} (default: from the file extension)`).argParser(parseFormat))
     .option('-t, --table <name>', 'target table (default: from the file name, lineitem.tbl.3 → lineitem)')
@@ -44,6 +46,7 @@ export function registerLoadCommand(program: Command): void {
     .option('--no-ledger', 'no ledger (schema pgsurge) in the target database, for a user who may not create it: rejects still work, but a stopped load cannot be resumed');
   addInputOptions(cmd);
   addLoadOptions(cmd);
+  addWriterOptions(cmd);
   addObserveOptions(cmd);
   addTargetOptions(cmd);
   cmd.addHelpText(
@@ -66,12 +69,15 @@ Examples:
   pgsurge load lineitem.tbl --create          # into the managed cluster, table lineitem
   pgsurge load data.csv -t events --db postgresql://me@db1/prod -w 4
   pgsurge dbt3 gen --scale 1 --tables lineitem --out - | pgsurge load - -t lineitem -f tbl
+  pgsurge load events.csv --mode insert --insert-style values --batch-rows 1000 --on-conflict skip
   pgsurge load events.ndjson.gz -t events --ignore-extra-keys
   pgsurge load export.json --json-path data.items -t items
   pgsurge load people.csv --header match --encoding WIN1252 --null NA`,
   );
   cmd.action(async (files: string[], flags: LoadCommandFlags) => {
     const inputs = planInputs(files, { ...flags, input: flags });
+    const writerSpec = writerSpecFromFlags(flags);
+    const writer = writerFor(writerSpec);
     const target = await openTarget(flags);
     if (flags.durability === 'unsafe' && target.managed !== undefined) process.stderr.write(UNSAFE_WARNING);
     const say = !flags.quiet && !flags.json;
@@ -119,6 +125,7 @@ Examples:
           retryForMs: flags.retryFor,
           signal: abort.signal,
           durability: { preset: flags.durability, unlogged: flags.unlogged === true },
+          writer,
         },
         target,
         allReporters(messages, observed.reporter),
@@ -129,7 +136,7 @@ Examples:
         series &&
         observed.report({
           title: `pgsurge load: ${series.name}`,
-          settings: { workers: flags.workers, chunkBytes: flags.chunkSize, mode: 'copy', durability: flags.durability, unlogged: flags.unlogged === true },
+          settings: { workers: flags.workers, chunkBytes: flags.chunkSize, mode: writer.name, durability: flags.durability, unlogged: flags.unlogged === true },
           series: [series],
         });
       const written = await writeReportIfAsked(flags.report, report);

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { registerClusterCommands } from './cluster-commands.js';
+import { registerCompareCommand } from './compare-command.js';
 import { registerDbt3Commands } from './dbt3-commands.js';
 import { registerDecayCommand } from './decay-command.js';
 import { registerDemoCommand } from './demo-command.js';
@@ -24,6 +25,7 @@ Target: --db <url>, else the PG* environment variables, else a managed cluster p
   registerLoadCommand(program);
   const dbt3 = registerDbt3Commands(program);
   registerGenCommands(program, dbt3);
+  registerCompareCommand(program);
   registerClusterCommands(program);
   registerWalCommands(program);
   registerDecayCommand(program);

@@ -49,7 +49,8 @@ export function formatSummary(summary: LoadSummary): string {
     parts.push(renderTable(header, fileRows));
   }
   const lines: string[] = [];
-  lines.push(`loaded ${formatCount(s.loaded)} of ${formatCount(s.read)} rows read${s.rejected > 0 ? `, rejected ${formatCount(s.rejected)}` : ''}${s.skipped > 0 ? `, skipped ${formatCount(s.skipped)}` : ''} in ${s.seconds.toFixed(2)} s with ${summary.workers} worker${summary.workers === 1 ? '' : 's'} into ${summary.target}`);
+  const accounting = s.rejected + s.skipped > 0 ? ` (read ${formatCount(s.read)} = loaded ${formatCount(s.loaded)} + rejected ${formatCount(s.rejected)} + skipped ${formatCount(s.skipped)})` : '';
+  lines.push(`loaded ${formatCount(s.loaded)} of ${formatCount(s.read)} rows read${accounting} in ${s.seconds.toFixed(2)} s with ${summary.workers} worker${summary.workers === 1 ? '' : 's'} into ${summary.target}`);
   if (resumed) {
     const e = files.reduce((a, f) => ({ loaded: a.loaded + f.earlier.loaded, rejected: a.rejected + f.earlier.rejected }), { loaded: 0, rejected: 0 });
     lines.push(`resumed: earlier runs of this load had committed ${formatCount(e.loaded)} rows and rejected ${formatCount(e.rejected)}; those were not read again`);

@@ -7,6 +7,7 @@ import { connectionFailure, LoadError } from '../db/load-error.js';
 import { connect, type Target } from '../db/target.js';
 import { load, type LoadReporter } from '../load.js';
 import type { LoadSummary } from '../metrics/load-counters.js';
+import { writerFor } from '../writer/writer-for.js';
 import type { ChunkWriter } from '../writer/chunk-writer.js';
 import { DECAY_COLUMNS, writeNarrowRows, type NarrowKeys } from './narrow-rows.js';
 
@@ -60,25 +61,9 @@ export interface DecayWatch {
   phase?(name: string): void;
 }
 
-/** The writer for `--mode`: COPY is built in; INSERT comes from src/writer/insert-writer.ts when this build has it. */
+/** The writer for `--mode`: COPY, or batched INSERT (unnest, the best an application does). */
 export async function decayWriter(mode: DecayMode): Promise<ChunkWriter | undefined> {
-  if (mode === 'copy') return undefined;
-  // A variable specifier: the INSERT writer is built on another branch; this build may not have it.
-  const specifier = '../writer/insert-writer.js';
-  let found: ChunkWriter | undefined;
-  try {
-    const mod = (await import(specifier)) as Record<string, unknown>;
-    const candidate = (mod.insertWriter ?? mod.default) as ChunkWriter | undefined;
-    if (candidate && typeof candidate.writeRows === 'function') found = candidate;
-  } catch {
-    found = undefined;
-  }
-  if (!found) {
-    throw new LoadError('bad-option', '--mode insert needs the INSERT writer (src/writer/insert-writer.ts), which this build of pgsurge does not have yet', {
-      hint: 'use --mode copy',
-    });
-  }
-  return found;
+  return mode === 'copy' ? undefined : writerFor({ mode: 'insert', style: 'unnest' });
 }
 
 export function decayTableSql(table: string, schema: string | undefined, index: DecayIndex): string {
@@ -126,7 +111,8 @@ export async function runDecay(options: DecayOptions, target: Target, watch: Dec
 
     const input: LoadTarget = { file: dataFile, format: 'text', table: options.table, schema: options.schema };
     const summary = await timed('load', () =>
-      load([input], { workers: options.workers, chunkBytes: options.chunkBytes, create: false, truncate: false, ...(writer ? { writer } : {}) }, target, watch.reporter),
+      // A fresh table per experiment, measured once: no ledger rows to write or resume from.
+      load([input], { workers: options.workers, chunkBytes: options.chunkBytes, create: false, truncate: false, ledger: false, ...(writer ? { writer } : {}) }, target, watch.reporter),
     );
     await watch.loaded?.();
 

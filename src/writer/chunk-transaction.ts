@@ -42,6 +42,11 @@ export function isRowError(error: unknown): boolean {
  * the ledger row and the rejected rows then commit together.
  */
 export async function commitChunk(client: pg.Client, chunk: Chunk, ctx: ChunkTransactionContext): Promise<ChunkOutcome> {
+  if (ctx.writer.ownsTransactions) {
+    // --commit-every / autocommit: the writer's own transactions, no ledger, a bad row stops the load.
+    const r = await ctx.writer.writeRows(client, chunk);
+    return { loaded: r.loaded, skipped: r.skipped, rejects: [] };
+  }
   let refused: unknown;
   await client.query('BEGIN');
   try {

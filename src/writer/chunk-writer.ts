@@ -29,4 +29,10 @@ export interface ChunkWriter {
    * (COPY's `line N` context). Without it a refused chunk is bisected to find its bad rows.
    */
   failedRecord?(error: unknown, chunk: Chunk): number | undefined;
+  /**
+   * The writer commits on its own (`--commit-every`, autocommit): `writeRows` runs outside
+   * any transaction of the caller, so there is no ledger row and no reject isolation. The
+   * load allows such a writer only without the ledger (`--no-ledger`).
+   */
+  readonly ownsTransactions?: boolean;
 }

@@ -24,9 +24,13 @@ export function copySql(target: LoadTarget, columns: readonly string[] | undefin
  * the row count from the server's `COPY n` reply.
  */
 export async function copyRows(client: pg.Client, chunk: Chunk, options: { freeze?: boolean } = {}): Promise<number> {
-  const stream = client.query(copyFrom(copySql(chunk.target, undefined, options)));
+  return streamCopy(client, copySql(chunk.target, undefined, options), chunk.data);
+}
+
+/** Runs one `COPY … FROM STDIN` statement with `data` as its input; returns the server's row count. */
+export async function streamCopy(client: pg.Client, sql: string, data: Buffer): Promise<number> {
+  const stream = client.query(copyFrom(sql));
   const done = finished(stream);
-  const { data } = chunk;
   for (let at = 0; at < data.length; at += WRITE_PIECE) {
     if (!stream.write(data.subarray(at, at + WRITE_PIECE))) {
       await Promise.race([once(stream, 'drain'), done]);

@@ -62,7 +62,8 @@ describe(`the server restarts or goes away mid-load (own cluster)`, () => {
     [2, 400],
   ] as const) {
     it(`pg_ctl restart -m immediate ${delay} ms into the load (${n}): the workers retry until it is back; the load ends exact`, async () => {
-      const run = startCli(['load', file, '--create', '--truncate', '-w', '3', '--chunk-size', '4KB', '--load-id', `restart-${n}`, '--db', cluster.url()]);
+      // Small chunks make the load last a couple of seconds, so the restart lands in the middle of it.
+      const run = startCli(['load', file, '--create', '--truncate', '-w', '3', '--chunk-size', '1KB', '--load-id', `restart-${n}`, '--db', cluster.url()]);
       await run.waitFor(/pgsurge: load restart-/);
       await sleep(delay);
       const wasRunning = run.child.exitCode === null;

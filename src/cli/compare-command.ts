@@ -1,0 +1,101 @@
+import { promises as fs } from 'node:fs';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { compareJson, formatCompareTable } from '../compare/result-table.js';
+import { runCompare } from '../compare/run-compare.js';
+import { DEFAULT_VARIANTS, parseVariants } from '../compare/variants.js';
+import { LoadError } from '../db/load-error.js';
+import { openTarget } from '../db/target.js';
+import { FORMATS, type Format } from '../framing/formats.js';
+import { ON_CONFLICT, type OnConflict } from '../writer/insert-writer.js';
+import { addLoadOptions, addTargetOptions, type LoadFlags } from './common-options.js';
+import { parseFormat, parseWholeNumber } from './parse-options.js';
+import { planInputs } from './plan-inputs.js';
+import { formatCount } from './summary-format.js';
+
+interface CompareFlags extends LoadFlags {
+  format?: Format;
+  table?: string;
+  schema?: string;
+  create?: boolean;
+  variants: string;
+  repeat: number;
+  rows?: number;
+  onConflict: OnConflict;
+  json?: boolean;
+  out?: string;
+  keep?: boolean;
+}
+
+export function registerCompareCommand(program: Command): void {
+  const cmd = program
+    .command('compare')
+    .description('load the same input through several variants (COPY, INSERT styles, workers, batch sizes) on the same server and print one table')
+    .argument('<file>', 'input file (tbl, text or csv)')
+    .addOption(new Option('-f, --format <format>', `input format: ${FORMATS.join(', ')} (default: from the file extension)`).argParser(parseFormat))
+    .option('-t, --table <name>', 'base table whose definition each variant\'s fresh table copies (default: from the file name)')
+    .option('--schema <name>', 'schema of the base table; the variants\' tables go there too (default: the search_path)')
+    .option('--create', 'create a missing base table from the built-in DDL (the eight DBT-3 tables)')
+    .option('--variants <list>', 'comma-separated: copy or insert[:unnest|values|row], each with optional :w<workers> :b<batch rows> :c<commit every>', DEFAULT_VARIANTS)
+    .addOption(new Option('--repeat <n>', 'runs per variant, interleaved (A B C A B C …); medians are reported').default(3).argParser((v) => parseWholeNumber('--repeat', v)))
+    .addOption(new Option('--rows <n>', 'load only the first n rows of the input (read by one reader), e.g. to include insert:row').argParser((v) => parseWholeNumber('--rows', v)))
+    .addOption(
+      new Option('--on-conflict <action>', 'for every variant: error, or skip rows that violate a unique key').default('error').argParser((v) => {
+        if (!(ON_CONFLICT as readonly string[]).includes(v)) throw new InvalidArgumentError(`Expected \`--on-conflict\` to be one of ${ON_CONFLICT.join(', ')}, got \`${v}\``);
+        return v as OnConflict;
+      }),
+    )
+    .option('--json', 'print the results as JSON on stdout (every run included) instead of the table')
+    .option('--out <file>', 'also write the results as JSON to this file')
+    .option('--keep', 'keep each variant\'s table (of the last round) instead of dropping it');
+  addLoadOptions(cmd);
+  addTargetOptions(cmd);
+  cmd.addHelpText(
+    'after',
+    `
+Each variant loads into a fresh table <table>_cmp<k> created with
+CREATE TABLE … (LIKE <table> INCLUDING ALL), measured, then dropped (unless --keep).
+Columns: rows/s (median, min–max), MB/s, ratio to the fastest, ratio to the first variant
+(median of per-round ratios), WAL bytes per row (pg_current_wal_lsn before/after; the WAL
+position is cluster-wide), this process's CPU seconds, pg_total_relation_size.
+
+Examples:
+  pgsurge compare lineitem.tbl --create
+  pgsurge compare lineitem.tbl --variants copy:w1,copy:w2,insert:unnest:b5000,insert:values:b1000 --repeat 5
+  pgsurge compare lineitem.tbl --variants copy,insert:row,insert:row:c0 --rows 20000 --json`,
+  );
+  cmd.action(async (file: string, flags: CompareFlags) => {
+    const variants = parseVariants(flags.variants);
+    const [input] = planInputs([file], flags);
+    if (input === undefined || file === '-') throw new LoadError('bad-option', 'compare reads its input once per run: give a file, not stdin (`-`)');
+    const target = await openTarget(flags);
+    try {
+      const result = await runCompare(
+        {
+          file: input.file,
+          format: input.format,
+          table: input.table,
+          schema: input.schema,
+          create: flags.create === true,
+          variants,
+          repeat: flags.repeat,
+          workers: flags.workers,
+          chunkBytes: flags.chunkSize,
+          ...(flags.rows !== undefined ? { maxRows: flags.rows } : {}),
+          onConflict: flags.onConflict,
+          keep: flags.keep === true,
+        },
+        target,
+        {
+          runDone: ({ variant, run, index, total }) => {
+            if (flags.quiet) return;
+            process.stderr.write(`[${index}/${total}] ${variant.label}: ${formatCount(run.rows)} rows in ${run.seconds.toFixed(2)} s, ${formatCount(run.rowsPerSecond)} rows/s\n`);
+          },
+        },
+      );
+      if (flags.out) await fs.writeFile(flags.out, compareJson(result));
+      process.stdout.write(flags.json ? compareJson(result) : `${formatCompareTable(result)}\n`);
+    } finally {
+      await target.release();
+    }
+  });
+}

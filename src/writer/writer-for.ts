@@ -1,0 +1,31 @@
+import type { ChunkWriter } from './chunk-writer.js';
+import { copySkipConflictsWriter } from './copy-skip-conflicts-writer.js';
+import { copyWriter } from './copy-writer.js';
+import { DEFAULT_BATCH_ROWS, insertWriter, type InsertStyle, type OnConflict } from './insert-writer.js';
+
+export const LOAD_MODES = ['copy', 'insert'] as const;
+export type LoadMode = (typeof LOAD_MODES)[number];
+
+/** How chunks reach the server: what `--mode`, `--insert-style`, `--batch-rows`, `--commit-every` and `--on-conflict` say. */
+export interface WriterSpec {
+  readonly mode: LoadMode;
+  /** INSERT only; default unnest. */
+  readonly style?: InsertStyle;
+  /** INSERT only; default DEFAULT_BATCH_ROWS for the style. */
+  readonly batchRows?: number;
+  /** INSERT only; undefined = one transaction per chunk, 0 = autocommit. */
+  readonly commitEvery?: number;
+  readonly onConflict?: OnConflict;
+}
+
+export function writerFor(spec: WriterSpec): ChunkWriter {
+  const onConflict = spec.onConflict ?? 'error';
+  if (spec.mode === 'copy') return onConflict === 'skip' ? copySkipConflictsWriter() : copyWriter;
+  const style = spec.style ?? 'unnest';
+  return insertWriter({
+    style,
+    batchRows: spec.batchRows ?? DEFAULT_BATCH_ROWS[style],
+    ...(spec.commitEvery !== undefined ? { commitEvery: spec.commitEvery } : {}),
+    onConflict,
+  });
+}
