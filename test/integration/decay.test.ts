@@ -116,7 +116,7 @@ describe('pgsurge load with samples', () => {
   it('--json: NDJSON sample events and a summary on stdout; --report html holds the same samples', async () => {
     const file = path.join(dir, 'narrow_load.txt');
     await fs.writeFile(file, (await expectedRecords(20_000, 'random', 5)).join('\n') + '\n');
-    await client.query(`CREATE TABLE ${SCHEMA}.narrow_load (id bigint PRIMARY KEY, n integer, s text)`);
+    await client.query(`CREATE TABLE ${SCHEMA}.narrow_load (id bigint PRIMARY KEY, val integer, note text)`);
     const html = path.join(dir, 'load.html');
     const r = await runCli(['load', file, '-t', 'narrow_load', '-f', 'text', '--schema', SCHEMA, '--db', testUrl(), '--sample-every', '5k', '--chunk-size', '32KB', '--json', '--report', html]);
     assert.equal(r.code, 0, r.stderr);

@@ -31,7 +31,7 @@ describe('the sampler, with a listener handed in, against a real server', () => 
   it('samples every N rows: counts, rows in the table, sizes, WAL, checkpoints, buffer reads', async () => {
     const file = path.join(dir, 'narrow.txt');
     await writeNarrowRows({ rows: 40_000, keys: 'random', seed: 3, out: file });
-    await client.query(`CREATE TABLE ${SCHEMA}.t (id bigint PRIMARY KEY, n integer, s text)`);
+    await client.query(`CREATE TABLE ${SCHEMA}.t (id bigint PRIMARY KEY, val integer, note text)`);
     // rows already there: "rows in the table" counts them
     await client.query(`INSERT INTO ${SCHEMA}.t SELECT -g, 0, 'before' FROM generate_series(1, 1234) g`);
 
@@ -102,7 +102,7 @@ describe('the sampler, with a listener handed in, against a real server', () => 
   it('samples on a timer and once at the end', async () => {
     const file = path.join(dir, 'small.txt');
     await writeNarrowRows({ rows: 3000, keys: 'sequential', seed: 1, out: file });
-    await client.query(`CREATE TABLE ${SCHEMA}.timed (id bigint PRIMARY KEY, n integer, s text)`);
+    await client.query(`CREATE TABLE ${SCHEMA}.timed (id bigint PRIMARY KEY, val integer, note text)`);
     const target = await openTarget({ db: testUrl() });
     const sampler = await Sampler.open(target, { every: { ms: 20 } });
     await load([{ file, format: 'text', table: 'timed', schema: SCHEMA }], { workers: 1, chunkBytes: 4096, create: false, truncate: false }, target, sampler);
