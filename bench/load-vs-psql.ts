@@ -59,6 +59,7 @@ try {
   const url = cluster.url();
   const admin = new pg.Client(cluster.connection());
   await admin.connect();
+  admin.on('error', (e) => console.error(`bench: the admin connection failed: ${e.message}`));
   await admin.query(createTableSql('lineitem')!);
   const reset = async (): Promise<void> => {
     await admin.query('TRUNCATE lineitem');
@@ -67,13 +68,14 @@ try {
   const copyCmd = (file: string): string[] => [url, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-c', `\\copy lineitem from '${file}' with (delimiter '|')`];
   const variants: Record<string, () => Promise<number>> = {
     'psql x1': async () => (await run(psql, copyCmd(stripped))).seconds,
-    'pgsurge -w1': async () => (await run(process.execPath, [pgsurge, 'load', lineitem.path, '--db', url, '-w', '1', '-q'])).seconds,
+    // --truncate: the table was emptied behind the ledger's back; without it, rerunning the same load resumes it (and loads nothing).
+    'pgsurge -w1': async () => (await run(process.execPath, [pgsurge, 'load', lineitem.path, '--truncate', '--db', url, '-w', '1', '-q'])).seconds,
     'psql x2': async () => {
       const started = performance.now();
       await Promise.all(halves.map((h) => run(psql, copyCmd(h))));
       return (performance.now() - started) / 1000;
     },
-    'pgsurge -w2': async () => (await run(process.execPath, [pgsurge, 'load', lineitem.path, '--db', url, '-w', '2', '-q'])).seconds,
+    'pgsurge -w2': async () => (await run(process.execPath, [pgsurge, 'load', lineitem.path, '--truncate', '--db', url, '-w', '2', '-q'])).seconds,
   };
   const rates: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
   for (let round = 1; round <= repeat; round++) {
@@ -94,11 +96,11 @@ try {
 
   // Peak RSS must not grow with the input: the same load at two sizes 10× apart.
   console.log('\npeak RSS of `pgsurge load -w 2` (VmHWM):');
-  for (const sf of [scale / 10, scale]) {
+  for (const sf of [Math.max(0.01, scale / 10), scale]) {
     const dir = path.join(work, `rss-${sf}`);
     const f = sf === scale ? lineitem : (await generateDbt3({ scale: sf, outDir: dir, tables: ['lineitem'] })).files[0]!;
     await reset();
-    const r = await run(process.execPath, [pgsurge, 'load', f.path, '--db', url, '-w', '2', '-q']);
+    const r = await run(process.execPath, [pgsurge, 'load', f.path, '--truncate', '--db', url, '-w', '2', '-q']);
     console.log(`  ${(f.bytes / 1e6).toFixed(0).padStart(5)} MB input: ${((r.peakRss ?? NaN) / 1024 ** 2).toFixed(0)} MB peak RSS`);
   }
   await admin.end();

@@ -1,3 +1,5 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { createHash } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -81,3 +83,18 @@ export function runCli(args: readonly string[], options: { stdin?: Buffer | stri
 }
 
 export { copyFrom };
+
+/** The usual setup of an integration test file: a client, a fresh schema of its own, a temp folder. */
+export async function openTestSchema(schema: string, tmpPrefix: string): Promise<{ client: pg.Client; dir: string }> {
+  const client = await testClient();
+  await freshSchema(client, schema);
+  const dir = await mkdtemp(path.join(tmpdir(), tmpPrefix));
+  return { client, dir };
+}
+
+/** Undoes `openTestSchema`. */
+export async function closeTestSchema(schema: string, client: pg.Client, dir: string): Promise<void> {
+  await client.query(`DROP SCHEMA "${schema}" CASCADE`);
+  await client.end();
+  await rm(dir, { recursive: true, force: true });
+}

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import type { CompareResult } from '../../src/compare/run-compare.js';
-import { digest, freshSchema, runCli, tableRecords, tblRecords, testClient, testUrl } from '../helpers/test-db.js';
+import { closeTestSchema, digest, freshSchema, runCli, tableRecords, tblRecords, testClient, testUrl, openTestSchema } from '../helpers/test-db.js';
 
 const SCHEMA = 'it_compare';
 let client: pg.Client;
@@ -20,17 +20,13 @@ function orders(n: number): string {
 }
 
 before(async () => {
-  client = await testClient();
-  await freshSchema(client, SCHEMA);
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-it-compare-'));
+  ({ client, dir } = await openTestSchema(SCHEMA, 'pgsurge-it-compare-'));
   content = orders(700);
   file = path.join(dir, 'orders.tbl');
   await fs.writeFile(file, content);
 });
 after(async () => {
-  await client.query(`DROP SCHEMA ${SCHEMA} CASCADE`);
-  await client.end();
-  await fs.rm(dir, { recursive: true, force: true });
+  await closeTestSchema(SCHEMA, client, dir);
 });
 
 const db = (): string[] => ['--db', testUrl(), '--schema', SCHEMA];

@@ -6,22 +6,18 @@ import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import { DBT3_TABLES } from '../../src/datasets/dbt3-schema.js';
 import { generateDbt3 } from '../../src/datasets/dbt3/generate.js';
-import { digest, freshSchema, runCli, tableRecords, tblRecords, testClient, testUrl } from '../helpers/test-db.js';
+import { closeTestSchema, digest, freshSchema, runCli, tableRecords, tblRecords, testClient, testUrl, openTestSchema } from '../helpers/test-db.js';
 
 const SCHEMA = 'it_dbt3';
 let client: pg.Client;
 let dir: string;
 
 before(async () => {
-  client = await testClient();
-  await freshSchema(client, SCHEMA);
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-it-dbt3-'));
+  ({ client, dir } = await openTestSchema(SCHEMA, 'pgsurge-it-dbt3-'));
   await generateDbt3({ scale: 0.01, outDir: dir });
 });
 after(async () => {
-  await client.query(`DROP SCHEMA ${SCHEMA} CASCADE`);
-  await client.end();
-  await fs.rm(dir, { recursive: true, force: true });
+  await closeTestSchema(SCHEMA, client, dir);
 });
 
 async function expectTablesEqualFiles(): Promise<void> {

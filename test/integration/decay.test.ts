@@ -8,21 +8,17 @@ import { narrowRows } from '../../src/decay/narrow-rows.js';
 import { reportFromHtml } from '../../src/report/report-html.js';
 import type { LoadReport } from '../../src/report/report-data.js';
 import { intervalsOf } from '../../src/metrics/series.js';
-import { digest, freshSchema, runCli, tableRecords, testClient, testUrl } from '../helpers/test-db.js';
+import { closeTestSchema, digest, freshSchema, runCli, tableRecords, testClient, testUrl, openTestSchema } from '../helpers/test-db.js';
 
 const SCHEMA = 'it_decay';
 let client: pg.Client;
 let dir: string;
 
 before(async () => {
-  client = await testClient();
-  await freshSchema(client, SCHEMA);
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-it-decay-'));
+  ({ client, dir } = await openTestSchema(SCHEMA, 'pgsurge-it-decay-'));
 });
 after(async () => {
-  await client.query(`DROP SCHEMA ${SCHEMA} CASCADE`);
-  await client.end();
-  await fs.rm(dir, { recursive: true, force: true });
+  await closeTestSchema(SCHEMA, client, dir);
 });
 
 async function expectedRecords(rows: number, keys: 'random' | 'sequential', seed = 1): Promise<string[]> {

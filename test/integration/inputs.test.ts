@@ -5,7 +5,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
-import { digest, freshSchema, runCli, tableRecords, testClient, testUrl } from '../helpers/test-db.js';
+import { closeTestSchema, digest, freshSchema, runCli, tableRecords, testClient, testUrl, openTestSchema } from '../helpers/test-db.js';
 
 const SCHEMA = 'it_inputs';
 let client: pg.Client;
@@ -96,15 +96,11 @@ async function count(table: string): Promise<number> {
 }
 
 before(async () => {
-  client = await testClient();
-  await freshSchema(client, SCHEMA);
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-it-inputs-'));
+  ({ client, dir } = await openTestSchema(SCHEMA, 'pgsurge-it-inputs-'));
   await client.query(`CREATE TABLE ${SCHEMA}.items ${TABLE_DDL}`);
 });
 after(async () => {
-  await client.query(`DROP SCHEMA ${SCHEMA} CASCADE`);
-  await client.end();
-  await fs.rm(dir, { recursive: true, force: true });
+  await closeTestSchema(SCHEMA, client, dir);
 });
 
 describe('the same rows as CSV, NDJSON and JSON arrays, plain and gzipped, make the same table', () => {

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
-import { digest, freshSchema, runCli, tableRecords, testClient, testUrl } from '../helpers/test-db.js';
+import { closeTestSchema, digest, freshSchema, runCli, tableRecords, testClient, testUrl, openTestSchema } from '../helpers/test-db.js';
 
 /**
  * The same file loaded by COPY and by every INSERT style must leave the same table:
@@ -69,14 +69,10 @@ function render(format: 'tbl' | 'text' | 'csv'): string {
 }
 
 before(async () => {
-  client = await testClient();
-  await freshSchema(client, SCHEMA);
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-it-insert-eq-'));
+  ({ client, dir } = await openTestSchema(SCHEMA, 'pgsurge-it-insert-eq-'));
 });
 after(async () => {
-  await client.query(`DROP SCHEMA ${SCHEMA} CASCADE`);
-  await client.end();
-  await fs.rm(dir, { recursive: true, force: true });
+  await closeTestSchema(SCHEMA, client, dir);
 });
 
 const MODES: { name: string; args: string[] }[] = [

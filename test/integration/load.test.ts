@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
-import { digest, freshSchema, runCli, tableRecords, tblRecords, testClient, testUrl } from '../helpers/test-db.js';
+import { closeTestSchema, digest, freshSchema, runCli, tableRecords, tblRecords, testClient, testUrl, openTestSchema } from '../helpers/test-db.js';
 
 const SCHEMA = 'it_load';
 let client: pg.Client;
@@ -37,14 +37,10 @@ async function expectTable(table: string, expected: string[]): Promise<void> {
 }
 
 before(async () => {
-  client = await testClient();
-  await freshSchema(client, SCHEMA);
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-it-load-'));
+  ({ client, dir } = await openTestSchema(SCHEMA, 'pgsurge-it-load-'));
 });
 after(async () => {
-  await client.query(`DROP SCHEMA ${SCHEMA} CASCADE`);
-  await client.end();
-  await fs.rm(dir, { recursive: true, force: true });
+  await closeTestSchema(SCHEMA, client, dir);
 });
 
 describe('pgsurge load (COPY) against a real server', () => {

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
-import { digest, freshSchema, runCli, tableRecords, testClient, testUrl } from '../helpers/test-db.js';
+import { closeTestSchema, digest, freshSchema, runCli, tableRecords, testClient, testUrl, openTestSchema } from '../helpers/test-db.js';
 
 /** `--on-conflict skip`: duplicates inside a batch, across batches and chunks, and against rows already there. */
 const SCHEMA = 'it_on_conflict';
@@ -33,16 +33,12 @@ const loaded = [...distinctInFile].filter((id) => !EXISTING.includes(id)).length
 const skipped = read - loaded;
 
 before(async () => {
-  client = await testClient();
-  await freshSchema(client, SCHEMA);
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-it-conflict-'));
+  ({ client, dir } = await openTestSchema(SCHEMA, 'pgsurge-it-conflict-'));
   file = path.join(dir, 'uk.tbl');
   await fs.writeFile(file, fileContent);
 });
 after(async () => {
-  await client.query(`DROP SCHEMA ${SCHEMA} CASCADE`);
-  await client.end();
-  await fs.rm(dir, { recursive: true, force: true });
+  await closeTestSchema(SCHEMA, client, dir);
 });
 
 async function freshTable(): Promise<void> {

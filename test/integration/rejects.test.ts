@@ -5,21 +5,17 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import { csvLine, DAMAGE_KINDS, damage, lineitemFields, prng, tableRecord, tblLine, type DamageKind } from '../helpers/lineitem-data.js';
-import { digest, freshSchema, runCli, tableRecords, testClient, testUrl } from '../helpers/test-db.js';
+import { closeTestSchema, digest, freshSchema, runCli, tableRecords, testClient, testUrl, openTestSchema } from '../helpers/test-db.js';
 
 const SCHEMA = 'it_rejects';
 let client: pg.Client;
 let dir: string;
 
 before(async () => {
-  client = await testClient();
-  await freshSchema(client, SCHEMA);
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-it-rejects-'));
+  ({ client, dir } = await openTestSchema(SCHEMA, 'pgsurge-it-rejects-'));
 });
 after(async () => {
-  await client.query(`DROP SCHEMA ${SCHEMA} CASCADE`);
-  await client.end();
-  await fs.rm(dir, { recursive: true, force: true });
+  await closeTestSchema(SCHEMA, client, dir);
 });
 
 const db = (): string[] => ['--db', testUrl(), '--schema', SCHEMA, '-q'];

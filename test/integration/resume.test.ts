@@ -6,21 +6,17 @@ import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import { startCli, sleep } from '../helpers/cli-process.js';
 import { damage, lineitemFields, prng, tableRecord, tblLine } from '../helpers/lineitem-data.js';
-import { digest, freshSchema, PGSURGE, runCli, tableRecords, testClient, testUrl } from '../helpers/test-db.js';
+import { closeTestSchema, digest, freshSchema, PGSURGE, runCli, tableRecords, testClient, testUrl, openTestSchema } from '../helpers/test-db.js';
 
 const SCHEMA = 'it_resume';
 let client: pg.Client;
 let dir: string;
 
 before(async () => {
-  client = await testClient();
-  await freshSchema(client, SCHEMA);
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-it-resume-'));
+  ({ client, dir } = await openTestSchema(SCHEMA, 'pgsurge-it-resume-'));
 });
 after(async () => {
-  await client.query(`DROP SCHEMA ${SCHEMA} CASCADE`);
-  await client.end();
-  await fs.rm(dir, { recursive: true, force: true });
+  await closeTestSchema(SCHEMA, client, dir);
 });
 
 /** 4000 lineitem rows, three of them with a bad date: what the table and the reject file must end up holding. */

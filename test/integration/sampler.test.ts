@@ -10,21 +10,17 @@ import { load } from '../../src/load.js';
 import { Sampler, type SampleListener } from '../../src/metrics/sampler.js';
 import { intervalsOf, type Interval, type Sample } from '../../src/metrics/series.js';
 import { allReporters } from '../../src/report/progress-line.js';
-import { digest, freshSchema, tableRecords, testClient, testUrl } from '../helpers/test-db.js';
+import { closeTestSchema, digest, freshSchema, tableRecords, testClient, testUrl, openTestSchema } from '../helpers/test-db.js';
 
 const SCHEMA = 'it_sampler';
 let client: pg.Client;
 let dir: string;
 
 before(async () => {
-  client = await testClient();
-  await freshSchema(client, SCHEMA);
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-it-sampler-'));
+  ({ client, dir } = await openTestSchema(SCHEMA, 'pgsurge-it-sampler-'));
 });
 after(async () => {
-  await client.query(`DROP SCHEMA ${SCHEMA} CASCADE`);
-  await client.end();
-  await fs.rm(dir, { recursive: true, force: true });
+  await closeTestSchema(SCHEMA, client, dir);
 });
 
 describe('the sampler, with a listener handed in, against a real server', () => {
