@@ -200,6 +200,29 @@ export interface RejectedRow {
   readonly record: Buffer;
 }
 
+/** A row of the ledger's rejects table, as node-postgres returns it. */
+interface RejectRecord {
+  line: string | null;
+  byte_offset: string;
+  sqlstate: string | null;
+  column_name: string | null;
+  message: string;
+  record: Buffer;
+}
+
+const REJECT_COLUMNS = 'line, byte_offset, sqlstate, column_name, message, record';
+
+function fromRejectRecord(row: RejectRecord): Omit<RejectedRow, 'file'> {
+  return {
+    line: row.line === null ? undefined : Number(row.line),
+    byteOffset: Number(row.byte_offset),
+    sqlstate: row.sqlstate ?? undefined,
+    column: row.column_name ?? undefined,
+    message: row.message,
+    record: row.record,
+  };
+}
+
 /** What the workers need of a ledger; `NO_LEDGER` for `--no-ledger`. */
 export interface ChunkLedger {
   record(client: pg.Client, chunk: Chunk, counts: { loaded: number; rejected: number; skipped: number }, rejects: readonly RejectedRow[]): Promise<void>;
@@ -271,37 +294,22 @@ export class LedgerWriter implements ChunkLedger {
   async rejectsOf(client: pg.Client, chunk: Chunk): Promise<RejectedRow[]> {
     const input = this.input(chunk);
     const { byteOffset, byteLength } = chunk.location;
-    const r = await client.query<{ line: string | null; byte_offset: string; sqlstate: string | null; column_name: string | null; message: string; record: Buffer }>(
-      `SELECT line, byte_offset, sqlstate, column_name, message, record FROM ${LEDGER_SCHEMA}.rejects
+    const r = await client.query<RejectRecord>(
+      `SELECT ${REJECT_COLUMNS} FROM ${LEDGER_SCHEMA}.rejects
         WHERE load_id = $1 AND file = $2 AND byte_offset >= $3 AND byte_offset < $4 ORDER BY byte_offset`,
       [this.loadId, input.file, byteOffset, byteOffset + byteLength],
     );
-    return r.rows.map((row) => ({
-      file: chunk.location.file,
-      line: row.line === null ? undefined : Number(row.line),
-      byteOffset: Number(row.byte_offset),
-      sqlstate: row.sqlstate ?? undefined,
-      column: row.column_name ?? undefined,
-      message: row.message,
-      record: row.record,
-    }));
+    return r.rows.map((row) => ({ file: chunk.location.file, ...fromRejectRecord(row) }));
   }
 
   /** Rows earlier runs of this load rejected, oldest input position first: the reject file is rebuilt from them. */
-  async earlierRejects(client: pg.Client, file: string): Promise<{ line: number | undefined; byteOffset: number; sqlstate: string | undefined; column: string | undefined; message: string; record: Buffer }[]> {
+  async earlierRejects(client: pg.Client, file: string): Promise<Omit<RejectedRow, 'file'>[]> {
     const input = this.inputs.get(file);
     if (!input) return [];
-    const r = await client.query<{ line: string | null; byte_offset: string; sqlstate: string | null; column_name: string | null; message: string; record: Buffer }>(
-      `SELECT line, byte_offset, sqlstate, column_name, message, record FROM ${LEDGER_SCHEMA}.rejects WHERE load_id = $1 AND file = $2 ORDER BY byte_offset`,
+    const r = await client.query<RejectRecord>(
+      `SELECT ${REJECT_COLUMNS} FROM ${LEDGER_SCHEMA}.rejects WHERE load_id = $1 AND file = $2 ORDER BY byte_offset`,
       [this.loadId, input.file],
     );
-    return r.rows.map((row) => ({
-      line: row.line === null ? undefined : Number(row.line),
-      byteOffset: Number(row.byte_offset),
-      sqlstate: row.sqlstate ?? undefined,
-      column: row.column_name ?? undefined,
-      message: row.message,
-      record: row.record,
-    }));
+    return r.rows.map(fromRejectRecord);
   }
 }

@@ -3,7 +3,7 @@
  */
 import type { GenContext } from './context.js';
 import type { RowRng } from './prng.js';
-import { writeBytes, writeCents, writeUint } from './byte-writer.js';
+import { PIPE, writeBytes, writeCents, writeUint, writeUintPadded, writeWord } from './byte-writer.js';
 
 const DASH = 0x2d;
 
@@ -48,4 +48,26 @@ export function writePhone(rng: RowRng, buf: Uint8Array, pos: number, nationkey:
 /** Account balances: -999.99 to 9999.99. */
 export function writeAccountBalance(rng: RowRng, buf: Uint8Array, pos: number): number {
   return writeCents(buf, pos, rng.int(-99999, 999999));
+}
+
+/**
+ * The first six fields customer and supplier rows share, each followed by `|`:
+ * `key|Customer#000000001|address|nation|phone|acctbal|` (the name word passed in).
+ */
+export function writePartyHead(ctx: GenContext, rng: RowRng, buf: Uint8Array, pos: number, key: number, nameWord: Uint8Array): number {
+  pos = writeUint(buf, pos, key);
+  buf[pos++] = PIPE;
+  pos = writeWord(buf, pos, nameWord);
+  pos = writeUintPadded(buf, pos, key, 9);
+  buf[pos++] = PIPE;
+  pos = writeAddress(ctx, rng, buf, pos);
+  buf[pos++] = PIPE;
+  const nation = rng.int(0, 24);
+  pos = writeUint(buf, pos, nation);
+  buf[pos++] = PIPE;
+  pos = writePhone(rng, buf, pos, nation);
+  buf[pos++] = PIPE;
+  pos = writeAccountBalance(rng, buf, pos);
+  buf[pos++] = PIPE;
+  return pos;
 }

@@ -2,8 +2,8 @@
  * supplier rows: `s_suppkey|Supplier#000000001|address|nation|phone|acctbal|comment|`.
  */
 import type { GenContext } from './context.js';
-import { NEWLINE, PIPE, writeUint, writeUintPadded, writeWord } from './byte-writer.js';
-import { writeAccountBalance, writeAddress, writeComment, writePhone } from './fields.js';
+import { NEWLINE, PIPE, writeWord } from './byte-writer.js';
+import { writeComment, writePartyHead } from './fields.js';
 import { STREAM } from './prng.js';
 
 /** dbgen's S_CMNT_LEN. */
@@ -15,20 +15,7 @@ const BBB_LENGTH = 19;
 export function writeSupplierRow(ctx: GenContext, buf: Uint8Array, pos: number, row: number): number {
   const rng = ctx.rng.seed(ctx.seed, STREAM.supplier, row);
   const key = row + 1;
-  pos = writeUint(buf, pos, key);
-  buf[pos++] = PIPE;
-  pos = writeWord(buf, pos, ctx.words.supplier);
-  pos = writeUintPadded(buf, pos, key, 9);
-  buf[pos++] = PIPE;
-  pos = writeAddress(ctx, rng, buf, pos);
-  buf[pos++] = PIPE;
-  const nation = rng.int(0, 24);
-  pos = writeUint(buf, pos, nation);
-  buf[pos++] = PIPE;
-  pos = writePhone(rng, buf, pos, nation);
-  buf[pos++] = PIPE;
-  pos = writeAccountBalance(rng, buf, pos);
-  buf[pos++] = PIPE;
+  pos = writePartyHead(ctx, rng, buf, pos, key, ctx.words.supplier);
   const commentStart = pos;
   pos = writeComment(ctx, rng, buf, pos, SUPPLIER_COMMENT);
   if (rng.int(1, 10000) <= BBB_PER_10000) {
