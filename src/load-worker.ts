@@ -51,6 +51,7 @@ export class LoadWorker {
         const startedAt = this.ctx.now();
         const outcome = await this.commitWithRetries(chunk);
         await this.ctx.committed(chunk, outcome, startedAt, this.ctx.now());
+        chunk.release?.();
       }
     } finally {
       await this.client?.end().catch(() => undefined);

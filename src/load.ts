@@ -21,6 +21,7 @@ import { DEFAULT_MAX_REJECTS, RejectBudget } from './rejects/reject-budget.js';
 import { RejectFile, rejectPathFor } from './rejects/reject-file.js';
 import { LineIndex } from './source/line-index.js';
 import { openInput } from './source/open-input.js';
+import { ChunkBuffers } from './batching/chunk-buffers.js';
 import type { ChunkResult, ChunkWriter } from './writer/chunk-writer.js';
 import { copyWriter } from './writer/copy-writer.js';
 
@@ -131,8 +132,10 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     // Biggest input first, so the long pole starts early and the small ones fill in.
     const order = planned.map((input, i) => ({ input, size: sizes[i] })).sort((a, b) => (b.size ?? Infinity) - (a.size ?? Infinity));
     const sources: ChunkSource[] = [];
+    // Every reader lends and borrows the same chunk buffers: at most (2 × workers + 1) chunks are alive at once.
+    const buffers = new ChunkBuffers(options.chunkBytes, 2 * (2 * options.workers + 1));
     for (const { input } of order) {
-      const opened = await openInput(input, { workers: options.workers, chunkBytes: options.chunkBytes, stdin: options.stdin, covered: coveredOf(input).ranges });
+      const opened = await openInput(input, { workers: options.workers, chunkBytes: options.chunkBytes, stdin: options.stdin, covered: coveredOf(input).ranges, buffers });
       sources.push(...opened.sources);
     }
     const totalBytes = sizes.every((s) => s !== undefined) ? sizes.reduce<number>((a, s) => a + (s ?? 0), 0) : undefined;

@@ -11,11 +11,17 @@ export class ChunkRecords {
   /** `lineStarts[i]`: physical lines before record i in the chunk. */
   private readonly lineStarts: number[];
 
+  private readonly source: Buffer;
+
+  /** `source`: the chunk's source bytes, where the chunk does not keep them (see `chunkSource`). */
   constructor(
     readonly chunk: Chunk,
     private readonly framer: Framer,
+    source: Buffer | undefined = chunk.source,
   ) {
-    this.spans = framer.recordSpans(chunk.source);
+    if (source === undefined) throw new Error('internal: ChunkRecords needs the chunk\'s source bytes');
+    this.source = source;
+    this.spans = framer.recordSpans(source);
     this.lineStarts = [0];
     for (const n of this.spans.lines) this.lineStarts.push(this.lineStarts[this.lineStarts.length - 1]! + n);
   }
@@ -40,7 +46,7 @@ export class ChunkRecords {
 
   /** Record i's bytes as read from the input. */
   sourceOf(i: number): Buffer {
-    return this.chunk.source.subarray(this.start(i), this.end(i));
+    return this.source.subarray(this.start(i), this.end(i));
   }
 
   /** Records [from, to) as a chunk of their own: re-framed from the source bytes, with its own location. */
@@ -49,7 +55,7 @@ export class ChunkRecords {
     if (from === 0 && to === this.count) return chunk;
     const a = this.start(from);
     const b = to === 0 ? 0 : this.end(to - 1);
-    const source = chunk.source.subarray(a, b);
+    const source = this.source.subarray(a, b);
     const framed = this.framer.frame(source, true);
     const firstLine = chunk.location.firstLine === undefined ? undefined : chunk.location.firstLine + this.linesBefore(from);
     return {

@@ -27,15 +27,31 @@ export interface Chunk {
   /**
    * The chunk's bytes as read from the input (`location.byteLength` of them): a rejected
    * row is written from these, verbatim, and a chunk is split around a bad row by
-   * re-framing parts of them. The same memory as `data` where the framer changes nothing.
+   * re-framing parts of them. The same memory as `data` where the framer changes nothing;
+   * absent where they can be read again from the file instead (`readSource`).
    */
-  readonly source: Buffer;
+  readonly source?: Buffer;
+  /** Reads the source bytes again, for a chunk that does not keep them (only a refused chunk needs them). */
+  readonly readSource?: () => Promise<Buffer>;
   /** Records in `data`. */
   readonly records: number;
   /** Physical lines the records span in the source (more than `records` when CSV fields hold newlines). */
   readonly lines: number;
   /** The load target this chunk belongs to. */
   readonly target: LoadTarget;
+  /**
+   * Hands the chunk's buffers back to its reader for the chunks after it. Called once
+   * nothing will read `data` or `source` again (the chunk is committed and its rejects are
+   * written); a chunk never released is left to the garbage collector.
+   */
+  readonly release?: () => void;
+}
+
+/** The chunk's source bytes: kept, or read again from the input. */
+export async function chunkSource(chunk: Chunk): Promise<Buffer> {
+  if (chunk.source !== undefined) return chunk.source;
+  if (chunk.readSource !== undefined) return chunk.readSource();
+  throw new Error(`internal: the chunk at byte ${chunk.location.byteOffset} of ${chunk.location.file} has no source bytes`);
 }
 
 /** A table and how its input is framed; shared by every chunk of one input. */

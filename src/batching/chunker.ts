@@ -1,80 +1,265 @@
-import type { Framer } from '../framing/framer.js';
+import type { FramedBlock, Framer } from '../framing/framer.js';
 import { RecordError } from '../framing/record-error.js';
+import { iterableReader, type ByteReader } from '../source/byte-reader.js';
 import { recordFailure } from '../source/record-failure.js';
+import { LoadError } from '../db/load-error.js';
 import type { Chunk, LoadTarget } from './chunk.js';
+import { ChunkBuffers } from './chunk-buffers.js';
+
+/**
+ * Bytes read and framed in one step. A step runs without giving the event loop a turn, and
+ * while it runs no COPY in flight gets more bytes: a Unix socket buffers ~200 KB, a few
+ * milliseconds of a server's COPY, so steps are kept to about a millisecond of framing.
+ */
+export const READ_STEP = 1 << 20;
 
 export interface ChunkerOptions {
   readonly target: LoadTarget;
   readonly framer: Framer;
   /** Aim for chunks of this many source bytes; a chunk always holds at least one whole record. */
   readonly chunkBytes: number;
-  /** Source offset of the first byte of `blocks`. */
+  /** Source offset of the first byte of the input. */
   readonly startOffset: number;
-  /** Line number of the first byte of `blocks`, when known. */
+  /** Line number of the first byte of the input, when known. */
   readonly startLine: number | undefined;
+  /** Bytes read and framed per step (default READ_STEP). */
+  readonly readStep?: number;
+  /** Buffers shared with the other readers of the load (default: this reader's own). */
+  readonly buffers?: ChunkBuffers;
 }
 
 /**
- * Records → chunks: gathers blocks until a chunk's worth of bytes is pending, frames the
- * whole records in them, and keeps the partial record for the next chunk.
+ * Records → chunks. A chunk's source bytes are read into one buffer, a step at a time,
+ * and the whole records in each step are framed at once into the chunk's wire bytes (for
+ * formats the framer passes through unchanged, the wire bytes are the source bytes). The
+ * partial record at the end of a step waits in place for the next; the one at the end of
+ * a chunk moves to the next chunk's buffer. So a chunk costs two buffers and one copy of
+ * its bytes at most, and the event loop is never held up for longer than one step.
  */
-export async function* chunkRecords(blocks: AsyncIterable<Buffer>, options: ChunkerOptions): AsyncGenerator<Chunk> {
+export async function* chunkRecords(input: AsyncIterable<Buffer> | ByteReader, options: ChunkerOptions): AsyncGenerator<Chunk> {
   const { target, framer, chunkBytes } = options;
+  const step = Math.max(1, Math.min(options.readStep ?? READ_STEP, chunkBytes));
+  const reader: ByteReader = 'read' in input ? input : iterableReader(input);
+  // Where the wire bytes are a copy (tbl) and the file can be read again, a chunk does not
+  // keep its source bytes: the reader's buffer goes on to the next chunk at once, and a
+  // refused chunk reads its bytes again (checked against what was sent).
+  const reread = framer.frameInto !== undefined ? reader.reread : undefined;
+
+  // Buffers of a chunk's size come back when their chunks are released (committed), so a
+  // load reuses a few of them instead of leaving a chunk's worth of garbage per chunk.
+  const pool = options.buffers?.chunkBytes === chunkBytes ? options.buffers : new ChunkBuffers(chunkBytes);
+  // The source buffer: the current chunk is src[start, framed), its wire bytes so far are
+  // src[start, framed) itself (`identity`) or out[0, outLength); src[framed, filled) is not framed yet.
+  // Several chunks may share one source buffer; `srcUse` counts them, and the chunker while it reads into it.
+  let src = pool.take(chunkBytes);
+  let srcUse = { buf: src, users: 1 };
+  let start = 0;
+  let framed = 0;
+  let filled = 0;
+  let out: Buffer | undefined;
+  let outLength = 0;
+  let identity = true;
+  let records = 0;
+  let lines = 0;
+  let columns: readonly string[] | undefined;
+  let columnsKey: string | undefined;
+  /** Input offset and line of src[start]. */
   let offset = options.startOffset;
   let line = options.startLine;
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
+  /** After a step that framed nothing (a record longer than a step), frame again once this many bytes wait. */
+  let frameAgainWith = 0;
+
   // Targets for records that fill other columns than the target's (JSON key sets), one per set.
   const variants = new Map<string, LoadTarget>();
-  const variant = (columns: readonly string[] | undefined): LoadTarget => {
-    if (columns === undefined) return target;
-    const key = columns.join('\u0000');
+  const variant = (cols: readonly string[] | undefined, key: string | undefined): LoadTarget => {
+    if (cols === undefined || key === undefined) return target;
     let t = variants.get(key);
-    if (t === undefined) variants.set(key, (t = { ...target, columns }));
+    if (t === undefined) variants.set(key, (t = { ...target, columns: cols }));
     return t;
   };
 
-  function* cut(eof: boolean): Generator<Chunk> {
-    for (;;) {
-      if (pendingBytes === 0) return;
-      const buf = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
-      const framed = framer.frame(buf, eof);
-      // A partial record is copied out, so the big buffer it sat in can be freed with the chunk;
-      // records left on purpose (`more`) are framed again at once and need no copy.
-      const rest = framed.consumed >= buf.length ? undefined : framed.more ? buf.subarray(framed.consumed) : Buffer.from(buf.subarray(framed.consumed));
-      pending = rest ? [rest] : [];
-      pendingBytes = rest?.length ?? 0;
-      if (framed.records > 0) {
-        yield {
-          location: { file: target.file, byteOffset: offset, byteLength: framed.consumed, firstLine: line },
-          data: framed.out,
-          source: buf.subarray(0, framed.consumed),
-          records: framed.records,
-          lines: framed.lines,
-          target: variant(framed.columns),
-        };
-      }
-      offset += framed.consumed;
-      if (line !== undefined) line += framed.lines;
-      if (!framed.more || framed.consumed === 0) return;
+  /** Room for `bytes` more in `out`, keeping what it holds. */
+  const ensureOut = (bytes: number): Buffer => {
+    if (out === undefined || out.length < bytes) {
+      const bigger = pool.take(Math.max(bytes, out === undefined ? chunkBytes + 1 : out.length * 2));
+      if (out !== undefined) out.copy(bigger, 0, 0, outLength);
+      out = bigger;
     }
-  }
+    return out;
+  };
+
+  /** The wire bytes so far stop being the source bytes: copy those into `out`. */
+  const leaveIdentity = (more: number): Buffer => {
+    if (identity) {
+      identity = false;
+      const o = ensureOut(framed - start + more);
+      src.copy(o, 0, start, framed);
+      outLength = framed - start;
+      return o;
+    }
+    return ensureOut(outLength + more);
+  };
+
+  const append = (piece: FramedBlock): void => {
+    const key = piece.columns?.join('\u0000');
+    const isSource = identity && piece.out.buffer === src.buffer && piece.out.byteOffset === src.byteOffset + framed && piece.out.length === piece.consumed;
+    if (!isSource) {
+      const written = out !== undefined && piece.out.buffer === out.buffer && piece.out.byteOffset === out.byteOffset + outLength;
+      if (written && !identity) outLength += piece.out.length;
+      else {
+        const o = leaveIdentity(piece.out.length);
+        outLength += piece.out.copy(o, outLength);
+      }
+    }
+    framed += piece.consumed;
+    records += piece.records;
+    lines += piece.lines;
+    columns = piece.columns;
+    columnsKey = key;
+  };
+
+  /** The current chunk, ending at `framed`; the next one starts there. */
+  const cut = (): Chunk => {
+    const wire = identity ? undefined : out;
+    const data = identity ? src.subarray(start, framed) : out!.subarray(0, outLength);
+    const location = { file: target.file, byteOffset: offset, byteLength: framed - start, firstLine: line };
+    const lazy = reread !== undefined && !identity;
+    const use = lazy ? undefined : srcUse;
+    if (use) use.users++;
+    let released = false;
+    const chunk: Chunk = {
+      location,
+      data,
+      ...(lazy ? { readSource: () => readSourceAgain(reread, location, data, framer) } : { source: src.subarray(start, framed) }),
+      records,
+      lines,
+      target: variant(columns, columnsKey),
+      release() {
+        if (released) return;
+        released = true;
+        if (use && --use.users === 0) pool.give(use.buf);
+        if (wire !== undefined) pool.give(wire);
+      },
+    };
+    offset += framed - start;
+    if (line !== undefined) line += lines;
+    start = framed;
+    if (!identity) out = undefined; // the chunk keeps it
+    outLength = 0;
+    identity = true;
+    records = 0;
+    lines = 0;
+    columns = undefined;
+    columnsKey = undefined;
+    if (frameAgainWith > 0) waitForMore(); // the room is a whole chunk's again
+    return chunk;
+  };
+
+  /**
+   * Not one record ends in what waits to be framed: frame again when it has doubled (or
+   * fills the chunk), so a record of many steps is scanned a few times, not once per step.
+   */
+  const waitForMore = (): void => {
+    const waiting = filled - framed;
+    const room = chunkBytes - (framed - start);
+    frameAgainWith = waiting < room ? Math.min(waiting + Math.max(step, waiting), room) : 2 * waiting;
+  };
+
+  /** Where a RecordError's block starts, for the message. */
+  let failedAt: { offset: number; line: number | undefined } = { offset, line };
+
+  /** Frames what has been read; returns the chunks that are complete. */
+  const frameRead = (eof: boolean): Chunk[] => {
+    const done: Chunk[] = [];
+    while (framed < filled) {
+      const buf = src.subarray(framed, filled);
+      failedAt = { offset: offset + (framed - start), line: line === undefined ? undefined : line + lines };
+      const piece = framer.frameInto ? framer.frameInto(buf, eof, leaveIdentity(buf.length + 1), outLength) : framer.frame(buf, eof);
+      if (piece.consumed === 0) {
+        waitForMore();
+        break;
+      }
+      frameAgainWith = 0;
+      if (piece.records === 0) {
+        // Bytes with no record (blank NDJSON lines): the chunk ends before them, the next starts after them.
+        if (records > 0) done.push(cut());
+        identity = true;
+        outLength = 0;
+        framed += piece.consumed;
+        start = framed;
+        offset += piece.consumed;
+        if (line !== undefined) line += piece.lines;
+        if (piece.more) continue;
+        break;
+      }
+      if (records > 0 && piece.columns?.join('\u0000') !== columnsKey) done.push(cut());
+      append(piece);
+      if (!piece.more) break;
+      done.push(cut());
+    }
+    return done;
+  };
 
   try {
-    for await (const block of blocks) {
-      // Pieces no bigger than a chunk, so a large block from a pipe still makes bounded chunks.
-      for (let at = 0; at < block.length; at += chunkBytes) {
-        const piece = block.subarray(at, at + chunkBytes);
-        pending.push(piece);
-        pendingBytes += piece.length;
-        if (pendingBytes >= chunkBytes) yield* cut(false);
+    for (;;) {
+      if (framed < filled && filled - framed >= frameAgainWith) yield* frameRead(false);
+      let want = chunkBytes - (filled - start);
+      if (want <= 0) {
+        // A chunk's worth is read: cut at the last whole record, or read on when not one
+        // record has ended yet (a record longer than a chunk).
+        if (records > 0) {
+          yield cut();
+          continue;
+        }
+        want = step;
       }
+      want = Math.min(want, step);
+      if (src.length - filled < want) {
+        // A new buffer for the next chunk (the last one's bytes belong to its chunk now),
+        // starting with the current chunk's bytes so far: usually just a partial record.
+        const keep = filled - start;
+        const size = keep + want <= chunkBytes ? chunkBytes : Math.max(keep + want, keep * 2);
+        if (srcUse.users === 1 && size <= src.length) {
+          src.copyWithin(0, start, filled); // no chunk holds this buffer: reuse it
+        } else {
+          const next = pool.take(size);
+          src.copy(next, 0, start, filled);
+          if (--srcUse.users === 0) pool.give(srcUse.buf);
+          src = next;
+          srcUse = { buf: src, users: 1 };
+        }
+        framed -= start;
+        filled = keep;
+        start = 0;
+      }
+      const n = await reader.read(src, filled, want);
+      if (n === 0) break;
+      filled += n;
     }
-    yield* cut(false);
-    yield* cut(true);
+    yield* frameRead(false);
+    yield* frameRead(true);
+    if (records > 0) yield cut();
   } catch (error) {
-    // `offset` and `line` still point at the start of the block that failed to frame.
-    if (error instanceof RecordError) throw await recordFailure(error, target, offset, line);
+    if (error instanceof RecordError) throw await recordFailure(error, target, failedAt.offset, failedAt.line);
     throw error;
+  } finally {
+    await reader.close?.();
   }
+}
+
+
+/**
+ * A chunk's source bytes read again from the file, for a chunk the server refused: framed
+ * again, they must give the bytes that were sent, or the file changed under the load.
+ */
+async function readSourceAgain(reread: NonNullable<ByteReader['reread']>, location: Chunk['location'], data: Buffer, framer: Framer): Promise<Buffer> {
+  const source = await reread(location.byteOffset, location.byteLength);
+  const framed = source.length === location.byteLength ? framer.frame(source, true) : undefined;
+  if (framed === undefined || framed.consumed !== source.length || !framed.out.equals(data)) {
+    throw new LoadError('bad-input', `${location.file} changed while it was being loaded: bytes ${location.byteOffset}…${location.byteOffset + location.byteLength} are not what was sent`, {
+      location,
+      hint: 'load a file nobody writes to while it loads; the chunks committed so far stay',
+    });
+  }
+  return source;
 }

@@ -25,6 +25,12 @@ export interface Framer {
    */
   frame(buf: Buffer, eof: boolean): FramedBlock;
   /**
+   * `frame`, writing the records into `into` from `at` instead of into a buffer of its own
+   * (`into` has room for `buf.length + 1` bytes there); `out` is the part of `into` written.
+   * For framers that change the bytes, so a chunk's wire bytes are written once.
+   */
+  frameInto?(buf: Buffer, eof: boolean, into: Buffer, at: number): FramedBlock;
+  /**
    * For an error that names the n-th record (1-based) of a chunk framed from `source`
    * bytes: how many physical lines precede it in those bytes.
    */

@@ -1,15 +1,18 @@
 import { promises as fs } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import type { Chunk, LoadTarget } from '../batching/chunk.js';
 import type { ChunkSource } from '../batching/chunk-queue.js';
-import { chunkRecords } from '../batching/chunker.js';
+import type { ChunkBuffers } from '../batching/chunk-buffers.js';
+import { chunkRecords, READ_STEP } from '../batching/chunker.js';
 import { isNewlineFramed } from '../framing/formats.js';
 import { framerForTarget, sourceFramer } from '../framing/framer-for.js';
 import { readRange, splitFileRange, uncoveredRanges, type ByteRange } from './byte-ranges.js';
+import { rangeReader } from './byte-reader.js';
 import { compressionOf, fileBlocks } from './file-blocks.js';
 import { recordEndsFor } from './header.js';
 import { jsonArrayChunks } from './json-array-source.js';
-import { dropBom, dropRecords, RecordEnds, takeRecords } from './record-window.js';
+import { BOM, dropBom, dropRecords, RecordEnds, takeRecords } from './record-window.js';
 import { skipCovered } from './skip-covered.js';
 
 export interface OpenedInput {
@@ -26,6 +29,8 @@ export interface OpenOptions {
   readonly stdin?: Readable;
   /** Byte ranges an earlier run of the load committed (sorted, merged, at record boundaries): not loaded again. */
   readonly covered?: readonly ByteRange[];
+  /** The load's chunk buffers, shared by all its readers. */
+  readonly buffers?: ChunkBuffers;
 }
 
 /**
@@ -48,13 +53,13 @@ export async function openInput(target: LoadTarget, options: OpenOptions): Promi
       if (st.isFile() && compressionOf(target) === undefined) size = st.size;
     }
     const reopen = target.file === '-' ? undefined : () => fileBlocks(target, chunkBytes);
-    return { sources: [sequential(fromStart(fileBlocks(target, chunkBytes, options.stdin), target, chunkBytes, reopen))], size };
+    return { sources: [sequential(fromStart(fileBlocks(target, chunkBytes, options.stdin), target, { ...options, ...(reopen ? { reopen } : {}) }))], size };
   }
   const fh = await fs.open(target.file, 'r');
   const stat = await fh.stat();
   if (!stat.isFile()) {
     await fh.close();
-    return { sources: [sequential(fromStart(fileBlocks(target, chunkBytes), target, chunkBytes))], size: undefined };
+    return { sources: [sequential(fromStart(fileBlocks(target, chunkBytes), target, options))], size: undefined };
   }
   const size = stat.size;
   // A resumed load reads only what earlier runs did not commit; ledger ranges end at record boundaries.
@@ -71,9 +76,14 @@ export async function openInput(target: LoadTarget, options: OpenOptions): Promi
   const sources = ranges.map((range) =>
     (async function* () {
       try {
-        const blocks = readRange(fh, range, chunkBytes);
-        if (range.start === 0) yield* fromStart(blocks, target, chunkBytes);
-        else yield* chunkRecords(blocks, { target, framer: framerForTarget(target), chunkBytes, startOffset: range.start, startLine: undefined });
+        if (range.start === 0 && input.header !== undefined) {
+          yield* fromStart(readRange(fh, range, READ_STEP), target, options);
+          return;
+        }
+        // Read in place into the chunks' buffers; the first range drops a UTF-8 byte-order mark.
+        const start = range.start === 0 ? await bomLength(fh) : range.start;
+        const line = range.start === 0 ? 1 : undefined;
+        yield* chunkRecords(rangeReader(fh, { start, end: range.end }, target.file), { target, framer: framerForTarget(target), chunkBytes, startOffset: start, startLine: line, ...(options.buffers ? { buffers: options.buffers } : {}) });
       } finally {
         await closeOne();
       }
@@ -82,11 +92,19 @@ export async function openInput(target: LoadTarget, options: OpenOptions): Promi
   return { sources, size };
 }
 
+/** 3 when the file starts with a UTF-8 byte-order mark, else 0. */
+async function bomLength(fh: FileHandle): Promise<number> {
+  const head = Buffer.alloc(BOM.length);
+  const { bytesRead } = await fh.read(head, 0, BOM.length, 0);
+  return bytesRead === BOM.length && head.equals(BOM) ? BOM.length : 0;
+}
+
 /**
  * The input from its first byte: a UTF-8 byte-order mark dropped, then the header and
  * `--skip` records, then at most `--limit` records, framed into chunks.
  */
-async function* fromStart(blocks: AsyncIterable<Buffer>, target: LoadTarget, chunkBytes: number, reopen?: () => AsyncIterable<Buffer>): AsyncGenerator<Chunk> {
+async function* fromStart(blocks: AsyncIterable<Buffer>, target: LoadTarget, options: OpenOptions & { reopen?: () => AsyncIterable<Buffer> }): AsyncGenerator<Chunk> {
+  const { chunkBytes, reopen } = options;
   const input = target.input ?? {};
   let rest: AsyncIterable<Buffer> = blocks;
   let offset = 0;
@@ -107,5 +125,5 @@ async function* fromStart(blocks: AsyncIterable<Buffer>, target: LoadTarget, chu
     line += dropped.lines;
   }
   if (input.limit !== undefined) rest = takeRecords(rest, input.limit, recordEndsFor(target));
-  yield* chunkRecords(rest, { target, framer: framerForTarget(target), chunkBytes, startOffset: offset, startLine: line });
+  yield* chunkRecords(rest, { target, framer: framerForTarget(target), chunkBytes, startOffset: offset, startLine: line, ...(options.buffers ? { buffers: options.buffers } : {}) });
 }

@@ -112,7 +112,7 @@ export async function* takeRecords(blocks: AsyncIterable<Buffer>, n: number, end
   }
 }
 
-const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+export const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 /** Drops a UTF-8 byte-order mark at the start; returns the blocks after it and how many bytes it took. */
 export async function dropBom(blocks: AsyncIterable<Buffer>): Promise<{ rest: AsyncIterable<Buffer>; bytes: number }> {

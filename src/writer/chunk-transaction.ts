@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Chunk } from '../batching/chunk.js';
+import { chunkSource, type Chunk } from '../batching/chunk.js';
 import { ChunkRecords } from '../batching/chunk-split.js';
 import { copyColumnFromWhere, isServerError } from '../db/load-error.js';
 import { sourceFramer } from '../framing/framer-for.js';
@@ -73,7 +73,7 @@ interface Part {
 
 async function isolateRejects(client: pg.Client, chunk: Chunk, refused: unknown, ctx: ChunkTransactionContext): Promise<ChunkOutcome> {
   const { writer, budget } = ctx;
-  const records = new ChunkRecords(chunk, sourceFramer(chunk.target));
+  const records = new ChunkRecords(chunk, sourceFramer(chunk.target), await chunkSource(chunk));
   const firstLine = chunk.location.firstLine ?? (await ctx.firstLineOf(chunk));
   const rejects: RejectedRow[] = [];
   let loaded = 0;

@@ -31,7 +31,7 @@ describe('a chunk split at record boundaries', () => {
   for (const c of cases) {
     it(`${c.name}: every record's source bytes and line, and every slice re-framed like the whole`, () => {
       const chunk = wholeChunk(c.format, c.input);
-      assert.equal(chunk.source.toString(), c.input, 'the chunk keeps its source bytes');
+      assert.equal(chunk.source!.toString(), c.input, 'the chunk keeps its source bytes');
       const recs = new ChunkRecords(chunk, framerFor(c.format));
       assert.equal(recs.count, c.records.length);
       assert.deepEqual(Array.from({ length: recs.count }, (_, i) => recs.sourceOf(i).toString()), c.records);
