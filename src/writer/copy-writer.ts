@@ -9,8 +9,14 @@ import { wireFramer } from '../framing/framer-for.js';
 import { copyOptions, wireFormat } from './wire-format.js';
 import type { ChunkWriter } from './chunk-writer.js';
 
-/** Pieces written to the COPY stream, so the server parses while the rest is still in flight. */
-const WRITE_PIECE = 256 * 1024;
+/**
+ * Pieces written to the COPY stream, so the server parses while the rest is still in
+ * flight. Small enough that each is handed to the kernel whole: a Unix socket buffers
+ * ~200 KB and wakes the writer only once it is three-quarters empty, and with pieces of
+ * 128 KB or more the server waited for data (ClientRead) 5× as often as with 64 KB
+ * (pg_stat_activity sampled every 5 ms during a 230 MB load: 3–7% of samples vs ~1%).
+ */
+const WRITE_PIECE = 64 * 1024;
 
 export function copySql(target: LoadTarget, columns: readonly string[] | undefined = target.columns, options: { freeze?: boolean } = {}): string {
   const cols = columns && columns.length > 0 ? ` (${columns.map(quoteIdent).join(', ')})` : '';
