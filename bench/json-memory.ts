@@ -75,6 +75,8 @@ try {
   const url = cluster.url();
   const admin = new pg.Client(cluster.connection());
   await admin.connect();
+  // The cluster stops when the bench ends, failed or not: that must not hide the failure.
+  admin.on('error', (e) => console.error(`bench: the admin connection failed: ${e.message}`));
   await admin.query('CREATE TABLE items (id int, name text, price numeric(12,2), tags text[], doc jsonb)');
 
   const rss: Record<string, number[]> = {};
@@ -86,7 +88,8 @@ try {
         const f = files.get(name)!;
         await admin.query('TRUNCATE items');
         await admin.query('CHECKPOINT');
-        const args = [pgsurge, 'load', f.file, '-t', 'items', '--db', url, '-w', workers, '--chunk-size', chunkSize, '-q', ...(format === 'json' ? ['--json-path', 'data.items'] : [])];
+        // --truncate: the table was emptied behind the ledger's back; without it, rerunning the same load resumes it (a JSON array cannot resume).
+        const args = [pgsurge, 'load', f.file, '-t', 'items', '--truncate', '--db', url, '-w', workers, '--chunk-size', chunkSize, '-q', ...(format === 'json' ? ['--json-path', 'data.items'] : [])];
         const r = await run(process.execPath, args);
         const count = Number((await admin.query('SELECT count(*) AS n FROM items')).rows[0].n);
         if (count !== rows) throw new Error(`${name} loaded ${count} rows, expected ${rows}`);
@@ -117,7 +120,7 @@ try {
   for (const format of FORMATS) {
     const f = files.get(`${format} ${sizes[1]}`)!;
     await admin.query('TRUNCATE items');
-    const args = [`--max-old-space-size=${cap}`, pgsurge, 'load', f.file, '-t', 'items', '--db', url, '-w', workers, '--chunk-size', chunkSize, '-q', ...(format === 'json' ? ['--json-path', 'data.items'] : [])];
+    const args = [`--max-old-space-size=${cap}`, pgsurge, 'load', f.file, '-t', 'items', '--truncate', '--db', url, '-w', workers, '--chunk-size', chunkSize, '-q', ...(format === 'json' ? ['--json-path', 'data.items'] : [])];
     const r = await run(process.execPath, args);
     const count = Number((await admin.query('SELECT count(*) AS n FROM items')).rows[0].n);
     if (count !== f.rows) throw new Error(`${format} under the heap cap loaded ${count} rows, expected ${f.rows}`);
