@@ -1,84 +1,40 @@
 /**
  * What the durability presets and a separate WAL directory buy, measured side by side on
- * managed clusters: the same lineitem-shaped file loaded with --durability safe, fast,
+ * managed clusters: the same DBT-3 lineitem file loaded with --durability safe, fast,
  * fast + --unlogged and unsafe, into a cluster whose WAL is in the data directory and one
  * whose WAL is in its own directory (--wal-dir), interleaved (A B C … A B C …), several runs.
  * Prints rows/s and WAL bytes per row for each, as medians of per-run ratios to `safe` with
  * the WAL in the data directory.
  *
- *   node dist/bench/durability.js [--rows 1000000] [--runs 3] [--workers 2] [--pg-bin embedded] [--dir <scratch>] [--wal-dir <dir>]
+ *   node dist/bench/durability.js [--scale 0.17] [--runs 3] [--workers 2] [--pg-bin embedded] [--dir <scratch>] [--wal-dir <dir>]
+ *
+ * The data is `pgsurge dbt3 gen`'s lineitem at that scale (0.17: about a million rows).
  *
  * `--wal-dir` puts the second cluster's WAL there (default: a directory next to the data,
  * on the same disk: that measures the mechanism, not a second disk).
  */
 import { execFileSync } from 'node:child_process';
-import { createWriteStream, existsSync, promises as fs } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { once } from 'node:events';
 import pg from 'pg';
 import { ManagedCluster } from '../src/cluster/managed-cluster.js';
 import { filesystemInfo } from '../src/cluster/filesystem-info.js';
 import type { Target } from '../src/db/target.js';
 import { loadWithDurability } from '../src/durability/durable-load.js';
 import type { DurabilityOptions } from '../src/durability/presets.js';
+import { generateDbt3 } from '../src/datasets/dbt3/generate.js';
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
 }
-const ROWS = Number(arg('rows', '1000000'));
+const SCALE = Number(arg('scale', '0.17'));
 const RUNS = Number(arg('runs', '3'));
 const WORKERS = Number(arg('workers', '2'));
 const PG_BIN = arg('pg-bin', 'embedded');
 const DIR = path.resolve(arg('dir', path.join(os.tmpdir(), 'pgsurge-bench-durability')));
 const WAL_DIR = path.resolve(arg('wal-dir', path.join(DIR, 'separate-wal')));
-
-/** A deterministic PRNG (mulberry32): the same file every time. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const WORDS = ['furiously', 'carefully', 'blithely', 'quickly', 'slyly', 'regular', 'final', 'express', 'ironic', 'pending', 'deposits', 'accounts', 'packages', 'requests', 'theodolites', 'pinto', 'beans', 'foxes', 'ideas', 'asymptotes'];
-const INSTRUCT = ['DELIVER IN PERSON', 'COLLECT COD', 'NONE', 'TAKE BACK RETURN'];
-const MODES = ['REG AIR', 'AIR', 'RAIL', 'SHIP', 'TRUCK', 'MAIL', 'FOB'];
-
-/** A throwaway lineitem-shaped generator (dbgen's widths and value ranges, not its distributions). */
-async function generateLineitem(file: string, rows: number): Promise<void> {
-  const r = rng(42);
-  const out = createWriteStream(file);
-  const day = (base: number): string => new Date(Date.UTC(1992, 0, 1) + base * 86400000).toISOString().slice(0, 10);
-  let order = 1;
-  let line = 1;
-  let buf = '';
-  for (let i = 0; i < rows; i++) {
-    if (line > 1 + Math.floor(r() * 7)) {
-      order += 1 + Math.floor(r() * 4);
-      line = 1;
-    }
-    const qty = 1 + Math.floor(r() * 50);
-    const price = (qty * (900 + r() * 1100)).toFixed(2);
-    const ship = Math.floor(r() * 2400);
-    let comment = '';
-    const len = 10 + Math.floor(r() * 34);
-    while (comment.length < len) comment += (comment ? ' ' : '') + WORDS[Math.floor(r() * WORDS.length)];
-    buf += `${order}|${1 + Math.floor(r() * 200000)}|${1 + Math.floor(r() * 10000)}|${line}|${qty}|${price}|0.0${Math.floor(r() * 10)}|0.0${Math.floor(r() * 9)}|${'RAN'[Math.floor(r() * 3)]}|${'OF'[Math.floor(r() * 2)]}|${day(ship)}|${day(ship + 30)}|${day(ship + 15)}|${INSTRUCT[Math.floor(r() * 4)]}|${MODES[Math.floor(r() * 7)]}|${comment.slice(0, len)}|\n`;
-    line++;
-    if (buf.length > 1 << 20) {
-      if (!out.write(buf)) await once(out, 'drain');
-      buf = '';
-    }
-  }
-  out.end(buf);
-  await once(out, 'finish');
-}
 
 interface Variant {
   readonly name: string;
@@ -118,12 +74,11 @@ function median(xs: number[]): number {
 async function main(): Promise<void> {
   await fs.mkdir(DIR, { recursive: true });
   await fs.chmod(DIR, 0o755);
-  const file = path.join(DIR, `lineitem-${ROWS}.tbl`);
-  if (!existsSync(file)) {
-    process.stderr.write(`generating ${ROWS} lineitem-shaped rows in ${file}\n`);
-    await generateLineitem(file, ROWS);
-  }
-  const fileBytes = (await fs.stat(file)).size;
+  process.stderr.write(`generating DBT-3 lineitem at scale ${SCALE} in ${DIR}\n`);
+  const generated = (await generateDbt3({ scale: SCALE, outDir: path.join(DIR, `sf-${SCALE}`), tables: ['lineitem'] })).files[0]!;
+  const file = generated.path;
+  const ROWS = generated.rows;
+  const fileBytes = generated.bytes;
 
   const clusters = {
     'data-dir WAL': await ManagedCluster.open({ dataDir: path.join(DIR, 'cluster-a'), pgBin: PG_BIN }),
@@ -139,7 +94,7 @@ async function main(): Promise<void> {
     [
       `command: node dist/bench/durability.js ${process.argv.slice(2).join(' ')}`.trimEnd(),
       `machine: ${cpu}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GB RAM; Node ${process.version}; ${clusters['data-dir WAL'].binaries.version} (${clusters['data-dir WAL'].binaries.source})`,
-      `data: ${ROWS.toLocaleString('en-US')} lineitem-shaped rows, ${(fileBytes / 2 ** 20).toFixed(0)} MB; ${WORKERS} workers; ${RUNS} runs, variants interleaved`,
+      `data: DBT-3 lineitem at scale ${SCALE}, ${ROWS.toLocaleString('en-US')} rows, ${(fileBytes / 2 ** 20).toFixed(0)} MB; ${WORKERS} workers; ${RUNS} runs, variants interleaved`,
       `separate WAL: ${walFs.realPath} on ${walFs.device} — data on ${dataFs.device}: ${walFs.dev === dataFs.dev ? 'THE SAME filesystem (so this measures the mechanism, not a second disk)' : 'different filesystems'}`,
       '',
     ].join('\n'),
