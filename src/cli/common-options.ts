@@ -3,7 +3,7 @@ import { DEFAULT_DATA_DIR } from '../cluster/managed-cluster.js';
 import { DURABILITY_PRESETS, type DurabilityPreset } from '../durability/presets.js';
 import { DEFAULT_RETRY_FOR_MS } from '../faults/retry.js';
 import { DEFAULT_MAX_REJECTS } from '../rejects/reject-budget.js';
-import { DEFAULT_CHUNK_BYTES, defaultWorkers, formatBytes, parseDuration, parseDurability, parseSize, parseWholeNumber } from './parse-options.js';
+import { DEFAULT_CHUNK_BYTES, defaultWorkers, formatBytes, parseDuration, parseDurability, parseChunkSize, parseSize, parseWholeNumber } from './parse-options.js';
 
 /** Options that name the server: shared by every command that talks to one. */
 export interface TargetFlags {
@@ -41,7 +41,7 @@ export function addLoadOptions(cmd: Command): Command {
     .addOption(
       new Option('--chunk-size <bytes>', 'bytes per chunk (one transaction each); accepts 64KB, 16MB')
         .default(DEFAULT_CHUNK_BYTES, formatBytes(DEFAULT_CHUNK_BYTES))
-        .argParser((v) => parseSize('--chunk-size', v)),
+        .argParser((v) => parseChunkSize('--chunk-size', v)),
     )
     .addOption(
       new Option(

@@ -7,7 +7,7 @@ import { NARROW_KEYS, type NarrowKeys } from '../decay/narrow-rows.js';
 import { asciiDecayChart, decayTable, describeKnee } from '../report/decay-text.js';
 import { addTargetOptions, type TargetFlags } from './common-options.js';
 import { addObserveOptions, observeLoad, parseReportPath, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
-import { defaultWorkers, formatBytes, parseSize, parseWholeNumber } from './parse-options.js';
+import { defaultWorkers, formatBytes, parseChunkSize, parseSize, parseWholeNumber } from './parse-options.js';
 import { formatSummary } from './summary-format.js';
 
 interface DecayFlags extends TargetFlags, Omit<ObserveFlags, 'sampleEvery'> {
@@ -92,7 +92,7 @@ export function registerDecayCommand(program: Command): void {
     .addOption(new Option('--shared-buffers <size>', 'run the managed cluster with this shared_buffers (16MB, 1GB) for this command').argParser((v) => parseSize('--shared-buffers', v)))
     .addOption(new Option('--report <file>', 'report file: .html (charts), .json or .csv (default: decay-<timestamp>.html in the current folder)').argParser(parseReportPath))
     .addOption(new Option('-w, --workers <n>', 'parallel connections').default(defaultWorkers(), 'the number of CPUs').argParser((v) => parseWholeNumber('--workers', v)))
-    .addOption(new Option('--chunk-size <bytes>', 'bytes per chunk (one transaction each)').default(1024 * 1024, '1MB').argParser((v) => parseSize('--chunk-size', v)))
+    .addOption(new Option('--chunk-size <bytes>', 'bytes per chunk (one transaction each)').default(1024 * 1024, '1MB').argParser((v) => parseChunkSize('--chunk-size', v)))
     .option('--table <name>', 'the table to create (dropped first if it exists)', 'pgsurge_decay')
     .option('--schema <name>', 'schema of the table (default: the search_path)')
     .addOption(new Option('--seed <n>', 'seed of the random key order').default(1).argParser((v) => parseWholeNumber('--seed', v, 0)))

@@ -1,3 +1,4 @@
+import { constants } from 'node:buffer';
 import os from 'node:os';
 import { InvalidArgumentError } from 'commander';
 import { DURABILITY_PRESETS, isDurabilityPreset, type DurabilityPreset } from '../durability/presets.js';
@@ -16,6 +17,17 @@ export function parseSize(flag: string, value: string): number {
   }
   const bytes = Math.floor(Number(m[1]) * unit);
   if (bytes < 1) throw new InvalidArgumentError(`Expected \`${flag}\` to be at least 1 byte, got \`${value}\``);
+  return bytes;
+}
+
+/**
+ * `--chunk-size`: a size, at most what one buffer can hold (a chunk is read into one
+ * buffer, and its wire bytes take one more byte).
+ */
+export function parseChunkSize(flag: string, value: string): number {
+  const bytes = parseSize(flag, value);
+  const max = constants.MAX_LENGTH - 1;
+  if (bytes > max) throw new InvalidArgumentError(`Expected \`${flag}\` to be at most ${Math.floor(max / 2 ** 20)}MB (a chunk is held in one buffer), got \`${value}\``);
   return bytes;
 }
 

@@ -1,6 +1,7 @@
+import { constants } from 'node:buffer';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseSize, parseWholeNumber } from '../../../src/cli/parse-options.js';
+import { parseChunkSize, parseSize, parseWholeNumber } from '../../../src/cli/parse-options.js';
 import { planInputs } from '../../../src/cli/plan-inputs.js';
 import { formatFromFileName, tableFromFileName } from '../../../src/framing/formats.js';
 import { redactUrl } from '../../../src/db/target.js';
@@ -10,6 +11,11 @@ describe('option parsing', () => {
   for (const [input, bytes] of sizes) it(`--chunk-size ${input} = ${bytes}`, () => assert.equal(parseSize('--chunk-size', input), bytes));
   for (const bad of ['', 'abc', '-1', '0', '12XB', '1 2'])
     it(`--chunk-size rejects ${JSON.stringify(bad)}`, () => assert.throws(() => parseSize('--chunk-size', bad), /Expected `--chunk-size`/));
+  it('--chunk-size is at most one buffer, said as a usage error', () => {
+    assert.equal(parseChunkSize('--chunk-size', '1GB'), 1024 ** 3);
+    const over = `${Math.ceil(constants.MAX_LENGTH / 2 ** 20) + 1}MB`; // 4097MB on Node 20
+    assert.throws(() => parseChunkSize('--chunk-size', over), new RegExp(`^InvalidArgumentError: Expected \`--chunk-size\` to be at most \\d+MB \\(a chunk is held in one buffer\\), got \`${over}\`$`));
+  });
   it('--workers names the flag and the value', () => {
     assert.throws(() => parseWholeNumber('--workers', 'zero'), { message: 'Expected `--workers` to be a whole number from 1 up, got `zero`' });
     assert.throws(() => parseWholeNumber('--workers', '0'), /from 1 up/);
