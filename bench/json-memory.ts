@@ -88,7 +88,7 @@ try {
         const f = files.get(name)!;
         await admin.query('TRUNCATE items');
         await admin.query('CHECKPOINT');
-        // --truncate: the table was emptied behind the ledger's back; without it, rerunning the same load resumes it (a JSON array cannot resume).
+        // --truncate: the table was emptied behind the ledger's back; without it, rerunning the same load is refused.
         const args = [pgsurge, 'load', f.file, '-t', 'items', '--truncate', '--db', url, '-w', workers, '--chunk-size', chunkSize, '-q', ...(format === 'json' ? ['--json-path', 'data.items'] : [])];
         const r = await run(process.execPath, args);
         const count = Number((await admin.query('SELECT count(*) AS n FROM items')).rows[0].n);

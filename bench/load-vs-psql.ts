@@ -68,7 +68,7 @@ try {
   const copyCmd = (file: string): string[] => [url, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-c', `\\copy lineitem from '${file}' with (delimiter '|')`];
   const variants: Record<string, () => Promise<number>> = {
     'psql x1': async () => (await run(psql, copyCmd(stripped))).seconds,
-    // --truncate: the table was emptied behind the ledger's back; without it, rerunning the same load resumes it (and loads nothing).
+    // --truncate: the table was emptied behind the ledger's back; without it, rerunning the same load is refused.
     'pgsurge -w1': async () => (await run(process.execPath, [pgsurge, 'load', lineitem.path, '--truncate', '--db', url, '-w', '1', '-q'])).seconds,
     'psql x2': async () => {
       const started = performance.now();

@@ -7,6 +7,7 @@ import { connectionFailure, LoadError } from '../db/load-error.js';
 import { connect, type Target } from '../db/target.js';
 import { readPostmasterOpts, settingsFromArgs } from '../cluster/data-dir.js';
 import type { ManagedCluster } from '../cluster/managed-cluster.js';
+import { followRewrite } from '../ledger/ledger.js';
 import {
   crashCanLose,
   DURABILITY_SETTINGS,
@@ -132,14 +133,14 @@ export async function startDurability(target: Target, options: DurabilityOptions
     const client = await open();
     try {
       for (const name of toUnlog) {
-        await client.query(`ALTER TABLE ${name} SET UNLOGGED`);
+        await setLogged(client, name, false);
         unloggedTables.push(name);
       }
       await applySessionSettings(client, SESSION_SETTINGS[preset]);
       settingsInEffect = await readSettings(client);
       walStart = (await client.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]!.lsn;
     } catch (error) {
-      for (const name of unloggedTables) await client.query(`ALTER TABLE ${name} SET LOGGED`).catch(() => undefined);
+      for (const name of unloggedTables) await setLogged(client, name, true).catch(() => undefined);
       throw error;
     } finally {
       await client.end();
@@ -218,7 +219,7 @@ export async function startDurability(target: Target, options: DurabilityOptions
       let walBytes = 0;
       const c = await connect(target.config);
       try {
-        for (const name of unloggedTables) await timed(`SET LOGGED ${name}`, () => c.query(`ALTER TABLE ${name} SET LOGGED`));
+        for (const name of unloggedTables) await timed(`SET LOGGED ${name}`, () => setLogged(c, name, true));
         walBytes = Number((await c.query<{ b: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::text AS b', [walStart])).rows[0]!.b);
       } finally {
         await c.end();
@@ -309,4 +310,17 @@ async function readSettings(client: pg.Client): Promise<Record<string, string>> 
 
 async function applySessionSettings(client: pg.Client, settings: Readonly<Record<string, string>>): Promise<void> {
   for (const [name, value] of Object.entries(settings)) await client.query('SELECT set_config($1, $2, false)', [name, value]);
+}
+
+/** `ALTER TABLE … SET LOGGED | UNLOGGED` (a rewrite: a new file), with the ledger's chunks of the table following it. */
+async function setLogged(client: pg.Client, name: string, logged: boolean): Promise<void> {
+  await client.query('BEGIN');
+  try {
+    await client.query(`ALTER TABLE ${name} SET ${logged ? 'LOGGED' : 'UNLOGGED'}`);
+    await followRewrite(client, name);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
 }

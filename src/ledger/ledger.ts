@@ -36,6 +36,9 @@ const DDL = [
      rows_rejected bigint NOT NULL,
      rows_skipped bigint NOT NULL,
      committed_at timestamptz NOT NULL DEFAULT clock_timestamp())`,
+  // The table's file when the chunk committed: TRUNCATE (and VACUUM FULL, CLUSTER, ALTER
+  // TABLE … TYPE) give a table a new one, so a resume can tell its rows may be gone.
+  `ALTER TABLE ${LEDGER_SCHEMA}.chunks ADD COLUMN IF NOT EXISTS table_filenode oid`,
   `CREATE INDEX IF NOT EXISTS chunks_by_range ON ${LEDGER_SCHEMA}.chunks (load_id, file, byte_start)`,
   `CREATE INDEX IF NOT EXISTS chunks_by_table ON ${LEDGER_SCHEMA}.chunks (table_oid)`,
   // Rows the server refused, with their bytes, committed with their chunk: the reject file is rebuilt from these.
@@ -123,6 +126,7 @@ export async function openLoad(client: pg.Client, loadId: string, inputs: readon
     if (was && Number(was.table_oid) !== input.tableOid) {
       await forgetFile(client, loadId, input.file);
     }
+    if (was && Number(was.table_oid) === input.tableOid) await checkNotRewritten(client, loadId, input, options);
     if (!was || Number(was.table_oid) !== input.tableOid) {
       await client.query(
         `INSERT INTO ${LEDGER_SCHEMA}.load_files (load_id, file, table_name, table_oid, file_identity) VALUES ($1, $2, $3, $4, $5)
@@ -135,6 +139,43 @@ export async function openLoad(client: pg.Client, loadId: string, inputs: readon
     covered.set(input.file, await coveredRanges(client, loadId, input.file));
   }
   return covered;
+}
+
+/**
+ * The chunks an earlier run committed went into the table's file of that time; if the
+ * table has another file now, it was emptied (TRUNCATE) or rewritten (VACUUM FULL,
+ * CLUSTER, ALTER TABLE) behind the load's back, and resuming would skip rows that may no
+ * longer be there. Refused, unless the user resumes on purpose (`--resume`).
+ */
+async function checkNotRewritten(client: pg.Client, loadId: string, input: LedgerInput, options: { resume: boolean }): Promise<void> {
+  const r = await client.query<{ rows: string | null; current: string | null }>(
+    `SELECT sum(rows_loaded)::text AS rows, pg_relation_filenode($3::oid)::text AS current FROM ${LEDGER_SCHEMA}.chunks
+     WHERE load_id = $1 AND file = $2 AND table_filenode IS NOT NULL AND table_filenode IS DISTINCT FROM pg_relation_filenode($3::oid)`,
+    [loadId, input.file, input.tableOid],
+  );
+  const rows = r.rows[0]?.rows;
+  if (rows === null || rows === undefined) return;
+  if (options.resume) {
+    await client.query(`UPDATE ${LEDGER_SCHEMA}.chunks SET table_filenode = pg_relation_filenode($3::oid) WHERE load_id = $1 AND file = $2 AND table_filenode IS NOT NULL`, [loadId, input.file, input.tableOid]);
+    return;
+  }
+  throw new LoadError('bad-option', `${input.tableName} was emptied or rewritten since load ${loadId} put ${Number(rows).toLocaleString('en-US')} rows of ${input.file} into it (TRUNCATE, VACUUM FULL, CLUSTER or ALTER TABLE gave it a new file): resuming would skip rows it may no longer hold`, {
+    hint: 'start over with --truncate (or another --load-id); if the rows are still there (VACUUM FULL, CLUSTER), resume anyway with --resume',
+  });
+}
+
+/**
+ * After pgsurge itself rewrites a table (ALTER TABLE … SET LOGGED / UNLOGGED), in the same
+ * transaction: the ledger's chunks of it follow it to its new file.
+ */
+export async function followRewrite(client: pg.Client, tableName: string): Promise<void> {
+  // No ledger here, or one this user may not write (a --no-ledger user): nothing to follow, and SET LOGGED must not fail for it.
+  const exists = await client.query<{ ok: boolean }>(
+    `SELECT CASE WHEN to_regclass('${LEDGER_SCHEMA}.chunks') IS NULL THEN false
+                 ELSE has_schema_privilege('${LEDGER_SCHEMA}', 'USAGE') AND has_table_privilege('${LEDGER_SCHEMA}.chunks', 'UPDATE') END AS ok`,
+  );
+  if (exists.rows[0]?.ok !== true) return;
+  await client.query(`UPDATE ${LEDGER_SCHEMA}.chunks SET table_filenode = pg_relation_filenode(table_oid) WHERE table_oid = $1::regclass AND table_filenode IS NOT NULL`, [tableName]);
 }
 
 /**
@@ -263,8 +304,8 @@ export class LedgerWriter implements ChunkLedger {
     // A named statement: parsed and planned once per connection, as it runs once per chunk.
     await client.query({
       name: 'pgsurge_ledger_chunk',
-      text: `INSERT INTO ${LEDGER_SCHEMA}.chunks (load_id, file, table_name, table_oid, file_identity, byte_start, byte_end, rows_loaded, rows_rejected, rows_skipped)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      text: `INSERT INTO ${LEDGER_SCHEMA}.chunks (load_id, file, table_name, table_oid, file_identity, byte_start, byte_end, rows_loaded, rows_rejected, rows_skipped, table_filenode)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, pg_relation_filenode($4::oid))`,
       values: [this.loadId, input.file, input.tableName, input.tableOid, input.identity ?? null, byteOffset, byteOffset + byteLength, counts.loaded, counts.rejected, counts.skipped],
     });
     for (const r of rejects) {

@@ -204,4 +204,42 @@ describe('exactly once across crashes', () => {
     assert.match(r3.stderr, /there is no earlier load with id never-ran to resume/);
     assert.equal((await tableState()).count, 0, 'nothing was loaded by the refused resume');
   });
+
+  it('a rerun after the table was emptied behind the load\'s back is refused, not taken as done; --truncate starts over, --resume trusts the ledger', async () => {
+    const { file, expected } = await input('emptied.tbl');
+    const args = ['load', file, '-t', 'lineitem', '--create', '-w', '2', '--chunk-size', '64KB', '-q', ...target()];
+    assert.equal((await runCli([...args, '--truncate'])).code, 3);
+    assert.equal((await tableState()).digest, expected);
+    // The same command again: the ledger says it is all in, and it is: nothing to do.
+    const again = await runCli(args);
+    assert.equal(again.code, 3, again.stderr);
+    assert.match(again.stdout, /earlier runs of this load had committed 3,997 rows/);
+    assert.equal((await tableState()).digest, expected);
+
+    await client.query(`TRUNCATE ${SCHEMA}.lineitem`);
+    const refused = await runCli(args);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /it_resume\.lineitem was emptied or rewritten since load \S+ put 3,997 rows of .*emptied\.tbl into it \(TRUNCATE, VACUUM FULL, CLUSTER or ALTER TABLE gave it a new file\)/);
+    assert.match(refused.stderr, /hint: start over with --truncate/);
+    assert.equal((await tableState()).count, 0, 'the refused rerun loaded nothing');
+    const over = await runCli([...args, '--truncate']);
+    assert.equal(over.code, 3, over.stderr);
+    assert.equal((await tableState()).digest, expected);
+
+    // VACUUM FULL keeps the rows but gives the table a new file: --resume says the rows are still there.
+    await client.query(`VACUUM FULL ${SCHEMA}.lineitem`);
+    assert.equal((await runCli(args)).code, 2);
+    const resumed = await runCli([...args, '--resume']);
+    assert.equal(resumed.code, 3, resumed.stderr);
+    assert.deepEqual(summaryRows(resumed.stdout), { read: 0, loaded: 0 });
+    assert.equal((await tableState()).digest, expected, 'still every row once');
+    assert.equal((await runCli(args)).code, 3, 'after --resume the ledger follows the table to its new file');
+  });
 });
+
+/** The load's own read and loaded counts in a summary printed by `-q`. */
+function summaryRows(stdout: string): { read: number; loaded: number } {
+  const m = /^lineitem\s+([\d,]+)\s+([\d,]+)/m.exec(stdout);
+  assert.ok(m, stdout);
+  return { read: Number(m[1]!.replace(/,/g, '')), loaded: Number(m[2]!.replace(/,/g, '')) };
+}
