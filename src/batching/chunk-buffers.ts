@@ -15,7 +15,8 @@ export class ChunkBuffers {
   ) {}
 
   take(size: number): Buffer {
-    return this.free.get(size)?.pop() ?? Buffer.allocUnsafe(size);
+    // allocUnsafeSlow: a buffer of its own, never a slice of Node's shared pool for small buffers.
+    return this.free.get(size)?.pop() ?? Buffer.allocUnsafeSlow(size);
   }
 
   give(buf: Buffer): void {

@@ -100,12 +100,13 @@ export async function* chunkRecords(input: AsyncIterable<Buffer> | ByteReader, o
     return ensureOut(outLength + more);
   };
 
-  const append = (piece: FramedBlock): void => {
+  /** `inOut`: the framer wrote the piece into `out` at `outLength` (`frameInto`). */
+  const append = (piece: FramedBlock, inOut: boolean): void => {
     const key = piece.columns?.join('\u0000');
-    const isSource = identity && piece.out.buffer === src.buffer && piece.out.byteOffset === src.byteOffset + framed && piece.out.length === piece.consumed;
+    // The framer passed the source bytes through: the very bytes of src[framed, framed + consumed).
+    const isSource = identity && !inOut && piece.out.buffer === src.buffer && piece.out.byteOffset === src.byteOffset + framed && piece.out.length === piece.consumed;
     if (!isSource) {
-      const written = out !== undefined && piece.out.buffer === out.buffer && piece.out.byteOffset === out.byteOffset + outLength;
-      if (written && !identity) outLength += piece.out.length;
+      if (inOut && !identity) outLength += piece.out.length;
       else {
         const o = leaveIdentity(piece.out.length);
         outLength += piece.out.copy(o, outLength);
@@ -174,6 +175,7 @@ export async function* chunkRecords(input: AsyncIterable<Buffer> | ByteReader, o
     while (framed < filled) {
       const buf = src.subarray(framed, filled);
       failedAt = { offset: offset + (framed - start), line: line === undefined ? undefined : line + lines };
+      const inOut = framer.frameInto !== undefined;
       const piece = framer.frameInto ? framer.frameInto(buf, eof, leaveIdentity(buf.length + 1), outLength) : framer.frame(buf, eof);
       if (piece.consumed === 0) {
         waitForMore();
@@ -193,7 +195,7 @@ export async function* chunkRecords(input: AsyncIterable<Buffer> | ByteReader, o
         break;
       }
       if (records > 0 && piece.columns?.join('\u0000') !== columnsKey) done.push(cut());
-      append(piece);
+      append(piece, inOut);
       if (!piece.more) break;
       done.push(cut());
     }

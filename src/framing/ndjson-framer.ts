@@ -70,7 +70,8 @@ export class NdjsonFramer implements Framer {
       lines++;
       at = nl + 1;
     }
-    return this.done(out, Math.min(at, buf.length), lines, keySet, false);
+    // Blank lines after the records: the chunk must end here (no blank line between two of its records).
+    return this.done(out, Math.min(at, buf.length), lines, keySet, sawBlankAfterRecords);
   }
 
   /** A chunk's source holds no blank line (the framer stops at one), so its records are its lines. */

@@ -37,8 +37,14 @@ const DDL = [
      rows_skipped bigint NOT NULL,
      committed_at timestamptz NOT NULL DEFAULT clock_timestamp())`,
   // The table's file when the chunk committed: TRUNCATE (and VACUUM FULL, CLUSTER, ALTER
-  // TABLE … TYPE) give a table a new one, so a resume can tell its rows may be gone.
-  `ALTER TABLE ${LEDGER_SCHEMA}.chunks ADD COLUMN IF NOT EXISTS table_filenode oid`,
+  // TABLE … TYPE) give a table a new one, so a resume can tell its rows may be gone. Added
+  // to a ledger made by an earlier pgsurge only when missing: ALTER TABLE needs the owner
+  // and locks the ledger even when there is nothing to add.
+  `DO $$ BEGIN
+     IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = '${LEDGER_SCHEMA}.chunks'::regclass AND attname = 'table_filenode' AND NOT attisdropped) THEN
+       ALTER TABLE ${LEDGER_SCHEMA}.chunks ADD COLUMN table_filenode oid;
+     END IF;
+   END $$`,
   `CREATE INDEX IF NOT EXISTS chunks_by_range ON ${LEDGER_SCHEMA}.chunks (load_id, file, byte_start)`,
   `CREATE INDEX IF NOT EXISTS chunks_by_table ON ${LEDGER_SCHEMA}.chunks (table_oid)`,
   // Rows the server refused, with their bytes, committed with their chunk: the reject file is rebuilt from these.
@@ -154,7 +160,8 @@ async function checkNotRewritten(client: pg.Client, loadId: string, input: Ledge
     [loadId, input.file, input.tableOid],
   );
   const rows = r.rows[0]?.rows;
-  if (rows === null || rows === undefined) return;
+  // No chunk of another file of the table, or only chunks that loaded nothing (every row rejected): nothing can be missing.
+  if (rows === null || rows === undefined || Number(rows) === 0) return;
   if (options.resume) {
     await client.query(`UPDATE ${LEDGER_SCHEMA}.chunks SET table_filenode = pg_relation_filenode($3::oid) WHERE load_id = $1 AND file = $2 AND table_filenode IS NOT NULL`, [loadId, input.file, input.tableOid]);
     return;
@@ -169,10 +176,14 @@ async function checkNotRewritten(client: pg.Client, loadId: string, input: Ledge
  * transaction: the ledger's chunks of it follow it to its new file.
  */
 export async function followRewrite(client: pg.Client, tableName: string): Promise<void> {
-  // No ledger here, or one this user may not write (a --no-ledger user): nothing to follow, and SET LOGGED must not fail for it.
+  // No ledger here, one from an earlier pgsurge without the column, or one this user may
+  // not write (a --no-ledger user): nothing to follow, and SET LOGGED must not fail for it.
   const exists = await client.query<{ ok: boolean }>(
     `SELECT CASE WHEN to_regclass('${LEDGER_SCHEMA}.chunks') IS NULL THEN false
-                 ELSE has_schema_privilege('${LEDGER_SCHEMA}', 'USAGE') AND has_table_privilege('${LEDGER_SCHEMA}.chunks', 'UPDATE') END AS ok`,
+                 ELSE has_schema_privilege('${LEDGER_SCHEMA}', 'USAGE')
+                      AND has_table_privilege('${LEDGER_SCHEMA}.chunks', 'SELECT')
+                      AND has_table_privilege('${LEDGER_SCHEMA}.chunks', 'UPDATE')
+                      AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('${LEDGER_SCHEMA}.chunks') AND attname = 'table_filenode' AND NOT attisdropped) END AS ok`,
   );
   if (exists.rows[0]?.ok !== true) return;
   await client.query(`UPDATE ${LEDGER_SCHEMA}.chunks SET table_filenode = pg_relation_filenode(table_oid) WHERE table_oid = $1::regclass AND table_filenode IS NOT NULL`, [tableName]);

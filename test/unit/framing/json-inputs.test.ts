@@ -103,6 +103,40 @@ describe('NDJSON framing wherever the input is cut', () => {
     }
   });
 
+  it('read in small steps: a chunk never holds a blank line between two of its records (its n-th record is on its n-th line)', async () => {
+    const buf = Buffer.from(input);
+    for (const readStep of [1, 3, 9, 20]) {
+      for (const chunkBytes of [17, 1 << 20]) {
+        const t = target('ndjson');
+        const chunks = await collect(chunkRecords(blocksOf(buf, []), { target: t, framer: framerForTarget(t), chunkBytes, startOffset: 0, startLine: 1, readStep }));
+        assert.equal(Buffer.concat(chunks.map((c) => c.data)).toString(), expected, `step ${readStep}, chunk ${chunkBytes}`);
+        for (const c of chunks) {
+          // Blank lines may follow the records, never come between them.
+          const filled = c.source!.toString().split('\n').flatMap((l, i) => (/^[ \t\r]*$/.test(l) ? [] : [i]));
+          assert.deepEqual(filled, [...Array(c.records).keys()], `step ${readStep}, chunk ${chunkBytes}: ${JSON.stringify(c.source!.toString())}`);
+        }
+      }
+    }
+  });
+
+  it('wire bytes larger than the input, chunks smaller than Node\'s 4 KB pooled buffers: every row whole', async () => {
+    // `{}` becomes eight \N fields: each step's framed rows are a fresh small buffer, which
+    // Node may place right after the chunk's own wire buffer in its shared 8 KB pool.
+    const rows = 3000;
+    const buf = Buffer.from('{}\n'.repeat(rows));
+    const cols: JsonColumn[] = 'abcdefgh'.split('').map((name) => ({ name, kind: 'scalar' }));
+    const t: LoadTarget = { table: 't', schema: undefined, format: 'ndjson', file: '-', columns: cols.map((c) => c.name), jsonColumns: cols };
+    // 4 KB blocks, each a buffer of its own, as from a pipe.
+    async function* pipe(): AsyncGenerator<Buffer> {
+      for (let i = 0; i < buf.length; i += 4096) yield Buffer.from(buf.subarray(i, i + 4096));
+    }
+    for (const chunkBytes of [150, 333, 4000]) {
+      const chunks = await collect(chunkRecords(pipe(), { target: t, framer: framerForTarget(t), chunkBytes, startOffset: 0, startLine: 1 }));
+      assert.equal(Buffer.concat(chunks.map((c) => c.data)).toString(), `${'\\N\t'.repeat(7)}\\N\n`.repeat(rows), `chunk ${chunkBytes}`);
+      for (const c of chunks) assert.equal(c.data.toString().split('\n').length - 1, c.records, `chunk ${chunkBytes}: every record of a chunk is in its wire bytes`);
+    }
+  });
+
   it('--missing default: a chunk per run of the same keys, each with its column list', async () => {
     const t = target('ndjson', { missing: 'default' });
     const buf = Buffer.from('{"id":1}\n{"id":2}\n{"id":3,"name":"x"}\n{"id":4}\n');
