@@ -34,7 +34,9 @@ export interface ChunkerOptions {
  * formats the framer passes through unchanged, the wire bytes are the source bytes). The
  * partial record at the end of a step waits in place for the next; the one at the end of
  * a chunk moves to the next chunk's buffer. So a chunk costs two buffers and one copy of
- * its bytes at most, and the event loop is never held up for longer than one step.
+ * its bytes at most (a `.tbl` chunk of a file one buffer: its source bytes can be read
+ * again), and the event loop is never held up for longer than one step. A record longer
+ * than a chunk makes a chunk of its own size, up to twice it with the records read after it.
  */
 export async function* chunkRecords(input: AsyncIterable<Buffer> | ByteReader, options: ChunkerOptions): AsyncGenerator<Chunk> {
   const { target, framer, chunkBytes } = options;
