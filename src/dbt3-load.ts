@@ -29,7 +29,7 @@ export interface Dbt3LoadResult {
   readonly phases: readonly PhaseTiming[];
 }
 
-/** `region.tbl`, `lineitem.tbl`, `lineitem.tbl.1` … in a folder, by table. */
+/** `region.tbl`, `lineitem.tbl`, `lineitem.tbl.1` … (each may be gzipped: `.tbl.gz`, `.tbl.1.gz`) in a folder, by table. */
 export async function findDbt3Files(dir: string): Promise<Map<Dbt3Table, string[]>> {
   let names: string[];
   try {
@@ -39,8 +39,18 @@ export async function findDbt3Files(dir: string): Promise<Map<Dbt3Table, string[
   }
   const found = new Map<Dbt3Table, string[]>();
   for (const table of DBT3_TABLES) {
-    const re = new RegExp(`^${table}\\.tbl(\\.\\d+)?$`);
+    const re = new RegExp(`^${table}\\.tbl(\\.\\d+)?(\\.gz)?$`);
     const files = names.filter((n) => re.test(n)).sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+    // The same part plain and gzipped would load its rows twice.
+    const parts = new Map<string, string>();
+    for (const f of files) {
+      const part = f.replace(/\.gz$/, '');
+      const other = parts.get(part);
+      if (other !== undefined) {
+        throw new LoadError('bad-option', `${dir} holds both ${other} and ${f}: loading both would load ${part}'s rows twice`, { hint: 'keep one of them in the folder' });
+      }
+      parts.set(part, f);
+    }
     if (files.length > 0) found.set(table, files.map((f) => path.join(dir, f)));
   }
   return found;
@@ -54,7 +64,7 @@ export async function findDbt3Files(dir: string): Promise<Map<Dbt3Table, string[
 export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Target, reporter?: LoadReporter): Promise<Dbt3LoadResult> {
   const files = await findDbt3Files(dir);
   if (files.size === 0) {
-    throw new LoadError('missing-file', `no DBT-3 .tbl files in ${dir}`, { hint: 'expected region.tbl … lineitem.tbl (or split files such as lineitem.tbl.1); make them with `pgsurge dbt3 gen`' });
+    throw new LoadError('missing-file', `no DBT-3 .tbl files in ${dir}`, { hint: 'expected region.tbl … lineitem.tbl (or split files such as lineitem.tbl.1, gzipped or not); make them with `pgsurge dbt3 gen`' });
   }
   const durability = options.durability ?? SAFE_DURABILITY;
   if (durability.preset === 'unsafe' && target.managed === undefined) throw unsafeRefused(target);

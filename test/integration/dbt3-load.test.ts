@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
@@ -51,12 +52,18 @@ describe('pgsurge dbt3 load', () => {
     await expectTablesEqualFiles();
   });
 
-  it('loads split files lineitem.tbl.1 … .3', async () => {
+  it('loads split files lineitem.tbl.1 … .3, gzipped or not; the same part both ways is refused', async () => {
     const splitDir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-it-dbt3-split-'));
     try {
       for (const part of [1, 2, 3]) await generateDbt3({ scale: 0.01, outDir: splitDir, tables: ['lineitem'], parts: 3, part });
       const names = (await fs.readdir(splitDir)).sort();
       assert.deepEqual(names, ['lineitem.tbl.1', 'lineitem.tbl.2', 'lineitem.tbl.3']);
+      const part2 = await fs.readFile(path.join(splitDir, 'lineitem.tbl.2'));
+      await fs.writeFile(path.join(splitDir, 'lineitem.tbl.2.gz'), gzipSync(part2));
+      const both = await runCli(['dbt3', 'load', splitDir, '--db', testUrl(), '--schema', SCHEMA, '--replace', '--no-keys', '-q']);
+      assert.equal(both.code, 2, both.stderr);
+      assert.match(both.stderr, /holds both lineitem\.tbl\.2 and lineitem\.tbl\.2\.gz: loading both would load lineitem\.tbl\.2's rows twice/);
+      await fs.rm(path.join(splitDir, 'lineitem.tbl.2'));
       const r = await runCli(['dbt3', 'load', splitDir, '--db', testUrl(), '--schema', SCHEMA, '--replace', '--no-keys', '-q']);
       assert.equal(r.code, 0, r.stderr);
       const expected = tblRecords(await fs.readFile(path.join(dir, 'lineitem.tbl'), 'utf8'));
