@@ -3,13 +3,19 @@ import { DEFAULT_DATA_DIR } from '../cluster/managed-cluster.js';
 import { DURABILITY_PRESETS, type DurabilityPreset } from '../durability/presets.js';
 import { DEFAULT_RETRY_FOR_MS } from '../faults/retry.js';
 import { DEFAULT_MAX_REJECTS } from '../rejects/reject-budget.js';
-import { DEFAULT_CHUNK_BYTES, defaultWorkers, formatBytes, parseDuration, parseDurability, parseChunkSize, parseSize, parseWholeNumber } from './parse-options.js';
+import { FORMATS } from '../framing/formats.js';
+import { DEFAULT_CHUNK_BYTES, defaultWorkers, formatBytes, parseDuration, parseDurability, parseChunkSize, parseFormat, parseSize, parseWholeNumber } from './parse-options.js';
 
 /** Options that name the server: shared by every command that talks to one. */
 export interface TargetFlags {
   db?: string;
   dataDir: string;
   pgBin: string;
+}
+
+/** `-f, --format`: an input format, inferred from the file extension when absent. */
+export function formatOption(): Option {
+  return new Option('-f, --format <format>', `input format: ${FORMATS.join(', ')} (default: from the file extension)`).argParser(parseFormat);
 }
 
 export function addTargetOptions(cmd: Command): Command {

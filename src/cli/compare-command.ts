@@ -5,10 +5,10 @@ import { runCompare } from '../compare/run-compare.js';
 import { DEFAULT_VARIANTS, parseVariants } from '../compare/variants.js';
 import { LoadError } from '../db/load-error.js';
 import { openTarget } from '../db/target.js';
-import { FORMATS, type Format } from '../framing/formats.js';
+import type { Format } from '../framing/formats.js';
 import { ON_CONFLICT, type OnConflict } from '../writer/insert-writer.js';
-import { addLoadOptions, addTargetOptions, type LoadFlags } from './common-options.js';
-import { parseFormat, parseWholeNumber } from './parse-options.js';
+import { addLoadOptions, addTargetOptions, formatOption, type LoadFlags } from './common-options.js';
+import { parseWholeNumber } from './parse-options.js';
 import { planInputs } from './plan-inputs.js';
 import { formatCount } from './summary-format.js';
 
@@ -31,7 +31,7 @@ export function registerCompareCommand(program: Command): void {
     .command('compare')
     .description('load the same input through several variants (COPY, INSERT styles, workers, batch sizes) on the same server and print one table')
     .argument('<file>', 'input file (tbl, text or csv)')
-    .addOption(new Option('-f, --format <format>', `input format: ${FORMATS.join(', ')} (default: from the file extension)`).argParser(parseFormat))
+    .addOption(formatOption())
     .option('-t, --table <name>', 'base table whose definition each variant\'s fresh table copies (default: from the file name)')
     .option('--schema <name>', 'schema of the base table; the variants\' tables go there too (default: the search_path)')
     .option('--create', 'create a missing base table from the built-in DDL (the eight DBT-3 tables)')

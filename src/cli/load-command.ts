@@ -1,19 +1,19 @@
 import { Option, type Command } from 'commander';
 import { openTarget } from '../db/target.js';
 import { LoadStopped } from '../faults/load-stopped.js';
-import { FORMATS, type Format } from '../framing/formats.js';
+import type { Format } from '../framing/formats.js';
 import { loadWithDurability } from '../durability/durable-load.js';
 import { UNSAFE_WARNING } from '../durability/presets.js';
 import { allReporters } from '../report/progress-line.js';
 import type { LoadReporter } from '../load.js';
-import { addLoadOptions, addTargetOptions, type LoadFlags } from './common-options.js';
+import { addLoadOptions, addTargetOptions, formatOption, type LoadFlags } from './common-options.js';
 import { formatDurability } from './durability-format.js';
 import { EXIT, printError } from './errors.js';
 import { addInputOptions, type InputFlags } from './input-flags.js';
 import { addWriterOptions, writerSpecFromFlags, type WriterFlags } from './writer-options.js';
 import { writerFor } from '../writer/writer-for.js';
 import { addObserveOptions, observeLoad, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
-import { parseFormat, parseLoadId } from './parse-options.js';
+import { parseLoadId } from './parse-options.js';
 import { planInputs } from './plan-inputs.js';
 import { resumeCommand } from './resume-command.js';
 import { formatCount, formatSummary } from './summary-format.js';
@@ -35,7 +35,7 @@ export function registerLoadCommand(program: Command): void {
     .command('load')
     .description('stream files (tbl, csv, text, NDJSON, JSON arrays; .gz too) into PostgreSQL through parallel COPY (or batched INSERT with --mode insert); bad rows go to a reject file, and a stopped load resumes where it stopped')
     .argument('<file...>', 'input files; `-` reads stdin')
-    .addOption(new Option('-f, --format <format>', `input format: ${FORMATS.join(', ')} (default: from the file extension)`).argParser(parseFormat))
+    .addOption(formatOption())
     .option('-t, --table <name>', 'target table (default: from the file name, lineitem.tbl.3 → lineitem)')
     .option('--schema <name>', 'schema of the target table (default: the search_path)')
     .option('--create', 'create a missing table from the built-in DDL (the eight DBT-3 tables, narrow)')

@@ -77,19 +77,7 @@ export async function dropRecords(blocks: AsyncIterable<Buffer>, n: number, ends
   }
   // An unterminated last record at the end of the input counts as one.
   const head = keep ? Buffer.concat(kept) : undefined;
-  const rest = (async function* () {
-    try {
-      if (leftover !== undefined) yield leftover;
-      for (;;) {
-        const r = await it.next();
-        if (r.done) return;
-        yield r.value;
-      }
-    } finally {
-      await it.return?.();
-    }
-  })();
-  return { rest, bytes, lines: ends.lines - startLines, records, head };
+  return { rest: rejoined(leftover, it, false), bytes, lines: ends.lines - startLines, records, head };
 }
 
 /** The first `n` records of `blocks`, cut exactly after the n-th record end; then stops reading. */
@@ -129,18 +117,20 @@ export async function dropBom(blocks: AsyncIterable<Buffer>): Promise<{ rest: As
   }
   const bytes = head.subarray(0, 3).equals(BOM) ? 3 : 0;
   const first = head.subarray(bytes);
-  const rest = (async function* () {
-    try {
-      if (first.length > 0) yield first;
-      if (done) return;
-      for (;;) {
-        const r = await it.next();
-        if (r.done) return;
-        yield r.value;
-      }
-    } finally {
-      await it.return?.();
+  return { rest: rejoined(first.length > 0 ? first : undefined, it, done), bytes };
+}
+
+/** The bytes left over from a block read ahead, then the blocks still to come (none when `ended`); closes the source when left. */
+async function* rejoined(leftover: Buffer | undefined, it: AsyncIterator<Buffer>, ended: boolean): AsyncGenerator<Buffer> {
+  try {
+    if (leftover !== undefined) yield leftover;
+    if (ended) return;
+    for (;;) {
+      const r = await it.next();
+      if (r.done) return;
+      yield r.value;
     }
-  })();
-  return { rest, bytes };
+  } finally {
+    await it.return?.();
+  }
 }
