@@ -12,6 +12,19 @@ export class RecordEnds {
 
   constructor(private readonly csv?: { quote: number; escape: number }) {}
 
+  /** Up to `n` record ends in `buf`: how many, and the index just past the last of them (0 for none). */
+  take(buf: Buffer, n: number): { records: number; at: number } {
+    let records = 0;
+    let at = 0;
+    while (records < n) {
+      const end = this.next(buf, at);
+      if (end < 0) break;
+      records++;
+      at = end;
+    }
+    return { records, at };
+  }
+
   /** Index just past the next record end at or after `from`, or -1 if the block ends first. */
   next(buf: Buffer, from: number): number {
     if (this.csv === undefined) {
@@ -63,14 +76,9 @@ export async function dropRecords(blocks: AsyncIterable<Buffer>, n: number, ends
     const r = await it.next();
     if (r.done) break;
     const buf = r.value;
-    let at = 0;
-    while (records < n) {
-      const end = ends.next(buf, at);
-      if (end < 0) break;
-      records++;
-      at = end;
-    }
-    const taken = records < n ? buf.length : at;
+    const found = ends.take(buf, n - records);
+    records += found.records;
+    const taken = records < n ? buf.length : found.at;
     if (keep) kept.push(buf.subarray(0, taken));
     bytes += taken;
     if (taken < buf.length) leftover = buf.subarray(taken);
@@ -85,15 +93,10 @@ export async function* takeRecords(blocks: AsyncIterable<Buffer>, n: number, end
   let records = 0;
   if (n <= 0) return;
   for await (const buf of blocks) {
-    let at = 0;
-    while (records < n) {
-      const end = ends.next(buf, at);
-      if (end < 0) break;
-      records++;
-      at = end;
-    }
+    const found = ends.take(buf, n - records);
+    records += found.records;
     if (records >= n) {
-      if (at > 0) yield buf.subarray(0, at);
+      if (found.at > 0) yield buf.subarray(0, found.at);
       return; // leaving the loop closes the source
     }
     yield buf;

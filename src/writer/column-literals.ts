@@ -7,8 +7,8 @@
  * spares the client millions of small strings and the garbage collector's time.
  */
 
-const NEWLINE = 0x0a;
-const CARRIAGE_RETURN = 0x0d;
+import { CARRIAGE_RETURN, NEWLINE } from '../framing/framer.js';
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const OPEN = 0x7b;

@@ -1,4 +1,5 @@
 import type { Format } from '../framing/formats.js';
+import { NEWLINE } from '../framing/framer.js';
 
 /** A field as COPY would store it: its text, or null for SQL NULL. */
 export type FieldValue = string | null;
@@ -18,7 +19,6 @@ export class RecordDecodeError extends Error {
 }
 
 const BACKSLASH = 0x5c;
-const NEWLINE = 0x0a;
 
 /**
  * A chunk's bytes (as the framers hand them to COPY: whole records, each ending in `\n`)
