@@ -132,8 +132,9 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     // Biggest input first, so the long pole starts early and the small ones fill in.
     const order = planned.map((input, i) => ({ input, size: sizes[i] })).sort((a, b) => (b.size ?? Infinity) - (a.size ?? Infinity));
     const sources: ChunkSource[] = [];
-    // Every reader lends and borrows the same chunk buffers: at most (2 × workers + 1) chunks are alive at once.
-    const buffers = new ChunkBuffers(options.chunkBytes, 2 * (2 * options.workers + 1));
+    // Every reader lends and borrows the same chunk buffers: at most (3 × workers + 1) chunks are alive at once
+    // (read ahead, in flight, held until their commit is flushed, being read).
+    const buffers = new ChunkBuffers(options.chunkBytes, 2 * (3 * options.workers + 1));
     for (const { input } of order) {
       const opened = await openInput(input, { workers: options.workers, chunkBytes: options.chunkBytes, stdin: options.stdin, covered: coveredOf(input).ranges, buffers });
       sources.push(...opened.sources);
@@ -188,6 +189,9 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
           stopping,
           now: () => counters.now(),
           retrying: (chunk, error, attempt, waitMs) => reporter.retrying?.({ chunk, error, attempt, waitMs }),
+          deferFlush: withLedger,
+          reloading: (chunk) =>
+            reporter.note?.(`${chunk.location.file} at byte ${chunk.location.byteOffset}: a chunk whose WAL had not reached disk yet was lost with the server; loading it again`),
           async committed(chunk, outcome, startedAt, endedAt) {
             const rejected = outcome.rejects.length;
             counters.add(chunk.target.table, chunk.target.file, outcome.loaded, chunk.location.byteLength, startedAt, endedAt, {

@@ -1,8 +1,8 @@
 /**
  * Buffers of a chunk's size (a chunk's source bytes) and one byte more (its wire bytes),
  * handed back when chunks are released and lent again, so a load of any size touches
- * the same few buffers: as many as chunks are alive at once (read ahead, in flight, being
- * read), about 2 × (2 × workers + 1). Other sizes (a record longer than a chunk) are left
+ * the same few buffers: as many as chunks are alive at once (read ahead, in flight, held
+ * until flushed, being read), about 2 × (3 × workers + 1). Other sizes (a record longer than a chunk) are left
  * to the garbage collector. One per load, shared by all its readers.
  */
 export class ChunkBuffers {

@@ -41,7 +41,7 @@ export function crashCanLose(options: DurabilityOptions): string {
   const parts: string[] = [];
   switch (options.preset) {
     case 'safe':
-      parts.push('nothing committed: chunks already committed survive a crash, the chunk in flight rolls back');
+      parts.push('nothing committed: a chunk counts as committed once its commit is on disk, the chunk in flight rolls back');
       break;
     case 'fast':
       parts.push(

@@ -6,12 +6,18 @@ import { sourceFramer } from '../framing/framer-for.js';
 import type { ChunkLedger, RejectedRow } from '../ledger/ledger.js';
 import type { RejectBudget } from '../rejects/reject-budget.js';
 import type { ChunkWriter } from './chunk-writer.js';
+import { insertedLsn } from './wal-flush.js';
 
 /** What one chunk came to, once committed. */
 export interface ChunkOutcome {
   readonly loaded: number;
   readonly skipped: number;
   readonly rejects: readonly RejectedRow[];
+  /**
+   * Set when the COMMIT returned without waiting for its WAL flush: the chunk is durable
+   * once WAL is flushed up to here, and must not be counted before.
+   */
+  readonly durableAt?: bigint;
 }
 
 export interface ChunkTransactionContext {
@@ -22,6 +28,12 @@ export interface ChunkTransactionContext {
   firstLineOf(chunk: Chunk): Promise<number | undefined>;
   /** Called just before COMMIT is sent: from then on, Ctrl-C waits for the reply instead of cutting the connection. */
   onCommit?(): void;
+  /**
+   * Asked just before a chunk's COMMIT (one transaction per chunk, no rejects): `later`
+   * commits without waiting for the WAL flush, and the outcome says where it must reach.
+   * Without it, or with `now`, the COMMIT waits as the session's synchronous_commit says.
+   */
+  commitWait?(client: pg.Client): Promise<'now' | 'later'>;
 }
 
 /**
@@ -52,9 +64,16 @@ export async function commitChunk(client: pg.Client, chunk: Chunk, ctx: ChunkTra
   try {
     const r = await ctx.writer.writeRows(client, chunk);
     await ctx.ledger.record(client, chunk, { loaded: r.loaded, rejected: 0, skipped: r.skipped }, []);
+    const wait = (await ctx.commitWait?.(client)) ?? 'now';
     ctx.onCommit?.();
-    await client.query('COMMIT');
-    return { loaded: r.loaded, skipped: r.skipped, rejects: [] };
+    if (wait === 'now') {
+      await client.query('COMMIT');
+      return { loaded: r.loaded, skipped: r.skipped, rejects: [] };
+    }
+    await client.query('SET LOCAL synchronous_commit TO off; COMMIT');
+    // Committed, whatever happens next: if the connection dies before this answer, the
+    // worker's retry finds the chunk in the ledger (after flushing WAL).
+    return { loaded: r.loaded, skipped: r.skipped, rejects: [], durableAt: await insertedLsn(client) };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     if (!isRowError(error)) throw error;

@@ -4,6 +4,7 @@
  * their own, started here in a temp dir, so restarting it disturbs no other test file.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,7 +13,7 @@ import pg from 'pg';
 import { ManagedCluster } from '../../src/cluster/managed-cluster.js';
 import { startCli, sleep } from '../helpers/cli-process.js';
 import { damage, lineitemFields, tableRecord, tblLine } from '../helpers/lineitem-data.js';
-import { digest, runCli, tableRecords } from '../helpers/test-db.js';
+import { digest, PGSURGE, runCli, tableRecords } from '../helpers/test-db.js';
 
 let tmp: string;
 let cluster: ManagedCluster;
@@ -21,6 +22,7 @@ let expected: string;
 
 async function query<T extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<T>> {
   const c = new pg.Client(cluster.connection());
+  c.on('error', () => {}); // a crash under the test; the query's own promise says so
   await c.connect();
   try {
     return await c.query<T>(sql, params);
@@ -97,5 +99,65 @@ describe(`the server restarts or goes away mid-load (own cluster)`, () => {
     const t = await tableDigest();
     assert.equal(t.count, 5999);
     assert.equal(t.digest, expected);
+  });
+
+  it("a chunk committed without waiting for its WAL flush, then lost in a crash before the flush, is loaded again (not counted as loaded)", async () => {
+    // The WAL writer is stopped, so the held chunk's commit record stays in the server's WAL
+    // buffers; killing the WAL writer then crashes the server (every backend ends, shared
+    // memory is reset), and crash recovery comes back without that commit.
+    const walWriter = async (): Promise<number> => (await query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE backend_type = 'walwriter'")).rows[0]!.pid;
+    const rows = lineitemFields(1200);
+    const input = Buffer.concat(rows.map(tblLine));
+    const cut = input.indexOf(10, 100 * 1024) + 1; // the first 64 KB chunk is complete, the rest waits for more input
+    assert.ok(cut > 0 && cut < input.length);
+    await query('DROP TABLE IF EXISTS lineitem');
+    const child = spawn(process.execPath, [PGSURGE, 'load', '-', '-t', 'lineitem', '-f', 'tbl', '--create', '-w', '1', '--chunk-size', '64KB', '--load-id', 'unflushed', '--sample-every', 'off', '--db', cluster.url()], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    let stdout = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    const stopped = await walWriter();
+    process.kill(stopped, 'SIGSTOP');
+    try {
+      child.stdin.write(input.subarray(0, cut));
+      let chunks = 0;
+      for (let waited = 0; chunks === 0; waited += 50) {
+        assert.ok(waited < 20_000, `no chunk committed; stderr:\n${stderr}`);
+        await sleep(50);
+        const ledger = (await query<{ ok: boolean }>("SELECT to_regclass('pgsurge.chunks') IS NOT NULL AS ok")).rows[0]!.ok;
+        if (ledger) chunks = (await query<{ n: number }>("SELECT count(*)::int AS n FROM pgsurge.chunks WHERE load_id = 'unflushed'")).rows[0]!.n;
+      }
+      assert.equal(chunks, 1);
+    } finally {
+      process.kill(stopped, 'SIGKILL');
+    }
+    // Crash recovery: the commit was never written, so the chunk is gone from table and ledger alike.
+    for (let waited = 0; ; waited += 100) {
+      const back = await query<{ n: number }>("SELECT count(*)::int AS n FROM pgsurge.chunks WHERE load_id = 'unflushed'").catch(() => undefined);
+      if (back !== undefined) {
+        assert.equal(back.rows[0]!.n, 0, 'the unflushed commit survived the crash: the test did not crash the server before the flush');
+        break;
+      }
+      assert.ok(waited < 30_000, 'the server did not come back');
+      await sleep(100);
+    }
+    child.stdin.end(input.subarray(cut));
+    const code = await exited;
+    assert.equal(code, 0, stderr);
+    assert.match(stderr, /at byte 0: a chunk whose WAL had not reached disk yet was lost with the server; loading it again/);
+    assert.match(stdout, /loaded 1,200 of 1,200 rows/);
+    const t = await tableDigest();
+    assert.equal(t.count, 1200);
+    assert.equal(t.digest, digest(rows.map(tableRecord)));
+    // The ledger holds each byte range once: the reloaded chunk, then the rest.
+    const ledger = await query<{ l: number; bytes: number; gaps: number }>(
+      `SELECT sum(rows_loaded)::int AS l, sum(byte_end - byte_start)::int AS bytes,
+              count(*) FILTER (WHERE byte_start <> coalesce(prev_end, 0))::int AS gaps
+         FROM (SELECT *, lag(byte_end) OVER (ORDER BY byte_start) AS prev_end FROM pgsurge.chunks WHERE load_id = 'unflushed') c`,
+    );
+    assert.deepEqual(ledger.rows[0], { l: 1200, bytes: input.length, gaps: 0 });
   });
 });

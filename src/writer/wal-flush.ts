@@ -1,0 +1,47 @@
+import type pg from 'pg';
+
+/**
+ * A chunk's COMMIT need not wait for its WAL to reach disk, as long as the chunk is not
+ * counted (nor its buffers let go) before it has. These are the server's answers a
+ * worker needs for that: where WAL is inserted and flushed, and a way to flush it now.
+ * Functions any role may call; no setting of the server is changed.
+ */
+
+/** A `pg_lsn` as text ('16/B374D848') → a byte position. */
+export function lsnValue(text: string): bigint {
+  const m = /^([0-9A-F]+)\/([0-9A-F]+)$/i.exec(text);
+  if (!m) throw new Error(`internal: not a pg_lsn: ${text}`);
+  return (BigInt(`0x${m[1]}`) << 32n) + BigInt(`0x${m[2]}`);
+}
+
+/**
+ * True when this session's commits wait for the WAL flush (synchronous_commit is not off)
+ * and no synchronous standby waits for them: then a commit without waiting, confirmed
+ * later by the local flush position, is exactly as durable. With a synchronous standby,
+ * every chunk waits for it, as the server is configured to.
+ */
+export async function canDeferFlush(client: pg.Client): Promise<boolean> {
+  const r = await client.query<{ sc: string; ssn: string }>("SELECT current_setting('synchronous_commit') AS sc, current_setting('synchronous_standby_names') AS ssn");
+  const row = r.rows[0];
+  return row !== undefined && row.sc !== 'off' && row.ssn.trim() === '';
+}
+
+/** Right after a COMMIT returned: a WAL position at or past its commit record. */
+export async function insertedLsn(client: pg.Client): Promise<bigint> {
+  const r = await client.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn');
+  return lsnValue(r.rows[0]!.lsn);
+}
+
+/** How far WAL is on disk. */
+export async function flushedLsn(client: pg.Client): Promise<bigint> {
+  const r = await client.query<{ lsn: string }>('SELECT pg_current_wal_flush_lsn()::text AS lsn');
+  return lsnValue(r.rows[0]!.lsn);
+}
+
+/**
+ * Flushes all WAL inserted so far, by any session: a transaction that takes a transaction
+ * id commits synchronously, and its commit waits for the WAL up to its own record.
+ */
+export async function flushWal(client: pg.Client): Promise<void> {
+  await client.query("BEGIN; SET LOCAL synchronous_commit TO on; SELECT txid_current(); COMMIT");
+}
