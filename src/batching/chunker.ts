@@ -13,6 +13,18 @@ import { ChunkBuffers } from './chunk-buffers.js';
  */
 export const READ_STEP = 1 << 20;
 
+/**
+ * The step for a load with this many workers. With one, a core is left to pgsurge and 1 MB
+ * steps take the fewest calls. With more, the server's backends take every core, pgsurge
+ * waits for its turn, and the kernel wakes a socket's writer only when ~50 KB are left
+ * (a couple of milliseconds of COPY): 256 KB steps get the bytes out sooner (-w 2 on 2
+ * cores: ~5% faster, median of 12 interleaved pairs; the server waited for data in 2.4%
+ * of samples with 1 MB steps, psql 0.7%).
+ */
+export function readStepFor(workers: number): number {
+  return workers > 1 ? 256 * 1024 : READ_STEP;
+}
+
 export interface ChunkerOptions {
   readonly target: LoadTarget;
   readonly framer: Framer;

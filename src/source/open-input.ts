@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import type { Chunk, LoadTarget } from '../batching/chunk.js';
 import type { ChunkSource } from '../batching/chunk-queue.js';
 import type { ChunkBuffers } from '../batching/chunk-buffers.js';
-import { chunkRecords, READ_STEP } from '../batching/chunker.js';
+import { chunkRecords, readStepFor } from '../batching/chunker.js';
 import { isNewlineFramed } from '../framing/formats.js';
 import { framerForTarget, sourceFramer } from '../framing/framer-for.js';
 import { readRange, splitFileRange, uncoveredRanges, type ByteRange } from './byte-ranges.js';
@@ -77,13 +77,13 @@ export async function openInput(target: LoadTarget, options: OpenOptions): Promi
     (async function* () {
       try {
         if (range.start === 0 && input.header !== undefined) {
-          yield* fromStart(readRange(fh, range, READ_STEP), target, options);
+          yield* fromStart(readRange(fh, range, readStepFor(options.workers)), target, options);
           return;
         }
         // Read in place into the chunks' buffers; the first range drops a UTF-8 byte-order mark.
         const start = range.start === 0 ? await bomLength(fh) : range.start;
         const line = range.start === 0 ? 1 : undefined;
-        yield* chunkRecords(rangeReader(fh, { start, end: range.end }, target.file), { target, framer: framerForTarget(target), chunkBytes, startOffset: start, startLine: line, ...(options.buffers ? { buffers: options.buffers } : {}) });
+        yield* chunkRecords(rangeReader(fh, { start, end: range.end }, target.file), { target, framer: framerForTarget(target), chunkBytes, startOffset: start, startLine: line, readStep: readStepFor(options.workers), ...(options.buffers ? { buffers: options.buffers } : {}) });
       } finally {
         await closeOne();
       }
@@ -125,5 +125,5 @@ async function* fromStart(blocks: AsyncIterable<Buffer>, target: LoadTarget, opt
     line += dropped.lines;
   }
   if (input.limit !== undefined) rest = takeRecords(rest, input.limit, recordEndsFor(target));
-  yield* chunkRecords(rest, { target, framer: framerForTarget(target), chunkBytes, startOffset: offset, startLine: line, ...(options.buffers ? { buffers: options.buffers } : {}) });
+  yield* chunkRecords(rest, { target, framer: framerForTarget(target), chunkBytes, startOffset: offset, startLine: line, readStep: readStepFor(options.workers), ...(options.buffers ? { buffers: options.buffers } : {}) });
 }
