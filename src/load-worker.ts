@@ -69,6 +69,8 @@ export class LoadWorker {
   /** Some earlier connection did: after a reconnect, flush before asking the ledger. */
   private deferred = false;
   private held: Unflushed | undefined;
+  /** `prepare` ran on the current connection. */
+  private prepared = false;
 
   constructor(
     private client: pg.Client | undefined,
@@ -77,7 +79,6 @@ export class LoadWorker {
 
   async run(): Promise<void> {
     try {
-      if (this.client) await this.prepare(this.client);
       for (;;) {
         if (this.ctx.stopping()) break;
         const chunk = await this.ctx.queue.take();
@@ -222,6 +223,7 @@ export class LoadWorker {
       await this.client?.end().catch(() => undefined);
     }
     this.client = await this.ctx.connect();
+    this.prepared = false;
     return this.client;
   }
 
@@ -237,7 +239,12 @@ export class LoadWorker {
       try {
         if (this.client === undefined) {
           this.client = await this.ctx.connect();
+          this.prepared = false;
+        }
+        // Prepared on first use, inside the retries: a backend terminated before its first query is just a lost connection.
+        if (!this.prepared) {
           await this.prepare(this.client);
+          this.prepared = true;
         }
         return await attempt(this.client, tries);
       } catch (error) {
