@@ -137,16 +137,16 @@ export class LoadWorker {
   }
 
   /**
-   * On a fresh connection after a lost one: whatever the old one committed is now on the
-   * server or never will be. Flush it, then let the ledger say whether the held chunk got
-   * in; if not, load it again, waiting for the flush this time.
+   * On a fresh connection after a lost one: let the ledger say whether the held chunk got
+   * in, then flush the WAL, so what the ledger showed is on disk (in this order: a commit
+   * the old backend makes after the flush would not be). Missing, the chunk was lost with
+   * the server's unflushed WAL: load it again, waiting for the flush this time.
    */
   private async recover(client: pg.Client): Promise<void> {
-    if (!this.deferred) return;
-    await flushWal(client);
     const held = this.held;
     if (held === undefined || held.flushed) return;
     const done = await this.committedInLedger(client, held.chunk);
+    await flushWal(client);
     if (done === undefined) {
       this.ctx.reloading?.(held.chunk);
       held.outcome = { ...(await this.commitOnce(client, held.chunk, 0, 'now')), fromLedger: false };
@@ -165,9 +165,13 @@ export class LoadWorker {
 
   private async commitOnce(client: pg.Client, chunk: Chunk, attempt: number, wait?: 'now'): Promise<Committed> {
     if (attempt > 0) {
-      await this.recover(client);
+      if (this.deferred) await this.recover(client);
       const done = await this.committedInLedger(client, chunk);
-      if (done) return done;
+      if (done) {
+        // Seen committed, so its commit record is in the WAL; it may have been a COMMIT that did not wait.
+        if (this.deferred) await flushWal(client);
+        return done;
+      }
     }
     const commitWait =
       wait === undefined && this.deferring
@@ -198,12 +202,19 @@ export class LoadWorker {
     if (!held.flushed) {
       let timer: NodeJS.Timeout | undefined;
       const settled = (async (): Promise<void> => {
-        const client = await this.liveClient();
-        await flushWal(client);
-        const done = await this.committedInLedger(client, held.chunk);
-        if (done === undefined) return;
-        held.outcome = done;
-        held.flushed = true;
+        // The worker's connection if it still answers, else one of its own, ended here even
+        // when it comes after the give-up (the stop must not be held open by it).
+        let own: pg.Client | undefined;
+        try {
+          const client = (await this.answers(this.client)) ? this.client! : (own = await this.ctx.connect());
+          const done = await this.committedInLedger(client, held.chunk);
+          await flushWal(client);
+          if (done === undefined) return;
+          held.outcome = done;
+          held.flushed = true;
+        } finally {
+          await own?.end().catch(() => undefined);
+        }
       })();
       const giveUp = new Promise<void>((resolve) => (timer = setTimeout(resolve, SETTLE_MS)));
       await Promise.race([settled, giveUp]).catch(() => undefined);
@@ -213,18 +224,15 @@ export class LoadWorker {
     await this.countHeldIfFlushed();
   }
 
-  private async liveClient(): Promise<pg.Client> {
+  /** True when the connection is there and out of any failed transaction. */
+  private async answers(client: pg.Client | undefined): Promise<boolean> {
+    if (client === undefined) return false;
     try {
-      if (this.client) {
-        await this.client.query('ROLLBACK');
-        return this.client;
-      }
+      await client.query('ROLLBACK');
+      return true;
     } catch {
-      await this.client?.end().catch(() => undefined);
+      return false;
     }
-    this.client = await this.ctx.connect();
-    this.prepared = false;
-    return this.client;
   }
 
   /**

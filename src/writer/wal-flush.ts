@@ -21,10 +21,20 @@ export function lsnValue(text: string): bigint {
  * every chunk waits for it, as the server is configured to.
  */
 export async function canDeferFlush(client: pg.Client): Promise<boolean> {
-  const r = await client.query<{ sc: string; ssn: string }>("SELECT current_setting('synchronous_commit') AS sc, current_setting('synchronous_standby_names') AS ssn");
-  const row = r.rows[0];
+  const r = await client
+    .query<{ sc: string; ssn: string }>(
+      // The WAL positions are asked for too: a server that revoked them from this role keeps commits that wait.
+      "SELECT current_setting('synchronous_commit') AS sc, current_setting('synchronous_standby_names') AS ssn, pg_current_wal_insert_lsn(), pg_current_wal_flush_lsn()",
+    )
+    .catch((error: unknown) => {
+      if ((error as { code?: string }).code === INSUFFICIENT_PRIVILEGE) return undefined;
+      throw error;
+    });
+  const row = r?.rows[0];
   return row !== undefined && row.sc !== 'off' && row.ssn.trim() === '';
 }
+
+const INSUFFICIENT_PRIVILEGE = '42501';
 
 /** Right after a COMMIT returned: a WAL position at or past its commit record. */
 export async function insertedLsn(client: pg.Client): Promise<bigint> {
