@@ -6,7 +6,7 @@ import { LoadError } from './db/load-error.js';
 import { backoffMs, isRetryable, sleep } from './faults/retry.js';
 import type { ChunkLedger } from './ledger/ledger.js';
 import { commitChunk, type ChunkOutcome, type ChunkTransactionContext } from './writer/chunk-transaction.js';
-import { canDeferFlush, flushedLsn, flushWal } from './writer/wal-flush.js';
+import { canDeferFlush, flushedPast, flushWal } from './writer/wal-flush.js';
 
 export interface WorkerContext {
   readonly queue: ChunkQueue;
@@ -44,7 +44,8 @@ interface Unflushed {
   outcome: Committed;
   readonly startedAt: number;
   readonly endedAt: number;
-  readonly durableAt: bigint;
+  /** The WAL position (`pg_lsn`) the flush must pass. */
+  readonly durableAt: string;
   flushed: boolean;
 }
 
@@ -86,7 +87,7 @@ export class LoadWorker {
         const startedAt = this.ctx.now();
         const outcome = await this.withRetries(chunk, (client, attempt) => this.commitOnce(client, chunk, attempt));
         await this.countHeldIfFlushed();
-        if (outcome.durableAt !== undefined && !outcome.fromLedger) {
+        if (outcome.durableAt !== undefined) {
           this.held = { chunk, outcome, startedAt, endedAt: this.ctx.now(), durableAt: outcome.durableAt, flushed: false };
         } else {
           await this.count(chunk, outcome, startedAt, this.ctx.now());
@@ -94,7 +95,7 @@ export class LoadWorker {
       }
       if (this.held && !this.held.flushed) {
         if (this.ctx.stopping()) await this.settleHeld();
-        else await this.withRetries(this.held.chunk, (client, attempt) => (attempt > 0 ? this.recover(client) : this.flushHeld(client)));
+        else await this.withRetries(this.held.chunk, (client) => this.confirmHeld(client));
       }
       await this.countHeldIfFlushed();
     } catch (error) {
@@ -131,23 +132,21 @@ export class LoadWorker {
     await this.count(held.chunk, held.outcome, held.startedAt, held.endedAt);
   }
 
-  private async flushHeld(client: pg.Client): Promise<void> {
-    await flushWal(client);
-    if (this.held) this.held.flushed = true;
-  }
-
   /**
-   * On a fresh connection after a lost one: let the ledger say whether the held chunk got
-   * in, then flush the WAL, so what the ledger showed is on disk (in this order: a commit
-   * the old backend makes after the flush would not be). Missing, the chunk was lost with
-   * the server's unflushed WAL: load it again, waiting for the flush this time.
+   * Confirms the held chunk (then counted by `countHeldIfFlushed`), at the end of the
+   * input, on a fresh connection after a lost one, or as the load stops: the ledger says
+   * whether it got in, then the WAL is flushed, so what the ledger showed is on disk (in
+   * this order: a commit the old backend makes after the flush would not be). Missing, the
+   * chunk was lost with the server's unflushed WAL: load it again, waiting for the flush
+   * this time, unless the load is stopping (`reload` false: the ledger decides for a resume).
    */
-  private async recover(client: pg.Client): Promise<void> {
+  private async confirmHeld(client: pg.Client, reload = true): Promise<void> {
     const held = this.held;
     if (held === undefined || held.flushed) return;
     const done = await this.committedInLedger(client, held.chunk);
     await flushWal(client);
     if (done === undefined) {
+      if (!reload) return;
       this.ctx.reloading?.(held.chunk);
       held.outcome = { ...(await this.commitOnce(client, held.chunk, 0, 'now')), fromLedger: false };
     } else {
@@ -165,7 +164,7 @@ export class LoadWorker {
 
   private async commitOnce(client: pg.Client, chunk: Chunk, attempt: number, wait?: 'now'): Promise<Committed> {
     if (attempt > 0) {
-      if (this.deferred) await this.recover(client);
+      await this.confirmHeld(client);
       const done = await this.committedInLedger(client, chunk);
       if (done) {
         // Seen committed, so its commit record is in the WAL; it may have been a COMMIT that did not wait.
@@ -178,7 +177,7 @@ export class LoadWorker {
         ? async (c: pg.Client): Promise<'now' | 'later'> => {
             const held = this.held;
             if (held === undefined || held.flushed) return 'later';
-            if ((await flushedLsn(c)) >= held.durableAt) {
+            if (await flushedPast(c, held.durableAt)) {
               held.flushed = true;
               return 'later';
             }
@@ -207,11 +206,7 @@ export class LoadWorker {
         let own: pg.Client | undefined;
         try {
           const client = (await this.answers(this.client)) ? this.client! : (own = await this.ctx.connect());
-          const done = await this.committedInLedger(client, held.chunk);
-          await flushWal(client);
-          if (done === undefined) return;
-          held.outcome = done;
-          held.flushed = true;
+          await this.confirmHeld(client, false);
         } finally {
           await own?.end().catch(() => undefined);
         }

@@ -17,7 +17,7 @@ export interface ChunkOutcome {
    * Set when the COMMIT returned without waiting for its WAL flush: the chunk is durable
    * once WAL is flushed up to here, and must not be counted before.
    */
-  readonly durableAt?: bigint;
+  readonly durableAt?: string;
 }
 
 export interface ChunkTransactionContext {

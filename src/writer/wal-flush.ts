@@ -7,13 +7,6 @@ import type pg from 'pg';
  * Functions any role may call; no setting of the server is changed.
  */
 
-/** A `pg_lsn` as text ('16/B374D848') → a byte position. */
-export function lsnValue(text: string): bigint {
-  const m = /^([0-9A-F]+)\/([0-9A-F]+)$/i.exec(text);
-  if (!m) throw new Error(`internal: not a pg_lsn: ${text}`);
-  return (BigInt(`0x${m[1]}`) << 32n) + BigInt(`0x${m[2]}`);
-}
-
 /**
  * True when this session's commits wait for the WAL flush (synchronous_commit is not off)
  * and no synchronous standby waits for them: then a commit without waiting, confirmed
@@ -36,16 +29,16 @@ export async function canDeferFlush(client: pg.Client): Promise<boolean> {
 
 const INSUFFICIENT_PRIVILEGE = '42501';
 
-/** Right after a COMMIT returned: a WAL position at or past its commit record. */
-export async function insertedLsn(client: pg.Client): Promise<bigint> {
+/** Right after a COMMIT returned: a WAL position (a `pg_lsn`, as text) at or past its commit record. */
+export async function insertedLsn(client: pg.Client): Promise<string> {
   const r = await client.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn');
-  return lsnValue(r.rows[0]!.lsn);
+  return r.rows[0]!.lsn;
 }
 
-/** How far WAL is on disk. */
-export async function flushedLsn(client: pg.Client): Promise<bigint> {
-  const r = await client.query<{ lsn: string }>('SELECT pg_current_wal_flush_lsn()::text AS lsn');
-  return lsnValue(r.rows[0]!.lsn);
+/** Whether WAL is on disk up to `lsn` (compared by the server, as `pg_lsn`). */
+export async function flushedPast(client: pg.Client, lsn: string): Promise<boolean> {
+  const r = await client.query<{ past: boolean }>('SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn AS past', [lsn]);
+  return r.rows[0]!.past;
 }
 
 /**
