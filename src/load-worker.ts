@@ -5,8 +5,8 @@ import type { ChunkQueue } from './batching/chunk-queue.js';
 import { LoadError } from './db/load-error.js';
 import { backoffMs, isRetryable, sleep } from './faults/retry.js';
 import type { ChunkLedger } from './ledger/ledger.js';
-import { commitChunk, type ChunkOutcome, type ChunkTransactionContext } from './writer/chunk-transaction.js';
-import { canDeferFlush, flushedPast, flushWal } from './writer/wal-flush.js';
+import { commitChunk, type ChunkOutcome, type ChunkTransactionContext, type Deferral } from './writer/chunk-transaction.js';
+import { canDeferFlush, flushWal } from './writer/wal-flush.js';
 
 export interface WorkerContext {
   readonly queue: ChunkQueue;
@@ -57,8 +57,8 @@ interface Unflushed {
  *
  * With `deferFlush`, a chunk's COMMIT does not wait for the WAL flush (one fsync per
  * chunk, ~2% of a load with one worker). The chunk is held, uncounted, until the server's
- * flush position passes its commit: checked before the next chunk's COMMIT, which waits
- * for the flush itself when it has not (so at most one chunk is held), and forced at the
+ * flush position passes its commit: checked by the server as the next chunk commits (in
+ * the COMMIT's round trip), whose COMMIT waits for the flush itself when it has not (so at most one chunk is held), and forced at the
  * end. After a lost connection, WAL is flushed first and the ledger asked about the held
  * chunk: there, it is durable; missing (a crash took the unflushed WAL), it loads again.
  */
@@ -172,21 +172,11 @@ export class LoadWorker {
         return done;
       }
     }
-    const commitWait =
-      wait === undefined && this.deferring
-        ? async (c: pg.Client): Promise<'now' | 'later'> => {
-            const held = this.held;
-            if (held === undefined || held.flushed) return 'later';
-            if (await flushedPast(c, held.durableAt)) {
-              held.flushed = true;
-              return 'later';
-            }
-            return 'now';
-          }
-        : undefined;
-    const outcome = await commitChunk(client, chunk, { ...this.ctx.transaction, onCommit: () => (this.committing = true), ...(commitWait ? { commitWait } : {}) });
-    // A COMMIT that waited for its flush also flushed the held chunk's (an earlier commit).
-    if (outcome.durableAt === undefined && this.held) this.held.flushed = true;
+    const deferral = wait === undefined && this.deferring ? (): Deferral => ({ ...(this.held && !this.held.flushed ? { after: this.held.durableAt } : {}) }) : undefined;
+    const outcome = await commitChunk(client, chunk, { ...this.ctx.transaction, onCommit: () => (this.committing = true), ...(deferral ? { deferral } : {}) });
+    // A COMMIT that waited for its flush also flushed the held chunk's (an earlier commit);
+    // one that did not wait was allowed not to only because WAL was flushed past the held chunk.
+    if (this.held) this.held.flushed = true;
     return { ...outcome, fromLedger: false };
   }
 

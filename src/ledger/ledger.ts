@@ -275,8 +275,21 @@ function fromRejectRecord(row: RejectRecord): Omit<RejectedRow, 'file'> {
   };
 }
 
+const CHUNK_COLUMNS = 'load_id, file, table_name, table_oid, file_identity, byte_start, byte_end, rows_loaded, rows_rejected, rows_skipped, table_filenode';
+
+/** An integer as SQL text; anything else is a bug, not something to quote. */
+function wholeNumber(n: number): string {
+  if (!Number.isSafeInteger(n)) throw new Error(`internal: ${n} is not a whole number`);
+  return String(n);
+}
+
 /** What the workers need of a ledger; `NO_LEDGER` for `--no-ledger`. */
 export interface ChunkLedger {
+  /**
+   * The statement that records a chunk without rejects, values inlined, to send with the
+   * chunk's COMMIT in one round trip; empty when nothing is recorded.
+   */
+  recordStatement(client: pg.Client, chunk: Chunk, counts: { loaded: number; skipped: number }): string;
   record(client: pg.Client, chunk: Chunk, counts: { loaded: number; rejected: number; skipped: number }, rejects: readonly RejectedRow[]): Promise<void>;
   committed(client: pg.Client, chunk: Chunk): Promise<{ loaded: number; rejected: number; skipped: number } | undefined>;
   rejectsOf(client: pg.Client, chunk: Chunk): Promise<RejectedRow[]>;
@@ -288,6 +301,7 @@ export interface ChunkLedger {
  * reply was lost cannot be told apart from one that failed (it is loaded again).
  */
 export const NO_LEDGER: ChunkLedger = {
+  recordStatement: () => '',
   record: async () => undefined,
   committed: async () => undefined,
   rejectsOf: async () => [],
@@ -308,17 +322,26 @@ export class LedgerWriter implements ChunkLedger {
     return input;
   }
 
+  /** The chunk's ledger row, inlined (see `ChunkLedger.recordStatement`). */
+  recordStatement(client: pg.Client, chunk: Chunk, counts: { loaded: number; skipped: number }): string {
+    const input = this.input(chunk);
+    const { byteOffset, byteLength } = chunk.location;
+    const text = (v: string | undefined): string => (v === undefined ? 'NULL' : client.escapeLiteral(v));
+    const values = [
+      text(this.loadId), text(input.file), text(input.tableName), wholeNumber(input.tableOid), text(input.identity),
+      wholeNumber(byteOffset), wholeNumber(byteOffset + byteLength), wholeNumber(counts.loaded), '0', wholeNumber(counts.skipped),
+    ];
+    return `INSERT INTO ${LEDGER_SCHEMA}.chunks (${CHUNK_COLUMNS}) VALUES (${values.join(', ')}, pg_relation_filenode(${wholeNumber(input.tableOid)}::oid))`;
+  }
+
   /** Records a chunk inside its open transaction. */
   async record(client: pg.Client, chunk: Chunk, counts: { loaded: number; rejected: number; skipped: number }, rejects: readonly RejectedRow[]): Promise<void> {
     const input = this.input(chunk);
     const { byteOffset, byteLength } = chunk.location;
-    // A named statement: parsed and planned once per connection, as it runs once per chunk.
-    await client.query({
-      name: 'pgsurge_ledger_chunk',
-      text: `INSERT INTO ${LEDGER_SCHEMA}.chunks (load_id, file, table_name, table_oid, file_identity, byte_start, byte_end, rows_loaded, rows_rejected, rows_skipped, table_filenode)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, pg_relation_filenode($4::oid))`,
-      values: [this.loadId, input.file, input.tableName, input.tableOid, input.identity ?? null, byteOffset, byteOffset + byteLength, counts.loaded, counts.rejected, counts.skipped],
-    });
+    await client.query(
+      `INSERT INTO ${LEDGER_SCHEMA}.chunks (${CHUNK_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, pg_relation_filenode($4::oid))`,
+      [this.loadId, input.file, input.tableName, input.tableOid, input.identity ?? null, byteOffset, byteOffset + byteLength, counts.loaded, counts.rejected, counts.skipped],
+    );
     for (const r of rejects) {
       await client.query(
         `INSERT INTO ${LEDGER_SCHEMA}.rejects (load_id, file, table_oid, line, byte_offset, sqlstate, column_name, message, record) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,

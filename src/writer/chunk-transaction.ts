@@ -6,7 +6,7 @@ import { sourceFramer } from '../framing/framer-for.js';
 import type { ChunkLedger, RejectedRow } from '../ledger/ledger.js';
 import type { RejectBudget } from '../rejects/reject-budget.js';
 import type { ChunkWriter } from './chunk-writer.js';
-import { insertedLsn } from './wal-flush.js';
+import { commitModeStatement, INSERTED_LSN } from './wal-flush.js';
 
 /** What one chunk came to, once committed. */
 export interface ChunkOutcome {
@@ -29,11 +29,21 @@ export interface ChunkTransactionContext {
   /** Called just before COMMIT is sent: from then on, Ctrl-C waits for the reply instead of cutting the connection. */
   onCommit?(): void;
   /**
-   * Asked just before a chunk's COMMIT (one transaction per chunk, no rejects): `later`
+   * Asked just before a chunk's COMMIT (one transaction per chunk, no rejects): a `Deferral`
    * commits without waiting for the WAL flush, and the outcome says where it must reach.
-   * Without it, or with `now`, the COMMIT waits as the session's synchronous_commit says.
+   * Without one, the COMMIT waits as the session's synchronous_commit says.
    */
-  commitWait?(client: pg.Client): Promise<'now' | 'later'>;
+  deferral?(): Deferral | undefined;
+}
+
+/** A COMMIT that need not wait for its WAL flush. */
+export interface Deferral {
+  /**
+   * An earlier commit that did not wait either (a `pg_lsn`): this one then waits after all
+   * unless WAL is already flushed past it, so either way that earlier one is on disk when
+   * this COMMIT returns.
+   */
+  readonly after?: string;
 }
 
 /**
@@ -63,17 +73,18 @@ export async function commitChunk(client: pg.Client, chunk: Chunk, ctx: ChunkTra
   await client.query('BEGIN');
   try {
     const r = await ctx.writer.writeRows(client, chunk);
-    await ctx.ledger.record(client, chunk, { loaded: r.loaded, rejected: 0, skipped: r.skipped }, []);
-    const wait = (await ctx.commitWait?.(client)) ?? 'now';
+    const deferral = ctx.deferral?.();
     ctx.onCommit?.();
-    if (wait === 'now') {
-      await client.query('COMMIT');
-      return { loaded: r.loaded, skipped: r.skipped, rejects: [] };
-    }
-    await client.query('SET LOCAL synchronous_commit TO off; COMMIT');
+    // The ledger row, the commit mode and the COMMIT go in one round trip (the server
+    // waits on the client between chunks, so each round trip is lost loading time).
+    const statements = [ctx.ledger.recordStatement(client, chunk, r), deferral && commitModeStatement(client, deferral), 'COMMIT'];
     // Committed, whatever happens next: if the connection dies before this answer, the
     // worker's retry finds the chunk in the ledger (after flushing WAL).
-    return { loaded: r.loaded, skipped: r.skipped, rejects: [], durableAt: await insertedLsn(client) };
+    if (deferral) statements.push(INSERTED_LSN);
+    const replies = [await client.query(statements.filter(Boolean).join('; '))].flat();
+    const waited = deferral === undefined || replies.find((reply) => reply.fields[0]?.name === 'commit_mode')?.rows[0]?.commit_mode !== 'off';
+    const durableAt = waited ? undefined : (replies.at(-1)!.rows[0] as { lsn: string }).lsn;
+    return { loaded: r.loaded, skipped: r.skipped, rejects: [], ...(durableAt === undefined ? {} : { durableAt }) };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     if (!isRowError(error)) throw error;

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { Deferral } from './chunk-transaction.js';
 
 /**
  * A chunk's COMMIT need not wait for its WAL to reach disk, as long as the chunk is not
@@ -29,17 +30,19 @@ export async function canDeferFlush(client: pg.Client): Promise<boolean> {
 
 const INSUFFICIENT_PRIVILEGE = '42501';
 
-/** Right after a COMMIT returned: a WAL position (a `pg_lsn`, as text) at or past its commit record. */
-export async function insertedLsn(client: pg.Client): Promise<string> {
-  const r = await client.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn');
-  return r.rows[0]!.lsn;
+/**
+ * Sets how the open transaction's COMMIT waits, and answers it as `commit_mode`: `off`
+ * (returns before its WAL flush) unless an earlier commit that did not wait (`after`) is
+ * not flushed yet; then as the session says, so that COMMIT's flush covers the earlier one.
+ * The server compares the positions (`pg_lsn`).
+ */
+export function commitModeStatement(client: pg.Client, deferral: Deferral): string {
+  const mode = deferral.after === undefined ? "'off'" : `CASE WHEN pg_current_wal_flush_lsn() >= ${client.escapeLiteral(deferral.after)}::pg_lsn THEN 'off' ELSE current_setting('synchronous_commit') END`;
+  return `SELECT set_config('synchronous_commit', ${mode}, true) AS commit_mode`;
 }
 
-/** Whether WAL is on disk up to `lsn` (compared by the server, as `pg_lsn`). */
-export async function flushedPast(client: pg.Client, lsn: string): Promise<boolean> {
-  const r = await client.query<{ past: boolean }>('SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn AS past', [lsn]);
-  return r.rows[0]!.past;
-}
+/** Right after a COMMIT that did not wait: a WAL position (a `pg_lsn`, as text) at or past its commit record. */
+export const INSERTED_LSN = 'SELECT pg_current_wal_insert_lsn()::text AS lsn';
 
 /**
  * Flushes all WAL inserted so far, by any session: a transaction that takes a transaction
