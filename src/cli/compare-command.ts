@@ -1,4 +1,5 @@
 import { promises as fs } from 'node:fs';
+import { formatCount } from '../report/format-count.js';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { compareJson, formatCompareTable } from '../compare/result-table.js';
 import { runCompare } from '../compare/run-compare.js';
@@ -10,7 +11,6 @@ import { ON_CONFLICT, type OnConflict } from '../writer/insert-writer.js';
 import { addLoadOptions, addTargetOptions, formatOption, type LoadFlags } from './common-options.js';
 import { parseWholeNumber } from './parse-options.js';
 import { planInputs } from './plan-inputs.js';
-import { formatCount } from './summary-format.js';
 
 interface CompareFlags extends LoadFlags {
   format?: Format;

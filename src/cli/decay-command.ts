@@ -9,6 +9,7 @@ import { addTargetOptions, type TargetFlags } from './common-options.js';
 import { addObserveOptions, observeLoad, parseReportPath, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
 import { defaultWorkers, formatBytes, parseChunkSize, parseSize, parseWholeNumber } from './parse-options.js';
 import { formatSummary } from './summary-format.js';
+import { formatCount } from '../report/format-count.js';
 
 interface DecayFlags extends TargetFlags, Omit<ObserveFlags, 'sampleEvery'> {
   rows: number;
@@ -145,7 +146,7 @@ Examples:
         const { knee, text } = describeKnee(series.intervals, facts.sharedBuffersBytes, facts.settings.shared_buffers ?? '?');
         const withKnee = { ...series, knee: knee ?? null };
         const notes = [text, `${target.description}; ${facts.version.split(' on ')[0]}`];
-        const report = observed.report({ title: `pgsurge decay: ${flags.rows.toLocaleString('en-US')} narrow rows, ${name}`, settings, series: [withKnee], notes })!;
+        const report = observed.report({ title: `pgsurge decay: ${formatCount(flags.rows)} narrow rows, ${name}`, settings, series: [withKnee], notes })!;
         const written = await writeReportIfAsked(reportFile, report);
         if (flags.json) {
           process.stdout.write(`${summaryEvent(result.summary, { phases: result.phases, knee: knee ?? null, kneeText: text, finalSizes: result.finalSizes, report: written })}\n`);

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { formatCount } from '../report/format-count.js';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import { DEFAULT_DATA_DIR } from '../cluster/managed-cluster.js';
@@ -9,7 +10,7 @@ import { connect, openTarget } from '../db/target.js';
 import { loadDbt3 } from '../dbt3-load.js';
 import { progressMode, progressReporter } from '../report/progress-line.js';
 import { defaultWorkers, parseWholeNumber } from './parse-options.js';
-import { formatCount, formatSummary, renderTable } from './summary-format.js';
+import { formatSummary, renderTable } from './summary-format.js';
 
 interface DemoFlags {
   scale: number;

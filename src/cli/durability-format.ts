@@ -1,7 +1,7 @@
 import type { DurabilityReport } from '../durability/durability-session.js';
+import { formatCount } from '../report/format-count.js';
 import type { LoadSummary } from '../metrics/load-counters.js';
 import { MB } from '../metrics/rates.js';
-import { formatCount } from './summary-format.js';
 
 /** The lines a load's summary gets about what its durability preset traded. */
 export function formatDurability(summary: LoadSummary): string {

@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import { DBT3_TABLES } from '../datasets/dbt3-schema.js';
 import { parseDbt3GenOptions, parseNarrowOptions, type RawDbt3GenOptions, type RawNarrowOptions } from './gen-options.js';
+import { formatCount } from '../report/format-count.js';
 
 const PROGRESS_EVERY_MS = 250;
 
@@ -23,7 +24,7 @@ function progressLine(): { update(label: string, rows: number | undefined, bytes
       last = now;
       const seconds = Math.max(0.001, (now - started) / 1000);
       const mb = bytes / 1e6;
-      const rowText = rows === undefined ? '' : `  ${rows.toLocaleString('en-US')} rows`;
+      const rowText = rows === undefined ? '' : `  ${formatCount(rows)} rows`;
       process.stderr.write(`\r\x1b[K${label}${rowText}  ${mb.toFixed(1)} MB  ${(mb / seconds).toFixed(1)} MB/s`);
       shownLine = true;
     },
@@ -76,7 +77,7 @@ async function runDbt3Gen(raw: RawDbt3GenOptions): Promise<void> {
       onProgress: (p) => progress.update(p.table, p.tableRows, p.totalBytes),
     });
     progress.done();
-    for (const f of files) process.stderr.write(`${f.path}: ${f.rows.toLocaleString('en-US')} rows, ${(f.bytes / 1e6).toFixed(1)} MB\n`);
+    for (const f of files) process.stderr.write(`${f.path}: ${formatCount(f.rows)} rows, ${(f.bytes / 1e6).toFixed(1)} MB\n`);
   } finally {
     progress.done();
   }
@@ -102,7 +103,7 @@ async function runNarrowGen(raw: RawNarrowOptions): Promise<void> {
   } finally {
     progress.done();
   }
-  process.stderr.write(`${result.path}: ${result.rows.toLocaleString('en-US')} rows, ${(result.bytes / 1e6).toFixed(1)} MB\n`);
+  process.stderr.write(`${result.path}: ${formatCount(result.rows)} rows, ${(result.bytes / 1e6).toFixed(1)} MB\n`);
 }
 
 /**

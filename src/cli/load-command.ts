@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import { formatCount } from '../report/format-count.js';
 import { openTarget } from '../db/target.js';
 import { LoadStopped } from '../faults/load-stopped.js';
 import type { Format } from '../framing/formats.js';
@@ -16,7 +17,7 @@ import { addObserveOptions, observeLoad, summaryEvent, writeReportIfAsked, type 
 import { parseLoadId } from './parse-options.js';
 import { planInputs } from './plan-inputs.js';
 import { resumeCommand } from './resume-command.js';
-import { formatCount, formatSummary } from './summary-format.js';
+import { formatSummary } from './summary-format.js';
 
 interface LoadCommandFlags extends LoadFlags, InputFlags, ObserveFlags, WriterFlags {
   format?: Format;

@@ -1,5 +1,6 @@
 import type { LoadSummary } from '../metrics/load-counters.js';
 import { MB } from '../metrics/rates.js';
+import { formatCount } from '../report/format-count.js';
 
 /** Renders rows as a plain aligned table (numbers right-aligned). */
 export function renderTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -10,9 +11,6 @@ export function renderTable(header: readonly string[], rows: readonly (readonly 
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
-export function formatCount(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
-}
 
 export function formatSummary(summary: LoadSummary): string {
   const rows = summary.tables.map((t) => [

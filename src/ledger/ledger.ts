@@ -3,6 +3,7 @@ import type { Chunk } from '../batching/chunk.js';
 import { LoadError } from '../db/load-error.js';
 import type { ByteRange } from '../source/byte-ranges.js';
 import { identityDifference } from './file-identity.js';
+import { formatCount } from '../report/format-count.js';
 
 /**
  * The ledger: which byte ranges of which input are in the table, committed in the same
@@ -166,7 +167,7 @@ async function checkNotRewritten(client: pg.Client, loadId: string, input: Ledge
     await client.query(`UPDATE ${LEDGER_SCHEMA}.chunks SET table_filenode = pg_relation_filenode($3::oid) WHERE load_id = $1 AND file = $2 AND table_filenode IS NOT NULL`, [loadId, input.file, input.tableOid]);
     return;
   }
-  throw new LoadError('bad-option', `${input.tableName} was emptied or rewritten since load ${loadId} put ${Number(rows).toLocaleString('en-US')} rows of ${input.file} into it (TRUNCATE, VACUUM FULL, CLUSTER or ALTER TABLE gave it a new file): resuming would skip rows it may no longer hold`, {
+  throw new LoadError('bad-option', `${input.tableName} was emptied or rewritten since load ${loadId} put ${formatCount(Number(rows))} rows of ${input.file} into it (TRUNCATE, VACUUM FULL, CLUSTER or ALTER TABLE gave it a new file): resuming would skip rows it may no longer hold`, {
     hint: 'start over with --truncate (or another --load-id); if the rows are still there (VACUUM FULL, CLUSTER), resume anyway with --resume',
   });
 }

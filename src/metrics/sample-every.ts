@@ -1,3 +1,5 @@
+import { formatCount } from '../report/format-count.js';
+
 /** How often the sampler looks: every so many milliseconds, or every so many rows loaded. */
 export type SampleEvery = { readonly ms: number } | { readonly rows: number };
 
@@ -28,5 +30,5 @@ export function parseSampleEvery(value: string): SampleEvery | string {
 }
 
 export function describeSampleEvery(every: SampleEvery): string {
-  return 'ms' in every ? (every.ms % 1000 === 0 ? `${every.ms / 1000}s` : `${every.ms}ms`) : `${every.rows.toLocaleString('en-US')} rows`;
+  return 'ms' in every ? (every.ms % 1000 === 0 ? `${every.ms / 1000}s` : `${every.ms}ms`) : `${formatCount(every.rows)} rows`;
 }

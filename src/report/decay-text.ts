@@ -1,8 +1,8 @@
 import { renderTable } from '../cli/summary-format.js';
+import { formatCount as count } from './format-count.js';
 import { MB } from '../metrics/rates.js';
 import { earlyLevel, findKnee, kneeSearchStart, lowestShare, type Interval, type Knee, type KneeOptions, DEFAULT_KNEE } from '../metrics/series.js';
 
-const count = (n: number): string => Math.round(n).toLocaleString('en-US');
 const mb = (b: number): string => (b / MB).toFixed(0);
 
 /** `2,250,000` → `2.25M`; for axis labels and sentences. */

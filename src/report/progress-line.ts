@@ -1,4 +1,5 @@
 import cliProgress from 'cli-progress';
+import { formatCount as count } from './format-count.js';
 import type { LoadReporter } from '../load.js';
 import type { SampleListener } from '../metrics/sampler.js';
 import type { Interval, Sample } from '../metrics/series.js';
@@ -64,7 +65,6 @@ export function etaSeconds(s: ProgressState): number | undefined {
   return (s.seconds * (100 - pct)) / pct;
 }
 
-const count = (n: number): string => Math.round(n).toLocaleString('en-US');
 const mb = (bytes: number): string => `${(bytes / MB).toFixed(bytes < 10 * MB ? 1 : 0)} MB`;
 
 export function formatDuration(seconds: number): string {
