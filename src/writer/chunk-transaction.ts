@@ -5,7 +5,7 @@ import { copyColumnFromWhere, isServerError } from '../db/load-error.js';
 import { sourceFramer } from '../framing/framer-for.js';
 import type { ChunkLedger, RejectedRow } from '../ledger/ledger.js';
 import type { RejectBudget } from '../rejects/reject-budget.js';
-import type { ChunkWriter } from './chunk-writer.js';
+import type { ChunkResult, ChunkWriter } from './chunk-writer.js';
 import { commitModeStatement, INSERTED_LSN } from './wal-flush.js';
 
 /** What one chunk came to, once committed. */
@@ -70,9 +70,14 @@ export async function commitChunk(client: pg.Client, chunk: Chunk, ctx: ChunkTra
     return { loaded: r.loaded, skipped: r.skipped, rejects: [] };
   }
   let refused: unknown;
-  await client.query('BEGIN');
   try {
-    const r = await ctx.writer.writeRows(client, chunk);
+    const { writer } = ctx;
+    let r: ChunkResult;
+    if (writer.beginAndWriteRows) r = await writer.beginAndWriteRows(client, chunk);
+    else {
+      await client.query('BEGIN');
+      r = await writer.writeRows(client, chunk);
+    }
     const deferral = ctx.deferral?.();
     ctx.onCommit?.();
     // The ledger row, the commit mode and the COMMIT go in one round trip (the server

@@ -25,6 +25,12 @@ export interface ChunkWriter {
   prepare?(client: pg.Client): Promise<void>;
   writeRows(client: pg.Client, chunk: Chunk): Promise<ChunkResult>;
   /**
+   * `BEGIN` and `writeRows` in one round trip, when the writer can send BEGIN along with
+   * its statement (`BEGIN; COPY …` as one query): the caller's transaction all the same.
+   * Without it, the caller sends BEGIN first and waits for its reply.
+   */
+  beginAndWriteRows?(client: pg.Client, chunk: Chunk): Promise<ChunkResult>;
+  /**
    * The 1-based record of `chunk` that the server's error names, when the error says
    * (COPY's `line N` context). Without it a refused chunk is bisected to find its bad rows.
    */

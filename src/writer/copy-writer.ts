@@ -29,8 +29,9 @@ export function copySql(target: LoadTarget, columns: readonly string[] | undefin
  * Streams one chunk through `COPY … FROM STDIN` inside the caller's transaction and returns
  * the row count from the server's `COPY n` reply.
  */
-export async function copyRows(client: pg.Client, chunk: Chunk, options: { freeze?: boolean } = {}): Promise<number> {
-  return streamCopy(client, copySql(chunk.target, undefined, options), chunk.data);
+export async function copyRows(client: pg.Client, chunk: Chunk, options: { freeze?: boolean; begin?: boolean } = {}): Promise<number> {
+  // `BEGIN; COPY …` is one simple query: the transaction BEGIN opens outlasts it.
+  return streamCopy(client, `${options.begin ? 'BEGIN; ' : ''}${copySql(chunk.target, undefined, options)}`, chunk.data);
 }
 
 /** Runs one `COPY … FROM STDIN` statement with `data` as its input; returns the server's row count. */
@@ -52,6 +53,9 @@ export const copyWriter: ChunkWriter = {
   name: 'copy',
   async writeRows(client, chunk) {
     return { loaded: await copyRows(client, chunk), skipped: 0 };
+  },
+  async beginAndWriteRows(client, chunk) {
+    return { loaded: await copyRows(client, chunk, { begin: true }), skipped: 0 };
   },
   failedRecord(error, chunk) {
     const line = copyLineFromWhere((error as { where?: string } | undefined)?.where);
