@@ -81,14 +81,22 @@ export async function commitChunk(client: pg.Client, chunk: Chunk, ctx: ChunkTra
     const deferral = ctx.deferral?.();
     ctx.onCommit?.();
     // The ledger row, the commit mode and the COMMIT go in one round trip (the server
-    // waits on the client between chunks, so each round trip is lost loading time).
+    // waits on the client between chunks, so each round trip is lost loading time). A
+    // deferral comes only with the ledger: its row gives the transaction an id, so a COMMIT
+    // that waits flushes WAL up to its own record, past any earlier commit.
     const statements = [ctx.ledger.recordStatement(client, chunk, r), deferral && commitModeStatement(client, deferral), 'COMMIT'];
-    // Committed, whatever happens next: if the connection dies before this answer, the
-    // worker's retry finds the chunk in the ledger (after flushing WAL).
     if (deferral) statements.push(INSERTED_LSN);
     const replies = [await client.query(statements.filter(Boolean).join('; '))].flat();
-    const waited = deferral === undefined || replies.find((reply) => reply.fields[0]?.name === 'commit_mode')?.rows[0]?.commit_mode !== 'off';
-    const durableAt = waited ? undefined : (replies.at(-1)!.rows[0] as { lsn: string }).lsn;
+    // Committed, whatever happens next: if the connection dies before this answer, the
+    // worker's retry finds the chunk in the ledger (after flushing WAL).
+    let durableAt: string | undefined;
+    if (deferral) {
+      const mode = replies.find((reply) => reply.fields[0]?.name === 'commit_mode')?.rows[0] as { commit_mode: string } | undefined;
+      const lsn = (replies.at(-1)?.rows[0] as { lsn?: string } | undefined)?.lsn;
+      // Counting a commit that did not wait as if it had would count it before it is on disk.
+      if (mode === undefined || lsn === undefined) throw new Error('internal: the commit query did not say how it committed');
+      if (mode.commit_mode === 'off') durableAt = lsn;
+    }
     return { loaded: r.loaded, skipped: r.skipped, rejects: [], ...(durableAt === undefined ? {} : { durableAt }) };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
