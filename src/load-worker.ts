@@ -58,16 +58,17 @@ interface Unflushed {
  * With `deferFlush`, a chunk's COMMIT does not wait for the WAL flush (one fsync per
  * chunk, ~2% of a load with one worker). The chunk is held, uncounted, until the server's
  * flush position passes its commit: checked by the server as the next chunk commits (in
- * the COMMIT's round trip), whose COMMIT waits for the flush itself when it has not (so at most one chunk is held), and forced at the
- * end. After a lost connection, WAL is flushed first and the ledger asked about the held
- * chunk: there, it is durable; missing (a crash took the unflushed WAL), it loads again.
+ * the COMMIT's round trip), whose COMMIT waits for the flush itself when it has not (so
+ * at most one chunk is held), and forced at the end. After a lost connection, the ledger
+ * is asked about the held chunk and then WAL is flushed: there, it is durable; missing (a
+ * crash took the unflushed WAL), it loads again.
  */
 export class LoadWorker {
   private busy = false;
   private committing = false;
   /** This connection may commit without waiting (see `canDeferFlush`). */
   private deferring = false;
-  /** Some earlier connection did: after a reconnect, flush before asking the ledger. */
+  /** Some earlier connection did: after a reconnect, a chunk the ledger shows committed is flushed before it counts. */
   private deferred = false;
   private held: Unflushed | undefined;
   /** `prepare` ran on the current connection. */
@@ -172,7 +173,8 @@ export class LoadWorker {
         return done;
       }
     }
-    const deferral = wait === undefined && this.deferring ? (): Deferral => ({ ...(this.held && !this.held.flushed ? { after: this.held.durableAt } : {}) }) : undefined;
+    const held = this.held && !this.held.flushed ? this.held : undefined;
+    const deferral: Deferral | undefined = wait === undefined && this.deferring ? (held ? { after: held.durableAt } : {}) : undefined;
     const outcome = await commitChunk(client, chunk, { ...this.ctx.transaction, onCommit: () => (this.committing = true), ...(deferral ? { deferral } : {}) });
     // A COMMIT that waited for its flush also flushed the held chunk's (an earlier commit);
     // one that did not wait was allowed not to only because WAL was flushed past the held chunk.

@@ -11,7 +11,6 @@ export function renderTable(header: readonly string[], rows: readonly (readonly 
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
-
 export function formatSummary(summary: LoadSummary): string {
   const rows = summary.tables.map((t) => [
     t.table,

@@ -323,25 +323,26 @@ export class LedgerWriter implements ChunkLedger {
     return input;
   }
 
-  /** The chunk's ledger row, inlined (see `ChunkLedger.recordStatement`). */
-  recordStatement(client: pg.Client, chunk: Chunk, counts: { loaded: number; skipped: number }): string {
+  /** The chunk row's values, in `CHUNK_COLUMNS` order up to `rows_skipped` (`table_filenode` is the server's). */
+  private chunkRow(chunk: Chunk, counts: { loaded: number; rejected: number; skipped: number }): (string | number | undefined)[] {
     const input = this.input(chunk);
     const { byteOffset, byteLength } = chunk.location;
-    const text = (v: string | undefined): string => (v === undefined ? 'NULL' : client.escapeLiteral(v));
-    const values = [
-      text(this.loadId), text(input.file), text(input.tableName), wholeNumber(input.tableOid), text(input.identity),
-      wholeNumber(byteOffset), wholeNumber(byteOffset + byteLength), wholeNumber(counts.loaded), '0', wholeNumber(counts.skipped),
-    ];
-    return `INSERT INTO ${LEDGER_SCHEMA}.chunks (${CHUNK_COLUMNS}) VALUES (${values.join(', ')}, pg_relation_filenode(${wholeNumber(input.tableOid)}::oid))`;
+    return [this.loadId, input.file, input.tableName, input.tableOid, input.identity, byteOffset, byteOffset + byteLength, counts.loaded, counts.rejected, counts.skipped];
+  }
+
+  /** The chunk's ledger row, inlined (see `ChunkLedger.recordStatement`). */
+  recordStatement(client: pg.Client, chunk: Chunk, counts: { loaded: number; skipped: number }): string {
+    const values = this.chunkRow(chunk, { ...counts, rejected: 0 }).map((v) => (v === undefined ? 'NULL' : typeof v === 'number' ? wholeNumber(v) : client.escapeLiteral(v)));
+    // values[3] is table_oid, as $4 is in `record`.
+    return `INSERT INTO ${LEDGER_SCHEMA}.chunks (${CHUNK_COLUMNS}) VALUES (${values.join(', ')}, pg_relation_filenode(${values[3]}::oid))`;
   }
 
   /** Records a chunk inside its open transaction. */
   async record(client: pg.Client, chunk: Chunk, counts: { loaded: number; rejected: number; skipped: number }, rejects: readonly RejectedRow[]): Promise<void> {
     const input = this.input(chunk);
-    const { byteOffset, byteLength } = chunk.location;
     await client.query(
       `INSERT INTO ${LEDGER_SCHEMA}.chunks (${CHUNK_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, pg_relation_filenode($4::oid))`,
-      [this.loadId, input.file, input.tableName, input.tableOid, input.identity ?? null, byteOffset, byteOffset + byteLength, counts.loaded, counts.rejected, counts.skipped],
+      this.chunkRow(chunk, counts).map((v) => v ?? null),
     );
     for (const r of rejects) {
       await client.query(

@@ -29,11 +29,11 @@ export interface ChunkTransactionContext {
   /** Called just before COMMIT is sent: from then on, Ctrl-C waits for the reply instead of cutting the connection. */
   onCommit?(): void;
   /**
-   * Asked just before a chunk's COMMIT (one transaction per chunk, no rejects): a `Deferral`
-   * commits without waiting for the WAL flush, and the outcome says where it must reach.
-   * Without one, the COMMIT waits as the session's synchronous_commit says.
+   * For a chunk's COMMIT (one transaction per chunk, no rejects): commit without waiting
+   * for the WAL flush, and the outcome says where it must reach. Without it, the COMMIT
+   * waits as the session's synchronous_commit says.
    */
-  deferral?(): Deferral | undefined;
+  readonly deferral?: Deferral;
 }
 
 /** A COMMIT that need not wait for its WAL flush. */
@@ -78,7 +78,7 @@ export async function commitChunk(client: pg.Client, chunk: Chunk, ctx: ChunkTra
       await client.query('BEGIN');
       r = await writer.writeRows(client, chunk);
     }
-    const deferral = ctx.deferral?.();
+    const { deferral } = ctx;
     ctx.onCommit?.();
     // The ledger row, the commit mode and the COMMIT go in one round trip (the server
     // waits on the client between chunks, so each round trip is lost loading time). A
