@@ -4,7 +4,10 @@
  * against every other PostgreSQL installed on the machine (/usr/lib/postgresql/N/bin,
  * `pg_config --bindir`). One server per version per run, stopped at the end.
  *
- *   node dist/test/run-tests.js [--unit] [--no-system-pg]
+ *   node dist/test/run-tests.js [--unit] [--no-system-pg] [--only <substring>]…
+ *
+ * `--only` keeps the test files whose path contains one of the substrings (while working
+ * on one part: `--no-system-pg --only resume --only rejects`).
  */
 import { spawn } from 'node:child_process';
 import { promises as fs, readdirSync, statSync } from 'node:fs';
@@ -17,6 +20,8 @@ import { systemBinDirs } from '../src/cluster/binaries.js';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const unitOnly = process.argv.includes('--unit');
 const withSystemPg = !process.argv.includes('--no-system-pg');
+const only = process.argv.flatMap((a, i, all) => (a === '--only' && all[i + 1] !== undefined ? [all[i + 1]!] : []));
+const wanted = (file: string): boolean => only.length === 0 || only.some((o) => file.includes(o));
 
 function testFiles(dir: string): string[] {
   const out: string[] = [];
@@ -84,8 +89,8 @@ const add = (c: Counts): void => {
   total.skipped += c.skipped;
 };
 
-const unit = testFiles(path.join(here, 'unit'));
-const integration = testFiles(path.join(here, 'integration'));
+const unit = testFiles(path.join(here, 'unit')).filter(wanted);
+const integration = testFiles(path.join(here, 'integration')).filter(wanted);
 
 if (unitOnly) {
   add(await runNodeTest(unit, {}, 'unit tests'));
