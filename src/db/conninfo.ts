@@ -59,12 +59,25 @@ export function maskConninfo(s: string): string {
     }
     return out.replace(/([?&]password=)[^&]*/gi, '$1***');
   }
-  // key=value: a quoted value may hold spaces and \' ; an unquoted one runs to the next blank.
-  return out.replace(/(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*('|$)|(?:[^\s\\]|\\.)*)/gi, '$1***');
+  // Not a URL nor key=value but shaped like credentials (`me:pw@host`, a scheme mistyped away): hide from the ':' to the last '@'.
+  const creds = /^([^\s=:/@]*):(.*)@([^@]*)$/s.exec(out);
+  if (creds && !creds[1]!.includes('=')) return `${creds[1]}:***@${creds[3]}`;
+  // key=value: a well-quoted value ends at its quote; anything else (unquoted, or a quote
+  // never closed, or blanks that should have been quoted) is hidden up to the next known keyword.
+  const nextKey = new RegExp(`(?=\\s+(?:${CONNINFO_KEYS.join('|')})\\s*=|$)`);
+  return out.replace(new RegExp(`(\\bpassword\\s*=\\s*)('(?:[^'\\\\]|\\\\.)*'(?=\\s|$)|'[^]*$|[^]*?${nextKey.source})`, 'gi'), '$1***');
 }
 
 function bad(masked: string, what: string, hint?: string): LoadError {
   return new LoadError('bad-option', `--db ${masked}: ${what}`, hint === undefined ? {} : { hint });
+}
+
+/**
+ * A piece of the input, quoted for a message only when the string holds no password: in a
+ * malformed string any token may be a piece of one (`password=a b` makes `b` a keyword).
+ */
+function token(original: string, masked: string, piece: string): string {
+  return original === masked ? ` "${piece.slice(0, 40)}"` : '';
 }
 
 /** A URL or key=value string → libpq's keywords (URL parts mapped to host, port, dbname, user, password). */
@@ -72,9 +85,9 @@ export function parseConninfo(s: string): Conninfo {
   const params = isConnUrl(s) ? parseUrl(s) : parseKeyValue(s);
   const masked = maskConninfo(s);
   for (const key of Object.keys(params)) {
-    if (!KNOWN.has(key)) throw bad(masked, `unknown connection option "${key}"`, `pgsurge takes libpq's keywords: ${CONNINFO_KEYS.join(', ')}`);
+    if (!KNOWN.has(key)) throw bad(masked, `unknown connection option${token(s, masked, key)}`, `pgsurge takes libpq's keywords: ${CONNINFO_KEYS.join(', ')}`);
   }
-  if (params.port !== undefined && !/^\d{1,5}(,\d{1,5})*$/.test(params.port)) throw bad(masked, `the port must be a number, got "${params.port}"`);
+  if (params.port !== undefined && !/^\d{1,5}(,\d{1,5})*$/.test(params.port)) throw bad(masked, `the port must be a number${token(s, masked, params.port)}`);
   return params;
 }
 
@@ -95,7 +108,7 @@ export function parseKeyValue(s: string): Conninfo {
       if (key.includes('://') || key.includes('@') || key.includes(':')) {
         throw bad(masked, 'not a connection string', 'give a URL that starts with postgresql:// or key=value pairs (host=… dbname=…)');
       }
-      throw bad(masked, `missing "=" after "${key}"`, 'key=value pairs: host=db1 port=5432 dbname=prod user=me');
+      throw bad(masked, `missing "=" after a keyword${token(s, masked, key)}`, "key=value pairs: host=db1 port=5432 dbname=prod user=me (quote a value that holds blanks: password='a b')");
     }
     i++;
     while (blank(s[i])) i++;
@@ -117,7 +130,7 @@ export function parseKeyValue(s: string): Conninfo {
           i++;
         }
       }
-      if (!closed) throw bad(masked, `unterminated quoted value of "${key}"`, "quote with '…', escaping a ' or \\ inside as \\' or \\\\");
+      if (!closed) throw bad(masked, `unterminated quoted value${token(s, masked, key)}`, "quote with '…', escaping a ' or \\ inside as \\' or \\\\");
     } else {
       while (i < s.length && !blank(s[i])) {
         if (s[i] === '\\' && i + 1 < s.length) {
@@ -179,7 +192,7 @@ export function parseUrl(s: string): Conninfo {
       if (close < 0) throw bad(masked, 'an IPv6 address without its closing "]"');
       host = spec.slice(1, close);
       const after = spec.slice(close + 1);
-      if (after !== '' && !after.startsWith(':')) throw bad(masked, `unexpected "${after}" after the IPv6 address`);
+      if (after !== '' && !after.startsWith(':')) throw bad(masked, `unexpected text${token(s, masked, after)} after the IPv6 address`);
       port = after.slice(1);
     } else {
       const colon = spec.lastIndexOf(':');
@@ -188,7 +201,7 @@ export function parseUrl(s: string): Conninfo {
         port = spec.slice(colon + 1);
       }
     }
-    if (port !== '' && !/^\d{1,5}$/.test(port)) throw bad(masked, `the port must be a number, got "${port.slice(0, 20)}"`, 'percent-encode a ":" or "/" in the password (%3A, %2F)');
+    if (port !== '' && !/^\d{1,5}$/.test(port)) throw bad(masked, `the port must be a number${token(s, masked, port)}`, 'percent-encode a ":", "/" or "?" in the password (%3A, %2F, %3F)');
     hosts.push(decode(masked, host, 'host'));
     ports.push(port);
   }
@@ -201,7 +214,7 @@ export function parseUrl(s: string): Conninfo {
   for (const pair of query === '' ? [] : query.split('&')) {
     if (pair === '') continue;
     const eq = pair.indexOf('=');
-    if (eq <= 0) throw bad(masked, `a query parameter without "=": "${maskConninfo(`x?${pair}`).slice(2)}"`);
+    if (eq <= 0) throw bad(masked, `a query parameter without "="${token(s, masked, pair)}`, 'percent-encode a "?" or "&" in the password (%3F, %26)');
     let key = decode(masked, pair.slice(0, eq), 'query parameter');
     // libpq's aliases in URLs (JDBC habits)
     if (key === 'ssl' && pair.slice(eq + 1) === 'true') {
@@ -209,7 +222,7 @@ export function parseUrl(s: string): Conninfo {
       continue;
     }
     if (key === 'database') key = 'dbname';
-    out[key] = decode(masked, pair.slice(eq + 1), `value of "${key}"`);
+    out[key] = decode(masked, pair.slice(eq + 1), `value of a query parameter${token(s, masked, key)}`);
   }
   return out;
 }
