@@ -2,6 +2,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { ManagedCluster } from '../cluster/managed-cluster.js';
 import { LoadError } from '../db/load-error.js';
 import { openTarget, usesManagedCluster, type Target } from '../db/target.js';
+import { tableFlag } from './plan-inputs.js';
 import { DECAY_INDEX, DECAY_MODES, runDecay, type DecayIndex, type DecayMode } from '../decay/decay.js';
 import { NARROW_KEYS, type NarrowKeys } from '../decay/narrow-rows.js';
 import { asciiDecayChart, decayTable, describeKnee } from '../report/decay-text.js';
@@ -118,6 +119,8 @@ Examples:
   pgsurge decay --rows 2M --index after --json > decay.ndjson`,
   );
   cmd.action(async (flags: DecayFlags) => {
+    const { table, schema } = tableFlag('--table', flags.table, flags.schema);
+    const named = { table: table ?? flags.table, schema };
     const reportFile = flags.report ?? defaultDecayReportName();
     const observeFlags: ObserveFlags = { sampleEvery: { rows: flags.bucket }, json: flags.json, quiet: flags.quiet, report: reportFile };
     const target = await openDecayTarget(flags);
@@ -128,7 +131,7 @@ Examples:
           if (!flags.quiet && !flags.json) process.stderr.write(`${line}\n`);
         };
         const result = await runDecay(
-          { rows: flags.rows, keys: flags.keys, index: flags.index, mode: flags.mode, workers: flags.workers, chunkBytes: flags.chunkSize, seed: flags.seed, table: flags.table, schema: flags.schema, ...(flags.keepData !== undefined ? { dataDir: flags.keepData } : {}) },
+          { rows: flags.rows, keys: flags.keys, index: flags.index, mode: flags.mode, workers: flags.workers, chunkBytes: flags.chunkSize, seed: flags.seed, ...named, ...(flags.keepData !== undefined ? { dataDir: flags.keepData } : {}) },
           target,
           {
             reporter: observed.reporter,
