@@ -11,10 +11,10 @@ import type { Conninfo } from './conninfo.js';
 
 /** Per-user service file, then the system one: PGSERVICEFILE or ~/.pg_service.conf; PGSYSCONFDIR/pg_service.conf. */
 export function serviceFiles(env: NodeJS.ProcessEnv): string[] {
-  const home = env.HOME ?? os.homedir();
-  const user = env.PGSERVICEFILE ?? path.join(home, '.pg_service.conf');
+  const home = env.HOME || os.homedir();
+  const user = env.PGSERVICEFILE || path.join(home, '.pg_service.conf');
   // libpq's compiled-in sysconfdir varies (Debian: /etc/postgresql-common); PGSYSCONFDIR overrides it.
-  const system = env.PGSYSCONFDIR !== undefined ? [path.join(env.PGSYSCONFDIR, 'pg_service.conf')] : ['/etc/postgresql-common/pg_service.conf', '/etc/pg_service.conf'];
+  const system = env.PGSYSCONFDIR ? [path.join(env.PGSYSCONFDIR, 'pg_service.conf')] : ['/etc/postgresql-common/pg_service.conf', '/etc/pg_service.conf'];
   return [user, ...system];
 }
 
@@ -103,7 +103,7 @@ export function matchPgpass(text: string, q: PgpassQuery): string | undefined {
  * a file that others can read is ignored, with a warning, so a leaked password is not used.
  */
 export function passwordFromPgpass(q: PgpassQuery, file: string | undefined, env: NodeJS.ProcessEnv, warn: (line: string) => void): string | undefined {
-  const where = file ?? env.PGPASSFILE ?? path.join(env.HOME ?? os.homedir(), '.pgpass');
+  const where = file || env.PGPASSFILE || path.join(env.HOME || os.homedir(), '.pgpass');
   let text: string;
   try {
     const st = statSync(where);

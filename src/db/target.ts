@@ -62,6 +62,15 @@ export async function connect(config: pg.ClientConfig, applicationName?: string)
   const client = new pg.Client({ ...config, application_name: applicationName ?? config.application_name ?? 'pgsurge' });
   // A connection error after connect() surfaces on the next query; do not crash on the event.
   client.on('error', () => {});
-  await client.connect();
+  try {
+    await client.connect();
+  } catch (error) {
+    // A refused connection can leave its socket open (until the server's authentication_timeout, 60 s): close it.
+    await client.end().catch(() => undefined);
+    const e = error as Error;
+    // node-postgres's words for psql's "fe_sendauth: no password supplied".
+    if (/client password must be a string/.test(e.message ?? '')) e.message = 'no password supplied (the server asks for one)';
+    throw error;
+  }
   return client;
 }
