@@ -25,9 +25,9 @@ export function commandTree(program: Command): CommandNode[] {
 const caseArms = (nodes: readonly CommandNode[], pick: (n: CommandNode) => readonly string[], indent: string): string =>
   nodes.map((n) => `${indent}'${n.path}') echo '${pick(n).join(' ')}' ;;`).join('\n');
 
-export function bashCompletion(nodes: readonly CommandNode[]): string {
-  return `# pgsurge completion for bash: source <(pgsurge completion bash)
-_pgsurge_subcommands() {
+/** The two lookups both scripts use (the same shell syntax in bash and zsh): a command's subcommands, its options. */
+function lookupFunctions(nodes: readonly CommandNode[]): string {
+  return `_pgsurge_subcommands() {
   case "$1" in
 ${caseArms(nodes, (n) => n.subcommands, '    ')}
   esac
@@ -37,7 +37,12 @@ _pgsurge_options() {
 ${caseArms(nodes, (n) => n.options, '    ')}
   esac
 }
-_pgsurge() {
+`;
+}
+
+export function bashCompletion(nodes: readonly CommandNode[]): string {
+  return `# pgsurge completion for bash: source <(pgsurge completion bash)
+${lookupFunctions(nodes)}_pgsurge() {
   local cur="\${COMP_WORDS[COMP_CWORD]}" path="" word i subs
   for ((i = 1; i < COMP_CWORD; i++)); do
     word="\${COMP_WORDS[i]}"
@@ -59,33 +64,24 @@ complete -o default -F _pgsurge pgsurge
 export function zshCompletion(nodes: readonly CommandNode[]): string {
   return `#compdef pgsurge
 # pgsurge completion for zsh: pgsurge completion zsh > "\${fpath[1]}/_pgsurge" (then restart zsh)
-_pgsurge_subcommands() {
-  case "$1" in
-${caseArms(nodes, (n) => n.subcommands, '    ')}
-  esac
-}
-_pgsurge_options() {
-  case "$1" in
-${caseArms(nodes, (n) => n.options, '    ')}
-  esac
-}
-_pgsurge() {
+${lookupFunctions(nodes)}_pgsurge() {
   local path_="" word i
   local -a subs
   for ((i = 2; i < CURRENT; i++)); do
     word="\${words[i]}"
     [[ $word == -* ]] && continue
-    subs=(\${(s: :)"$(_pgsurge_subcommands "$path_")"})
+    subs=($(_pgsurge_subcommands "$path_"))
     if (( \${subs[(Ie)$word]} )); then path_="\${path_:+$path_ }$word"; fi
   done
   if [[ \${words[CURRENT]} == -* ]]; then
-    compadd -- \${(s: :)"$(_pgsurge_options "$path_")"}
+    compadd -- $(_pgsurge_options "$path_")
   else
-    subs=(\${(s: :)"$(_pgsurge_subcommands "$path_")"})
+    subs=($(_pgsurge_subcommands "$path_"))
     if (( \${#subs} )); then compadd -- $subs; else _files; fi
   fi
 }
-compdef _pgsurge pgsurge
+# Autoloaded from $fpath: complete now; sourced: register.
+if [[ \${zsh_eval_context[-1]} == loadautofunc ]]; then _pgsurge "$@"; else compdef _pgsurge pgsurge; fi
 `;
 }
 

@@ -82,6 +82,7 @@ Examples:
     const target = await openTarget(flags);
     if (flags.durability === 'unsafe' && target.managed !== undefined) process.stderr.write(UNSAFE_WARNING);
     const say = !flags.quiet && !flags.json;
+    if (say && target.managed !== undefined) process.stderr.write(`pgsurge: into the ${target.description}\n`);
     // What only the command line prints; the progress output and the sampler come from observeLoad.
     const messages: LoadReporter = {
       start(info) {
