@@ -95,7 +95,7 @@ export function registerDecayCommand(program: Command): void {
     .addOption(new Option('--report <file>', 'report file: .html (charts), .json or .csv (default: decay-<timestamp>.html in the current folder)').argParser(parseReportPath))
     .addOption(new Option('-w, --workers <n>', 'parallel connections').default(defaultWorkers(), 'the number of CPUs').argParser((v) => parseWholeNumber('--workers', v)))
     .addOption(new Option('--chunk-size <bytes>', 'bytes per chunk (one transaction each)').default(1024 * 1024, '1MB').argParser((v) => parseChunkSize('--chunk-size', v)))
-    .option('--table <name>', 'the table to create (dropped first if it exists)', 'pgsurge_decay')
+    .option('--table <name>', 'the table to create (dropped first if it exists): table or schema.table, as psql writes it', 'pgsurge_decay')
     .option('--schema <name>', 'schema of the table (default: the search_path)')
     .addOption(new Option('--seed <n>', 'seed of the random key order').default(1).argParser((v) => parseWholeNumber('--seed', v, 0)))
     .option('--keep-data <dir>', 'keep the generated rows in this folder and reuse them in later runs with the same --rows, --keys and --seed')
