@@ -47,6 +47,8 @@ export interface Dbt3LoadResult {
   readonly timeline: readonly TaskRun[];
   /** What the build sessions ran with (undefined: no builds). */
   readonly buildSizing?: BuildSizing;
+  /** What a build session's pg_settings said after its SETs: the values the builds really ran with. */
+  readonly buildSession?: Readonly<Record<string, string>>;
   /** Builds a resumed load found in place (valid, on the right columns) and left alone. */
   readonly alreadyBuilt: readonly string[];
   /** Invalid indexes found (a build that crashed half way), dropped and built again. */
@@ -114,13 +116,20 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
   const started = performance.now();
   const now = (): number => (performance.now() - started) / 1000;
 
+  // The control connection holds this schema's dbt3 lock for the whole load: two dbt3 loads into one schema at once would fight over its tables.
   const control = await connect(target.config).catch((e: unknown) => {
     throw connectionFailure(e, target.description);
   });
   let prepared: Awaited<ReturnType<typeof prepareTables>>;
   let todo: { builds: Dbt3Build[]; alreadyBuilt: string[]; rebuilt: string[] };
   let sizing: BuildSizing | undefined;
+  const sessionPrefix = buildSessionPrefix(options.schema);
   try {
+    const schemaName = options.schema ?? ((await control.query<{ s: string }>('SELECT current_schema() AS s')).rows[0]?.s ?? 'public');
+    const locked = (await control.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext('pgsurge dbt3'), hashtext($1)) AS ok", [schemaName])).rows[0]?.ok === true;
+    if (!locked) throw new LoadError('bad-option', `a dbt3 load into schema ${schemaName} is running in another pgsurge right now`, { hint: 'wait for it to end, or load into another --schema' });
+    // Build sessions of a killed earlier run may still be running their statement (a backend notices its client gone only when it writes): end them first.
+    await endOrphanSessions(control, sessionPrefix);
     prepared = await prepareTables(control, files, options);
     todo = options.keys ? await buildsStillToDo(control, options.schema) : { builds: [], alreadyBuilt: [], rebuilt: [] };
     if (todo.builds.length > 0 || options.analyze) {
@@ -131,61 +140,69 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
         buildMemoryBytes: options.buildMemoryBytes,
       });
     }
-  } finally {
+  } catch (error) {
     await control.end().catch(() => undefined);
+    throw error;
   }
   const createSeconds = now();
-
-  const sizes = new Map<Dbt3Table, number>();
-  for (const [table, paths] of files) sizes.set(table, (await Promise.all(paths.map((p) => fs.stat(p).then((s) => s.size)))).reduce((a, b) => a + b, 0));
-  // With the tables unlogged (or fsync off) until the load ends, an index built before SET LOGGED would be rebuilt by it: build after.
-  const overlapSafe = durability.preset !== 'unsafe' && !durability.unlogged;
-  const overlap = (options.overlap ?? true) && overlapSafe;
-  const plan = orderTasks(
-    dbt3Tasks(
-      [...sizes].map(([table, bytes]) => ({ table, bytes })),
-      todo.builds,
-      { budget: options.workers, chunkBytes: options.chunkBytes, overlap, analyze: options.analyze, schema: options.schema },
-    ),
-    options.workers,
-    { loadsFirst: options.loadsFirst ?? true },
-  );
-  const loads = plan.filter((t) => t.kind === 'load');
-  const builds = plan.filter((t) => t.kind !== 'load');
-
-  const inputsOf = (table: string): LoadTarget[] => (files.get(table as Dbt3Table) ?? []).map((file) => ({ file, table, schema: options.schema, format: 'tbl' as const }));
-  const allInputs = [...files.keys()].flatMap(inputsOf);
-  const totalBytes = [...sizes.values()].reduce((a, b) => a + b, 0);
-  const summaries: LoadSummary[] = [];
-  const timeline: TaskRun[] = [];
-  // The watcher (progress line, sampler) sees one load of all eight tables, not eight starts.
-  await reporter.start?.({ inputs: allInputs, totalBytes, workers: options.workers, target: target.description, loadId: 'dbt3', resumed: options.resume === true });
-  const perTable: LoadReporter = { chunkLoaded: (i) => reporter.chunkLoaded?.(i), note: (m) => reporter.note?.(m), retrying: (i) => reporter.retrying?.(i) };
-
-  const sessions = new BuildSessions(target, sizing);
-  const runTask = (writer: ChunkWriter) => async (task: PlannedTask, slots: number, signal: AbortSignal): Promise<{ statement: string }> => {
-    if (task.kind === 'load') {
-      const summary = await load(
-        inputsOf(task.table),
-        { ...options, workers: slots, create: false, truncate: false, writer, resume: prepared.resuming.has(task.table as Dbt3Table), signal },
-        target,
-        perTable,
-      );
-      summaries.push(summary);
-      return { statement: `COPY ${qualifiedName(task.table, options.schema)} FROM STDIN: ${inputsOf(task.table).length} file(s), ${slots} worker(s)` };
-    }
-    await sessions.run(task, signal);
-    return { statement: task.statement! };
-  };
-
-  const stopped = (error: unknown): never => {
-    const cause = error instanceof LoadStopped ? error : error instanceof LoadError ? error : new LoadError('internal', (error as Error).message ?? String(error), { cause: error });
-    const summary = mergeSummaries(error instanceof LoadStopped ? [...summaries, error.summary] : summaries, options.workers, target.description, loadSpan(timeline));
-    throw new Dbt3LoadStopped(cause, summary, [...timeline].sort((a, b) => a.start - b.start));
-  };
-
-  const rest = overlap ? [] : builds;
+  const sessions = new BuildSessions(target, sizing, sessionPrefix);
   try {
+    return await scheduleAndRun();
+  } finally {
+    await sessions.close();
+    // Ending the session releases the schema's lock.
+    await control.end().catch(() => undefined);
+  }
+
+  async function scheduleAndRun(): Promise<Dbt3LoadResult> {
+    const sizes = new Map<Dbt3Table, number>();
+    for (const [table, paths] of files) sizes.set(table, (await Promise.all(paths.map((p) => fs.stat(p).then((s) => s.size)))).reduce((a, b) => a + b, 0));
+    // With the tables unlogged (or fsync off) until the load ends, an index built before SET LOGGED would be rebuilt by it: build after.
+    const overlapSafe = durability.preset !== 'unsafe' && !durability.unlogged;
+    const overlap = (options.overlap ?? true) && overlapSafe;
+    const plan = orderTasks(
+      dbt3Tasks(
+        [...sizes].map(([table, bytes]) => ({ table, bytes })),
+        todo.builds,
+        { budget: options.workers, chunkBytes: options.chunkBytes, overlap, analyze: options.analyze, schema: options.schema },
+      ),
+      options.workers,
+      { loadsFirst: options.loadsFirst ?? true },
+    );
+    const loads = plan.filter((t) => t.kind === 'load');
+    const builds = plan.filter((t) => t.kind !== 'load');
+
+    const inputsOf = (table: string): LoadTarget[] => (files.get(table as Dbt3Table) ?? []).map((file) => ({ file, table, schema: options.schema, format: 'tbl' as const }));
+    const allInputs = [...files.keys()].flatMap(inputsOf);
+    const totalBytes = [...sizes.values()].reduce((a, b) => a + b, 0);
+    const summaries: LoadSummary[] = [];
+    const timeline: TaskRun[] = [];
+    // The watcher (progress line, sampler) sees one load of all eight tables, not eight starts.
+    await reporter.start?.({ inputs: allInputs, totalBytes, workers: options.workers, target: target.description, loadId: 'dbt3', resumed: options.resume === true });
+    const perTable: LoadReporter = { chunkLoaded: (i) => reporter.chunkLoaded?.(i), note: (m) => reporter.note?.(m), retrying: (i) => reporter.retrying?.(i) };
+
+    const runTask = (writer: ChunkWriter) => async (task: PlannedTask, slots: number, signal: AbortSignal): Promise<{ statement: string }> => {
+      if (task.kind === 'load') {
+        const summary = await load(
+          inputsOf(task.table),
+          { ...options, workers: slots, create: false, truncate: false, writer, resume: prepared.resuming.has(task.table as Dbt3Table), signal },
+          target,
+          perTable,
+        );
+        summaries.push(summary);
+        return { statement: `COPY ${qualifiedName(task.table, options.schema)} FROM STDIN: ${inputsOf(task.table).length} file(s), ${slots} worker(s)` };
+      }
+      await sessions.run(task, signal);
+      return { statement: task.statement! };
+    };
+
+    const stopped = (error: unknown): never => {
+      const cause = error instanceof LoadStopped ? error : error instanceof LoadError ? error : new LoadError('internal', (error as Error).message ?? String(error), { cause: error });
+      const summary = mergeSummaries(error instanceof LoadStopped ? [...summaries, error.summary] : summaries, options.workers, target.description, loadSpan(timeline));
+      throw new Dbt3LoadStopped(cause, summary, [...timeline].sort((a, b) => a.start - b.start));
+    };
+
+    const rest = overlap ? [] : builds;
     const durable = await runWithDurability(target, durability, prepared.durable, { writer: options.writer ?? copyWriter, workers: options.workers }, async (writer) => {
       const outcome = await runSchedule(overlap ? plan : loads, options.workers, { run: runTask(writer), now, signal: options.signal });
       timeline.push(...outcome.runs);
@@ -202,9 +219,16 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
     const phases: PhaseTiming[] = [{ phase: 'create tables', seconds: createSeconds, statements: files.size }, ...phasesOf(timeline)];
     // SET LOGGED, the restarts of --durability unsafe: part of what the load cost.
     for (const step of durable.durability.steps) phases.push({ phase: step.step, seconds: step.seconds, statements: 1 });
-    return { summary, phases, timeline, ...(sizing ? { buildSizing: sizing } : {}), alreadyBuilt: todo.alreadyBuilt, rebuilt: todo.rebuilt, seconds: now() };
-  } finally {
-    await sessions.close();
+    return {
+      summary,
+      phases,
+      timeline,
+      ...(sizing ? { buildSizing: sizing } : {}),
+      ...(sessions.settings ? { buildSession: sessions.settings } : {}),
+      alreadyBuilt: todo.alreadyBuilt,
+      rebuilt: todo.rebuilt,
+      seconds: now(),
+    };
   }
 }
 
@@ -263,6 +287,20 @@ async function buildsStillToDo(client: pg.Client, schema: string | undefined): P
   return { builds: [...found.missing], alreadyBuilt: found.present.map((b) => b.id), rebuilt: found.drops.map((d) => d.replace(/^DROP INDEX /, '')) };
 }
 
+/** `pgsurge dbt3 <schema> b<n>` in pg_stat_activity (application_name holds 63 bytes). */
+function buildSessionPrefix(schema: string | undefined): string {
+  return `pgsurge dbt3 ${schema ?? ''}`.slice(0, 56) + ' b';
+}
+
+async function endOrphanSessions(client: pg.Client, prefix: string): Promise<void> {
+  const others = "FROM pg_stat_activity WHERE left(application_name, length($1)) = $1 AND pid <> pg_backend_pid()";
+  await client.query(`SELECT pg_terminate_backend(pid) ${others}`, [prefix]);
+  for (let waited = 0; ((await client.query<{ n: number }>(`SELECT count(*)::int AS n ${others}`, [prefix])).rows[0]?.n ?? 0) > 0; waited += 100) {
+    if (waited >= 15_000) throw new LoadError('bad-option', 'build sessions of an earlier dbt3 load are still open on the server and would not end', { hint: 'end them (pg_terminate_backend)' });
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 /**
  * The build sessions: one connection per slot, each set up once with the sized
  * maintenance_work_mem, work_mem and parallel workers. A stopped schedule cancels the
@@ -271,10 +309,13 @@ async function buildsStillToDo(client: pg.Client, schema: string | undefined): P
 class BuildSessions {
   private readonly idle: pg.Client[] = [];
   private readonly open: pg.Client[] = [];
+  /** The first session's settings as the server reports them after the SETs. */
+  settings: Record<string, string> | undefined;
 
   constructor(
     private readonly target: Target,
     private readonly sizing: BuildSizing | undefined,
+    private readonly namePrefix: string,
   ) {}
 
   async run(task: PlannedTask, signal: AbortSignal): Promise<void> {
@@ -297,11 +338,17 @@ class BuildSessions {
   }
 
   private async connect(): Promise<pg.Client> {
-    const client = await connect(this.target.config, `pgsurge dbt3 build ${this.open.length + 1}`).catch((e: unknown) => {
+    const client = await connect(this.target.config, `${this.namePrefix}${this.open.length + 1}`).catch((e: unknown) => {
       throw connectionFailure(e, this.target.description);
     });
     this.open.push(client);
     for (const sql of this.sizing ? buildSessionSql(this.sizing) : []) await client.query(sql);
+    if (this.settings === undefined) {
+      const r = await client.query<{ name: string; value: string }>(
+        "SELECT name, current_setting(name) AS value FROM pg_settings WHERE name IN ('maintenance_work_mem', 'work_mem', 'max_parallel_maintenance_workers') ORDER BY name",
+      );
+      this.settings = Object.fromEntries(r.rows.map((row) => [row.name, row.value]));
+    }
     return client;
   }
 

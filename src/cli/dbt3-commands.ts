@@ -110,10 +110,11 @@ export function registerDbt3Commands(program: Command): Command {
         });
       const written = await writeReportIfAsked(flags.report, report);
       if (flags.json) {
-        process.stdout.write(`${summaryEvent(summary, { phases, timeline, seconds: result.seconds, buildSizing: result.buildSizing, alreadyBuilt: result.alreadyBuilt, rebuilt: result.rebuilt, ...(written ? { report: written } : {}) })}\n`);
+        process.stdout.write(`${summaryEvent(summary, { phases, timeline, seconds: result.seconds, buildSizing: result.buildSizing, buildSession: result.buildSession, alreadyBuilt: result.alreadyBuilt, rebuilt: result.rebuilt, ...(written ? { report: written } : {}) })}\n`);
       } else {
         process.stdout.write(`${formatSummary(summary)}\n${formatDurability(summary)}\n\n`);
         if (result.buildSizing) process.stdout.write(`${formatBuildSizing(result.buildSizing)}\n`);
+        if (result.buildSession) process.stdout.write(`  a build session's pg_settings: ${Object.entries(result.buildSession).map(([k, v]) => `${k}=${v}`).join(', ')}\n`);
         if (result.alreadyBuilt.length > 0) process.stdout.write(`already built (left alone): ${result.alreadyBuilt.length}\n`);
         if (result.rebuilt.length > 0) process.stdout.write(`invalid indexes dropped and built again: ${result.rebuilt.join(', ')}\n`);
         process.stdout.write(`\n${renderTable(['phase', 'seconds', 'statements'], phases.map((p) => [p.phase, p.seconds.toFixed(2), String(p.statements)]))}\n`);
