@@ -32,8 +32,10 @@ export interface TaskSpec {
   /** Unique: `load lineitem`, `primary key lineitem`, `index i_l_shipdate`, `foreign key lineitem → orders` … */
   readonly id: string;
   readonly kind: TaskKind;
-  /** The table the task works on (for a foreign key: the referencing table). */
+  /** The table the task works on (for a foreign key: the referencing table; for a load of several tables, the first). */
   readonly table: string;
+  /** A load of several tables at once (one worker pool over all their files). */
+  readonly tables?: readonly string[];
   /** The SQL a build runs; a load has none (it is a `load()` of the table's files). */
   readonly statement?: string;
   /** Ids of tasks that must have finished first. */

@@ -8,6 +8,9 @@ import type { TaskSpec } from './build-schedule.js';
  */
 export const COST_PER_BYTE = { load: 1, 'primary key': 0.35, index: 0.25, 'foreign key': 0.25, analyze: 0.01 } as const;
 
+/** The one load task of a schedule without overlap. */
+export const LOAD_ALL = 'load all tables';
+
 export interface TableInput {
   readonly table: string;
   /** Bytes of its input files (what its load reads, and what its builds scan). */
@@ -19,7 +22,11 @@ export interface Dbt3TaskOptions {
   readonly budget: number;
   /** A load can use at most one worker per chunk of its input. */
   readonly chunkBytes: number;
-  /** Builds may start while other tables still load (false: every build waits for every load, the kit's phases). */
+  /**
+   * Each table is its own load and its builds start once it is loaded. False: one load of
+   * all tables (one worker pool over all their files, biggest first: no gap between one
+   * table's last chunk and the next one's first), every build after it.
+   */
   readonly overlap: boolean;
   readonly analyze: boolean;
   readonly schema?: string;
@@ -34,18 +41,34 @@ export interface Dbt3TaskOptions {
 export function dbt3Tasks(tables: readonly TableInput[], builds: readonly Dbt3Build[], options: Dbt3TaskOptions): TaskSpec[] {
   const bytes = new Map(tables.map((t) => [t.table, t.bytes]));
   const size = (table: string): number => bytes.get(table) ?? 0;
-  const loads: TaskSpec[] = tables.map((t) => ({
-    id: `load ${t.table}`,
-    kind: 'load',
-    table: t.table,
-    after: [],
-    locks: [{ table: t.table, mode: 'row exclusive' }],
-    maxSlots: Math.max(1, Math.min(options.budget, Math.ceil(t.bytes / options.chunkBytes))),
-    cost: Math.max(1, t.bytes) * COST_PER_BYTE.load,
-  }));
+  const slotsFor = (bytes: number): number => Math.max(1, Math.min(options.budget, Math.ceil(bytes / options.chunkBytes)));
+  const allBytes = tables.reduce((a, t) => a + t.bytes, 0);
+  const loads: TaskSpec[] = options.overlap
+    ? tables.map((t) => ({
+        id: `load ${t.table}`,
+        kind: 'load',
+        table: t.table,
+        after: [],
+        locks: [{ table: t.table, mode: 'row exclusive' }],
+        maxSlots: slotsFor(t.bytes),
+        cost: Math.max(1, t.bytes) * COST_PER_BYTE.load,
+      }))
+    : tables.length === 0
+      ? []
+      : [
+          {
+            id: LOAD_ALL,
+            kind: 'load',
+            table: tables[0]!.table,
+            tables: tables.map((t) => t.table),
+            after: [],
+            locks: tables.map((t) => ({ table: t.table, mode: 'row exclusive' as const })),
+            maxSlots: slotsFor(allBytes),
+            cost: Math.max(1, allBytes) * COST_PER_BYTE.load,
+          },
+        ];
   const loadIds = new Set(loads.map((l) => l.id));
-  const allLoads = loads.map((l) => l.id);
-  const loadOf = (table: string): string[] => (options.overlap ? [`load ${table}`] : allLoads).filter((id) => loadIds.has(id));
+  const loadOf = (table: string): string[] => (options.overlap ? [`load ${table}`] : [LOAD_ALL]).filter((id) => loadIds.has(id));
   const pending = new Set(builds.map((b) => b.id));
   const primaryKeyOf = (table: string): string[] => [`primary key ${table}`].filter((id) => pending.has(id));
   const buildTasks: TaskSpec[] = builds.map((b) => {

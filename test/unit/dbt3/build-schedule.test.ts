@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { dbt3Builds } from '../../../src/db/build-keys.js';
 import { DBT3_TABLES } from '../../../src/datasets/dbt3-schema.js';
 import { locksConflict, nextToStart, orderTasks, simulate, type PlannedTask, type SimulatedRun } from '../../../src/dbt3/build-schedule.js';
-import { dbt3Tasks, type TableInput } from '../../../src/dbt3/dbt3-tasks.js';
+import { dbt3Tasks, LOAD_ALL, type TableInput } from '../../../src/dbt3/dbt3-tasks.js';
 import { phasesOf } from '../../../src/dbt3-load.js';
 
 /** SF 1's input sizes, in bytes (dbgen). */
@@ -62,9 +62,12 @@ describe('the dbt3 schedule', () => {
     assert.deepEqual(index.after, ['load lineitem']);
   });
 
-  it('without overlap every build waits for every load (the kit\'s phases)', () => {
+  it('without overlap: one load of all eight tables on every slot, every build after it', () => {
     const p = plan(2, { overlap: false });
-    for (const t of p.filter((x) => x.kind !== 'load')) for (const table of DBT3_TABLES) assert.ok(t.after.includes(`load ${table}`), `${t.id} waits for load ${table}`);
+    const loads = p.filter((x) => x.kind === 'load');
+    assert.deepEqual(loads.map((l) => [l.id, l.maxSlots, [...(l.tables ?? [])].sort()]), [[LOAD_ALL, 2, [...DBT3_TABLES].sort()]]);
+    for (const t of p.filter((x) => x.kind !== 'load')) assert.ok(t.after.includes(LOAD_ALL), `${t.id} waits for the load`);
+    assertRespectsDependencies(p, simulate(p, 2, estimate));
   });
 
   it('never runs two tasks whose locks conflict, never exceeds the budget, keeps the dependencies (budgets 1 to 4)', () => {
