@@ -170,10 +170,11 @@ describe('pgsurge dbt3 load', () => {
       assert.equal((await client.query(`SELECT indisvalid FROM pg_index WHERE indexrelid = '${SCHEMA}.i_n_regionkey'::regclass`)).rows[0].indisvalid, false);
 
       await client.query(`DELETE FROM ${SCHEMA}.orders WHERE ctid = (SELECT max(ctid) FROM ${SCHEMA}.orders WHERE o_orderkey = 1)`);
+      const builtBefore = (await catalogBuilds(client, DBT3_TABLES, SCHEMA)).filter((c) => c.valid).length;
       const resumed = await runCli(['dbt3', 'load', bad, '--db', testUrl(), '--schema', SCHEMA, '--resume', '-w', '2', '--chunk-size', '256KB', '-q']);
       assert.equal(resumed.code, 0, resumed.stderr);
       assert.match(resumed.stdout, /invalid indexes dropped and built again: "it_dbt3"\."i_n_regionkey"/);
-      assert.match(resumed.stdout, /already built \(left alone\): \d+/);
+      if (builtBefore > 0) assert.match(resumed.stdout, new RegExp(`already built \\(left alone\\): ${builtBefore}\\n`));
       await expectTablesEqualFiles();
       assert.deepEqual(await catalogOf(SCHEMA), kitCatalog());
     } finally {
@@ -184,7 +185,8 @@ describe('pgsurge dbt3 load', () => {
   it('a foreign key that fails names the table, the key and the missing value', async () => {
     const bad = await folderWith('lineitem', (c) => c + c.slice(0, c.indexOf('\n') + 1).replace(/^\d+\|/, '99999999|'));
     try {
-      const r = await runCli(['dbt3', 'load', bad, '--db', testUrl(), '--schema', SCHEMA, '--replace', '-w', '2', '--chunk-size', '256KB', '-q']);
+      // --overlap: each table its own load, its builds as soon as it is loaded.
+      const r = await runCli(['dbt3', 'load', bad, '--db', testUrl(), '--schema', SCHEMA, '--replace', '--overlap', '-w', '2', '--chunk-size', '256KB', '-q']);
       assert.equal(r.code, 1, r.stderr);
       assert.match(r.stderr, /pgsurge: foreign key lineitem \(l_orderkey\) → orders on lineitem failed: a row references a key that is not there/);
       assert.match(r.stderr, /detail: Key \(l_orderkey\)=\(99999999\) is not present in table "orders"\./);
