@@ -216,6 +216,7 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
     const stopped = (error: unknown): never => {
       const cause = error instanceof LoadStopped ? error : error instanceof LoadError ? error : new LoadError('internal', (error as Error).message ?? String(error), { cause: error });
       const summary = mergeSummaries(error instanceof LoadStopped ? [...summaries, error.summary] : summaries, options.workers, target.description, loadSpan(timeline));
+      splitGroupLoads(timeline, plan, spans, (t) => `COPY ${qualifiedName(t, options.schema)} FROM STDIN: ${inputsOf(t).length} file(s)`);
       throw new Dbt3LoadStopped(cause, summary, [...timeline].sort((a, b) => a.start - b.start));
     };
 

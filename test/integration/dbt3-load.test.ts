@@ -222,4 +222,28 @@ describe('pgsurge dbt3 load', () => {
       await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     }
   });
+  it('Ctrl-C while the keys build: the builds are cancelled, exit 130 with the resume command; --resume builds the rest', async () => {
+    const schema = await freshSchema(client, 'it_dbt3_int');
+    try {
+      const run = startCli(['dbt3', 'load', dir, '--db', testUrl(), '--schema', schema, '-w', '2', '--sample-every', 'off']);
+      const deadline = Date.now() + 60_000;
+      let building = 0;
+      while (building === 0 && Date.now() < deadline && run.child.exitCode === null) {
+        building = (await client.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE 'pgsurge dbt3 ${schema} b%' AND state = 'active'`)).rows[0].n;
+        if (building === 0) await sleep(5);
+      }
+      assert.ok(building > 0, 'a build was running');
+      run.child.kill('SIGINT');
+      const { code } = await run.exited;
+      assert.equal(code, 130, run.stderr());
+      assert.match(run.stderr(), /interrupted; rolling back the chunks in flight and cancelling the builds/);
+      assert.match(run.stderr(), /resume with: pgsurge dbt3 load .* --resume/);
+      const r = await runCli(['dbt3', 'load', dir, '--db', testUrl(), '--schema', schema, '--resume', '-w', '2', '-q']);
+      assert.equal(r.code, 0, r.stderr);
+      await expectTablesEqualFiles(schema);
+      assert.deepEqual(await catalogOf(schema), kitCatalog());
+    } finally {
+      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    }
+  });
 });
