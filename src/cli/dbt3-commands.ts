@@ -61,6 +61,31 @@ export function registerDbt3Commands(program: Command): Command {
   addLoadOptions(cmd);
   addObserveOptions(cmd);
   addTargetOptions(cmd);
+  cmd.addHelpText(
+    'after',
+    `
+How it runs (docs/dbt3-load.md):
+  The eight tables are loaded through one pool of -w workers, biggest first; then the
+  kit's 8 primary keys, 15 indexes and 8 foreign keys and the 8 ANALYZEs run as one
+  schedule on the same -w sessions: longest builds first, a foreign key once both sides
+  have their keys, never two statements whose locks would make one wait, a table's
+  ANALYZE once its builds are done. Each build session gets its own maintenance_work_mem,
+  work_mem and max_parallel_maintenance_workers, sized from the machine (or the server's
+  settings, or --build-memory); the summary says which. Every load and build is on the
+  timeline (the summary, --json, and the Gantt chart of --report).
+
+  A build that fails (a duplicate key, a row whose foreign key has no match) stops with
+  the table, the key and the offending value; the rows stay. --resume then loads what the
+  ledger lacks and builds what the catalog lacks.
+
+Exit codes: 0 done, 1 a load or build failed, 2 bad usage (nothing changed), 3 rows
+rejected, 130 interrupted (Ctrl-C; resume with --resume).
+
+Examples:
+  pgsurge dbt3 gen --scale 1 --out sf1 && pgsurge dbt3 load sf1 --replace -w 2 --report load.html
+  pgsurge dbt3 load sf1 --db postgresql://me@db1/dbt3 --schema dbt3 --build-memory 4GB
+  pgsurge dbt3 load sf1 --resume`,
+  );
   cmd.action(async (dir: string, flags: Dbt3LoadFlags) => {
     const target = await openTarget(flags);
     if (flags.durability === 'unsafe' && target.managed !== undefined) process.stderr.write(UNSAFE_WARNING);
