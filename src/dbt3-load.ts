@@ -221,6 +221,7 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
     };
 
     const rest = overlap ? [] : builds;
+    if (builds.length > 0) sessions.warm(Math.min(options.workers, builds.length));
     const durable = await runWithDurability(target, durability, prepared.durable, { writer: options.writer ?? copyWriter, workers: options.workers }, async (writer) => {
       const outcome = await runSchedule(overlap ? plan : loads, options.workers, { run: runTask(writer), now, signal: options.signal });
       timeline.push(...outcome.runs);
@@ -344,6 +345,8 @@ class BuildSessions {
   private readonly open: pg.Client[] = [];
   /** The first session's settings as the server reports them after the SETs. */
   settings: Record<string, string> | undefined;
+  private warming: Promise<void> = Promise.resolve();
+  private opened = 0;
 
   constructor(
     private readonly target: Target,
@@ -353,6 +356,7 @@ class BuildSessions {
 
   async run(task: PlannedTask, signal: AbortSignal): Promise<void> {
     if (signal.aborted) throw new LoadError('interrupted', `${task.id}: not started, the load was stopped`);
+    await this.warming;
     const client = this.idle.pop() ?? (await this.connect());
     const cancel = (): void => void this.cancel(client);
     signal.addEventListener('abort', cancel, { once: true });
@@ -366,12 +370,22 @@ class BuildSessions {
     }
   }
 
+  /**
+   * Opens and sets up `n` sessions now, while the tables load, so the first builds start
+   * the moment the load ends. A failure here is not reported: the build that needs the
+   * session connects again and says what went wrong.
+   */
+  warm(n: number): void {
+    this.warming = Promise.allSettled(Array.from({ length: n }, () => this.connect().then((c) => void this.idle.push(c)))).then(() => undefined);
+  }
+
   async close(): Promise<void> {
+    await this.warming;
     await Promise.allSettled(this.open.map((c) => c.end()));
   }
 
   private async connect(): Promise<pg.Client> {
-    const client = await connect(this.target.config, `${this.namePrefix}${this.open.length + 1}`).catch((e: unknown) => {
+    const client = await connect(this.target.config, `${this.namePrefix}${++this.opened}`).catch((e: unknown) => {
       throw connectionFailure(e, this.target.description);
     });
     this.open.push(client);
