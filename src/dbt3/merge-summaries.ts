@@ -7,6 +7,8 @@ import { mbPerSecond, perSecond } from '../metrics/rates.js';
  * the first load's start to the last one's end, which the loads' own clocks do not know).
  */
 export function mergeSummaries(summaries: readonly LoadSummary[], workers: number, target: string, seconds?: number): LoadSummary {
+  // One load of all tables (the default): its own summary, with whatever fields load() gives it.
+  if (summaries.length === 1) return summaries[0]!;
   const tables = summaries.flatMap((s) => s.tables);
   const files = summaries.flatMap((s) => s.files);
   const rejectFiles = summaries.flatMap((s) => s.rejectFiles ?? []);

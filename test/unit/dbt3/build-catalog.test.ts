@@ -62,4 +62,8 @@ describe('one summary of the per-table loads', () => {
     assert.equal(m.total.rowsPerSecond, 49 / 5);
     assert.equal(m.loadId, 'orders-1,lineitem-1');
   });
+  it('one load of all tables keeps its own summary, fields and all', () => {
+    const single = { ...one('orders', 10, 10, 0, 2), extra: 'kept' } as LoadSummary;
+    assert.equal(mergeSummaries([single], 2, 't', 9), single);
+  });
 });
