@@ -42,28 +42,19 @@ export function rowGroupSpans(metadata: FileMetaData): RowGroupSpan[] {
 }
 
 /**
- * Hands out the slices of a file in order, to as many readers as ask: a row group, cut
- * into slices of at most `chunkBytes` decoded bytes each, by the row group's bytes per row
- * (uncompressed in the file, or as measured in the COPY text of the slices read so far,
- * whichever is more), so a slice of a huge row group is still one chunk's worth. Rows an
- * earlier run committed (`covered`, row ranges) are left out.
+ * Hands out the runs of a file in order, to as many readers as ask: a run is a row group,
+ * or the part of one that an earlier run of the load did not commit (`covered`, row
+ * ranges, sorted and merged). A reader decodes its run once, then cuts it into chunks.
  */
-export class SliceCursor {
+export class RunCursor {
   private group = 0;
   private next: number;
-  private bytesPerRow = 1;
 
   constructor(
     private readonly groups: readonly RowGroupSpan[],
     private readonly covered: readonly ByteRange[],
-    private readonly chunkBytes: number,
   ) {
     this.next = groups[0]?.firstRow ?? 0;
-  }
-
-  /** A slice of COPY text measured `bytes` for `rows` rows: later slices are sized by the larger of it and the estimate. */
-  measured(rows: number, bytes: number): void {
-    if (rows > 0) this.bytesPerRow = Math.max(this.bytesPerRow, bytes / rows);
   }
 
   take(): ParquetSlice | undefined {
@@ -71,7 +62,6 @@ export class SliceCursor {
       const g = this.groups[this.group];
       if (g === undefined) return undefined;
       const end = g.firstRow + g.rows;
-      // Skip what the ledger covers (ranges sorted and merged).
       const inside = this.covered.find((c) => c.start <= this.next && c.end > this.next);
       if (inside) this.next = inside.end;
       if (this.next >= end) {
@@ -79,17 +69,23 @@ export class SliceCursor {
         this.next = this.groups[this.group]?.firstRow ?? this.next;
         continue;
       }
-      const perRow = Math.max(this.bytesPerRow, g.uncompressedBytes / Math.max(1, g.rows));
-      let rows = Math.max(1, Math.min(end - this.next, Math.floor(this.chunkBytes / Math.max(1, perRow))));
-      const nextCovered = this.covered.find((c) => c.start > this.next);
-      if (nextCovered && nextCovered.start < this.next + rows) rows = nextCovered.start - this.next;
-      const at = this.next - g.firstRow;
-      const share = (r: number): number => Math.round((r / Math.max(1, g.rows)) * g.compressedBytes);
-      const slice = { rowGroup: this.group, firstRow: this.next, rows, bytes: share(at + rows) - share(at) };
+      const nextCovered = this.covered.find((c) => c.start > this.next && c.start < end);
+      const rows = (nextCovered ? nextCovered.start : end) - this.next;
+      const run = { rowGroup: this.group, firstRow: this.next, rows, bytes: groupShare(g, this.next - g.firstRow, rows) };
       this.next += rows;
-      return slice;
+      return run;
     }
   }
+
+  span(rowGroup: number): RowGroupSpan {
+    return this.groups[rowGroup]!;
+  }
+}
+
+/** A row group's compressed bytes shared out among its rows: what `rows` rows from `at` stand for. */
+export function groupShare(g: RowGroupSpan, at: number, rows: number): number {
+  const share = (r: number): number => Math.round((r / Math.max(1, g.rows)) * g.compressedBytes);
+  return share(at + rows) - share(at);
 }
 
 /** The parsers the reader converts with: none, every value handed over as its physical units. */
@@ -184,10 +180,15 @@ const TAB = 0x09;
 const NEWLINE = 0x0a;
 const NULL_BYTES = [0x5c, 0x4e];
 
-/** A slice's rows as COPY text: one line a row, tab between fields, `\N` for NULL. */
-export function copyTextOf(values: readonly Values[], rows: number, writers: readonly FieldWriter[], out = new WireBuffer(64 * 1024)): Buffer {
+/**
+ * Rows `from`… of decoded columns as COPY text (one line a row, tab between fields, `\N`
+ * for NULL), until `to` or until `out` holds `limit` bytes or more; returns the row it
+ * stopped before.
+ */
+export function copyTextRows(values: readonly Values[], from: number, to: number, writers: readonly FieldWriter[], out: WireBuffer, limit = Infinity): number {
   const n = values.length;
-  for (let r = 0; r < rows; r++) {
+  let r = from;
+  while (r < to && out.pos < limit) {
     for (let c = 0; c < n; c++) {
       if (c > 0) putByte(out, TAB);
       const v = values[c]![r];
@@ -198,7 +199,13 @@ export function copyTextOf(values: readonly Values[], rows: number, writers: rea
       } else writers[c]!(v, out);
     }
     putByte(out, NEWLINE);
+    r++;
   }
+  return r;
+}
+
+/** The bytes written to `out`, as a Buffer (the same memory). */
+export function written(out: WireBuffer): Buffer {
   return Buffer.from(out.bytes.buffer, out.bytes.byteOffset, out.pos);
 }
 
@@ -220,24 +227,24 @@ export interface ParquetOpenOptions {
 }
 
 /**
- * A Parquet input as chunk sources: one per worker (at most one per slice), all taking the
- * file's slices from one cursor, so the workers read different row groups at once. A
- * chunk is one slice: COPY text of its rows; its rows as JSON lines are made again from
- * the file only if the server refuses one of them.
+ * A Parquet input as chunk sources: one per worker, all taking the file's runs (row
+ * groups) from one cursor, so the workers read different row groups at once. A reader
+ * decodes its row group once (memory: one decoded row group per reader), then cuts it
+ * into chunks of at most `chunkBytes` of COPY text (a row past the bound ends the chunk),
+ * each made when the queue has room for it. A chunk's rows as JSON lines are made again
+ * from the file only if the server refuses one of them.
  */
 export async function openParquetInput(target: LoadTarget, options: ParquetOpenOptions): Promise<{ sources: ChunkSource[]; size: number }> {
-  const columns = target.parquetColumns;
-  if (columns === undefined) throw new Error('internal: Parquet input without a column plan');
+  const planned = target.parquetColumns;
+  if (planned === undefined) throw new Error('internal: Parquet input without a column plan');
+  const columns: readonly ParquetColumn[] = planned;
   const file = await openParquet(target.file);
   const groups = rowGroupSpans(file.metadata);
-  const cursor = new SliceCursor(groups, options.covered ?? [], options.chunkBytes);
+  const cursor = new RunCursor(groups, options.covered ?? []);
   const writers = columns.map(fieldWriter);
-  const parts = Math.max(1, Math.min(options.workers, groups.reduce((n, g) => n + g.rows, 0)));
+  const parts = Math.max(1, Math.min(options.workers, groups.length));
   let open = parts;
-  const chunkOf = async (slice: ParquetSlice): Promise<Chunk> => {
-    const values = await readSlice(file, slice, columns);
-    const data = copyTextOf(values, slice.rows, writers);
-    cursor.measured(slice.rows, data.length);
+  const chunkOf = (slice: ParquetSlice, data: Buffer): Chunk => {
     const readSource = async (): Promise<Buffer> => jsonLinesOf(await readSlice(file, slice, columns), slice, columns, target.file);
     const chunk: Chunk = {
       location: { file: target.file, byteOffset: slice.firstRow, byteLength: slice.rows, firstLine: slice.firstRow + 1, rowGroup: slice.rowGroup, sourceBytes: slice.bytes },
@@ -250,10 +257,22 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
     };
     return chunk;
   };
+  async function* chunksOf(run: ParquetSlice): AsyncGenerator<Chunk> {
+    const values = await readSlice(file, run, columns);
+    const span = cursor.span(run.rowGroup);
+    for (let r = 0; r < run.rows; ) {
+      // A little room past the bound: the row that crosses it is the chunk's last.
+      const out = new WireBuffer(options.chunkBytes + 64 * 1024);
+      const end = copyTextRows(values, r, run.rows, writers, out, options.chunkBytes);
+      const firstRow = run.firstRow + r;
+      yield chunkOf({ rowGroup: run.rowGroup, firstRow, rows: end - r, bytes: groupShare(span, firstRow - span.firstRow, end - r) }, written(out));
+      r = end;
+    }
+  }
   const sources = Array.from({ length: parts }, () =>
     (async function* (): AsyncGenerator<Chunk> {
       try {
-        for (let slice = cursor.take(); slice !== undefined; slice = cursor.take()) yield await chunkOf(slice);
+        for (let run = cursor.take(); run !== undefined; run = cursor.take()) yield* chunksOf(run);
       } finally {
         if (--open === 0) await file.close();
       }
