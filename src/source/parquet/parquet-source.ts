@@ -245,7 +245,15 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
   const parts = Math.max(1, Math.min(options.workers, groups.length));
   let open = parts;
   const chunkOf = (slice: ParquetSlice, data: Buffer): Chunk => {
-    const readSource = async (): Promise<Buffer> => jsonLinesOf(await readSlice(file, slice, columns), slice, columns, target.file);
+    // Read again from a file opened anew: the readers may be done and their file closed by the time a chunk is refused.
+    const readSource = async (): Promise<Buffer> => {
+      const again = await openParquet(target.file);
+      try {
+        return jsonLinesOf(await readSlice(again, slice, columns), slice, columns, target.file);
+      } finally {
+        await again.close();
+      }
+    };
     const chunk: Chunk = {
       location: { file: target.file, byteOffset: slice.firstRow, byteLength: slice.rows, firstLine: slice.firstRow + 1, rowGroup: slice.rowGroup, sourceBytes: slice.bytes },
       data,
