@@ -68,7 +68,7 @@ export async function findDbt3Files(dir: string): Promise<Map<Dbt3Table, string[
 export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Target, reporter?: LoadReporter): Promise<Dbt3LoadResult> {
   const files = await findDbt3Files(dir);
   if (files.size === 0) {
-    throw new LoadError('missing-file', `no DBT-3 .tbl or .parquet files in ${dir}`, { hint: 'expected region.tbl … lineitem.tbl (or split files such as lineitem.tbl.1, gzipped or not); make them with `pgsurge dbt3 gen`' });
+    throw new LoadError('missing-file', `no DBT-3 .tbl files (nor <table>.parquet) in ${dir}`, { hint: 'expected region.tbl … lineitem.tbl (or split files such as lineitem.tbl.1, gzipped or not); make them with `pgsurge dbt3 gen`' });
   }
   const durability = options.durability ?? SAFE_DURABILITY;
   if (durability.preset === 'unsafe' && target.managed === undefined) throw unsafeRefused(target);

@@ -172,4 +172,23 @@ describe('Parquet types, rejects, schema checks, crashes', () => {
     }
     assert.ok(killed >= 1, 'at least one load was killed mid-way');
   });
+
+  it('dbt3 load: a folder of <table>.parquet files loads like the .tbl files they were written from', async () => {
+    const tblDir = path.join(dir, 'dbt3-tbl');
+    const pqDir = path.join(dir, 'dbt3-parquet');
+    await fs.mkdir(pqDir);
+    await generateDbt3({ scale: 0.01, outDir: tblDir, tables: ['region', 'nation', 'supplier'] });
+    for (const table of ['region', 'nation', 'supplier'] as const) {
+      await tblToParquet(table, path.join(tblDir, `${table}.tbl`), path.join(pqDir, `${table}.parquet`), { compression: 'zstd', rowGroupSize: 2048 });
+    }
+    const dbt3Schema = `${SCHEMA}_dbt3`;
+    await client.query(`DROP SCHEMA IF EXISTS ${dbt3Schema} CASCADE; CREATE SCHEMA ${dbt3Schema}`);
+    const r = await runCli(['dbt3', 'load', pqDir, '--db', testUrl(), '--schema', dbt3Schema, '--no-keys', '-w', '2', '-q']);
+    assert.equal(r.code, 0, r.stderr);
+    for (const table of ['region', 'nation', 'supplier']) {
+      const want = tblRecords(await fs.readFile(path.join(tblDir, `${table}.tbl`), 'utf8'));
+      assert.equal(digest(await tableRecords(client, `${dbt3Schema}.${table}`)), digest(want), table);
+    }
+    await client.query(`DROP SCHEMA ${dbt3Schema} CASCADE`);
+  });
 });
