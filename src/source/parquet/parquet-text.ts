@@ -223,7 +223,7 @@ export function jsonText(shape: FieldShape, v: RawValue): string {
 /** A LIST as a PostgreSQL array literal: `{1,2,NULL}`, `{{1,2},{3,4}}`; elements quoted, groups inside as JSON (a json[] column). */
 export function arrayLiteral(shape: FieldShape, v: RawValue, asBytea: boolean): string {
   if (shape.shape !== 'list') return quoteArrayElement(shape.shape === 'leaf' ? leafText(shape.leaf, v, asBytea) : jsonText(shape, v));
-  const items = (v as RawValue[]).map((e) => (e === null || e === undefined ? 'NULL' : shape.element.shape === 'list' ? arrayLiteral(shape.element, e, asBytea) : arrayLiteral(shape.element, e, asBytea)));
+  const items = (v as RawValue[]).map((e) => (e === null || e === undefined ? 'NULL' : arrayLiteral(shape.element, e, asBytea)));
   return `{${items.join(',')}}`;
 }
 
@@ -277,4 +277,3 @@ export function putByte(out: WireBuffer, c: number): void {
   out.bytes[out.pos++] = c;
 }
 
-export const NULL_FIELD = '\\N';
