@@ -71,7 +71,7 @@ export class Dbt3LoadStopped extends LoadStopped {
   }
 }
 
-/** `region.tbl`, `lineitem.tbl`, `lineitem.tbl.1` … (each may be gzipped: `.tbl.gz`, `.tbl.1.gz`) in a folder, by table. */
+/** `region.tbl`, `lineitem.tbl`, `lineitem.tbl.1` … (each may be gzipped: `.tbl.gz`, `.tbl.1.gz`), or `<table>.parquet` (and parts), in a folder, by table. */
 export async function findDbt3Files(dir: string): Promise<Map<Dbt3Table, string[]>> {
   let names: string[];
   try {
@@ -81,7 +81,8 @@ export async function findDbt3Files(dir: string): Promise<Map<Dbt3Table, string[
   }
   const found = new Map<Dbt3Table, string[]>();
   for (const table of DBT3_TABLES) {
-    const re = new RegExp(`^${table}\\.tbl(\\.\\d+)?(\\.gz)?$`);
+    // `.tbl` parts (gzipped or not), or Parquet: `lineitem.parquet`, or parts `lineitem.1.parquet` / `lineitem.parquet.1`.
+    const re = new RegExp(`^${table}(\\.tbl(\\.\\d+)?(\\.gz)?|(\\.\\d+)?\\.parquet|\\.parquet\\.\\d+)$`);
     const files = names.filter((n) => re.test(n)).sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
     // The same part plain and gzipped would load its rows twice.
     const parts = new Map<string, string>();
@@ -92,6 +93,9 @@ export async function findDbt3Files(dir: string): Promise<Map<Dbt3Table, string[
         throw new LoadError('bad-option', `${dir} holds both ${other} and ${f}: loading both would load ${part}'s rows twice`, { hint: 'keep one of them in the folder' });
       }
       parts.set(part, f);
+    }
+    if (files.some((f) => f.includes('.parquet')) && files.some((f) => f.includes('.tbl'))) {
+      throw new LoadError('bad-option', `${dir} holds ${table} both as .tbl and as Parquet: loading both would load its rows twice`, { hint: 'keep one of them in the folder' });
     }
     if (files.length > 0) found.set(table, files.map((f) => path.join(dir, f)));
   }
@@ -108,7 +112,7 @@ export async function findDbt3Files(dir: string): Promise<Map<Dbt3Table, string[
 export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Target, reporter: LoadReporter = {}): Promise<Dbt3LoadResult> {
   const files = await findDbt3Files(dir);
   if (files.size === 0) {
-    throw new LoadError('missing-file', `no DBT-3 .tbl files in ${dir}`, { hint: 'expected region.tbl … lineitem.tbl (or split files such as lineitem.tbl.1, gzipped or not); make them with `pgsurge dbt3 gen`' });
+    throw new LoadError('missing-file', `no DBT-3 .tbl files (nor <table>.parquet) in ${dir}`, { hint: 'expected region.tbl … lineitem.tbl (or split files such as lineitem.tbl.1, gzipped or not); make them with `pgsurge dbt3 gen`' });
   }
   if (options.keys && files.size < DBT3_TABLES.length) {
     throw new LoadError('missing-file', `keys need all eight DBT-3 tables; ${dir} has only ${[...files.keys()].join(', ')}`, { hint: 'add --no-keys to load without them' });
@@ -175,7 +179,7 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
     const loads = plan.filter((t) => t.kind === 'load');
     const builds = plan.filter((t) => t.kind !== 'load');
 
-    const inputsOf = (table: string): LoadTarget[] => (files.get(table as Dbt3Table) ?? []).map((file) => ({ file, table, schema: options.schema, format: 'tbl' as const }));
+    const inputsOf = (table: string): LoadTarget[] => (files.get(table as Dbt3Table) ?? []).map((file) => ({ file, table, schema: options.schema, format: file.includes('.parquet') ? ('parquet' as const) : ('tbl' as const) }));
     const allInputs = [...files.keys()].flatMap(inputsOf);
     const totalBytes = [...sizes.values()].reduce((a, b) => a + b, 0);
     const summaries: LoadSummary[] = [];

@@ -37,6 +37,9 @@ export function planInputs(files: readonly string[], flags: { format?: Format; t
         hint: `pass -f ${FORMATS.join('|')}`,
       });
     }
+    if (format === 'parquet' && stdin) {
+      throw new LoadError('bad-option', 'a Parquet input cannot be read from stdin: its footer, at the end, says where every row group is', { hint: 'save it to a file and name the file' });
+    }
     const table = options.table ?? (stdin ? undefined : tableFromFileName(file));
     if (table === undefined) {
       throw new LoadError('bad-option', `cannot tell the table for ${stdin ? 'stdin' : file} from its name`, { hint: 'pass -t <table>' });
