@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { WireBuffer, type SessionFacts } from '../../../src/wire/field-encoder.js';
+import { encoderFor } from '../../../src/wire/encoders/index.js';
+
+const PG15: SessionFacts = { serverVersionNum: 150000, timeZone: 'UTC', dateStyle: 'ISO, MDY', serverEncoding: 'UTF8' };
+const PG13: SessionFacts = { ...PG15, serverVersionNum: 130000 };
+
+/** The field's bytes as hex (length first), or false when the encoder refuses; checks `pos` is unchanged on refusal. */
+export function encodeHex(typname: string, input: string | Uint8Array, session: SessionFacts = PG15): string | false {
+  const enc = encoderFor({ typname, typmod: -1, oid: 0 }, session);
+  assert.ok(enc, `no encoder for ${typname}`);
+  const out = new WireBuffer(16);
+  out.pos = 3; // not at zero, so a refusal that moved pos shows
+  const src = typeof input === 'string' ? Buffer.from(`<${input}>`) : Buffer.concat([Buffer.from('<'), input, Buffer.from('>')]);
+  const ok = enc.encode(src, 1, src.length - 1, out);
+  if (!ok) {
+    assert.equal(out.pos, 3, `${typname} '${String(input)}': refused but moved pos`);
+    return false;
+  }
+  return Buffer.from(out.bytes.subarray(3, out.pos)).toString('hex');
+}
+
+const hex = (...words: string[]): string => words.join('');
+
+interface Case {
+  readonly type: string;
+  readonly input: string;
+  /** Hex of length + value, or false: the encoder refuses it. */
+  readonly expected: string | false;
+  readonly session?: SessionFacts;
+}
+
+const cases: Case[] = [
+  // integers
+  { type: 'int2', input: '0', expected: hex('00000002', '0000') },
+  { type: 'int2', input: '-1', expected: hex('00000002', 'ffff') },
+  { type: 'int2', input: '32767', expected: hex('00000002', '7fff') },
+  { type: 'int2', input: '-32768', expected: hex('00000002', '8000') },
+  { type: 'int2', input: '+007', expected: hex('00000002', '0007') },
+  { type: 'int2', input: '32768', expected: false },
+  { type: 'int2', input: '-32769', expected: false },
+  { type: 'int4', input: '2147483647', expected: hex('00000004', '7fffffff') },
+  { type: 'int4', input: '-2147483648', expected: hex('00000004', '80000000') },
+  { type: 'int4', input: '-0', expected: hex('00000004', '00000000') },
+  { type: 'int4', input: '000000000000000042', expected: hex('00000004', '0000002a') },
+  { type: 'int4', input: '2147483648', expected: false },
+  { type: 'int4', input: '', expected: false },
+  { type: 'int4', input: '-', expected: false },
+  { type: 'int4', input: ' 1', expected: false },
+  { type: 'int4', input: '1 ', expected: false },
+  { type: 'int4', input: '1_000', expected: false },
+  { type: 'int4', input: '0x1f', expected: false },
+  { type: 'int4', input: '1.0', expected: false },
+  { type: 'int8', input: '9223372036854775807', expected: hex('00000008', '7fffffffffffffff') },
+  { type: 'int8', input: '-9223372036854775808', expected: hex('00000008', '8000000000000000') },
+  { type: 'int8', input: '-1', expected: hex('00000008', 'ffffffffffffffff') },
+  { type: 'int8', input: '4294967296', expected: hex('00000008', '0000000100000000') },
+  { type: 'int8', input: '-4294967297', expected: hex('00000008', 'fffffffeffffffff') },
+  { type: 'int8', input: '999999999999999', expected: hex('00000008', '00038d7ea4c67fff') },
+  { type: 'int8', input: '1234567890123456789', expected: hex('00000008', '112210f47de98115') },
+  { type: 'int8', input: '9223372036854775808', expected: false },
+  { type: 'int8', input: '1e3', expected: false },
+  // numeric: ndigits, weight, sign, dscale, digits
+  { type: 'numeric', input: '12345.678', expected: hex('0000000e', '0003', '0001', '0000', '0003', '0001', '0929', '1a7c') },
+  { type: 'numeric', input: '0', expected: hex('00000008', '0000', '0000', '0000', '0000') },
+  { type: 'numeric', input: '-0.00', expected: hex('00000008', '0000', '0000', '0000', '0002') },
+  { type: 'numeric', input: '1.50', expected: hex('0000000c', '0002', '0000', '0000', '0002', '0001', '1388') },
+  { type: 'numeric', input: '-1.5', expected: hex('0000000c', '0002', '0000', '4000', '0001', '0001', '1388') },
+  { type: 'numeric', input: '.5', expected: hex('0000000a', '0001', 'ffff', '0000', '0001', '1388') },
+  { type: 'numeric', input: '5.', expected: hex('0000000a', '0001', '0000', '0000', '0000', '0005') },
+  { type: 'numeric', input: '+0005', expected: hex('0000000a', '0001', '0000', '0000', '0000', '0005') },
+  { type: 'numeric', input: '10000', expected: hex('0000000a', '0001', '0001', '0000', '0000', '0001') },
+  { type: 'numeric', input: '0.00001', expected: hex('0000000a', '0001', 'fffe', '0000', '0005', '03e8') },
+  { type: 'numeric', input: '1.00001', expected: hex('0000000e', '0003', '0000', '0000', '0005', '0001', '0000', '03e8') },
+  { type: 'numeric', input: 'NaN', expected: hex('00000008', '0000', '0000', 'c000', '0000') },
+  { type: 'numeric', input: 'nan', expected: hex('00000008', '0000', '0000', 'c000', '0000') },
+  { type: 'numeric', input: 'Infinity', expected: hex('00000008', '0000', '0000', 'd000', '0000') },
+  { type: 'numeric', input: '-infinity', expected: hex('00000008', '0000', '0000', 'f000', '0000') },
+  { type: 'numeric', input: '+Infinity', expected: hex('00000008', '0000', '0000', 'd000', '0000') },
+  { type: 'numeric', input: 'Infinity', expected: false, session: PG13 },
+  { type: 'numeric', input: 'NaN', expected: hex('00000008', '0000', '0000', 'c000', '0000'), session: PG13 },
+  { type: 'numeric', input: '-NaN', expected: false },
+  { type: 'numeric', input: 'inf', expected: false },
+  { type: 'numeric', input: '1e5', expected: false },
+  { type: 'numeric', input: '.', expected: false },
+  { type: 'numeric', input: '', expected: false },
+  { type: 'numeric', input: '+', expected: false },
+  { type: 'numeric', input: '1.2.3', expected: false },
+  { type: 'numeric', input: ' 1', expected: false },
+  { type: 'numeric', input: '1_000', expected: false },
+  // date: days since 2000-01-01
+  { type: 'date', input: '2000-01-01', expected: hex('00000004', '00000000') },
+  { type: 'date', input: '2000-01-02', expected: hex('00000004', '00000001') },
+  { type: 'date', input: '1999-12-31', expected: hex('00000004', 'ffffffff') },
+  { type: 'date', input: '2024-02-29', expected: hex('00000004', (8825).toString(16).padStart(8, '0')) },
+  { type: 'date', input: '0001-01-01', expected: hex('00000004', (-730119 >>> 0).toString(16)) },
+  { type: 'date', input: '9999-12-31', expected: hex('00000004', (2921939).toString(16).padStart(8, '0')) },
+  { type: 'date', input: '2023-02-29', expected: false },
+  { type: 'date', input: '1900-02-29', expected: false },
+  { type: 'date', input: '2000-02-29', expected: hex('00000004', (59).toString(16).padStart(8, '0')) },
+  { type: 'date', input: '2024-04-31', expected: false },
+  { type: 'date', input: '2024-13-01', expected: false },
+  { type: 'date', input: '0000-01-01', expected: false },
+  { type: 'date', input: '2024-1-01', expected: false },
+  { type: 'date', input: 'infinity', expected: false },
+  { type: 'date', input: 'epoch', expected: false },
+  { type: 'date', input: '2024-01-01 BC', expected: false },
+  { type: 'date', input: '2024-01-01 ', expected: false },
+  { type: 'date', input: '01/02/2024', expected: false },
+  // text
+  { type: 'text', input: '', expected: hex('00000000') },
+  { type: 'text', input: 'abc', expected: hex('00000003', '616263') },
+  { type: 'varchar', input: 'héllo', expected: hex('00000006', Buffer.from('héllo').toString('hex')) },
+  { type: 'bpchar', input: 'a  ', expected: hex('00000003', '612020') },
+  { type: 'text', input: '😀', expected: hex('00000004', 'f09f9880') },
+  { type: 'name', input: 'x'.repeat(63), expected: hex('0000003f', '78'.repeat(63)) },
+  { type: 'name', input: 'x'.repeat(64), expected: false },
+];
+
+describe('encoders: input text → the bytes typsend(typinput(text)) gives, or a refusal', () => {
+  for (const c of cases) {
+    it(`${c.type} '${c.input.length > 20 ? c.input.slice(0, 20) + '…' : c.input}' → ${c.expected === false ? 'refused' : c.expected}`, () => {
+      assert.equal(encodeHex(c.type, c.input, c.session), c.expected);
+    });
+  }
+
+  const badBytes: [string, number[]][] = [
+    ['NUL', [0x61, 0x00, 0x62]],
+    ['lone continuation byte', [0x80]],
+    ['truncated sequence', [0x61, 0xc3]],
+    ['overlong slash', [0xc0, 0xaf]],
+    ['surrogate', [0xed, 0xa0, 0x80]],
+    ['past U+10FFFF', [0xf4, 0x90, 0x80, 0x80]],
+    ['Latin-1 é', [0xe9]],
+  ];
+  for (const [name, bytes] of badBytes) {
+    it(`text refuses ${name}`, () => {
+      assert.equal(encodeHex('text', Uint8Array.from(bytes)), false);
+    });
+  }
+
+  it('a long numeric: 1000 digits each side of the point', () => {
+    const s = '9'.repeat(1000) + '.' + '1'.repeat(1000);
+    const h = encodeHex('numeric', s);
+    assert.ok(h);
+    const b = Buffer.from(h, 'hex');
+    assert.equal(b.readInt16BE(4), 500); // ndigits
+    assert.equal(b.readInt16BE(6), 249); // weight
+    assert.equal(b.readUInt16BE(10), 1000); // dscale
+    assert.equal(b.readInt16BE(12), 9999);
+    assert.equal(b.readInt16BE(12 + 2 * 250), 1111);
+  });
+
+  it('no encoder for other types, nor for text types on a non-UTF8 server', () => {
+    assert.equal(encoderFor({ typname: 'interval', typmod: -1, oid: 1186 }, PG15), undefined);
+    assert.equal(encoderFor({ typname: 'text', typmod: -1, oid: 25 }, { ...PG15, serverEncoding: 'LATIN1' }), undefined);
+  });
+});
