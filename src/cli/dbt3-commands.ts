@@ -7,12 +7,16 @@ import { formatDurability } from './durability-format.js';
 import { EXIT } from './errors.js';
 import { addObserveOptions, observeLoad, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
 import { formatSummary, renderTable } from './summary-format.js';
+import { wireOption } from './writer-options.js';
+import { writerFor } from '../writer/writer-for.js';
+import { wireLines, type WireChoice } from '../wire/wire-report.js';
 
 interface Dbt3LoadFlags extends LoadFlags, ObserveFlags {
   replace?: boolean;
   keys: boolean;
   analyze: boolean;
   schema?: string;
+  wire?: WireChoice;
 }
 
 /** `pgsurge dbt3 …`; returns the `dbt3` command so other subcommands (gen) can join it. */
@@ -25,7 +29,8 @@ export function registerDbt3Commands(program: Command): Command {
     .option('--replace', 'drop the DBT-3 tables (and their keys) first and create them bare')
     .option('--no-keys', 'skip the primary keys, foreign keys and indexes')
     .option('--no-analyze', 'skip ANALYZE')
-    .option('--schema <name>', 'schema for the tables (default: the search_path)');
+    .option('--schema <name>', 'schema for the tables (default: the search_path)')
+    .addOption(wireOption());
   addLoadOptions(cmd);
   addObserveOptions(cmd);
   addTargetOptions(cmd);
@@ -50,6 +55,7 @@ export function registerDbt3Commands(program: Command): Command {
           maxRejects: flags.maxRejects,
           rejectDir: flags.rejectDir,
           retryForMs: flags.retryFor,
+          writer: writerFor({ mode: 'copy', ...(flags.wire !== undefined ? { wire: flags.wire } : {}) }),
         },
         target,
         observed.reporter,
@@ -59,8 +65,9 @@ export function registerDbt3Commands(program: Command): Command {
         series &&
         observed.report({
           title: `pgsurge dbt3 load ${dir}`,
-          settings: { workers: flags.workers, chunkBytes: flags.chunkSize, keys: flags.keys, analyze: flags.analyze, durability: flags.durability },
+          settings: { workers: flags.workers, chunkBytes: flags.chunkSize, keys: flags.keys, analyze: flags.analyze, durability: flags.durability, wire: flags.wire ?? 'auto' },
           series: [series],
+          notes: wireLines(summary.wire),
         });
       const written = await writeReportIfAsked(flags.report, report);
       if (flags.json) {
