@@ -16,16 +16,11 @@ import { encoderFor } from '../src/wire/encoders/index.js';
 import { WireBuffer, type ColumnType, type SessionFacts } from '../src/wire/field-encoder.js';
 import { RecordSplitter, splitFormatOf, type SplitFormat } from '../src/wire/record-splitter.js';
 import { arg, describeMachine, median } from './lib/machine.js';
+import { typnameOf } from './lib/dbt3-types.js';
 
 const scale = Number(arg('scale', '0.05'));
 const repeat = Number(arg('repeat', '5'));
 const CHUNK = 8 * 1024 * 1024;
-
-/** The catalog's typname for a DDL type of the DBT-3 schema. */
-export function typnameOf(sqlType: string): string {
-  const base = sqlType.replace(/\(.*\)/, '').trim();
-  return ({ integer: 'int4', bigint: 'int8', smallint: 'int2', numeric: 'numeric', decimal: 'numeric', date: 'date', char: 'bpchar', varchar: 'varchar', text: 'text' } as Record<string, string>)[base] ?? base;
-}
 
 const session: SessionFacts = { serverVersionNum: 150000, timeZone: 'UTC', dateStyle: 'ISO, MDY', serverEncoding: 'UTF8' };
 const work = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-wire-encode-'));
