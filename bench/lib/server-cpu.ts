@@ -16,6 +16,16 @@ function statFields(pid: number | 'self'): string[] {
   return s.slice(s.lastIndexOf(')') + 2).split(' ');
 }
 
+/** CPU seconds of `pid` itself (utime + stime), 0 once it is gone. */
+function ownCpu(pid: number): number {
+  try {
+    const f = statFields(pid);
+    return (Number(f[11]) + Number(f[12])) / TICKS;
+  } catch {
+    return 0;
+  }
+}
+
 /** CPU seconds of the children `pid` has reaped (cutime + cstime). */
 export function reapedChildrenCpu(pid: number | 'self'): number {
   const f = statFields(pid);
@@ -40,14 +50,24 @@ async function settle(postmaster: number, before: ReadonlySet<number>): Promise<
   throw new Error('bench: the load\'s backends did not end within 10 s');
 }
 
-/** Server and client CPU seconds spent while `fn` runs (`fn` must wait for its children to exit). */
+/**
+ * Server and client CPU seconds spent while `fn` runs (`fn` must wait for its children to
+ * exit). The server's: the backends that ended (the postmaster's reaped children) plus what
+ * its long-lived processes spent meanwhile (walwriter, checkpointer, bgwriter: WAL a
+ * backend leaves to the walwriter is still the load's), so that loads that commit often
+ * (the backend writes its WAL at COMMIT) and one long COPY (the walwriter writes much of
+ * it) are counted alike.
+ */
 export async function measureCpu<T>(postmaster: number, fn: () => Promise<T>): Promise<{ result: T; serverCpu: number; clientCpu: number }> {
   const before = new Set(childrenOf(postmaster));
+  const live0 = new Map([...before].map((pid) => [pid, ownCpu(pid)]));
   const s0 = reapedChildrenCpu(postmaster);
   const c0 = reapedChildrenCpu('self');
   const result = await fn();
   await settle(postmaster, before);
-  return { result, serverCpu: reapedChildrenCpu(postmaster) - s0, clientCpu: reapedChildrenCpu('self') - c0 };
+  let live = 0;
+  for (const [pid, cpu] of live0) live += Math.max(0, ownCpu(pid) - cpu);
+  return { result, serverCpu: reapedChildrenCpu(postmaster) - s0 + live, clientCpu: reapedChildrenCpu('self') - c0 };
 }
 
 /** The postmaster's children, for pinning them with it. */

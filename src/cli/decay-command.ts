@@ -7,7 +7,7 @@ import { NARROW_KEYS, type NarrowKeys } from '../decay/narrow-rows.js';
 import { asciiDecayChart, decayTable, describeKnee } from '../report/decay-text.js';
 import { addTargetOptions, type TargetFlags } from './common-options.js';
 import { wireOption } from './writer-options.js';
-import type { WireChoice } from '../wire/wire-report.js';
+import { wireLines, type WireChoice } from '../wire/wire-report.js';
 import { addObserveOptions, observeLoad, parseReportPath, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
 import { defaultWorkers, formatBytes, parseChunkSize, parseSize, parseWholeNumber } from './parse-options.js';
 import { formatSummary } from './summary-format.js';
@@ -152,7 +152,7 @@ Examples:
         const series = (await observed.finish(name, { settings, phases: result.phases, finalSizes: result.finalSizes }))!;
         const { knee, text } = describeKnee(series.intervals, facts.sharedBuffersBytes, facts.settings.shared_buffers ?? '?');
         const withKnee = { ...series, knee: knee ?? null };
-        const notes = [text, `${target.description}; ${facts.version.split(' on ')[0]}`];
+        const notes = [text, `${target.description}; ${facts.version.split(' on ')[0]}`, ...wireLines(result.summary.wire)];
         const report = observed.report({ title: `pgsurge decay: ${formatCount(flags.rows)} narrow rows, ${name}`, settings, series: [withKnee], notes })!;
         const written = await writeReportIfAsked(reportFile, report);
         if (flags.json) {
