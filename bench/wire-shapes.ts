@@ -100,11 +100,11 @@ try {
       }
     }
   }
-  console.log('\nshape        typed   server µs/row text → binary   client µs/row text → binary   sum text → binary   auto picks');
+  console.log('\nshape        typed   server µs/row text → binary   client µs/row text → binary   sum text → binary   auto picks (server elsewhere)');
   for (const s of shapes) {
     const r = results[s.name]!;
     const m = (v: number[]): number => median(v);
-    const verdict = autoPicksBinary(s.columns.map(([, t]) => ({ typname: typnameOf(t), typmod: -1, oid: 0 })));
+    const verdict = autoPicksBinary(s.columns.map(([, t]) => ({ typname: typnameOf(t), typmod: -1, oid: 0 })), false);
     const typedShare = verdict.why.match(/\((\d+%)\)/)?.[1] ?? '?';
     const st = m(r.text.server), sb = m(r.binary.server), ct = m(r.text.client), cb = m(r.binary.client);
     console.log(

@@ -12,7 +12,7 @@ export type WirePlan = { readonly binary: true; readonly columns: readonly WireC
  * a framing the splitter can cut, an encoder for every column; and for `auto`, a shape
  * of table that binary measured faster on (`autoPicksBinary`).
  */
-export function planWire(choice: WireChoice, columns: readonly WireColumn[], session: SessionFacts, format: SplitFormat | string, lookup: EncoderLookup): WirePlan {
+export function planWire(choice: WireChoice, columns: readonly WireColumn[], session: SessionFacts, format: SplitFormat | string, lookup: EncoderLookup, serverIsLocal = true): WirePlan {
   if (choice === 'text') return { binary: false, why: '--wire text' };
   if (session.serverEncoding !== 'UTF8') return { binary: false, why: `server_encoding is ${session.serverEncoding}, not UTF8` };
   if (typeof format === 'string') return { binary: false, why: `the input's framing: ${format}` };
@@ -24,7 +24,7 @@ export function planWire(choice: WireChoice, columns: readonly WireColumn[], ses
     encoders.push(e);
   }
   if (choice === 'auto') {
-    const verdict = autoPicksBinary(columns);
+    const verdict = autoPicksBinary(columns, serverIsLocal);
     if (!verdict.binary) return { binary: false, why: `auto: ${verdict.why}` };
   }
   return { binary: true, columns, encoders, format };

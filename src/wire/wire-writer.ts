@@ -9,11 +9,14 @@ import { BINARY_COPY_HEADER, BINARY_COPY_TRAILER, writeRaw } from './binary-copy
 import { encoderFor } from './encoders/index.js';
 import { RecordSplitter, splitFormatOf, type SplitRefusal } from './record-splitter.js';
 import { planWire, type WirePlan } from './wire-plan.js';
+import { isLocalHost } from './auto-rule.js';
 import type { TableWire, WireChoice } from './wire-report.js';
 
 /** What one connection keeps: its session's facts, its output buffer (reused chunk after chunk), a splitter per table. */
 interface ConnectionState {
   readonly facts: SessionFacts;
+  /** The server shares this machine (a Unix socket, loopback): `auto`'s rule needs it. */
+  readonly local: boolean;
   readonly out: WireBuffer;
   readonly splitters: Map<string, RecordSplitter>;
 }
@@ -49,17 +52,18 @@ export function wireCopyWriter(choice: WireChoice, lookup: EncoderLookup = encod
   const stateOf = async (client: pg.Client): Promise<ConnectionState> => {
     let s = connections.get(client);
     if (s === undefined) {
-      s = { facts: await readSessionFacts(client), out: new WireBuffer(), splitters: new Map() };
+      s = { facts: await readSessionFacts(client), local: isLocalHost((client as unknown as { host?: string }).host), out: new WireBuffer(), splitters: new Map() };
       connections.set(client, s);
     }
     return s;
   };
 
-  const planOf = (client: pg.Client, target: LoadTarget, facts: SessionFacts): Promise<WirePlan> => {
-    const key = JSON.stringify([target.schema, target.table, target.columns, target.format, target.input?.delimiter, target.input?.null, target.input?.quote, target.input?.escape, facts]);
+  const planOf = (client: pg.Client, target: LoadTarget, state: ConnectionState): Promise<WirePlan> => {
+    const { facts, local } = state;
+    const key = JSON.stringify([target.schema, target.table, target.columns, target.format, target.input?.delimiter, target.input?.null, target.input?.quote, target.input?.escape, facts, local]);
     let plan = plans.get(key);
     if (plan === undefined) {
-      plan = readWireColumns(client, target).then((columns) => planWire(choice, columns, facts, splitFormatOf(wireFormat(target)), lookup));
+      plan = readWireColumns(client, target).then((columns) => planWire(choice, columns, facts, splitFormatOf(wireFormat(target)), lookup, local));
       plans.set(key, plan);
       // A failed read (a lost connection) is tried again by the next chunk.
       plan.catch(() => plans.delete(key));
@@ -76,7 +80,7 @@ export function wireCopyWriter(choice: WireChoice, lookup: EncoderLookup = encod
     }
     if (choice !== 'text') {
       const state = await stateOf(client);
-      const plan = await planOf(client, chunk.target, state.facts);
+      const plan = await planOf(client, chunk.target, state);
       const tally = tallyOf(chunk.target.table, plan);
       if (plan.binary) {
         const key = JSON.stringify([chunk.target.schema, chunk.target.table, chunk.target.columns]);
