@@ -52,3 +52,8 @@ export function copyBytes(b: Uint8Array, p: number, src: Uint8Array, start: numb
     b.set(src.subarray(start, start + n), p);
   }
 }
+
+/** Appends a field holding `bytes` as they are, length first. */
+export function writeLengthPrefixed(out: WireBuffer, bytes: Uint8Array): void {
+  putField(out, bytes, 0, bytes.length);
+}
