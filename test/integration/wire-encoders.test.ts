@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import { encoderFor } from '../../src/wire/encoders/index.js';
+import { isUtcZone } from '../../src/wire/encoders/timestamp.js';
 import type { SessionFacts } from '../../src/wire/field-encoder.js';
 import { closeTestSchema, openTestSchema } from '../helpers/test-db.js';
 import { copyBinary, copyText, sessionFacts, tableMd5, type ServerError } from '../helpers/wire-copy.js';
@@ -49,7 +50,7 @@ interface TypeCase {
 }
 
 const before14 = (f: SessionFacts): boolean => f.serverVersionNum < 140000;
-const notUtc = (f: SessionFacts): boolean => !['utc', 'etc/utc', 'gmt', 'etc/gmt', 'uct', 'universal', 'zulu'].includes(f.timeZone.toLowerCase());
+const notUtc = (f: SessionFacts): boolean => !isUtcZone(f.timeZone);
 
 const cases: TypeCase[] = [
   {

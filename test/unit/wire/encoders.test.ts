@@ -1,25 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { WireBuffer, type SessionFacts } from '../../../src/wire/field-encoder.js';
 import { encoderFor } from '../../../src/wire/encoders/index.js';
-
-const PG15: SessionFacts = { serverVersionNum: 150000, timeZone: 'UTC', dateStyle: 'ISO, MDY', serverEncoding: 'UTF8' };
-const PG13: SessionFacts = { ...PG15, serverVersionNum: 130000 };
-
-/** The field's bytes as hex (length first), or false when the encoder refuses; checks `pos` is unchanged on refusal. */
-export function encodeHex(typname: string, input: string | Uint8Array, session: SessionFacts = PG15): string | false {
-  const enc = encoderFor({ typname, typmod: -1, oid: 0 }, session);
-  assert.ok(enc, `no encoder for ${typname}`);
-  const out = new WireBuffer(16);
-  out.pos = 3; // not at zero, so a refusal that moved pos shows
-  const src = typeof input === 'string' ? Buffer.from(`<${input}>`) : Buffer.concat([Buffer.from('<'), input, Buffer.from('>')]);
-  const ok = enc.encode(src, 1, src.length - 1, out);
-  if (!ok) {
-    assert.equal(out.pos, 3, `${typname} '${String(input)}': refused but moved pos`);
-    return false;
-  }
-  return Buffer.from(out.bytes.subarray(3, out.pos)).toString('hex');
-}
+import { encodeHex, PG13, PG15 } from '../../helpers/wire-hex.js';
 
 const hex = (...words: string[]): string => words.join('');
 
@@ -28,7 +10,7 @@ interface Case {
   readonly input: string;
   /** Hex of length + value, or false: the encoder refuses it. */
   readonly expected: string | false;
-  readonly session?: SessionFacts;
+  readonly session?: typeof PG15;
 }
 
 const cases: Case[] = [
