@@ -9,14 +9,7 @@
  * first check and convert them as characters of the client encoding).
  */
 import type { FieldEncoder, WireBuffer } from '../field-encoder.js';
-import { putInt32, writeLengthPrefixed } from './store.js';
-
-const HEX = new Int8Array(256).fill(-1);
-for (let i = 0; i < 10; i++) HEX[48 + i] = i;
-for (let i = 0; i < 6; i++) {
-  HEX[65 + i] = 10 + i;
-  HEX[97 + i] = 10 + i;
-}
+import { HEX, putInt32, writeLengthPrefixed } from './store.js';
 
 export const byteaEncoder: FieldEncoder = {
   encode(src, start, end, out) {

@@ -9,7 +9,7 @@
  * impossible days (the server says "date/time field value out of range").
  */
 import type { FieldEncoder, WireBuffer } from '../field-encoder.js';
-import { putInt32 } from './store.js';
+import { writeInt32 } from './integers.js';
 
 /** date2j(2000, 1, 1): PostgreSQL's epoch as a Julian day. */
 const POSTGRES_EPOCH_JDATE = 2451545;
@@ -65,10 +65,5 @@ export const dateEncoder: FieldEncoder = {
 
 /** Appends a date field: `days` since 2000-01-01 (an int32). */
 export function writeDateDays(out: WireBuffer, days: number): void {
-  out.reserve(8);
-  const b = out.bytes;
-  const p = out.pos;
-  putInt32(b, p, 4);
-  putInt32(b, p + 4, days);
-  out.pos = p + 8;
+  writeInt32(out, days);
 }

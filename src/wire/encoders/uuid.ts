@@ -6,14 +6,7 @@
  * (which `uuid_in` also takes; rare, so we leave them to it), blanks, anything else.
  */
 import type { FieldEncoder, WireBuffer } from '../field-encoder.js';
-import { putInt32 } from './store.js';
-
-const HEX = new Int8Array(256).fill(-1);
-for (let i = 0; i < 10; i++) HEX[48 + i] = i;
-for (let i = 0; i < 6; i++) {
-  HEX[65 + i] = 10 + i;
-  HEX[97 + i] = 10 + i;
-}
+import { HEX, putInt32 } from './store.js';
 
 export const uuidEncoder: FieldEncoder = {
   encode(src, start, end, out) {
