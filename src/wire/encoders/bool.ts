@@ -13,23 +13,18 @@ export function parseBool(src: Uint8Array, start: number, end: number): number {
   const n = end - start;
   if (n === 0) return -1;
   const c = src[start]! | 0x20;
-  const prefixOf = (word: string): boolean => {
-    if (n > word.length) return false;
-    for (let i = 1; i < n; i++) if ((src[start + i]! | 0x20) !== word.charCodeAt(i)) return false;
-    return true;
-  };
   switch (c) {
     case 0x74: // t
-      return prefixOf('true') ? 1 : -1;
+      return isPrefixIgnoringCase(src, start, n, 'true') ? 1 : -1;
     case 0x66: // f
-      return prefixOf('false') ? 0 : -1;
+      return isPrefixIgnoringCase(src, start, n, 'false') ? 0 : -1;
     case 0x79: // y
-      return prefixOf('yes') ? 1 : -1;
+      return isPrefixIgnoringCase(src, start, n, 'yes') ? 1 : -1;
     case 0x6e: // n
-      return prefixOf('no') ? 0 : -1;
+      return isPrefixIgnoringCase(src, start, n, 'no') ? 0 : -1;
     case 0x6f: // o: "o" alone is neither
       if (n === 2 && (src[start + 1]! | 0x20) === 0x6e) return 1;
-      if (n >= 2 && prefixOf('off')) return 0;
+      if (n >= 2 && isPrefixIgnoringCase(src, start, n, 'off')) return 0;
       return -1;
     case 0x31: // '1' | 0x20 is itself
       return n === 1 ? 1 : -1;
@@ -38,6 +33,13 @@ export function parseBool(src: Uint8Array, start: number, end: number): number {
     default:
       return -1;
   }
+}
+
+/** Whether the `n` bytes at `start` begin `word` (lower case), ignoring case. */
+function isPrefixIgnoringCase(src: Uint8Array, start: number, n: number, word: string): boolean {
+  if (n > word.length) return false;
+  for (let i = 1; i < n; i++) if ((src[start + i]! | 0x20) !== word.charCodeAt(i)) return false;
+  return true;
 }
 
 export const boolEncoder: FieldEncoder = {
