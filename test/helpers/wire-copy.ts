@@ -26,70 +26,80 @@ export interface ServerError {
   readonly code: string;
   readonly message: string;
   readonly detail: string | undefined;
+  /** The COPY's line (text) or tuple (binary) the error names, 1-based. */
+  readonly line: number | undefined;
 }
 
 async function runCopy(client: pg.Client, sql: string, data: Uint8Array | string): Promise<ServerError | undefined> {
   try {
-    await pipeline(Readable.from([typeof data === 'string' ? Buffer.from(data) : Buffer.from(data)]), client.query(copyFrom(sql)));
+    await pipeline(Readable.from([Buffer.from(data)]), client.query(copyFrom(sql)));
     return undefined;
   } catch (e) {
     const err = e as pg.DatabaseError;
     if (!err.code) throw e;
-    return { code: err.code, message: err.message, detail: err.detail };
+    const line = /COPY [^,]+, line (\d+)/.exec(err.where ?? '')?.[1];
+    return { code: err.code, message: err.message, detail: err.detail, line: line === undefined ? undefined : Number(line) };
   }
 }
 
+type Row = readonly [number, string | null];
+
 /** Text COPY of `(id, v)` rows into `table`. */
-export function copyText(client: pg.Client, table: string, rows: readonly (readonly [number, string | null])[]): Promise<ServerError | undefined> {
+export function copyText(client: pg.Client, table: string, rows: readonly Row[]): Promise<ServerError | undefined> {
   const text = rows.map(([id, v]) => `${id}\t${copyTextField(v)}\n`).join('');
   return runCopy(client, `COPY ${table} (id, v) FROM STDIN (FORMAT text)`, text);
 }
 
-export interface BinaryOutcome {
-  /** The values the encoder refused: they went through text COPY instead (same table). */
-  readonly refused: string[];
-  /** The binary COPY's error, if the server refused it. */
-  readonly binaryError: ServerError | undefined;
-  /** The text COPY's error (for the refused values), if any. */
-  readonly textError: ServerError | undefined;
-  /** Each accepted value's encoded field (length + bytes), by id. */
-  readonly encoded: Map<number, Buffer>;
+/** A row whose value the encoder accepted: its field as encoded (length + bytes), or null for NULL. */
+export type EncodedRow = readonly [number, Buffer | null];
+
+/** The rows' values through the encoder: those it encodes, and those it refuses (which go as text). */
+export function encodeRows(rows: readonly Row[], encoder: FieldEncoder): { encoded: EncodedRow[]; refused: Row[] } {
+  const encoded: EncodedRow[] = [];
+  const refused: Row[] = [];
+  const out = new WireBuffer(1024);
+  for (const [id, v] of rows) {
+    if (v === null) {
+      encoded.push([id, null]);
+      continue;
+    }
+    const src = Buffer.from(v);
+    out.pos = 0;
+    if (encoder.encode(src, 0, src.length, out)) encoded.push([id, Buffer.from(out.bytes.subarray(0, out.pos))]);
+    else refused.push([id, v]);
+  }
+  return { encoded, refused };
+}
+
+/** Binary COPY of encoded `(id, v)` rows into `table` (the id as int4). */
+export function copyBinaryRows(client: pg.Client, table: string, rows: readonly EncodedRow[]): Promise<ServerError | undefined> {
+  const out = new WireBuffer(1024);
+  writeRaw(out, BINARY_COPY_HEADER);
+  for (const [id, field] of rows) {
+    writeTupleStart(out, 2);
+    writeInt32(out, id);
+    if (field === null) writeNull(out);
+    else writeRaw(out, field);
+  }
+  writeRaw(out, BINARY_COPY_TRAILER);
+  return runCopy(client, `COPY ${table} (id, v) FROM STDIN (FORMAT binary)`, out.bytes.subarray(0, out.pos));
 }
 
 /**
- * Binary COPY of the `(id, v)` rows the encoder accepts (the id as int4), and text COPY of
- * the rows whose value it refuses, into `table`.
+ * Loads rows with `copy`; each time the server refuses one (named by the error's line), it
+ * is set aside with its error and the rest are loaded again. Returns the errors by id.
  */
-export async function copyBinary(client: pg.Client, table: string, rows: readonly (readonly [number, string | null])[], encoder: FieldEncoder): Promise<BinaryOutcome> {
-  const out = new WireBuffer(1024);
-  writeRaw(out, BINARY_COPY_HEADER);
-  const refused: string[] = [];
-  const textRows: [number, string | null][] = [];
-  const encoded = new Map<number, Buffer>();
-  let binaryRows = 0;
-  for (const [id, v] of rows) {
-    const mark = out.pos;
-    writeTupleStart(out, 2);
-    writeInt32(out, id);
-    if (v === null) {
-      writeNull(out);
-    } else {
-      const src = Buffer.from(v);
-      const at = out.pos;
-      if (!encoder.encode(src, 0, src.length, out)) {
-        out.pos = mark;
-        refused.push(v);
-        textRows.push([id, v]);
-        continue;
-      }
-      encoded.set(id, Buffer.from(out.bytes.subarray(at, out.pos)));
-    }
-    binaryRows++;
+export async function loadRefusingEach<R extends readonly [number, unknown]>(rows: readonly R[], copy: (rows: readonly R[]) => Promise<ServerError | undefined>): Promise<Map<number, ServerError>> {
+  const errors = new Map<number, ServerError>();
+  const left = [...rows];
+  while (left.length > 0) {
+    const err = await copy(left);
+    if (!err) break;
+    if (err.line === undefined || err.line < 1 || err.line > left.length) throw new Error(`a COPY error that names no row: ${JSON.stringify(err)}`);
+    errors.set(left[err.line - 1]![0], err);
+    left.splice(err.line - 1, 1);
   }
-  writeRaw(out, BINARY_COPY_TRAILER);
-  const binaryError = binaryRows > 0 ? await runCopy(client, `COPY ${table} (id, v) FROM STDIN (FORMAT binary)`, out.bytes.subarray(0, out.pos)) : undefined;
-  const textError = textRows.length > 0 ? await copyText(client, table, textRows) : undefined;
-  return { refused, binaryError, textError, encoded };
+  return errors;
 }
 
 /** md5 of the table's rows as text, in id order. */
