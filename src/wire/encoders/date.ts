@@ -9,7 +9,7 @@
  * impossible days (the server says "date/time field value out of range").
  */
 import type { FieldEncoder, WireBuffer } from '../field-encoder.js';
-import { putInt32 } from './store.js';
+import { writeInt32 } from './integers.js';
 
 /** date2j(2000, 1, 1): PostgreSQL's epoch as a Julian day. */
 const POSTGRES_EPOCH_JDATE = 2451545;
@@ -31,11 +31,13 @@ export function date2j(year: number, month: number, day: number): number {
 }
 
 const DAYS_IN_MONTH = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+/** Days from 1 January to the 1st of each month (index 1–12) in a common year. */
+const DAYS_BEFORE_MONTH = [0, 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334];
+/** Days from 2000-01-01 to 1 January of each year 0001–9999 (a table: cheaper per field than date2j's divisions). */
+const YEAR_START = new Int32Array(10000);
+for (let y = 1; y <= 9999; y++) YEAR_START[y] = date2j(y, 1, 1) - POSTGRES_EPOCH_JDATE;
 
-function digit(src: Uint8Array, p: number): number {
-  const d = src[p]! - 48;
-  return d >= 0 && d <= 9 ? d : NaN;
-}
+const isLeap = (y: number): boolean => y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
 
 /**
  * The days since 2000-01-01 of the `YYYY-MM-DD` at `src[p, p + 10)`, or NaN when those ten
@@ -43,14 +45,23 @@ function digit(src: Uint8Array, p: number): number {
  */
 export function parseIsoDate(src: Uint8Array, p: number): number {
   if (src[p + 4] !== 45 || src[p + 7] !== 45) return NaN;
-  const year = digit(src, p) * 1000 + digit(src, p + 1) * 100 + digit(src, p + 2) * 10 + digit(src, p + 3);
-  const month = digit(src, p + 5) * 10 + digit(src, p + 6);
-  const day = digit(src, p + 8) * 10 + digit(src, p + 9);
-  // NaN fails every comparison, so a non-digit anywhere lands here.
-  if (!(year >= 1 && month >= 1 && month <= 12 && day >= 1)) return NaN;
-  const leap = month === 2 && (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)) ? 1 : 0;
-  if (day > DAYS_IN_MONTH[month]! + leap) return NaN;
-  return date2j(year, month, day) - POSTGRES_EPOCH_JDATE;
+  const y0 = src[p]! - 48;
+  const y1 = src[p + 1]! - 48;
+  const y2 = src[p + 2]! - 48;
+  const y3 = src[p + 3]! - 48;
+  const m0 = src[p + 5]! - 48;
+  const m1 = src[p + 6]! - 48;
+  const d0 = src[p + 8]! - 48;
+  const d1 = src[p + 9]! - 48;
+  // Each is a digit when its unsigned value is below 10 (a byte below '0' wraps around).
+  if ((y0 >>> 0) > 9 || (y1 >>> 0) > 9 || (y2 >>> 0) > 9 || (y3 >>> 0) > 9 || (m0 >>> 0) > 9 || (m1 >>> 0) > 9 || (d0 >>> 0) > 9 || (d1 >>> 0) > 9) return NaN;
+  const year = y0 * 1000 + y1 * 100 + y2 * 10 + y3;
+  const month = m0 * 10 + m1;
+  const day = d0 * 10 + d1;
+  if (year === 0 || month === 0 || month > 12 || day === 0) return NaN;
+  const leap = isLeap(year);
+  if (day > DAYS_IN_MONTH[month]! + (leap && month === 2 ? 1 : 0)) return NaN;
+  return YEAR_START[year]! + DAYS_BEFORE_MONTH[month]! + (leap && month > 2 ? 1 : 0) + day - 1;
 }
 
 export const dateEncoder: FieldEncoder = {
@@ -65,10 +76,5 @@ export const dateEncoder: FieldEncoder = {
 
 /** Appends a date field: `days` since 2000-01-01 (an int32). */
 export function writeDateDays(out: WireBuffer, days: number): void {
-  out.reserve(8);
-  const b = out.bytes;
-  const p = out.pos;
-  putInt32(b, p, 4);
-  putInt32(b, p + 4, days);
-  out.pos = p + 8;
+  writeInt32(out, days);
 }

@@ -9,7 +9,7 @@
  * the decimal point, leading and trailing zero groups dropped (weight adjusted), dscale =
  * the number of digits written after the point (`1.50` → 2), zero as no digits with weight
  * 0 and a positive sign (`-0.00` is 0 with dscale 2), `NaN` as sign 0xC000, ±Infinity as
- * 0xD000/0xF000 (PostgreSQL 14 on; before that the text wire lets the server refuse it).
+ * 0xD000/0xF000 (dscale as numeric_send gives them: 0, 32) (PostgreSQL 14 on; before that the text wire lets the server refuse it).
  *
  * Accepted text: `[+-]?` digits with an optional `.` and more digits (`.5`, `5.` and
  * leading zeros included), at most 2000 digits on either side of the point; `NaN`,
@@ -68,8 +68,17 @@ function encodeSpecial(src: Uint8Array, start: number, at: number, end: number, 
   if (at === start && matchesIgnoringCase(src, at, end, 'nan')) sign = NUMERIC_NAN;
   else if (withInfinity && matchesIgnoringCase(src, at, end, 'infinity')) sign = neg ? NUMERIC_NINF : NUMERIC_PINF;
   else return false;
-  writeNumericHeader(out, 0, 0, sign, 0);
+  writeNumericHeader(out, 0, 0, sign, specialDscale(sign));
   return true;
+}
+
+/**
+ * The dscale numeric_send gives a special value: it reads the short-header dscale bits of
+ * the sign word, which are 0 for NaN (0xC000) and 32 for ±Infinity (0xD000, 0xF000).
+ * numeric_recv ignores it; we send it so our bytes are the server's own.
+ */
+function specialDscale(sign: number): number {
+  return (sign & 0x1f80) >> 7;
 }
 
 export function matchesIgnoringCase(src: Uint8Array, start: number, end: number, lower: string): boolean {
@@ -177,5 +186,5 @@ export function writeNumericFromDecimal(out: WireBuffer, unscaled: bigint, scale
 
 /** Appends NaN, +Infinity or -Infinity (the sign word: NUMERIC_NAN, NUMERIC_PINF, NUMERIC_NINF). */
 export function writeNumericSpecial(out: WireBuffer, sign: typeof NUMERIC_NAN | typeof NUMERIC_PINF | typeof NUMERIC_NINF): void {
-  writeNumericHeader(out, 0, 0, sign, 0);
+  writeNumericHeader(out, 0, 0, sign, specialDscale(sign));
 }

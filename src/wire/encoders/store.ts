@@ -4,6 +4,14 @@
  */
 import type { WireBuffer } from '../field-encoder.js';
 
+/** A hex digit's value by its byte (either case), -1 for any other byte. */
+export const HEX: Int8Array = new Int8Array(256).fill(-1);
+for (let i = 0; i < 10; i++) HEX[48 + i] = i;
+for (let i = 0; i < 6; i++) {
+  HEX[65 + i] = 10 + i;
+  HEX[97 + i] = 10 + i;
+}
+
 export function putInt16(b: Uint8Array, p: number, v: number): void {
   b[p] = v >> 8;
   b[p + 1] = v;
@@ -51,4 +59,9 @@ export function copyBytes(b: Uint8Array, p: number, src: Uint8Array, start: numb
   } else {
     b.set(src.subarray(start, start + n), p);
   }
+}
+
+/** Appends a field holding `bytes` as they are, length first. */
+export function writeLengthPrefixed(out: WireBuffer, bytes: Uint8Array): void {
+  putField(out, bytes, 0, bytes.length);
 }

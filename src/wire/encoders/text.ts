@@ -10,34 +10,37 @@
  * offered when the server encoding is UTF8 (see `encoderFor`).
  */
 import type { FieldEncoder, WireBuffer } from '../field-encoder.js';
-import { copyBytes, putInt32 } from './store.js';
+import { copyBytes, putInt32, writeLengthPrefixed } from './store.js';
 import { isValidUtf8 } from './utf8.js';
 
 /** NAMEDATALEN - 1. */
 const NAME_MAX_BYTES = 63;
 
 /**
- * Copies `src[start, end)` as a field when it is valid UTF-8 without NUL; false (and
- * `out.pos` unchanged) otherwise. ASCII is checked while copying; a byte ≥ 0x80 sends the
- * rest through the full check.
+ * Copies `src[start, end)` to `b` at `q` when it is valid UTF-8 without NUL; false
+ * otherwise (bytes may have been written past `q`). ASCII is checked while copying; a
+ * byte ≥ 0x80 sends the rest through the full check. `b` must have room.
  */
-function encodeUtf8(src: Uint8Array, start: number, end: number, out: WireBuffer): boolean {
-  const n = end - start;
-  out.reserve(4 + n);
-  const b = out.bytes;
-  const p = out.pos;
-  let q = p + 4;
+export function copyUtf8(src: Uint8Array, start: number, end: number, b: Uint8Array, q: number): boolean {
   for (let i = start; i < end; i++) {
     const c = src[i]!;
     if (c === 0) return false;
     if (c >= 0x80) {
       if (!isValidUtf8(src, i, end)) return false;
       copyBytes(b, q, src, i, end - i);
-      break;
+      return true;
     }
     b[q++] = c;
   }
-  putInt32(b, p, n);
+  return true;
+}
+
+function encodeUtf8(src: Uint8Array, start: number, end: number, out: WireBuffer): boolean {
+  const n = end - start;
+  out.reserve(4 + n);
+  const p = out.pos;
+  if (!copyUtf8(src, start, end, out.bytes, p + 4)) return false;
+  putInt32(out.bytes, p, n);
   out.pos = p + 4 + n;
   return true;
 }
@@ -51,10 +54,4 @@ export const nameEncoder: FieldEncoder = {
 };
 
 /** Appends a text field (text, varchar, char(n), json): the bytes must be valid UTF-8 without NUL. */
-export function writeText(out: WireBuffer, bytes: Uint8Array): void {
-  const n = bytes.length;
-  out.reserve(4 + n);
-  putInt32(out.bytes, out.pos, n);
-  copyBytes(out.bytes, out.pos + 4, bytes, 0, n);
-  out.pos += 4 + n;
-}
+export const writeText: (out: WireBuffer, bytes: Uint8Array) => void = writeLengthPrefixed;

@@ -1,25 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { WireBuffer, type SessionFacts } from '../../../src/wire/field-encoder.js';
 import { encoderFor } from '../../../src/wire/encoders/index.js';
-
-const PG15: SessionFacts = { serverVersionNum: 150000, timeZone: 'UTC', dateStyle: 'ISO, MDY', serverEncoding: 'UTF8' };
-const PG13: SessionFacts = { ...PG15, serverVersionNum: 130000 };
-
-/** The field's bytes as hex (length first), or false when the encoder refuses; checks `pos` is unchanged on refusal. */
-export function encodeHex(typname: string, input: string | Uint8Array, session: SessionFacts = PG15): string | false {
-  const enc = encoderFor({ typname, typmod: -1, oid: 0 }, session);
-  assert.ok(enc, `no encoder for ${typname}`);
-  const out = new WireBuffer(16);
-  out.pos = 3; // not at zero, so a refusal that moved pos shows
-  const src = typeof input === 'string' ? Buffer.from(`<${input}>`) : Buffer.concat([Buffer.from('<'), input, Buffer.from('>')]);
-  const ok = enc.encode(src, 1, src.length - 1, out);
-  if (!ok) {
-    assert.equal(out.pos, 3, `${typname} '${String(input)}': refused but moved pos`);
-    return false;
-  }
-  return Buffer.from(out.bytes.subarray(3, out.pos)).toString('hex');
-}
+import { encodeHex, PG13, PG15 } from '../../helpers/wire-hex.js';
 
 const hex = (...words: string[]): string => words.join('');
 
@@ -28,7 +10,7 @@ interface Case {
   readonly input: string;
   /** Hex of length + value, or false: the encoder refuses it. */
   readonly expected: string | false;
-  readonly session?: SessionFacts;
+  readonly session?: typeof PG15;
 }
 
 const cases: Case[] = [
@@ -75,9 +57,9 @@ const cases: Case[] = [
   { type: 'numeric', input: '1.00001', expected: hex('0000000e', '0003', '0000', '0000', '0005', '0001', '0000', '03e8') },
   { type: 'numeric', input: 'NaN', expected: hex('00000008', '0000', '0000', 'c000', '0000') },
   { type: 'numeric', input: 'nan', expected: hex('00000008', '0000', '0000', 'c000', '0000') },
-  { type: 'numeric', input: 'Infinity', expected: hex('00000008', '0000', '0000', 'd000', '0000') },
-  { type: 'numeric', input: '-infinity', expected: hex('00000008', '0000', '0000', 'f000', '0000') },
-  { type: 'numeric', input: '+Infinity', expected: hex('00000008', '0000', '0000', 'd000', '0000') },
+  { type: 'numeric', input: 'Infinity', expected: hex('00000008', '0000', '0000', 'd000', '0020') },
+  { type: 'numeric', input: '-infinity', expected: hex('00000008', '0000', '0000', 'f000', '0020') },
+  { type: 'numeric', input: '+Infinity', expected: hex('00000008', '0000', '0000', 'd000', '0020') },
   { type: 'numeric', input: 'Infinity', expected: false, session: PG13 },
   { type: 'numeric', input: 'NaN', expected: hex('00000008', '0000', '0000', 'c000', '0000'), session: PG13 },
   { type: 'numeric', input: '-NaN', expected: false },
@@ -108,6 +90,119 @@ const cases: Case[] = [
   { type: 'date', input: '2024-01-01 BC', expected: false },
   { type: 'date', input: '2024-01-01 ', expected: false },
   { type: 'date', input: '01/02/2024', expected: false },
+  // floats: IEEE 754 big-endian
+  { type: 'float8', input: '1', expected: hex('00000008', '3ff0000000000000') },
+  { type: 'float8', input: '-0', expected: hex('00000008', '8000000000000000') },
+  { type: 'float8', input: '0.1', expected: hex('00000008', '3fb999999999999a') },
+  { type: 'float8', input: '.5', expected: hex('00000008', '3fe0000000000000') },
+  { type: 'float8', input: '5.', expected: hex('00000008', '4014000000000000') },
+  { type: 'float8', input: '1e300', expected: hex('00000008', '7e37e43c8800759c') },
+  { type: 'float8', input: '1.7976931348623157e308', expected: hex('00000008', '7fefffffffffffff') },
+  { type: 'float8', input: '2.2250738585072014E-308', expected: hex('00000008', '0010000000000000') },
+  { type: 'float8', input: '0.30000000000000000000000001', expected: hex('00000008', '3fd3333333333333') },
+  { type: 'float8', input: 'NaN', expected: hex('00000008', '7ff8000000000000') },
+  { type: 'float8', input: 'infinity', expected: hex('00000008', '7ff0000000000000') },
+  { type: 'float8', input: '-Infinity', expected: hex('00000008', 'fff0000000000000') },
+  { type: 'float8', input: '1e309', expected: false },
+  { type: 'float8', input: '1e-400', expected: false },
+  { type: 'float8', input: '4e-320', expected: false },
+  { type: 'float8', input: 'inf', expected: false },
+  { type: 'float8', input: '0x10', expected: false },
+  { type: 'float8', input: '1e', expected: false },
+  { type: 'float8', input: '.', expected: false },
+  { type: 'float8', input: '-.e1', expected: false },
+  { type: 'float8', input: ' 1', expected: false },
+  { type: 'float8', input: '-NaN', expected: false },
+  { type: 'float4', input: '1', expected: hex('00000004', '3f800000') },
+  { type: 'float4', input: '0.1', expected: hex('00000004', '3dcccccd') },
+  { type: 'float4', input: '3.4028235e38', expected: hex('00000004', '7f7fffff') },
+  { type: 'float4', input: '3.5e38', expected: false },
+  { type: 'float4', input: '1e-46', expected: false },
+  { type: 'float4', input: '1e-40', expected: false },
+  { type: 'float4', input: 'NaN', expected: hex('00000004', '7fc00000') },
+  { type: 'float4', input: '-infinity', expected: hex('00000004', 'ff800000') },
+  // 1 + 2^-24 is exactly halfway between the floats 1 and 1 + 2^-23: strtof and fround(double) could differ
+  { type: 'float4', input: '1.000000059604644775390625', expected: false },
+  // just above that midpoint, but its nearest double IS the midpoint: strtof says 1 + 2^-23, fround says 1
+  { type: 'float4', input: '1.0000000596046448', expected: false },
+  { type: 'float4', input: '1.00000006', expected: hex('00000004', '3f800001') },
+  // bool
+  { type: 'bool', input: 't', expected: hex('00000001', '01') },
+  { type: 'bool', input: 'TRUE', expected: hex('00000001', '01') },
+  { type: 'bool', input: 'tru', expected: hex('00000001', '01') },
+  { type: 'bool', input: 'yes', expected: hex('00000001', '01') },
+  { type: 'bool', input: 'on', expected: hex('00000001', '01') },
+  { type: 'bool', input: '1', expected: hex('00000001', '01') },
+  { type: 'bool', input: 'f', expected: hex('00000001', '00') },
+  { type: 'bool', input: 'False', expected: hex('00000001', '00') },
+  { type: 'bool', input: 'no', expected: hex('00000001', '00') },
+  { type: 'bool', input: 'of', expected: hex('00000001', '00') },
+  { type: 'bool', input: 'OFF', expected: hex('00000001', '00') },
+  { type: 'bool', input: '0', expected: hex('00000001', '00') },
+  { type: 'bool', input: 'o', expected: false },
+  { type: 'bool', input: 'truex', expected: false },
+  { type: 'bool', input: 'offf', expected: false },
+  { type: 'bool', input: ' t', expected: false },
+  { type: 'bool', input: '', expected: false },
+  { type: 'bool', input: '2', expected: false },
+  // timestamp: µs since 2000-01-01
+  { type: 'timestamp', input: '2000-01-01 00:00:00', expected: hex('00000008', '0000000000000000') },
+  { type: 'timestamp', input: '2000-01-01', expected: hex('00000008', '0000000000000000') },
+  { type: 'timestamp', input: '2000-01-01T00:00:01', expected: hex('00000008', '00000000000f4240') },
+  { type: 'timestamp', input: '2000-01-01 00:00:00.000001', expected: hex('00000008', '0000000000000001') },
+  { type: 'timestamp', input: '2000-01-01 00:00:00.5', expected: hex('00000008', '000000000007a120') },
+  { type: 'timestamp', input: '1999-12-31 23:59:59.999999', expected: hex('00000008', 'ffffffffffffffff') },
+  { type: 'timestamp', input: '2000-01-01 12:34', expected: hex('00000008', (45240n * 1000000n).toString(16).padStart(16, '0')) },
+  { type: 'timestamp', input: '0001-01-01 00:00:00', expected: hex('00000008', BigInt.asUintN(64, -730119n * 86400000000n).toString(16)) },
+  { type: 'timestamp', input: '9999-12-31 23:59:59.999999', expected: hex('00000008', (2921940n * 86400000000n - 1n).toString(16).padStart(16, '0')) },
+  { type: 'timestamp', input: '2000-01-01 00:00:00+02', expected: false },
+  { type: 'timestamp', input: '2000-01-01 24:00:00', expected: false },
+  { type: 'timestamp', input: '2000-01-01 23:59:60', expected: false },
+  { type: 'timestamp', input: '2000-01-01 00:00:00.1234567', expected: false },
+  { type: 'timestamp', input: '2000-01-01 00:00:00.', expected: false },
+  { type: 'timestamp', input: '2000-01-01 0:00:00', expected: false },
+  { type: 'timestamp', input: 'epoch', expected: false },
+  { type: 'timestamp', input: 'now', expected: false },
+  { type: 'timestamp', input: '2000-01-01 00:00:00 BC', expected: false },
+  { type: 'timestamptz', input: '2000-01-01 00:00:00+00', expected: hex('00000008', '0000000000000000') },
+  { type: 'timestamptz', input: '2000-01-01 02:00:00+02', expected: hex('00000008', '0000000000000000') },
+  { type: 'timestamptz', input: '2000-01-01 05:30:00+05:30', expected: hex('00000008', '0000000000000000') },
+  { type: 'timestamptz', input: '1999-12-31 18:30:00-0530', expected: hex('00000008', '0000000000000000') },
+  { type: 'timestamptz', input: '2000-01-01 00:00:00', expected: hex('00000008', '0000000000000000') },
+  { type: 'timestamptz', input: '2000-01-01 00:00:00', expected: false, session: { ...PG15, timeZone: 'Europe/Paris' } },
+  { type: 'timestamptz', input: '2000-01-01 01:00:00+01', expected: hex('00000008', '0000000000000000'), session: { ...PG15, timeZone: 'Europe/Paris' } },
+  { type: 'timestamptz', input: '2000-01-01 00:00:00', expected: hex('00000008', '0000000000000000'), session: { ...PG15, timeZone: 'Etc/UTC' } },
+  { type: 'timestamptz', input: '2000-01-01 00:00:00Z', expected: false },
+  { type: 'timestamptz', input: '2000-01-01 00:00:00 UTC', expected: false },
+  { type: 'timestamptz', input: '2000-01-01 00:00:00+16', expected: false },
+  { type: 'timestamptz', input: '2000-01-01 00:00:00+1', expected: false },
+  { type: 'timestamptz', input: '2000-01-01 00:00:00+01:0', expected: false },
+  { type: 'timestamptz', input: 'infinity', expected: false },
+  // bytea
+  { type: 'bytea', input: '\\x', expected: hex('00000000') },
+  { type: 'bytea', input: '\\xDEADbeef', expected: hex('00000004', 'deadbeef') },
+  { type: 'bytea', input: '\\xabc', expected: false },
+  { type: 'bytea', input: '\\xde ad', expected: false },
+  { type: 'bytea', input: '\\xzz', expected: false },
+  { type: 'bytea', input: 'abc', expected: hex('00000003', '616263') },
+  { type: 'bytea', input: 'a\\\\b', expected: hex('00000003', '615c62') },
+  { type: 'bytea', input: '\\000\\377', expected: hex('00000002', '00ff') },
+  { type: 'bytea', input: '\\400', expected: false },
+  { type: 'bytea', input: '\\01', expected: false },
+  { type: 'bytea', input: 'a\\', expected: false },
+  { type: 'bytea', input: '\\X00', expected: false },
+  { type: 'bytea', input: 'é', expected: false },
+  // uuid
+  { type: 'uuid', input: 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', expected: hex('00000010', 'a0eebc999c0b4ef8bb6d6bb9bd380a11') },
+  { type: 'uuid', input: 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11', expected: hex('00000010', 'a0eebc999c0b4ef8bb6d6bb9bd380a11') },
+  { type: 'uuid', input: 'a0eebc999c0b4ef8bb6d6bb9bd380a11', expected: hex('00000010', 'a0eebc999c0b4ef8bb6d6bb9bd380a11') },
+  { type: 'uuid', input: '{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}', expected: false },
+  { type: 'uuid', input: 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1g', expected: false },
+  { type: 'uuid', input: 'a0eebc999-c0b-4ef8-bb6d-6bb9bd380a11', expected: false },
+  // json, jsonb: the text as written; jsonb after its version byte
+  { type: 'json', input: '{"a": 1}', expected: hex('00000008', Buffer.from('{"a": 1}').toString('hex')) },
+  { type: 'jsonb', input: '{"a": 1}', expected: hex('00000009', '01', Buffer.from('{"a": 1}').toString('hex')) },
+  { type: 'jsonb', input: '', expected: hex('00000001', '01') },
   // text
   { type: 'text', input: '', expected: hex('00000000') },
   { type: 'text', input: 'abc', expected: hex('00000003', '616263') },
@@ -150,6 +245,10 @@ describe('encoders: input text → the bytes typsend(typinput(text)) gives, or a
     assert.equal(b.readUInt16BE(10), 1000); // dscale
     assert.equal(b.readInt16BE(12), 9999);
     assert.equal(b.readInt16BE(12 + 2 * 250), 1111);
+  });
+
+  it('jsonb refuses invalid UTF-8', () => {
+    assert.equal(encodeHex('jsonb', Uint8Array.from([0x22, 0xff, 0x22])), false);
   });
 
   it('no encoder for other types, nor for text types on a non-UTF8 server', () => {
