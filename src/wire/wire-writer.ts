@@ -88,6 +88,8 @@ export function wireCopyWriter(choice: WireChoice, lookup: EncoderLookup = encod
         if (splitter === undefined) state.splitters.set(key, (splitter = new RecordSplitter(plan.format, plan.encoders)));
         const out = state.out;
         out.pos = 0;
+        // Room for the whole chunk up front (binary lineitem is ~1.75× its text): the buffer grows once, on the first chunk.
+        out.reserve(2 * chunk.data.length + 64);
         writeRaw(out, BINARY_COPY_HEADER);
         const encoded = splitter.encode(chunk.data, out);
         if (typeof encoded === 'number') {
