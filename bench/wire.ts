@@ -13,14 +13,11 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { ManagedCluster } from '../src/cluster/managed-cluster.js';
 import { systemBinDirs } from '../src/cluster/binaries.js';
-import { createTableSql } from '../src/datasets/table-ddl.js';
-import { generateDbt3 } from '../src/datasets/dbt3/generate.js';
 import { arg, describeMachine, median, psqlPath } from './lib/machine.js';
 import { run } from './lib/run.js';
-import { stripTrailingPipe } from './lib/psql-input.js';
+import { lineitemBench } from './lib/lineitem-bench.js';
 import { measureCpu, pinServer, postmasterPid } from './lib/server-cpu.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -44,30 +41,13 @@ try {
   console.log(`# bench/wire: ${process.argv.slice(1).map((a) => path.relative(process.cwd(), a) || a).join(' ')}`);
   console.log(`# machine: ${describeMachine()}; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   console.log(`# server: ${cluster.binaries.version} (${cluster.binaries.source}), managed cluster, autovacuum off (its workers would count as the load's CPU), Unix socket`);
-  const { files } = await generateDbt3({ scale, outDir: work, tables: ['lineitem'] });
-  const lineitem = files[0]!;
+  const { lineitem, stripped, halves, url, admin, reset, copyCmd } = await lineitemBench(cluster, work, scale, { autovacuum: 'off' });
   const rows = lineitem.rows;
-  console.log(`# input: lineitem.tbl at scale ${scale}: ${rows.toLocaleString('en-US')} rows, ${(lineitem.bytes / 1e6).toFixed(0)} MB`);
-  const stripped = path.join(work, 'lineitem.psql');
-  const halves: [string, string] = [path.join(work, 'half1.psql'), path.join(work, 'half2.psql')];
-  await stripTrailingPipe(lineitem.path, stripped, halves, rows);
-
-  await cluster.start({ autovacuum: 'off' });
-  const url = cluster.url();
   const postmaster = postmasterPid(cluster.dataDir);
-  const admin = new pg.Client(cluster.connection());
-  await admin.connect();
-  admin.on('error', (e) => console.error(`bench: the admin connection failed: ${e.message}`));
-  await admin.query(createTableSql('lineitem')!);
-  const reset = async (): Promise<void> => {
-    await admin.query('TRUNCATE lineitem');
-    await admin.query('CHECKPOINT');
-  };
 
   /** `pin`: the client's CPU list for taskset (the pinned rounds), or none. */
   const variantsFor = (pin: string | undefined): Record<string, () => Promise<unknown>> => {
     const cmd = (c: string, args: string[]): Promise<unknown> => (pin === undefined ? run(c, args) : run('taskset', ['-c', pin, c, ...args]));
-    const copyCmd = (file: string): string[] => [url, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-c', `\\copy lineitem from '${file}' with (delimiter '|')`];
     // --truncate: the table was emptied behind the ledger's back; without it, rerunning the same load is refused.
     const load = (wire: string, w: number) => (): Promise<unknown> => cmd(process.execPath, [pgsurge, 'load', lineitem.path, '--truncate', '--db', url, '-w', String(w), '--wire', wire, '-q']);
     const both: Record<string, () => Promise<unknown>> = {
