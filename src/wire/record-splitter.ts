@@ -89,6 +89,8 @@ export class RecordSplitter {
   private readonly stops: Uint8Array;
   private scratch: Uint8Array = new Uint8Array(4096);
   private refusal: SplitRefusal | undefined;
+  /** The chunk's line ending so far (one chunk is one COPY). */
+  private eol = EOL_UNKNOWN;
 
   constructor(
     private readonly format: SplitFormat,
@@ -105,6 +107,7 @@ export class RecordSplitter {
   encode(data: Uint8Array, out: WireBuffer): number | SplitRefusal {
     const begin = out.pos;
     this.refusal = undefined;
+    this.eol = EOL_UNKNOWN;
     const rows = this.format.csv ? this.encodeCsv(data, out) : this.encodeText(data, out);
     if (rows < 0) {
       out.pos = begin;
@@ -123,6 +126,37 @@ export class RecordSplitter {
     return -1;
   }
 
+  /**
+   * At the byte `c` (at `p`) that ends field `col`: a line ending must be the chunk's
+   * first line's, the record must end in one, and the field must be one of the table's.
+   * False, with the refusal set, when not.
+   */
+  private fieldEnds(d: Uint8Array, p: number, len: number, c: number, record: number, col: number): boolean {
+    if (c === CR) {
+      if (at(d, p + 1, len) !== NL || this.eol === EOL_NL) return this.refused(record, 'a carriage return that is not the line ending', col);
+      this.eol = EOL_CRNL;
+    } else if (c === NL) {
+      if (this.eol === EOL_CRNL) return this.refused(record, 'a line ending other than the first line\'s');
+      this.eol = EOL_NL;
+    } else if (c === 256) {
+      return this.refused(record, 'a record without its newline');
+    }
+    return col < this.encoders.length || this.refused(record, `more fields than the table's ${this.encoders.length} columns`);
+  }
+
+  private refused(record: number, why: string, column?: number): false {
+    this.refuse(record, why, column);
+    return false;
+  }
+
+  /** After field `col`, ended by `c`: the bytes to step over (1 past a delimiter, 1 or 2 past the line ending), or -1 refused (a field too few). */
+  private afterField(c: number, delim: number, record: number, col: number): number {
+    if (c === delim) return 1;
+    const ncols = this.encoders.length;
+    if (col !== ncols - 1) return this.refuse(record, `${col + 1} field${col === 0 ? '' : 's'} where the table has ${ncols} columns`);
+    return c === CR ? 2 : 1;
+  }
+
   private room(n: number): Uint8Array {
     if (this.scratch.length < n) this.scratch = new Uint8Array(Math.max(n, this.scratch.length * 2));
     return this.scratch;
@@ -135,7 +169,6 @@ export class RecordSplitter {
     const nulLen = nul.length;
     const ncols = encoders.length;
     const len = d.length;
-    let eol = EOL_UNKNOWN;
     let p = 0;
     let record = 0;
     while (p < len) {
@@ -161,16 +194,7 @@ export class RecordSplitter {
           }
         }
         const e = p;
-        if (c === CR) {
-          if (at(d, p + 1, len) !== NL || eol === EOL_NL) return this.refuse(record, 'a carriage return that is not the line ending', col);
-          eol = EOL_CRNL;
-        } else if (c === NL) {
-          if (eol === EOL_CRNL) return this.refuse(record, 'a line ending other than the first line\'s');
-          eol = EOL_NL;
-        } else if (c === 256) {
-          return this.refuse(record, 'a record without its newline');
-        }
-        if (col >= ncols) return this.refuse(record, `more fields than the table's ${ncols} columns`);
+        if (!this.fieldEnds(d, p, len, c, record, col)) return -1;
         if (e - s === nulLen && equalAt(d, s, nul)) {
           writeNull(out);
         } else if (escaped) {
@@ -180,12 +204,10 @@ export class RecordSplitter {
         } else if (!encoders[col]!.encode(d, s, e, out)) {
           return this.refuse(record, 'a value its encoder cannot encode exactly', col, d, s, e);
         }
-        if (c === delim) {
-          p++;
-          continue;
-        }
-        if (col !== ncols - 1) return this.refuse(record, `${col + 1} field${col === 0 ? '' : 's'} where the table has ${ncols} columns`);
-        p += c === CR ? 2 : 1;
+        const step = this.afterField(c, delim, record, col);
+        if (step < 0) return -1;
+        p += step;
+        if (step === 1 && c === delim) continue;
         break;
       }
     }
@@ -199,7 +221,6 @@ export class RecordSplitter {
     const nulLen = nul.length;
     const ncols = encoders.length;
     const len = d.length;
-    let eol = EOL_UNKNOWN;
     let p = 0;
     let record = 0;
     while (p < len) {
@@ -242,16 +263,7 @@ export class RecordSplitter {
           }
         }
         const e = p;
-        if (c === CR) {
-          if (at(d, p + 1, len) !== NL || eol === EOL_NL) return this.refuse(record, 'a carriage return that is not the line ending', col);
-          eol = EOL_CRNL;
-        } else if (c === NL) {
-          if (eol === EOL_CRNL) return this.refuse(record, 'a line ending other than the first line\'s');
-          eol = EOL_NL;
-        } else if (c === 256) {
-          return this.refuse(record, 'a record without its newline');
-        }
-        if (col >= ncols) return this.refuse(record, `more fields than the table's ${ncols} columns`);
+        if (!this.fieldEnds(d, p, len, c, record, col)) return -1;
         if (quoted) {
           if (!encoders[col]!.encode(this.scratch, 0, n, out)) return this.refuse(record, 'a value its encoder cannot encode exactly', col, this.scratch, 0, n);
         } else if (e - s === nulLen && equalAt(d, s, nul)) {
@@ -259,12 +271,10 @@ export class RecordSplitter {
         } else if (!encoders[col]!.encode(d, s, e, out)) {
           return this.refuse(record, 'a value its encoder cannot encode exactly', col, d, s, e);
         }
-        if (c === delim) {
-          p++;
-          continue;
-        }
-        if (col !== ncols - 1) return this.refuse(record, `${col + 1} field${col === 0 ? '' : 's'} where the table has ${ncols} columns`);
-        p += c === CR ? 2 : 1;
+        const step = this.afterField(c, delim, record, col);
+        if (step < 0) return -1;
+        p += step;
+        if (step === 1 && c === delim) continue;
         break;
       }
     }
