@@ -18,7 +18,7 @@ interface ConnectionState {
   /** The server shares this machine (a Unix socket, loopback): `auto`'s rule needs it. */
   readonly local: boolean;
   readonly out: WireBuffer;
-  readonly splitters: Map<string, RecordSplitter>;
+  readonly splitters: Map<WirePlan, RecordSplitter>;
 }
 
 type Tally = { -readonly [K in keyof TableWire]: TableWire[K] };
@@ -40,10 +40,11 @@ export function wireCopyWriter(choice: WireChoice, lookup: EncoderLookup = encod
   const tallies = new Map<string, Tally>();
   const sentBinary = new WeakSet<Chunk>();
 
-  const tallyOf = (table: string, plan: WirePlan): Tally => {
+  /** `textWhy`: why the table goes as text; undefined for binary. */
+  const tallyOf = (table: string, textWhy: string | undefined): Tally => {
     let t = tallies.get(table);
     if (t === undefined) {
-      t = { table, wire: plan.binary ? 'binary' : 'text', binaryChunks: 0, fallbackChunks: 0, redoneChunks: 0, ...(plan.binary ? {} : { why: plan.why }) };
+      t = { table, wire: textWhy === undefined ? 'binary' : 'text', binaryChunks: 0, fallbackChunks: 0, redoneChunks: 0, ...(textWhy === undefined ? {} : { why: textWhy }) };
       tallies.set(table, t);
     }
     return t;
@@ -75,17 +76,19 @@ export function wireCopyWriter(choice: WireChoice, lookup: EncoderLookup = encod
     const prefix = begin ? 'BEGIN; ' : '';
     const sql = `${prefix}${copySql(chunk.target, undefined, { binary: true })}`;
     if (chunk.binary !== undefined) {
+      const tally = tallyOf(chunk.target.table, undefined);
       sentBinary.add(chunk);
-      return { loaded: await streamCopy(client, sql, chunk.binary), skipped: 0 };
+      const loaded = await streamCopy(client, sql, chunk.binary);
+      tally.binaryChunks++;
+      return { loaded, skipped: 0 };
     }
     if (choice !== 'text') {
       const state = await stateOf(client);
       const plan = await planOf(client, chunk.target, state);
-      const tally = tallyOf(chunk.target.table, plan);
+      const tally = tallyOf(chunk.target.table, plan.binary ? undefined : plan.why);
       if (plan.binary) {
-        const key = JSON.stringify([chunk.target.schema, chunk.target.table, chunk.target.columns]);
-        let splitter = state.splitters.get(key);
-        if (splitter === undefined) state.splitters.set(key, (splitter = new RecordSplitter(plan.format, plan.encoders)));
+        let splitter = state.splitters.get(plan);
+        if (splitter === undefined) state.splitters.set(plan, (splitter = new RecordSplitter(plan.format, plan.encoders)));
         const out = state.out;
         out.pos = 0;
         // Room for the whole chunk up front (binary lineitem is ~1.75× its text): the buffer grows once, on the first chunk.
@@ -104,7 +107,7 @@ export function wireCopyWriter(choice: WireChoice, lookup: EncoderLookup = encod
         tally.firstFallback ??= describeRefusal(encoded, chunk, plan.columns.map((c) => c.name));
       }
     } else {
-      tallyOf(chunk.target.table, { binary: false, why: '--wire text' });
+      tallyOf(chunk.target.table, '--wire text');
     }
     return begin ? copyWriter.beginAndWriteRows!(client, chunk) : copyWriter.writeRows(client, chunk);
   }
@@ -116,10 +119,7 @@ export function wireCopyWriter(choice: WireChoice, lookup: EncoderLookup = encod
       if (sentBinary.has(chunk)) {
         sentBinary.delete(chunk);
         const t = tallies.get(chunk.target.table);
-        if (t) {
-          t.redoneChunks++;
-          t.binaryChunks = Math.max(0, t.binaryChunks - 1);
-        }
+        if (t) t.redoneChunks++;
       }
       return copyWriter.writeRows(client, chunk);
     },

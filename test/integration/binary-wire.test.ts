@@ -201,6 +201,15 @@ describe('binary wire: rejects and fallbacks as text gives them', () => {
     assert.equal((await client.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.typed`)).rows[0].n, 2);
   });
 
+  it('compare: copy:text and copy:binary side by side, each variant\'s wire in the notes', async () => {
+    const file = path.join(dir, 'compare.tbl');
+    await fs.writeFile(file, Buffer.concat(lineitemFields(300).map(tblLine)));
+    const r = await runCli(['compare', file, '-t', 'lineitem', '--create', '--variants', 'copy:text,copy:binary', '--repeat', '1', '--db', testUrl(), '--schema', SCHEMA]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /copy:text: text wire \(--wire text\)/);
+    assert.match(r.stdout, /copy:binary: binary wire \(1 chunk binary\)/);
+  });
+
   it('bad --wire values and combinations name the flag and the value (exit 2)', async () => {
     const bad = await runCli(['load', 'x.tbl', '--wire', 'fast', '--db', testUrl()]);
     assert.equal(bad.code, 2);
