@@ -109,6 +109,10 @@ function encodeDigits(src: Uint8Array, intStart: number, intEnd: number, fracSta
   const nInt = intEnd - i;
   const dscale = fracEnd - fracStart;
   if (nInt > MAX_DIGITS_EACH_SIDE || dscale > MAX_DIGITS_EACH_SIDE) return false;
+  if (nInt <= 8 && dscale <= 4) {
+    writeSmallNumeric(src, i, intEnd, fracStart, fracEnd, neg, out);
+    return true;
+  }
   const intGroups = (nInt + 3) >> 2;
   out.reserve(12 + 2 * (intGroups + ((dscale + 3) >> 2)));
   const b = out.bytes;
@@ -164,6 +168,44 @@ function encodeDigits(src: Uint8Array, intStart: number, intEnd: number, fracSta
   putInt16(b, base + 10, dscale);
   out.pos = q;
   return true;
+}
+
+const FRACTION_GROUP_SCALE = [10000, 1000, 100, 10, 1];
+
+/**
+ * The common case (prices, quantities): at most 8 integer digits (leading zeros gone) and
+ * 4 after the point, so at most three base-10000 digits — hi and lo of the integer part,
+ * then the fraction — computed as numbers instead of group by group.
+ */
+function writeSmallNumeric(src: Uint8Array, i: number, intEnd: number, fracStart: number, fracEnd: number, neg: boolean, out: WireBuffer): void {
+  let iv = 0;
+  for (; i < intEnd; i++) iv = iv * 10 + (src[i]! - 48);
+  let fv = 0;
+  for (let f = fracStart; f < fracEnd; f++) fv = fv * 10 + (src[f]! - 48);
+  const dscale = fracEnd - fracStart;
+  fv *= FRACTION_GROUP_SCALE[dscale]!;
+  const hi = Math.floor(iv / 10000);
+  const lo = iv - hi * 10000;
+  // Groups hi, lo, fv have weights 1, 0, -1: drop the leading and trailing zero ones.
+  const first = hi !== 0 ? 0 : lo !== 0 ? 1 : 2;
+  const last = fv !== 0 ? 2 : lo !== 0 ? 1 : 0;
+  const ndigits = iv === 0 && fv === 0 ? 0 : last - first + 1;
+  out.reserve(18);
+  const b = out.bytes;
+  const p = out.pos;
+  putInt32(b, p, 8 + 2 * ndigits);
+  putInt16(b, p + 4, ndigits);
+  putInt16(b, p + 6, ndigits === 0 ? 0 : 1 - first);
+  putInt16(b, p + 8, neg && ndigits !== 0 ? NUMERIC_NEG : NUMERIC_POS);
+  putInt16(b, p + 10, dscale);
+  let q = p + 12;
+  for (let k = first; k < first + ndigits; k++) {
+    const g = k === 0 ? hi : k === 1 ? lo : fv;
+    b[q] = g >> 8;
+    b[q + 1] = g;
+    q += 2;
+  }
+  out.pos = q;
 }
 
 /**

@@ -256,3 +256,48 @@ describe('encoders: input text → the bytes typsend(typinput(text)) gives, or a
     assert.equal(encoderFor({ typname: 'text', typmod: -1, oid: 25 }, { ...PG15, serverEncoding: 'LATIN1' }), undefined);
   });
 });
+
+describe('numeric: the small-value shortcut (≤ 8 integer digits, ≤ 4 after the point) equals the grouping done by hand', () => {
+  /** numeric_in's digits, weight, sign and dscale, computed on strings. */
+  function reference(s: string): string {
+    let neg = s.startsWith('-');
+    if (neg || s.startsWith('+')) s = s.slice(1);
+    const [intText = '', frac = ''] = s.split('.');
+    const int = intText.replace(/^0+/, '');
+    const padded = '0'.repeat((4 - (int.length % 4)) % 4) + int;
+    const groups: number[] = [];
+    for (let k = 0; k < padded.length; k += 4) groups.push(Number(padded.slice(k, k + 4)));
+    let weight = groups.length - 1;
+    const fracPadded = frac + '0'.repeat((4 - (frac.length % 4)) % 4);
+    for (let k = 0; k < fracPadded.length; k += 4) groups.push(Number(fracPadded.slice(k, k + 4)));
+    while (groups.length > 0 && groups[0] === 0) {
+      groups.shift();
+      weight--;
+    }
+    while (groups.length > 0 && groups[groups.length - 1] === 0) groups.pop();
+    if (groups.length === 0) {
+      weight = 0;
+      neg = false;
+    }
+    const b = Buffer.alloc(12 + 2 * groups.length);
+    b.writeInt32BE(8 + 2 * groups.length, 0);
+    b.writeInt16BE(groups.length, 4);
+    b.writeInt16BE(weight, 6);
+    b.writeUInt16BE(neg ? 0x4000 : 0, 8);
+    b.writeUInt16BE(frac.length, 10);
+    groups.forEach((g, k) => b.writeInt16BE(g, 12 + 2 * k));
+    return b.toString('hex');
+  }
+
+  it('20 000 seeded values with zeros in every position', () => {
+    let seed = 42;
+    const random = (): number => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const digit = (): string => (random() < 0.35 ? '0' : String(Math.floor(random() * 10)));
+    for (let t = 0; t < 20000; t++) {
+      const intLen = Math.floor(random() * 10);
+      const fracLen = Math.floor(random() * 6);
+      const s = `${random() < 0.3 ? '-' : ''}${Array.from({ length: intLen }, digit).join('')}${fracLen > 0 || intLen === 0 ? '.' : ''}${Array.from({ length: fracLen || (intLen === 0 ? 1 : 0) }, digit).join('')}`;
+      assert.equal(encodeHex('numeric', s), reference(s), s);
+    }
+  });
+});
