@@ -13,7 +13,7 @@ import { planInputColumns } from './db/plan-input-columns.js';
 import { prepareTable } from './db/table-check.js';
 import { LoadStopped } from './faults/load-stopped.js';
 import { DEFAULT_RETRY_FOR_MS, serverTrouble } from './faults/retry.js';
-import { fileIdentity, identityString } from './ledger/file-identity.js';
+import { fileIdentity, fileKeyOf, identityString } from './ledger/file-identity.js';
 import { ensureLedger, forgetTable, LedgerWriter, NO_LEDGER, NOTHING_COVERED, openLoad, otherLoadsOfFile, type ChunkLedger, type Covered, type LedgerInput, type RejectedRow } from './ledger/ledger.js';
 import { LoadWorker } from './load-worker.js';
 import { LoadCounters, type LoadSummary } from './metrics/load-counters.js';
@@ -67,17 +67,11 @@ export interface LoadReporter {
  * error wins, summary.
  */
 export async function load(inputs: readonly LoadTarget[], options: LoadOptions, target: Target, reporter: LoadReporter = {}): Promise<LoadSummary> {
+  checkLedgerOptions(options);
   const withLedger = options.ledger !== false;
-  if (withLedger && options.writer?.ownsTransactions) {
-    throw new LoadError('bad-option', '--commit-every splits a chunk into several transactions, which the ledger cannot account for exactly once', {
-      hint: 'add --no-ledger (the load then cannot be resumed, and a bad row stops it), or drop --commit-every',
-    });
-  }
-  if (!withLedger && (options.resume || options.loadId !== undefined)) {
-    throw new LoadError('bad-option', '--resume and --load-id need the ledger', { hint: 'drop --no-ledger' });
-  }
   const sizes = await checkInputs(inputs);
   const identities = await Promise.all(inputs.map((i, n) => (i.file === '-' || sizes[n] === undefined ? undefined : fileIdentity(i.file).then(identityString))));
+  refuseSameFileTwice(inputs, identities);
 
   // The control connection holds the load's lock for the whole load: two runs of one load id at once would double rows.
   const control = await connect(target.config).catch((error: unknown) => {
@@ -229,6 +223,8 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
       // Workers append rejects as their chunks commit, in no particular order: rewrite each file from the ledger, in input order.
       if (withLedger) await withLiveClient(control, target, (c) => writeRejectFiles(c, ledger, inputs, rejectFiles, rejectFileOf)).catch(() => undefined);
     }
+    const incomplete = [...rejectFiles.values()].find((f) => f.failed !== undefined);
+    if (incomplete) throw new LoadStopped(rejectFileFailed(incomplete, withLedger), summary(), withLedger ? loadId : undefined);
     if (signal.aborted) {
       throw new LoadStopped(new LoadError('interrupted', 'interrupted: the chunks in flight were rolled back; the chunks committed before stay in the table'), summary(), withLedger ? loadId : undefined);
     }
@@ -240,6 +236,23 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
   } finally {
     // Ending the session releases the load's advisory lock.
     await control.end().catch(() => undefined);
+  }
+}
+
+/**
+ * Options that cannot work with (or without) the ledger, refused before anything is
+ * changed; callers that wrap the writer or prepare tables first (the durability presets)
+ * call it themselves before they do.
+ */
+export function checkLedgerOptions(options: Pick<LoadOptions, 'ledger' | 'writer' | 'resume' | 'loadId'>): void {
+  const withLedger = options.ledger !== false;
+  if (withLedger && options.writer?.ownsTransactions) {
+    throw new LoadError('bad-option', '--commit-every splits a chunk into several transactions, which the ledger cannot account for exactly once', {
+      hint: 'add --no-ledger (the load then cannot be resumed, and a bad row stops it), or drop --commit-every',
+    });
+  }
+  if (!withLedger && (options.resume || options.loadId !== undefined)) {
+    throw new LoadError('bad-option', '--resume and --load-id need the ledger', { hint: 'drop --no-ledger' });
   }
 }
 
@@ -280,6 +293,17 @@ async function writeRejectFiles(
   inputs.forEach((input, i) => void fileOf.get(input.file)!.append(rows[i]!));
   await Promise.all([...files.values()].map((f) => f.close()));
   return rows.reduce((n, r) => n + r.length, 0);
+}
+
+/** A reject file that could not be written in full (a full disk): the load fails, and says what is where. */
+function rejectFileFailed(file: RejectFile, withLedger: boolean): LoadError {
+  const why = file.failed!.message;
+  return new LoadError('chunk-failed', `could not write the reject file ${file.path}: ${why}; the reject file is INCOMPLETE (it holds ${file.written} row${file.written === 1 ? '' : 's'}, then nothing)`, {
+    hint: withLedger
+      ? 'free space there (or give --reject-file elsewhere), then resume: every rejected row is kept in the ledger (pgsurge.rejects) and the reject file is written again in full'
+      : 'free space there, then load again: without the ledger the rejected rows not in the file are not kept anywhere',
+    cause: file.failed,
+  });
 }
 
 /** Runs `fn` on the control connection, or on a fresh one if the server restarted under it. */
@@ -375,11 +399,27 @@ function defaultLoadId(inputs: readonly LoadTarget[], tables: Map<LoadTarget, Pr
   const names = [...new Set(inputs.map((i) => tables.get(i)!.name))];
   const h = createHash('sha256');
   if (identities.some((id) => id === undefined)) h.update(randomBytes(16));
-  const parts = inputs.map((input, i) => `${tables.get(input)!.name}\0${path.resolve(input.file)}\0${identities[i] ?? ''}`).sort();
+  // The file's identity (device, inode, content), not its path: the same file named through a symlink or a hard link is the same load.
+  const parts = inputs.map((input, i) => `${tables.get(input)!.name}\0${identities[i] ?? ''}`).sort();
   h.update(parts.join('\n'));
   const base = inputs[0]?.table ?? 'load';
   const label = names.length === 1 ? base : `${base}+${names.length - 1}`;
   return `${label.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 40)}-${h.digest('hex').slice(0, 10)}`;
+}
+
+/** One file named twice for one table (two paths, a link) would load its rows twice in one command. */
+function refuseSameFileTwice(inputs: readonly LoadTarget[], identities: readonly (string | undefined)[]): void {
+  const seen = new Map<string, string>();
+  identities.forEach((id, i) => {
+    const file = id === undefined ? undefined : fileKeyOf(id);
+    if (file === undefined) return;
+    const key = `${inputs[i]!.schema ?? ''}\0${inputs[i]!.table}\0${file}`;
+    const first = seen.get(key);
+    if (first !== undefined) {
+      throw new LoadError('bad-option', `${inputs[i]!.file} and ${first} are the same file (a link or the same path twice): it would be loaded twice`, { hint: 'name each file once' });
+    }
+    seen.set(key, inputs[i]!.file);
+  });
 }
 
 async function openClients(target: Target, n: number, appName: (i: number) => string): Promise<pg.Client[]> {

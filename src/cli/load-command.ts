@@ -16,7 +16,7 @@ import { writerFor } from '../writer/writer-for.js';
 import { addObserveOptions, observeLoad, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
 import { parseLoadId } from './parse-options.js';
 import { planInputs } from './plan-inputs.js';
-import { resumeCommand } from './resume-command.js';
+import { resumeCommand, startOverCommand } from './resume-command.js';
 import { formatSummary } from './summary-format.js';
 
 interface LoadCommandFlags extends LoadFlags, InputFlags, ObserveFlags, WriterFlags {
@@ -156,7 +156,8 @@ Examples:
       await observed.close();
       process.stdout.write(`${formatSummary(error.summary)}\n`);
       printError(error, flags.verbose === true);
-      if (error.loadId !== undefined) process.stderr.write(`  resume with: ${resumeCommand(process.argv.slice(2), error.loadId)}\n`);
+      if (error.details.startOver) process.stderr.write(`  after fixing the input: ${startOverCommand(process.argv.slice(2))}\n`);
+      else if (error.loadId !== undefined) process.stderr.write(`  resume with: ${resumeCommand(process.argv.slice(2), error.loadId)}\n`);
       else process.stderr.write('  (loaded without the ledger: this load cannot be resumed; the rows committed so far stay)\n');
       process.exitCode = error.interrupted ? EXIT.interrupted : EXIT.failed;
     } finally {

@@ -186,6 +186,8 @@ export async function startDurability(target: Target, options: DurabilityOptions
           await applySessionSettings(c, session);
           await inner.prepare?.(c);
         },
+        // The load refuses a writer that commits on its own with the ledger: that must show through the wrapper.
+        ...(inner.ownsTransactions ? { ownsTransactions: true } : {}),
         ...(inner.failedRecord ? { failedRecord: inner.failedRecord.bind(inner) } : {}),
         // A frozen first chunk sends TRUNCATE first, so its BEGIN goes on its own.
         ...(inner.beginAndWriteRows && !freeze ? { beginAndWriteRows: inner.beginAndWriteRows.bind(inner) } : {}),

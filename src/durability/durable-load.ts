@@ -3,7 +3,7 @@ import { qualifiedName } from '../db/identifiers.js';
 import { connectionFailure } from '../db/load-error.js';
 import { prepareTable } from '../db/table-check.js';
 import { connect, type Target } from '../db/target.js';
-import { load, type LoadOptions, type LoadReporter } from '../load.js';
+import { checkLedgerOptions, load, type LoadOptions, type LoadReporter } from '../load.js';
 import type { LoadSummary } from '../metrics/load-counters.js';
 import { copyWriter } from '../writer/copy-writer.js';
 import { runWithDurability, unsafeRefused, type DurableTable } from './durability-session.js';
@@ -21,6 +21,8 @@ export async function loadWithDurability(
   reporter?: LoadReporter,
 ): Promise<LoadSummary> {
   const { durability } = options;
+  // Before any preset changes the server or the tables.
+  checkLedgerOptions(options);
   if (durability.preset === 'safe' && !durability.unlogged) {
     const { result, durability: report } = await runWithDurability(target, durability, [], { writer: options.writer ?? copyWriter, workers: options.workers }, (writer) =>
       load(inputs, { ...options, writer }, target, reporter),

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { Chunk } from '../batching/chunk.js';
 import { LoadError } from '../db/load-error.js';
 import type { ByteRange } from '../source/byte-ranges.js';
-import { identityDifference } from './file-identity.js';
+import { fileKeyOf, identityDifference, sameContent } from './file-identity.js';
 import { formatCount } from '../report/format-count.js';
 
 /**
@@ -124,8 +124,22 @@ export async function openLoad(client: pg.Client, loadId: string, inputs: readon
   const byFile = new Map(known.rows.map((r) => [r.file, r]));
   const covered = new Map<string, Covered>();
   for (const input of inputs) {
-    const was = byFile.get(input.file);
-    if (was && was.file_identity !== null && input.identity !== undefined && was.file_identity !== input.identity) {
+    let was = byFile.get(input.file);
+    if (!was) {
+      // The same file (device and inode) named by another path (a symlink, a hard link, a
+      // moved file): its ledger rows follow it to this name, so it resumes, not loads again.
+      const key = input.identity === undefined ? undefined : fileKeyOf(input.identity);
+      const renamed = key === undefined ? undefined : known.rows.find((r) => r.file_identity !== null && fileKeyOf(r.file_identity) === key && !inputs.some((i) => i.file === r.file));
+      if (renamed) {
+        for (const t of ['load_files', 'chunks', 'rejects']) {
+          await client.query(`UPDATE ${LEDGER_SCHEMA}.${t} SET file = $3 WHERE load_id = $1 AND file = $2`, [loadId, renamed.file, input.file]);
+        }
+        byFile.delete(renamed.file);
+        was = { ...renamed, file: input.file };
+        byFile.set(input.file, was);
+      }
+    }
+    if (was && was.file_identity !== null && input.identity !== undefined && !sameContent(was.file_identity, input.identity)) {
       throw new LoadError('bad-input', `${input.file} is not the file load ${loadId} began with: ${identityDifference(was.file_identity, input.identity)}`, {
         hint: 'resuming onto a different file would lose or double rows; start a new load (another --load-id, or --truncate)',
       });
