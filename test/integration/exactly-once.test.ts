@@ -1,0 +1,226 @@
+import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type pg from 'pg';
+import { startCli, sleep } from '../helpers/cli-process.js';
+import { closeTestSchema, digest, openTestSchema, runCli, tableRecords, testUrl, type CliResult } from '../helpers/test-db.js';
+
+/**
+ * The holes a hostile tester found in exactly-once (issue 15), each through the real
+ * command line: the table's digest against the input, the accounting and the message.
+ */
+const SCHEMA = 'it_exact';
+let client: pg.Client;
+let dir: string;
+
+before(async () => {
+  ({ client, dir } = await openTestSchema(SCHEMA, 'pgsurge-it-exact-'));
+});
+after(async () => {
+  await closeTestSchema(SCHEMA, client, dir);
+});
+
+const target = (): string[] => ['--db', testUrl(), '--schema', SCHEMA];
+
+/** `n` narrow rows as CSV lines `id,v`, and the records the table must then hold. */
+function rows(n: number, from = 1): { csv: string; records: string[] } {
+  const ids = Array.from({ length: n }, (_, i) => i + from);
+  return { csv: ids.map((id) => `${id},value ${id}\n`).join(''), records: ids.map((id) => `${id}|value ${id}`) };
+}
+
+async function table(name: string, pk = false): Promise<string> {
+  const q = `${SCHEMA}.${name}`;
+  await client.query(`DROP TABLE IF EXISTS ${q}`);
+  await client.query(`CREATE TABLE ${q} (id int${pk ? ' PRIMARY KEY' : ''}, v text)`);
+  return q;
+}
+
+async function state(q: string): Promise<{ count: number; digest: string }> {
+  const recs = await tableRecords(client, q);
+  return { count: recs.length, digest: digest(recs) };
+}
+
+/** The summary's accounting line says read = loaded + rejected + skipped, with these numbers. */
+function assertAccounting(r: CliResult, read: number, loaded: number, rejected: number): void {
+  const m = /loaded ([\d,]+) of ([\d,]+) rows read(?: \(read [\d,]+ = loaded [\d,]+ \+ rejected ([\d,]+) \+ skipped ([\d,]+)\))?/.exec(r.stdout);
+  assert.ok(m, `a summary line in:\n${r.stdout}\n${r.stderr}`);
+  const n = (s: string | undefined): number => Number((s ?? '0').replace(/,/g, ''));
+  assert.deepEqual({ loaded: n(m[1]), read: n(m[2]), rejected: n(m[3]) }, { loaded, read, rejected }, r.stdout);
+  assert.equal(n(m[2]), n(m[1]) + n(m[3]) + n(m[4]));
+}
+
+describe('exactly once: holes found by a hostile tester (issue 15)', () => {
+  it('1. --mode insert --commit-every 1 with the ledger is refused on the CLI path, before --truncate empties anything (exit 2)', async () => {
+    const q = await table('ce');
+    const { csv, records } = rows(200);
+    const file = path.join(dir, 'ce.csv');
+    await fs.writeFile(file, csv);
+    await client.query(`INSERT INTO ${q} SELECT g, 'value ' || g FROM generate_series(1, 200) g`);
+    for (const durability of [[], ['--durability', 'fast']]) {
+      const r = await runCli(['load', file, '-t', 'ce', '-f', 'csv', '--mode', 'insert', '--commit-every', '1', '--truncate', ...durability, ...target()]);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, /--commit-every splits a chunk into several transactions/);
+      assert.match(r.stderr, /--no-ledger/);
+      assert.deepEqual(await state(q), { count: 200, digest: digest(records) }, 'the table is as it was: nothing truncated');
+    }
+  });
+
+  it('2. the same file through a symlink or a hard link resumes it (not loaded twice), also when two runs start at once', async () => {
+    const q = await table('links');
+    const { csv, records } = rows(3000);
+    const file = path.join(dir, 'links.csv');
+    await fs.writeFile(file, csv);
+    const sym = path.join(dir, 'links-sym.csv');
+    const hard = path.join(dir, 'links-hard.csv');
+    await fs.symlink(file, sym);
+    await fs.link(file, hard);
+    const args = (f: string): string[] => ['load', f, '-t', 'links', '-f', 'csv', '--chunk-size', '4KB', '-w', '2', ...target()];
+
+    // Two at once, by two names: one loads, the other is refused (same load) or finds it done.
+    const [a, b] = [startCli(args(sym)), startCli(args(hard))];
+    const [ea, eb] = await Promise.all([a.exited, b.exited]);
+    assert.ok([ea.code, eb.code].includes(0), `${a.stderr()}\n${b.stderr()}`);
+    for (const [run, e] of [[a, ea], [b, eb]] as const) {
+      if (e.code !== 0) assert.match(run.stderr(), /is running in another pgsurge right now/);
+    }
+    assert.deepEqual(await state(q), { count: 3000, digest: digest(records) });
+
+    // Then by the real path, then by each link again: already loaded, nothing read again.
+    for (const f of [file, sym, hard]) {
+      const r = await runCli(args(f));
+      assert.equal(r.code, 0, r.stderr);
+      assertAccounting(r, 0, 0, 0);
+      assert.match(r.stdout, /earlier runs of this load had committed 3,000 rows/);
+    }
+    // One file named twice in one command is refused before anything loads.
+    const twice = await runCli(['load', file, hard, '-t', 'links', '-f', 'csv', ...target()]);
+    assert.equal(twice.code, 2, twice.stderr);
+    assert.match(twice.stderr, /are the same file/);
+    assert.deepEqual(await state(q), { count: 3000, digest: digest(records) });
+  });
+
+  it('3. a malformed NDJSON line is rejected verbatim with its line, the rest loads; the fixed reject file loads the rest exactly', async () => {
+    const q = await table('nd', true);
+    const ids = Array.from({ length: 2000 }, (_, i) => i + 1);
+    const bad = new Set([700, 1500]);
+    const line = (id: number): string => (bad.has(id) ? `{"id": ${id}, "v": "value ${id}"\n` : `{"id": ${id}, "v": "value ${id}"}\n`);
+    const file = path.join(dir, 'nd.ndjson');
+    await fs.writeFile(file, ids.map(line).join(''));
+    const r = await runCli(['load', file, '-t', 'nd', '--chunk-size', '4KB', '-w', '2', ...target()]);
+    assert.equal(r.code, 3, r.stderr);
+    assertAccounting(r, 2000, 1998, 2);
+    assert.deepEqual(await state(q), { count: 1998, digest: digest(ids.filter((id) => !bad.has(id)).map((id) => `${id}|value ${id}`)) });
+    const rejectFile = path.join(dir, 'nd.rejects');
+    assert.equal(await fs.readFile(rejectFile, 'utf8'), [...bad].map(line).join(''), 'the lines verbatim');
+    const log = await fs.readFile(`${rejectFile}.log`, 'utf8');
+    assert.match(log, /\t700\t\d+\t\t\tcannot be read as an NDJSON line/);
+    assert.match(log, /\t1500\t/);
+
+    // Rerun: nothing twice.
+    const again = await runCli(['load', file, '-t', 'nd', '--chunk-size', '4KB', '-w', '2', ...target()]);
+    assert.equal(again.code, 3, again.stderr);
+    assertAccounting(again, 0, 0, 0);
+    // Fix the rejected lines and load them: the table equals the input, once.
+    const fixed = path.join(dir, 'nd-fixed.ndjson');
+    await fs.writeFile(fixed, (await fs.readFile(rejectFile, 'utf8')).replace(/"\n/g, '"}\n'));
+    const rest = await runCli(['load', fixed, '-t', 'nd', ...target()]);
+    assert.equal(rest.code, 0, rest.stderr);
+    assert.deepEqual(await state(q), { count: 2000, digest: digest(ids.map((id) => `${id}|value ${id}`)) });
+  });
+
+  it('3. a JSON array whose structure breaks stops with a command that ends exact once the file is fixed', async () => {
+    const q = await table('arr');
+    const ids = Array.from({ length: 1500 }, (_, i) => i + 1);
+    const el = (id: number): string => `{"id": ${id}, "v": "value ${id}"}`;
+    const file = path.join(dir, 'arr.json');
+    await fs.writeFile(file, `[${ids.map((id) => (id === 1200 ? el(id).slice(0, -1) + ']' : el(id))).join(',\n')}]`);
+    const r = await runCli(['load', file, '-t', 'arr', '--chunk-size', '4KB', ...target()]);
+    assert.equal(r.code, 1, r.stderr);
+    const m = /after fixing the input: (.*)\n/.exec(r.stderr);
+    assert.ok(m, r.stderr);
+    assert.doesNotMatch(r.stderr, /resume with/);
+    await fs.writeFile(file, `[${ids.map(el).join(',\n')}]`);
+    const argv = m[1]!.split(' ').slice(1).map((a) => a.replace(/^'(.*)'$/, '$1'));
+    const fixed = await runCli(argv);
+    assert.equal(fixed.code, 0, fixed.stderr);
+    assertAccounting(fixed, 1500, 1500, 0);
+    assert.deepEqual(await state(q), { count: 1500, digest: digest(ids.map((id) => `${id}|value ${id}`)) });
+  });
+
+  it('4. after a lost connection the old backend is ended (by pid) and gone before the ledger is read: a COMMIT it was still making cannot double the chunk', async () => {
+    const q = await table('cut');
+    const { csv, records } = rows(500);
+    const file = path.join(dir, 'cut.csv');
+    await fs.writeFile(file, csv);
+    // At COMMIT, the first transaction to take the flag row sleeps 3 s (an interruptible stand-in for a slow commit).
+    await client.query(`CREATE TABLE ${SCHEMA}.flag (x int); INSERT INTO ${SCHEMA}.flag VALUES (1)`);
+    await client.query(`CREATE FUNCTION ${SCHEMA}.slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF EXISTS (SELECT 1 FROM ${SCHEMA}.flag) THEN DELETE FROM ${SCHEMA}.flag; PERFORM pg_sleep(3); END IF; RETURN NULL; END $$`);
+    await client.query(`CREATE CONSTRAINT TRIGGER slow AFTER INSERT ON ${q} DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ${SCHEMA}.slow_commit()`);
+
+    // A proxy in front of the server that can cut the worker's connection on the client's side only (the network, not the server).
+    const u = new URL(testUrl().replace('@/', '@localhost/'));
+    const socket = path.join(u.searchParams.get('host')!, `.s.PGSQL.${u.searchParams.get('port') ?? '5432'}`);
+    const workerSides: net.Socket[] = [];
+    const serverSides: net.Socket[] = [];
+    const proxy = net.createServer((c) => {
+      const s = net.connect(socket);
+      serverSides.push(s);
+      c.once('data', (first: Buffer) => {
+        if (first.includes(Buffer.from(' w0\0'))) workerSides.push(c);
+        s.write(first);
+        c.pipe(s);
+      });
+      s.pipe(c);
+      c.on('error', () => {});
+      s.on('error', () => {});
+      c.on('close', () => s.unpipe(c));
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const port = (proxy.address() as net.AddressInfo).port;
+    try {
+      const run = startCli(['load', file, '-t', 'cut', '-f', 'csv', '-w', '1', '--load-id', 'cut', '--schema', SCHEMA, '--db', `postgresql://${u.username || 'postgres'}@127.0.0.1:${port}${u.pathname}`]);
+      for (let waited = 0; ; waited += 50) {
+        assert.ok(waited < 20_000, run.stderr());
+        const sleeping = await client.query("SELECT 1 FROM pg_stat_activity WHERE application_name = 'pgsurge cut w0' AND wait_event = 'PgSleep'");
+        if (sleeping.rowCount! > 0) break;
+        await sleep(50);
+      }
+      for (const c of workerSides) c.destroy(); // the server side stays open: its backend commits unless ended
+      const e = await run.exited;
+      assert.equal(e.code, 0, run.stderr());
+      assert.match(run.stderr(), /lost the connection loading/);
+      const r = { code: e.code, stdout: run.stdout(), stderr: run.stderr() };
+      assertAccounting(r, 500, 500, 0);
+      assert.deepEqual(await state(q), { count: 500, digest: digest(records) }, 'once, not twice');
+    } finally {
+      for (const s of serverSides) s.destroy();
+      await new Promise((r) => proxy.close(r));
+    }
+  });
+
+  it("13. the table name does not steer the default reject file's path (`..`, `/`, a newline)", async () => {
+    const sub = path.join(dir, 'in');
+    await fs.mkdir(sub, { recursive: true });
+    const file = path.join(sub, 'x.csv');
+    await fs.writeFile(file, '1,one\nnot a number,two\n3,three\n');
+    const outside = path.resolve(sub, '../../../tmp/x.rejects');
+    await fs.rm(outside, { force: true });
+    for (const name of ['../../../tmp/x', 'a\nb']) {
+      await client.query(`CREATE TABLE ${SCHEMA}.${client.escapeIdentifier(name)} (id int, v text)`);
+      const r = await runCli(['load', file, '-t', name, '-f', 'csv', ...target()]);
+      assert.equal(r.code, 3, r.stderr);
+      assertAccounting(r, 3, 2, 1);
+      const written = (await fs.readdir(sub)).filter((f) => f.endsWith('.rejects'));
+      assert.equal(written.length, 1, `one reject file in the input's folder: ${written.join(', ')}`);
+      assert.doesNotMatch(written[0]!, /[\n/]|^\./);
+      assert.equal(await fs.readFile(path.join(sub, written[0]!), 'utf8'), 'not a number,two\n');
+      await fs.rm(path.join(sub, written[0]!));
+      await fs.rm(path.join(sub, `${written[0]!}.log`));
+      assert.deepEqual((await state(`${SCHEMA}.${client.escapeIdentifier(name)}`)).digest, digest(['1|one', '3|three']));
+    }
+    await assert.rejects(fs.stat(outside), 'nothing written outside');
+  });
+});
