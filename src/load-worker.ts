@@ -15,6 +15,8 @@ export interface WorkerContext {
   readonly ledger: ChunkLedger;
   /** A fresh connection, after the worker's own was lost. */
   connect(): Promise<pg.Client>;
+  /** Checks on a fresh connection before anything else (the server may have crashed meanwhile); throws to stop the load. */
+  reconnected?(client: pg.Client): Promise<void>;
   /** How long a chunk may keep failing on lost connections before the load gives up. */
   readonly retryForMs: number;
   /**
@@ -262,6 +264,7 @@ export class LoadWorker {
           this.client = await this.ctx.connect();
           this.connections++;
           this.prepared = false;
+          await this.ctx.reconnected?.(this.client);
         }
         await this.endLostBackend(this.client);
         // Prepared on first use, inside the retries: a backend terminated before its first query is just a lost connection.

@@ -14,7 +14,7 @@ import { prepareTable } from './db/table-check.js';
 import { LoadStopped } from './faults/load-stopped.js';
 import { DEFAULT_RETRY_FOR_MS, serverTrouble } from './faults/retry.js';
 import { fileIdentity, fileKeyOf, identityString } from './ledger/file-identity.js';
-import { ensureLedger, forgetTable, LedgerWriter, NO_LEDGER, NOTHING_COVERED, openLoad, otherLoadsOfFile, type ChunkLedger, type Covered, type LedgerInput, type RejectedRow } from './ledger/ledger.js';
+import { ensureLedger, forgetTable, unloggedTableReset, LedgerWriter, NO_LEDGER, NOTHING_COVERED, openLoad, otherLoadsOfFile, type ChunkLedger, type Covered, type LedgerInput, type RejectedRow } from './ledger/ledger.js';
 import { LoadWorker } from './load-worker.js';
 import { LoadCounters, type LoadSummary } from './metrics/load-counters.js';
 import { DEFAULT_MAX_REJECTS, RejectBudget } from './rejects/reject-budget.js';
@@ -89,6 +89,20 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
       }
       await waitForEarlierRun(control, workerNamePrefix(loadId));
     }
+    // Crash recovery empties an unlogged table but keeps its file: the ledger's rows about it are void, load it all again.
+    const unlogged = new Map<number, string>();
+    if (withLedger) {
+      for (const t of new Set(tables.values())) {
+        const lost = await unloggedTableReset(control, t.oid, t.name);
+        if (lost > 0) {
+          reporter.note?.(`${t.name} is unlogged and is empty, but the ledger says ${lost} rows were loaded into it: crash recovery emptied it (it does that to unlogged tables); loading every row again`);
+          await forgetTable(control, t.oid);
+        }
+        const u = await control.query<{ u: boolean }>("SELECT relpersistence = 'u' AS u FROM pg_class WHERE oid = $1", [t.oid]);
+        if (u.rows[0]?.u === true) unlogged.set(t.oid, t.name);
+      }
+    }
+    const serverStart = withLedger ? (await control.query<{ t: string }>('SELECT pg_postmaster_start_time()::text AS t')).rows[0]!.t : '';
     const ledgerInputs = new Map<string, LedgerInput>();
     inputs.forEach((input, i) => {
       const t = tables.get(input)!;
@@ -178,6 +192,8 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
             firstLineOf: async (chunk) => (chunk.location.file === '-' || chunk.location.firstRecord !== undefined ? undefined : lineIndex.lineAt(chunk.location.file, chunk.location.byteOffset).catch(() => undefined)),
           },
           connect: () => connect(target.config, appName(nextWorker++)),
+          // The server restarted under the load: if it crashed, recovery emptied the unlogged tables, rows the ledger counts included.
+          reconnected: unlogged.size === 0 ? undefined : (c) => checkUnloggedKept(c, serverStart, unlogged),
           retryForMs: options.retryForMs ?? DEFAULT_RETRY_FOR_MS,
           signal,
           stopping,
@@ -293,6 +309,20 @@ async function writeRejectFiles(
   inputs.forEach((input, i) => void fileOf.get(input.file)!.append(rows[i]!));
   await Promise.all([...files.values()].map((f) => f.close()));
   return rows.reduce((n, r) => n + r.length, 0);
+}
+
+/** After a reconnect: an unlogged table this load writes to must not have been emptied by a crash recovery since the load began. */
+async function checkUnloggedKept(client: pg.Client, serverStart: string, unlogged: ReadonlyMap<number, string>): Promise<void> {
+  const now = (await client.query<{ t: string }>('SELECT pg_postmaster_start_time()::text AS t')).rows[0]!.t;
+  if (now === serverStart) return;
+  for (const [oid, name] of unlogged) {
+    const lost = await unloggedTableReset(client, oid, name);
+    if (lost > 0) {
+      throw new LoadError('server-lost', `the server restarted and its crash recovery emptied the unlogged table ${name}: the ${lost} rows committed to it are gone`, {
+        hint: 'run the same command again: pgsurge sees the table emptied and loads every row again (an unlogged table keeps nothing through a crash)',
+      });
+    }
+  }
 }
 
 /** A reject file that could not be written in full (a full disk): the load fails, and says what is where. */

@@ -404,3 +404,22 @@ export class LedgerWriter implements ChunkLedger {
     return r.rows.map(fromRejectRecord);
   }
 }
+
+/**
+ * An unlogged table that crash recovery emptied: it keeps its file (so `checkNotRewritten`
+ * cannot tell), but every row the ledger says went into that file is gone. True when the
+ * table is unlogged, holds no row, and the ledger counts rows loaded into its current file.
+ */
+export async function unloggedTableReset(client: pg.Client, tableOid: number, tableName: string): Promise<number> {
+  const r = await client.query<{ u: boolean }>("SELECT relpersistence = 'u' AS u FROM pg_class WHERE oid = $1", [tableOid]);
+  if (r.rows[0]?.u !== true) return 0;
+  const exists = await client.query<{ ok: boolean }>(`SELECT to_regclass('${LEDGER_SCHEMA}.chunks') IS NOT NULL AS ok`);
+  if (exists.rows[0]?.ok !== true) return 0;
+  const empty = (await client.query<{ e: boolean }>(`SELECT NOT EXISTS (SELECT 1 FROM ${tableName}) AS e`)).rows[0]?.e === true;
+  if (!empty) return 0;
+  const rows = await client.query<{ n: string }>(
+    `SELECT coalesce(sum(rows_loaded), 0)::text AS n FROM ${LEDGER_SCHEMA}.chunks WHERE table_oid = $1 AND table_filenode IS NOT DISTINCT FROM pg_relation_filenode($1::oid)`,
+    [tableOid],
+  );
+  return Number(rows.rows[0]?.n ?? 0);
+}
