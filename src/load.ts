@@ -11,6 +11,7 @@ import { connect, type Target } from './db/target.js';
 import { connectionFailure, copyColumnFromWhere, copyLineFromWhere, isServerError, LoadError } from './db/load-error.js';
 import { planInputColumns } from './db/plan-input-columns.js';
 import { prepareTable } from './db/table-check.js';
+import { preflight } from './db/preflight.js';
 import { LoadStopped } from './faults/load-stopped.js';
 import { DEFAULT_RETRY_FOR_MS, serverTrouble } from './faults/retry.js';
 import { fileIdentity, fileKeyOf, identityString } from './ledger/file-identity.js';
@@ -78,6 +79,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     throw connectionFailure(error, target.description);
   });
   try {
+    await preflight(control, inputs, options);
     if (withLedger) await ensureLedger(control);
     // With each table ready, its columns are read once: what each input's records fill (the column plan).
     const { tables, planned } = await prepareTables(control, inputs, options);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import net from 'node:net';
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
@@ -198,6 +199,83 @@ describe('exactly once: holes found by a hostile tester (issue 15)', () => {
     } finally {
       for (const s of serverSides) s.destroy();
       await new Promise((r) => proxy.close(r));
+    }
+  });
+
+  it('6. -w 1000 --truncate is refused (exit 2) before the table is emptied: not enough free connections', async () => {
+    const q = await table('many');
+    const { csv, records } = rows(100);
+    const file = path.join(dir, 'many.csv');
+    await fs.writeFile(file, csv);
+    await client.query(`INSERT INTO ${q} SELECT g, 'value ' || g FROM generate_series(1, 100) g`);
+    for (const durability of [[], ['--durability', 'fast']]) {
+      const r = await runCli(['load', file, '-t', 'many', '-f', 'csv', '-w', '1000', '--truncate', ...durability, ...target()]);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, /--workers 1000 needs 1000 more connections, and the server has \d+ free .*nothing was changed/);
+      assert.deepEqual(await state(q), { count: 100, digest: digest(records) }, 'not truncated');
+    }
+  });
+
+  it('7. a reject file on a full disk fails the load and says the file is incomplete; freed, a resume writes it in full', async (t) => {
+    const q = await table('full');
+    const mnt = path.join(dir, 'full');
+    await fs.mkdir(mnt);
+    const mounted = await new Promise<boolean>((resolve) => {
+      const p = spawn('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', mnt], { stdio: 'ignore' });
+      p.on('close', (code) => resolve(code === 0));
+      p.on('error', () => resolve(false));
+    });
+    if (!mounted) return t.skip('cannot mount a tmpfs here (needs root)');
+    try {
+      const ids = Array.from({ length: 600 }, (_, i) => i + 1);
+      const bad = (id: number): boolean => id % 2 === 0;
+      const line = (id: number): string => (bad(id) ? `x${id},${'bad '.repeat(100)}\n` : `${id},value ${id}\n`);
+      const file = path.join(dir, 'full.csv');
+      await fs.writeFile(file, ids.map(line).join(''));
+      const args = ['load', file, '-t', 'full', '-f', 'csv', '--chunk-size', '8KB', '--max-rejects', '10000', '--reject-file', path.join(mnt, 'full.rejects'), ...target()];
+      const r = await runCli(args);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /could not write the reject file .*full\.rejects: .*the reject file is INCOMPLETE/);
+      assert.match(r.stderr, /every rejected row is kept in the ledger/);
+      const good = ids.filter((id) => !bad(id)).map((id) => `${id}|value ${id}`);
+      // Stopped part way: the table holds what the ledger says, no more.
+      const ledger = await client.query(`SELECT coalesce(sum(rows_loaded), 0)::int AS l FROM pgsurge.chunks WHERE table_oid = '${q}'::regclass`);
+      assert.equal((await state(q)).count, ledger.rows[0].l);
+      await new Promise((resolve) => spawn('umount', [mnt], { stdio: 'ignore' }).on('close', resolve));
+      // Room again: the same command (it resumes) writes the whole reject file from the ledger.
+      const again = await runCli(args);
+      assert.equal(again.code, 3, again.stderr);
+      assert.equal(await fs.readFile(path.join(mnt, 'full.rejects'), 'utf8'), ids.filter(bad).map(line).join(''));
+      assert.deepEqual(await state(q), { count: 300, digest: digest(good) });
+    } finally {
+      await new Promise((resolve) => spawn('umount', [mnt], { stdio: 'ignore' }).on('close', resolve));
+    }
+  });
+
+  it('10. SIGTERM and SIGHUP stop a load like Ctrl-C: message, resume command, exit 130; the resume ends exact', async () => {
+    for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
+      const name = `sig_${signal.toLowerCase()}`;
+      const q = await table(name);
+      await client.query(`CREATE OR REPLACE FUNCTION ${SCHEMA}.slow_chunk() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.05); RETURN NULL; END $$`);
+      await client.query(`CREATE TRIGGER slow AFTER INSERT ON ${q} FOR EACH STATEMENT EXECUTE FUNCTION ${SCHEMA}.slow_chunk()`);
+      const { csv, records } = rows(3000);
+      const file = path.join(dir, `${name}.csv`);
+      await fs.writeFile(file, csv);
+      const run = startCli(['load', file, '-t', name, '-f', 'csv', '--chunk-size', '1KB', '-w', '1', ...target()]);
+      await run.waitFor(/pgsurge: load /);
+      await sleep(500);
+      run.child.kill(signal);
+      const e = await run.exited;
+      assert.equal(e.code, 130, run.stderr());
+      assert.match(run.stderr(), new RegExp(`interrupted \\(${signal}\\)`));
+      const m = /resume with: pgsurge (.*)\n/.exec(run.stderr());
+      assert.ok(m, run.stderr());
+      const before = (await state(q)).count;
+      assert.ok(before > 0 && before < 3000, `stopped part way (${before} rows)`);
+      const resumed = await runCli(m[1]!.split(' ').map((a) => a.replace(/^'(.*)'$/, '$1')));
+      assert.equal(resumed.code, 0, resumed.stderr);
+      assertAccounting(resumed, 3000 - before, 3000 - before, 0);
+      assert.deepEqual(await state(q), { count: 3000, digest: digest(records) });
     }
   });
 
