@@ -15,7 +15,7 @@ import { preflight } from './db/preflight.js';
 import { LoadStopped } from './faults/load-stopped.js';
 import { DEFAULT_RETRY_FOR_MS, serverTrouble } from './faults/retry.js';
 import { fileIdentity, fileKeyOf, identityString } from './ledger/file-identity.js';
-import { ensureLedger, forgetTable, unloggedTableReset, LedgerWriter, NO_LEDGER, NOTHING_COVERED, openLoad, otherLoadsOfFile, type ChunkLedger, type Covered, type LedgerInput, type RejectedRow } from './ledger/ledger.js';
+import { ensureLedger, forgetTable, ledgerTotals, unloggedTableReset, LedgerWriter, NO_LEDGER, NOTHING_COVERED, openLoad, otherLoadsOfFile, type ChunkLedger, type Covered, type LedgerInput, type RejectedRow } from './ledger/ledger.js';
 import { LoadWorker } from './load-worker.js';
 import { LoadCounters, type LoadSummary } from './metrics/load-counters.js';
 import { DEFAULT_MAX_REJECTS, RejectBudget } from './rejects/reject-budget.js';
@@ -241,14 +241,19 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
       // Workers append rejects as their chunks commit, in no particular order: rewrite each file from the ledger, in input order.
       if (withLedger) await withLiveClient(control, target, (c) => writeRejectFiles(c, ledger, inputs, rejectFiles, rejectFileOf)).catch(() => undefined);
     }
+    // A stopped load's summary says what the ledger holds: this run's counters miss chunks whose commit it could not confirm.
+    const stopped = async (error: LoadError): Promise<LoadStopped> => {
+      const ledgerHolds = withLedger ? await withTimeout(withLiveClient(control, target, (c) => ledgerTotals(c, loadId)), 5000).catch(() => null) : undefined;
+      return new LoadStopped(error, { ...summary(), ...(ledgerHolds !== undefined ? { ledger: ledgerHolds } : {}) }, withLedger ? loadId : undefined);
+    };
     const incomplete = [...rejectFiles.values()].find((f) => f.failed !== undefined);
-    if (incomplete) throw new LoadStopped(rejectFileFailed(incomplete, withLedger), summary(), withLedger ? loadId : undefined);
+    if (incomplete) throw await stopped(rejectFileFailed(incomplete, withLedger));
     if (signal.aborted) {
-      throw new LoadStopped(new LoadError('interrupted', 'interrupted: the chunks in flight were rolled back; the chunks committed before stay in the table'), summary(), withLedger ? loadId : undefined);
+      throw await stopped(new LoadError('interrupted', 'interrupted: the chunks in flight were rolled back; the chunks committed before stay in the table'));
     }
     if (firstError !== undefined) {
       const error = firstError instanceof LoadError ? firstError : await describeFailure(firstError);
-      throw new LoadStopped(error, summary(), withLedger ? loadId : undefined);
+      throw await stopped(error.code === 'too-many-rejects' ? whereRejectsAre(error, [...rejectFiles.values()], firstError) : error);
     }
     return summary();
   } finally {
@@ -325,6 +330,27 @@ async function checkUnloggedKept(client: pg.Client, serverStart: string, unlogge
       });
     }
   }
+}
+
+/**
+ * `--max-rejects` stopped the load: the chunk that went over was rolled back, so its rejected
+ * rows are nowhere yet; say that, and where the rows rejected before it are (or that none are).
+ */
+function whereRejectsAre(error: LoadError, files: readonly RejectFile[], cause: unknown): LoadError {
+  const location = (cause as { pgsurgeLocation?: Chunk['location'] }).pgsurgeLocation;
+  const chunk = location ? `the chunk at ${location.file} bytes ${location.byteOffset}–${location.byteOffset + location.byteLength}` : 'the chunk that went over the limit';
+  const written = files.filter((f) => f.written > 0);
+  const where =
+    written.length > 0
+      ? `the ${written.reduce((n, f) => n + f.written, 0)} rows rejected by chunks that committed are in ${written.map((f) => f.path).join(', ')} (why: .log beside it)`
+      : 'no reject file was written: no chunk with rejected rows committed before it';
+  return new LoadError(error.code, `${error.message}; ${chunk} was rolled back, so its rejected rows are not in any reject file (a resume finds them again); ${where}`, { ...error.details });
+}
+
+/** `p`, or a rejection after `ms` (a server that hangs must not hang a stopping load). */
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), ms)))]).finally(() => clearTimeout(timer));
 }
 
 /** A reject file that could not be written in full (a full disk): the load fails, and says what is where. */

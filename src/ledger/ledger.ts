@@ -423,3 +423,13 @@ export async function unloggedTableReset(client: pg.Client, tableOid: number, ta
   );
   return Number(rows.rows[0]?.n ?? 0);
 }
+
+/** What the ledger holds of a load, all its runs and inputs together. */
+export async function ledgerTotals(client: pg.Client, loadId: string): Promise<{ loaded: number; rejected: number; skipped: number }> {
+  const r = await client.query<{ l: string; r: string; s: string }>(
+    `SELECT coalesce(sum(rows_loaded), 0)::text AS l, coalesce(sum(rows_rejected), 0)::text AS r, coalesce(sum(rows_skipped), 0)::text AS s FROM ${LEDGER_SCHEMA}.chunks WHERE load_id = $1`,
+    [loadId],
+  );
+  const row = r.rows[0]!;
+  return { loaded: Number(row.l), rejected: Number(row.r), skipped: Number(row.s) };
+}

@@ -279,6 +279,31 @@ describe('exactly once: holes found by a hostile tester (issue 15)', () => {
     }
   });
 
+  it('8, 9. --max-rejects stops: the message says what was rejected and where (or that nothing was written, and why); the summary says what the ledger holds', async () => {
+    for (const [name, badIds] of [['mr_some', [100, 1500]], ['mr_none', [1500, 1501]]] as const) {
+      const q = await table(name);
+      const ids = Array.from({ length: 2000 }, (_, i) => i + 1);
+      const bad = new Set<number>(badIds);
+      const line = (id: number): string => (bad.has(id) ? `x${id},bad\n` : `${id},value ${id}\n`);
+      const file = path.join(dir, `${name}.csv`);
+      await fs.writeFile(file, ids.map(line).join(''));
+      const args = ['load', file, '-t', name, '-f', 'csv', '--chunk-size', '4KB', '-w', '1', ...target()];
+      const r = await runCli([...args, '--max-rejects', '1']);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /more than 1 rows rejected .*the chunk at .* bytes \d+–\d+ was rolled back, so its rejected rows are not in any reject file/);
+      if (name === 'mr_some') assert.match(r.stderr, /the 1 rows rejected by chunks that committed are in .*mr_some\.rejects/);
+      else assert.match(r.stderr, /no reject file was written: no chunk with rejected rows committed before it/);
+      const inTable = (await state(q)).count;
+      assert.match(r.stdout, new RegExp(`the ledger holds, for this load \\(all runs\\): ${inTable.toLocaleString('en-US')} rows loaded, ${name === 'mr_some' ? 1 : 0} rejected`));
+      const m = /resume with: pgsurge (.*)\n/.exec(r.stderr);
+      assert.ok(m, r.stderr);
+      const resumed = await runCli([...m[1]!.split(' ').map((a) => a.replace(/^'(.*)'$/, '$1')), '--max-rejects', '5']);
+      assert.equal(resumed.code, 3, resumed.stderr);
+      assert.deepEqual(await state(q), { count: 1998, digest: digest(ids.filter((id) => !bad.has(id)).map((id) => `${id}|value ${id}`)) });
+      assert.equal(await fs.readFile(path.join(dir, `${name}.rejects`), 'utf8'), [...bad].map(line).join(''));
+    }
+  });
+
   it("13. the table name does not steer the default reject file's path (`..`, `/`, a newline)", async () => {
     const sub = path.join(dir, 'in');
     await fs.mkdir(sub, { recursive: true });
