@@ -65,17 +65,31 @@ const DDL = [
 
 /** Creates the ledger on first use; an advisory lock keeps two loaders from racing on CREATE. */
 export async function ensureLedger(client: pg.Client): Promise<void> {
+  // Only what is missing is created: CREATE … IF NOT EXISTS checks the privilege to create
+  // before it looks, so a user without CREATE on the database (or the schema) could not
+  // use a ledger an owner made for it.
+  const have = await client.query<{ schema: boolean; complete: boolean }>(
+    `SELECT to_regnamespace('${LEDGER_SCHEMA}') IS NOT NULL AS schema,
+            to_regclass('${LEDGER_SCHEMA}.load_files') IS NOT NULL AND to_regclass('${LEDGER_SCHEMA}.rejects') IS NOT NULL
+            AND to_regclass('${LEDGER_SCHEMA}.chunks_by_range') IS NOT NULL AND to_regclass('${LEDGER_SCHEMA}.chunks_by_table') IS NOT NULL
+            AND to_regclass('${LEDGER_SCHEMA}.rejects_by_load') IS NOT NULL
+            AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('${LEDGER_SCHEMA}.chunks') AND attname = 'table_filenode' AND NOT attisdropped) AS complete`,
+  );
+  if (have.rows[0]?.complete === true) return;
   await client.query('BEGIN');
   try {
     await client.query("SELECT pg_advisory_xact_lock(hashtext('pgsurge'), 0)");
-    for (const sql of DDL) await client.query(sql);
+    for (const sql of DDL) {
+      if (have.rows[0]?.schema === true && sql === DDL[0]) continue;
+      await client.query(sql);
+    }
     await client.query('COMMIT');
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     const e = error as { code?: string; message: string };
     if (e.code === '42501') {
       throw new LoadError('bad-option', `cannot create the load ledger (schema ${LEDGER_SCHEMA}) in the target database: ${e.message}`, {
-        hint: `grant CREATE on the database to this user, or have an owner create schema ${LEDGER_SCHEMA} and grant its use`,
+        hint: `grant CREATE on the database to this user, or have an owner run CREATE SCHEMA ${LEDGER_SCHEMA}; GRANT USAGE, CREATE ON SCHEMA ${LEDGER_SCHEMA} TO <this user> (or --no-ledger)`,
         cause: error,
       });
     }

@@ -4,7 +4,7 @@ import net from 'node:net';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type pg from 'pg';
+import pg from 'pg';
 import { startCli, sleep } from '../helpers/cli-process.js';
 import { closeTestSchema, digest, openTestSchema, runCli, tableRecords, testUrl, type CliResult } from '../helpers/test-db.js';
 
@@ -325,5 +325,95 @@ describe('exactly once: holes found by a hostile tester (issue 15)', () => {
       assert.deepEqual((await state(`${SCHEMA}.${client.escapeIdentifier(name)}`)).digest, digest(['1|one', '3|three']));
     }
     await assert.rejects(fs.stat(outside), 'nothing written outside');
+  });
+});
+
+/** The test server's URL for another role and database (it trusts its socket: the password is there only to be leaked). */
+function urlAs(role: string, database: string, password?: string): string {
+  return testUrl().replace(/^postgresql:\/\/[^@/]*@\/[^?]*/, `postgresql://${role}${password ? `:${password}` : ''}@/${database}`);
+}
+
+describe('roles and secrets', () => {
+  it('15. a role without CREATE on the database loads with the ledger once an owner made schema pgsurge and granted its use', async () => {
+    const role = 'exact_nocreate';
+    const db = 'exact_nocreate_db';
+    await client.query(`DROP DATABASE IF EXISTS ${db}`);
+    await client.query(`DROP ROLE IF EXISTS ${role}`);
+    await client.query(`CREATE ROLE ${role} LOGIN`);
+    await client.query(`CREATE DATABASE ${db}`);
+    const owner = new pg.Client({ connectionString: urlAs('postgres', db) });
+    await owner.connect();
+    try {
+      await owner.query(`REVOKE CREATE ON DATABASE ${db} FROM PUBLIC; REVOKE CREATE ON SCHEMA public FROM PUBLIC`);
+      await owner.query(`CREATE TABLE public.t (id int, v text); GRANT SELECT, INSERT ON public.t TO ${role}`);
+      const { csv, records } = rows(500);
+      const file = path.join(dir, 'nocreate.csv');
+      await fs.writeFile(file, csv);
+      const args = ['load', file, '-t', 't', '-f', 'csv', '--chunk-size', '4KB', '--db', urlAs(role, db)];
+      // Before: refused, with the hint that says what an owner must do.
+      const refused = await runCli(args);
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.match(refused.stderr, /cannot create the load ledger/);
+      assert.match(refused.stderr, /CREATE SCHEMA pgsurge; GRANT USAGE, CREATE ON SCHEMA pgsurge TO/);
+      // The workaround, as the hint says it.
+      await owner.query(`CREATE SCHEMA pgsurge; GRANT USAGE, CREATE ON SCHEMA pgsurge TO ${role}`);
+      const r = await runCli(args);
+      assert.equal(r.code, 0, r.stderr);
+      assertAccounting(r, 500, 500, 0);
+      const recs = await tableRecords(owner, 'public.t');
+      assert.deepEqual({ count: recs.length, digest: digest(recs) }, { count: 500, digest: digest(records) });
+      // And again: resumed from that ledger, nothing twice.
+      const again = await runCli(args);
+      assert.equal(again.code, 0, again.stderr);
+      assertAccounting(again, 0, 0, 0);
+      assert.equal((await tableRecords(owner, 'public.t')).length, 500);
+    } finally {
+      await owner.end();
+      await client.query(`DROP DATABASE IF EXISTS ${db}`);
+      await client.query(`DROP ROLE IF EXISTS ${role}`);
+    }
+  });
+
+  it('the password in --db appears in no message, log, reject file or report of a suite of failing loads', async () => {
+    const role = 'exact_secret';
+    const password = 'Pw-0f-exact-x7Q';
+    await client.query(`DROP ROLE IF EXISTS ${role}`);
+    await client.query(`CREATE ROLE ${role} LOGIN SUPERUSER PASSWORD '${password}'`);
+    const out = path.join(dir, 'secret');
+    await fs.mkdir(out);
+    try {
+      const url = urlAs(role, 'postgres', password);
+      const good = path.join(out, 'in.csv');
+      await fs.writeFile(good, '1,one\nx,bad\n3,three\n');
+      const nd = path.join(out, 'in.ndjson');
+      await fs.writeFile(nd, '{"id": 1, "v": "a"}\n{"id": 2, \n');
+      await client.query(`CREATE TABLE ${SCHEMA}.sec (id int, v text)`);
+      const db = ['--db', url, '--schema', SCHEMA];
+      const runs: CliResult[] = [];
+      const run = async (args: string[]): Promise<void> => void runs.push(await runCli(args));
+      await run(['load', good, '-t', 'sec', '-f', 'csv', '--report', path.join(out, 'r.html'), ...db]); // a reject, a report
+      await run(['load', good, '-t', 'sec', '-f', 'csv', '--json', '--truncate', '--reject-file', path.join(out, 'x.rejects'), ...db]);
+      await run(['load', good, '-t', 'sec', '-f', 'csv', '--max-rejects', '0', '--truncate', ...db]); // stops: resume command
+      await run(['load', nd, '-t', 'sec', ...db]); // an unframable line
+      await run(['load', good, '-t', 'missing', '-f', 'csv', ...db]);
+      await run(['load', good, '-t', 'sec', '-f', 'csv', '-w', '5000', ...db]);
+      await run(['load', good, '-t', 'sec', '-f', 'csv', '--mode', 'insert', '--commit-every', '1', ...db]);
+      await run(['load', good, '-t', 'sec', '-f', 'csv', '--db', urlAs(role, 'no_such_db', password), '--schema', SCHEMA]);
+      await run(['load', good, '-t', 'sec', '-f', 'csv', '--db', url.replace('port=', 'port=1'), '--schema', SCHEMA]);
+      await run(['load', path.join(out, 'nope.csv'), '-t', 'sec', '-f', 'csv', ...db]);
+      await run(['load', good, '-t', 'sec', '-f', 'csv', '--resume', '--load-id', 'never', ...db]);
+      assert.ok(runs.some((r) => r.code === 3) && runs.some((r) => r.code === 1) && runs.some((r) => r.code === 2), runs.map((r) => r.code).join(','));
+      for (const r of runs) {
+        assert.ok(!r.stdout.includes(password) && !r.stderr.includes(password), `the password leaked:\n${r.stdout}\n${r.stderr}`);
+      }
+      const files = (await fs.readdir(out, { recursive: true })) as string[];
+      assert.ok(files.some((f) => f.endsWith('.rejects.log')) && files.some((f) => f.endsWith('.html')), files.join(', '));
+      for (const f of files) {
+        const text = await fs.readFile(path.join(out, f)).catch(() => Buffer.alloc(0));
+        assert.ok(!text.includes(password), `the password is in ${f}`);
+      }
+    } finally {
+      await client.query(`DROP ROLE IF EXISTS ${role}`);
+    }
   });
 });
