@@ -166,7 +166,13 @@ export class LoadWorker {
     if (done === undefined) {
       if (!reload) return;
       this.ctx.reloading?.(held.chunk);
-      held.outcome = { ...(await this.commitOnce(client, held.chunk, 0, 'now')), fromLedger: false };
+      try {
+        held.outcome = { ...(await this.commitOnce(client, held.chunk, 0, 'now')), fromLedger: false };
+      } catch (error) {
+        // The error is this chunk's, not the one the worker is retrying (see withRetries).
+        if (error instanceof Error && !('pgsurgeLocation' in error)) Object.assign(error, { pgsurgeLocation: held.chunk.location });
+        throw error;
+      }
     } else {
       held.outcome = done;
     }

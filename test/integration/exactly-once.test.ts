@@ -304,6 +304,19 @@ describe('exactly once: holes found by a hostile tester (issue 15)', () => {
     }
   });
 
+  it("a server error keeps its DETAIL and HINT: --truncate of a table another references", async () => {
+    await client.query(`CREATE TABLE ${SCHEMA}.orders (id int PRIMARY KEY, v text); CREATE TABLE ${SCHEMA}.lines (o int REFERENCES ${SCHEMA}.orders)`);
+    await client.query(`INSERT INTO ${SCHEMA}.orders VALUES (1, 'value 1'); INSERT INTO ${SCHEMA}.lines VALUES (1)`);
+    const file = path.join(dir, 'orders.csv');
+    await fs.writeFile(file, rows(10).csv);
+    const r = await runCli(['load', file, '-t', 'orders', '-f', 'csv', '--truncate', ...target()]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /cannot truncate a table referenced in a foreign key constraint/);
+    assert.match(r.stderr, /detail: Table "lines" references "orders"/);
+    assert.match(r.stderr, /hint: Truncate table "lines" at the same time, or use TRUNCATE \.\.\. CASCADE/);
+    assert.deepEqual(await state(`${SCHEMA}.orders`), { count: 1, digest: digest(['1|value 1']) }, 'nothing changed');
+  });
+
   it("13. the table name does not steer the default reject file's path (`..`, `/`, a newline)", async () => {
     const sub = path.join(dir, 'in');
     await fs.mkdir(sub, { recursive: true });
