@@ -15,7 +15,7 @@ import { preflight } from './db/preflight.js';
 import { LoadStopped } from './faults/load-stopped.js';
 import { DEFAULT_RETRY_FOR_MS, serverTrouble } from './faults/retry.js';
 import { fileIdentity, fileKeyOf, identityString } from './ledger/file-identity.js';
-import { ensureLedger, forgetTable, ledgerTotals, unloggedTableReset, LedgerWriter, NO_LEDGER, NOTHING_COVERED, openLoad, otherLoadsOfFile, type ChunkLedger, type Covered, type LedgerInput, type RejectedRow } from './ledger/ledger.js';
+import { earlierLoadOf, ensureLedger, forgetTable, ledgerTotals, unloggedTableReset, LedgerWriter, NO_LEDGER, NOTHING_COVERED, openLoad, otherLoadsOfFile, type ChunkLedger, type Covered, type LedgerInput, type RejectedRow } from './ledger/ledger.js';
 import { LoadWorker } from './load-worker.js';
 import { LoadCounters, type LoadSummary } from './metrics/load-counters.js';
 import { DEFAULT_MAX_REJECTS, RejectBudget } from './rejects/reject-budget.js';
@@ -83,7 +83,13 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     if (withLedger) await ensureLedger(control);
     // With each table ready, its columns are read once: what each input's records fill (the column plan).
     const { tables, planned } = await prepareTables(control, inputs, options);
-    const loadId = options.loadId ?? defaultLoadId(inputs, tables, identities);
+    let loadId = options.loadId ?? defaultLoadId(inputs, tables, identities);
+    if (withLedger && options.loadId === undefined) {
+      // A load begun under another default id (by an earlier pgsurge, whose ids came from
+      // the path) is the same load: resumed, not begun again.
+      const files = inputs.map((input, i) => ({ file: path.resolve(input.file), tableOid: tables.get(input)!.oid, identity: identities[i] }));
+      loadId = (await earlierLoadOf(control, loadId, files)) ?? loadId;
+    }
     if (withLedger) {
       const locked = (await control.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext('pgsurge'), hashtext($1)) AS ok", [loadId])).rows[0]?.ok === true;
       if (!locked) {

@@ -447,3 +447,31 @@ export async function ledgerTotals(client: pg.Client, loadId: string): Promise<{
   const row = r.rows[0]!;
   return { loaded: Number(row.l), rejected: Number(row.r), skipped: Number(row.s) };
 }
+
+/**
+ * The id of an earlier load of these same inputs under another id (its default was
+ * computed differently, e.g. from the path by an earlier pgsurge): every input is there
+ * with the same table and the same content, by the same path or the same file (device
+ * and inode). Undefined when `loadId` itself is known, or no single earlier load fits.
+ */
+export async function earlierLoadOf(client: pg.Client, loadId: string, inputs: readonly { file: string; tableOid: number; identity: string | undefined }[]): Promise<string | undefined> {
+  if (inputs.some((i) => i.identity === undefined)) return undefined;
+  const own = await client.query(`SELECT 1 FROM ${LEDGER_SCHEMA}.load_files WHERE load_id = $1 LIMIT 1`, [loadId]);
+  if (own.rowCount! > 0) return undefined;
+  let candidates: Set<string> | undefined;
+  for (const input of inputs) {
+    const r = await client.query<{ load_id: string; file: string; file_identity: string | null }>(
+      `SELECT load_id, file, file_identity FROM ${LEDGER_SCHEMA}.load_files WHERE table_oid = $1 AND file_identity IS NOT NULL`,
+      [input.tableOid],
+    );
+    const key = fileKeyOf(input.identity!);
+    const fits = new Set(
+      r.rows
+        .filter((row) => sameContent(row.file_identity!, input.identity!) && (row.file === input.file || (key !== undefined && fileKeyOf(row.file_identity!) === key)))
+        .map((row) => row.load_id),
+    );
+    candidates = candidates === undefined ? fits : new Set([...candidates].filter((id) => fits.has(id)));
+    if (candidates.size === 0) return undefined;
+  }
+  return candidates !== undefined && candidates.size === 1 ? [...candidates][0] : undefined;
+}

@@ -102,6 +102,24 @@ describe('exactly once: holes found by a hostile tester (issue 15)', () => {
     assert.deepEqual(await state(q), { count: 3000, digest: digest(records) });
   });
 
+  it('2. a load begun under another id (an earlier pgsurge took its default id from the path) is resumed by the same command, not begun again', async () => {
+    const q = await table('legacy');
+    const ids = Array.from({ length: 2000 }, (_, i) => i + 1);
+    const line = (id: number): string => (id === 1500 ? `x${id},bad\n` : `${id},value ${id}\n`);
+    const file = path.join(dir, 'legacy.csv');
+    await fs.writeFile(file, ids.map(line).join(''));
+    const args = ['load', file, '-t', 'legacy', '-f', 'csv', '--chunk-size', '4KB', '-w', '1', ...target()];
+    const first = await runCli([...args, '--load-id', 'legacy-by-path', '--max-rejects', '0']);
+    assert.equal(first.code, 1, first.stderr);
+    const before = (await state(q)).count;
+    assert.ok(before > 0 && before < 1999);
+    const r = await runCli([...args, '--max-rejects', '5']);
+    assert.equal(r.code, 3, r.stderr);
+    assert.match(r.stderr, /pgsurge: load legacy-by-path \(resuming/);
+    assertAccounting(r, 2000 - before, 1999 - before, 1);
+    assert.deepEqual(await state(q), { count: 1999, digest: digest(ids.filter((id) => id !== 1500).map((id) => `${id}|value ${id}`)) });
+  });
+
   it('3. a malformed NDJSON line is rejected verbatim with its line, the rest loads; the fixed reject file loads the rest exactly', async () => {
     const q = await table('nd', true);
     const ids = Array.from({ length: 2000 }, (_, i) => i + 1);
@@ -263,7 +281,11 @@ describe('exactly once: holes found by a hostile tester (issue 15)', () => {
       await fs.writeFile(file, csv);
       const run = startCli(['load', file, '-t', name, '-f', 'csv', '--chunk-size', '1KB', '-w', '1', ...target()]);
       await run.waitFor(/pgsurge: load /);
-      await sleep(500);
+      // Once some chunks are in (a busy machine may take a while to commit the first).
+      for (let waited = 0; (await state(q)).count === 0; waited += 50) {
+        assert.ok(waited < 30_000, run.stderr());
+        await sleep(50);
+      }
       run.child.kill(signal);
       const e = await run.exited;
       assert.equal(e.code, 130, run.stderr());
