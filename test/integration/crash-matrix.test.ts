@@ -87,7 +87,8 @@ after(async () => {
 
 describe('crash matrix: kill -9 at random moments, then run again: the table equals the input, once', () => {
   const random = prng(15_2026);
-  const started = Date.now();
+  let started: number | undefined;
+  let unloggedRan = 0;
   let trial = 0;
   let resets = 0;
   for (const mode of MODES) {
@@ -98,7 +99,9 @@ describe('crash matrix: kill -9 at random moments, then run again: the table equ
           const name = `${mode}${wire.length > 0 ? ` ${wire.join(' ')}` : ''}, -w ${workers}, ${kind} table: kill -9 of the postmaster, then of pgsurge`;
           it(name, async (t) => {
             // Bounded: on a machine too busy to finish the matrix in its budget, the rest is skipped (and says so).
+            started ??= Date.now();
             if (Date.now() - started > MATRIX_BUDGET_MS) return t.skip(`over the matrix's ${MATRIX_BUDGET_MS / 1000} s budget`);
+            if (kind === 'unlogged') unloggedRan++;
             const table = `t${n}`;
             await withDb((c) => c.query(`DROP TABLE IF EXISTS ${table}; CREATE ${kind === 'unlogged' ? 'UNLOGGED ' : ''}TABLE ${table} (id int, v text)`));
             const args = ['load', file, '-t', table, '-f', 'csv', '--mode', mode, ...wire, '-w', String(workers), '--chunk-size', '4KB', '--retry-for', '20s', '--sample-every', 'off', '--db', cluster.url()];
@@ -135,7 +138,8 @@ describe('crash matrix: kill -9 at random moments, then run again: the table equ
       }
     }
   }
-  it('an unlogged table emptied by crash recovery was noticed (and loaded again) at least once', () => {
+  it('an unlogged table emptied by crash recovery was noticed (and loaded again) at least once', (t) => {
+    if (unloggedRan < KINDS.length * MODES.length * WORKERS.length / 2) return t.skip('too few unlogged trials ran within the budget');
     assert.ok(resets > 0, 'no trial saw crash recovery empty an unlogged table');
   });
 });
