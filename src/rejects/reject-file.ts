@@ -12,11 +12,13 @@ export function rejectPathFor(input: LoadTarget, options: { rejectFile?: string;
 }
 
 /**
- * A table name as one file name: it must not steer the path (`../`, `/`) nor put control
- * characters in it; anything but letters, digits, `_`, `-` and inner dots becomes `_`.
+ * A table name as one file name: it must not steer the path (`/`, a backslash, a leading `.`
+ * as in `../`) nor put control characters (a newline) in it; those become `_`. Anything
+ * else a table name holds (spaces, quotes, upper case) is a valid file name and stays.
  */
 export function safeFileName(name: string): string {
-  const safe = name.replace(/[^\p{L}\p{N}_.-]/gu, '_').replace(/^\.+/, (dots) => '_'.repeat(dots.length));
+  // eslint-disable-next-line no-control-regex
+  const safe = name.replace(/[/\\\u0000-\u001f\u007f]/g, '_').replace(/^\.+/, (dots) => '_'.repeat(dots.length));
   return safe === '' ? '_' : safe;
 }
 
