@@ -6,7 +6,7 @@ import { UNSAFE_WARNING } from '../durability/presets.js';
 import { formatDurability } from './durability-format.js';
 import { EXIT } from './errors.js';
 import { addObserveOptions, observeLoad, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
-import { formatSummary, renderTable } from './summary-format.js';
+import { formatDiagnosis, formatSummary, renderTable } from './summary-format.js';
 
 interface Dbt3LoadFlags extends LoadFlags, ObserveFlags {
   replace?: boolean;
@@ -54,19 +54,21 @@ export function registerDbt3Commands(program: Command): Command {
         target,
         observed.reporter,
       );
-      const series = await observed.finish('dbt3', { settings: {}, phases: phases.map((p) => ({ phase: p.phase, seconds: p.seconds })) });
+      const finished = await observed.finish('dbt3', { settings: {}, phases: phases.map((p) => ({ phase: p.phase, seconds: p.seconds })) });
+      const { series, diagnosis } = await observed.diagnose(summary, finished, { input: 'files' });
       const report =
         series &&
         observed.report({
           title: `pgsurge dbt3 load ${dir}`,
           settings: { workers: flags.workers, chunkBytes: flags.chunkSize, keys: flags.keys, analyze: flags.analyze, durability: flags.durability },
           series: [series],
+          ...(diagnosis ? { notes: [diagnosis.verdict.text, ...(diagnosis.againstProbe ?? [])] } : {}),
         });
       const written = await writeReportIfAsked(flags.report, report);
       if (flags.json) {
-        process.stdout.write(`${summaryEvent(summary, { phases, ...(written ? { report: written } : {}) })}\n`);
+        process.stdout.write(`${summaryEvent(summary, { phases, ...(written ? { report: written } : {}), ...(diagnosis ? { diagnosis } : {}) })}\n`);
       } else {
-        process.stdout.write(`${formatSummary(summary)}\n${formatDurability(summary)}\n\n`);
+        process.stdout.write(`${formatSummary(summary)}\n${formatDurability(summary)}\n${diagnosis ? `${formatDiagnosis(diagnosis)}\n` : ''}\n`);
         process.stdout.write(`${renderTable(['phase', 'seconds', 'statements'], phases.map((p) => [p.phase, p.seconds.toFixed(2), String(p.statements)]))}\n`);
         if (written) process.stderr.write(`report: ${written}\n`);
       }
