@@ -140,7 +140,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     id: 'buffer',
-    when: (i) => i.shares.buffer >= 0.15,
+    when: (i) => i.shares.buffer >= 0.25,
     bound: 'contention on shared buffers',
     change: (i) => `fewer workers (-w ${Math.max(1, Math.floor(i.workers / 2))})`,
     why: 'backends waited for each other on buffer mapping or buffer content locks (the same hot pages, e.g. an index\'s right edge with sequential keys): more writers only queue more',
@@ -158,6 +158,13 @@ export const RULES: readonly Rule[] = [
     bound: 'pgsurge keeping the server waiting',
     change: (i) => (i.workers < i.cores ? `more workers (-w ${Math.min(i.cores, i.workers * 2)})` : 'bigger chunks (--chunk-size): fewer round trips between chunks'),
     why: 'the server waited for pgsurge in a good part of the looks while pgsurge had CPU to spare: a backend waits for its client between chunks and during each chunk\'s round trips; another worker fills those gaps, up to the cores',
+  },
+  {
+    id: 'cpu-shared',
+    when: (i, d) => i.shares.cpu >= 0.5 && d.serverCores !== undefined && d.serverCores < 0.5 * i.shares.cpu * i.workers,
+    bound: "the machine's CPU, shared with other processes",
+    change: (i, d) => `a quieter machine: the backends were running or runnable in ${pct(i.shares.cpu)} of the looks but got ${d.serverCores!.toFixed(2)} cores for ${i.workers} backend${i.workers === 1 ? "" : "s"}`,
+    why: 'pg_stat_activity shows a backend that waits for a core as active with no wait event; its CPU time in /proc shows how much it got. Far less than its share of active looks means other processes took the cores',
   },
   {
     id: 'server-cpu',

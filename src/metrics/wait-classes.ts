@@ -3,7 +3,8 @@
  * reasons with. Names of wait events differ between versions (WALWriteLock became the
  * LWLock `WALWrite` in 13; the extension lock is the heavyweight Lock `extend` in every
  * version this tool supports; `DataFileExtend` is an IO event from 16): both spellings
- * are listed, so the same load classifies alike on 15 and 18.
+ * are listed, and 17's new spelling of the IO events (WalSync) is matched without case,
+ * so the same load classifies alike on 15 and 18.
  */
 export const WAIT_CLASSES = ['cpu', 'client', 'wal', 'extension', 'dataRead', 'dataWrite', 'buffer', 'checkpoint', 'lock', 'other'] as const;
 export type WaitClass = (typeof WAIT_CLASSES)[number];
@@ -79,6 +80,11 @@ const BY_EVENT: Readonly<Record<string, Readonly<Record<string, WaitClass>>>> = 
   },
 };
 
+// 17 renamed the IO events' spelling (WALSync → WalSync): look them up without case.
+const BY_EVENT_LOWER: ReadonlyMap<string, WaitClass> = new Map(
+  Object.entries(BY_EVENT).flatMap(([type, events]) => Object.entries(events).map(([event, c]) => [`${type}:${event}`.toLowerCase(), c] as const)),
+);
+
 /**
  * One backend at one look: its state and wait event → a class, or undefined for a
  * backend that does not count (gone, or running the sampler's own query).
@@ -90,7 +96,7 @@ export function classifyWait(state: string | null, waitEventType: string | null,
   if (state === 'idle' || state.startsWith('idle in transaction')) return 'client';
   if (waitEventType === null || waitEventType === '') return 'cpu';
   if (waitEventType === 'Client') return 'client';
-  const known = BY_EVENT[waitEventType]?.[waitEvent ?? ''];
+  const known = BY_EVENT_LOWER.get(`${waitEventType}:${waitEvent ?? ''}`.toLowerCase());
   if (known) return known;
   if (waitEventType === 'BufferPin') return 'buffer';
   if (waitEventType === 'Lock') return 'lock';

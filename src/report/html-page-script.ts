@@ -125,5 +125,53 @@ export function drawReport(Chart: any, report: any, doc: Document): number {
     ]),
     { vertical: knees, horizontal: buffers },
   );
-  return 4;
+
+  // Where the backends' time went, per interval, stacked, against the table's growth; rows/s on the right axis.
+  const classColors: Record<string, string> = { cpu: '#1a7f37', client: '#8c959f', wal: '#d1242f', extension: '#9a6700', dataRead: '#8250df', dataWrite: '#bf3989', buffer: '#0a7ea4', checkpoint: '#fb8500', lock: '#57606a', other: '#d0d7de' };
+  const classLabels: Record<string, string> = { cpu: 'on CPU', client: 'waiting for pgsurge', wal: 'WAL', extension: 'extension lock', dataRead: 'data file reads', dataWrite: 'data file writes', buffer: 'buffer contention', checkpoint: 'checkpoints', lock: 'locks', other: 'other waits' };
+  let drawn = 4;
+  series.forEach((s, k) => {
+    const canvas = doc.getElementById('waits-' + k) as HTMLCanvasElement | null;
+    if (!canvas) return;
+    const withWaits = s.intervals.filter((i: any) => i.waits);
+    const classes = Object.keys(classColors).filter((c) => withWaits.some((i: any) => (i.waits[c] || 0) >= 0.005));
+    const areas = classes.map((c) => ({
+      label: classLabels[c],
+      data: withWaits.map((i: any) => ({ x: i.toRows, y: 100 * (i.waits[c] || 0) })),
+      borderColor: classColors[c],
+      backgroundColor: classColors[c] + 'cc',
+      borderWidth: 1,
+      pointRadius: 0,
+      fill: true,
+      stack: 'waits',
+      yAxisID: 'y',
+      tension: 0,
+    }));
+    const rate = { ...line('rows/s', '#1f2328', s.intervals.map((i: any) => ({ x: i.toRows, y: i.rowsPerSecond }))), yAxisID: 'y2', fill: false, stack: 'rate', order: -1 };
+    new Chart(canvas, {
+      type: 'line',
+      data: { datasets: [...areas, rate] },
+      plugins: [markers],
+      options: {
+        animation: false,
+        responsive: true,
+        maintainAspectRatio: false,
+        parsing: false,
+        normalized: true,
+        interaction: { mode: 'nearest', intersect: false },
+        scales: {
+          x: { type: 'linear', title: { display: true, text: 'rows in the table' }, ticks: { callback: (v: number) => fmt(v) } },
+          y: { type: 'linear', stacked: true, min: 0, max: 100, title: { display: true, text: '% of looks at the load\'s backends' } },
+          y2: { type: 'linear', position: 'right', beginAtZero: true, grid: { drawOnChartArea: false }, title: { display: true, text: 'rows/s' }, ticks: { callback: (v: number) => fmt(v) } },
+        },
+        plugins: {
+          title: { display: true, text: 'Where the server\'s time went' + (series.length > 1 ? ' — ' + s.name : '') + ', beside rows/s', font: { size: 15 } },
+          legend: { display: true, position: 'bottom' },
+          pgsurgeMarkers: { vertical: s.knee ? [{ value: s.knee.toRows, color: '#1f2328', label: 'knee' }] : [] },
+        },
+      },
+    });
+    drawn++;
+  });
+  return drawn;
 }

@@ -90,7 +90,7 @@ ${notes}
   <div class="chart"><canvas id="time"></canvas></div>
   <div class="chart"><canvas id="wal"></canvas></div>
   <div class="chart"><canvas id="size"></canvas></div>
-</section>
+${report.series.map((s, k) => (s.intervals.some((i) => i.waits) ? `  <div class="chart"><canvas id="waits-${k}"></canvas></div>\n` : '')).join('')}</section>
 <aside>
 ${sidePanel(report)}
 </aside>
