@@ -7,6 +7,7 @@ import { registerDemoCommand } from './demo-command.js';
 import { registerGenCommands } from './gen-commands.js';
 import { EXIT, printError } from './errors.js';
 import { registerLoadCommand } from './load-command.js';
+import { registerProbeCommand } from './probe-command.js';
 import { registerReportCommand } from './report-command.js';
 import { registerWalCommands } from './wal-commands.js';
 
@@ -30,6 +31,7 @@ Target: --db <url>, else the PG* environment variables, else a managed cluster p
   registerWalCommands(program);
   registerDecayCommand(program);
   registerReportCommand(program);
+  registerProbeCommand(program);
   registerDemoCommand(program);
   const exitOverride = (cmd: Command): void => {
     cmd.exitOverride();
