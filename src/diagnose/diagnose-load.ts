@@ -49,6 +49,7 @@ export function diagnoseLoad(args: {
     sharedBuffersBytes: facts.sharedBuffersBytes,
     indexBytes: last?.indexBytes ?? 0,
     memoryBytes: os.totalmem(),
+    ...(waits.local ? { loadAverage: os.loadavg()[0]! } : {}),
   };
   const verdict = diagnose(input);
   const againstProbe = args.probe && last ? readAgainstProbe(args.probe, last, summary) : undefined;

@@ -34,6 +34,8 @@ export interface DiagnosisInput {
   readonly sharedBuffersBytes: number;
   readonly indexBytes: number;
   readonly memoryBytes: number;
+  /** The machine's 1-minute load average at the end of the load (a local server only). */
+  readonly loadAverage?: number;
 }
 
 export interface Verdict {
@@ -64,6 +66,8 @@ interface Derived {
   /** Data file read share in the first and last third of the intervals. */
   readonly readsEarly: number;
   readonly readsLate: number;
+  /** The backends got far less CPU than their active looks ask for, or the machine has more runnable processes than cores. */
+  readonly starved: boolean;
 }
 
 interface Rule {
@@ -95,17 +99,17 @@ export const RULES: readonly Rule[] = [
   },
   {
     id: 'commit-wait',
-    when: (i, d) => commitsOn(i) && i.shares.wal >= 0.2 && d.commitsPerSecond >= 5,
+    when: (i, d) => commitsOn(i) && i.shares.wal >= 0.2 && d.commitsPerSecond >= 20,
     bound: 'commits waiting for their WAL to reach disk',
     change: () => '--durability fast (synchronous_commit=off: a COMMIT no longer waits for its flush; a crash can lose the last chunks, never corrupt) — or bigger chunks, fewer commits',
     why: 'with synchronous_commit on, every COMMIT waits for the WAL flush (WALSync/WALWrite); at many commits per second those waits add up to the WAL share seen, and they disappear when the flush is left to the WAL writer',
   },
   {
     id: 'wal',
-    when: (i) => i.shares.wal >= 0.2,
+    when: (i) => i.shares.wal >= 0.25,
     bound: 'WAL writing',
     change: () => 'move the WAL to a disk of its own (`pgsurge wal move --to <dir>`), or --durability fast when the waits are commit flushes',
-    why: 'a fifth or more of the looks found the backends writing or flushing WAL or waiting for the WAL insert/write locks: every row goes through the WAL, sequentially; on the data disk it competes with data file writes and checkpoints',
+    why: 'a quarter or more of the looks found the backends writing or flushing WAL or waiting for the WAL insert/write locks: every row goes through the WAL, sequentially; on the data disk it competes with data file writes and checkpoints',
   },
   {
     id: 'extension',
@@ -116,13 +120,16 @@ export const RULES: readonly Rule[] = [
   },
   {
     id: 'index-reads',
-    when: (i, d) => i.shares.dataRead >= 0.2 || (d.readsLate >= 0.15 && d.readsLate - d.readsEarly >= 0.1),
-    bound: 'reads of index (and table) blocks that no longer fit in shared_buffers',
+    when: (i, d) =>
+      i.shares.dataRead >= 0.2 ||
+      (d.readsLate >= 0.15 && d.readsLate - d.readsEarly >= 0.1) ||
+      (i.indexBytes > i.sharedBuffersBytes && i.shares.dataRead + i.shares.dataWrite >= 0.25),
+    bound: 'index (and table) blocks read back into shared_buffers, and evicted, once they no longer fit',
     change: (i) =>
       i.indexBytes > 0 && i.indexBytes * 1.25 < i.memoryBytes / 4
         ? `shared_buffers of at least ${mb(i.indexBytes * 1.25)} (now ${mb(i.sharedBuffersBytes)}; the index is ${mb(i.indexBytes)})`
         : 'build the indexes after the load (load the table bare, then CREATE INDEX: one sorted pass instead of a random read per row)',
-    why: 'a unique index on random keys touches a random leaf page per row; while it fits in shared_buffers that is a hit, once it outgrows them each row waits for a read (DataFileRead), and the share of such waits grows with the table',
+    why: 'a unique index on random keys touches a random leaf page per row; while it fits in shared_buffers that is a hit, once it outgrows them each row waits for a read (DataFileRead) and often for the write of the dirty page it evicts (DataFileWrite), and the share of such waits grows with the table',
   },
   {
     id: 'checkpoints',
@@ -146,6 +153,16 @@ export const RULES: readonly Rule[] = [
     why: 'backends waited for each other on buffer mapping or buffer content locks (the same hot pages, e.g. an index\'s right edge with sequential keys): more writers only queue more',
   },
   {
+    id: 'cpu-shared',
+    when: (i, d) => i.shares.cpu >= 0.3 && d.starved,
+    bound: "the machine's CPU, shared with other processes",
+    change: (i, d) =>
+      `a quieter machine: the backends were running or runnable in ${pct(i.shares.cpu)} of the looks` +
+      (d.serverCores !== undefined ? ` but got ${d.serverCores.toFixed(2)} cores for ${i.workers} backend${i.workers === 1 ? '' : 's'}` : '') +
+      (i.loadAverage !== undefined ? `; load average ${i.loadAverage.toFixed(1)} on ${i.cores} cores` : ''),
+    why: 'pg_stat_activity shows a backend that waits for a core as active with no wait event; its CPU time in /proc shows how much it got, the load average how many processes wanted the cores. Far less CPU than active looks, or a load average well above the cores, means other processes took them — and a starved pgsurge also leaves the server waiting for it',
+  },
+  {
     id: 'pgsurge-cpu',
     when: (i, d) => i.shares.client >= 0.3 && d.clientCores !== undefined && d.clientCores >= 0.8,
     bound: "pgsurge's own CPU (one core: Node's event loop)",
@@ -158,13 +175,6 @@ export const RULES: readonly Rule[] = [
     bound: 'pgsurge keeping the server waiting',
     change: (i) => (i.workers < i.cores ? `more workers (-w ${Math.min(i.cores, i.workers * 2)})` : 'bigger chunks (--chunk-size): fewer round trips between chunks'),
     why: 'the server waited for pgsurge in a good part of the looks while pgsurge had CPU to spare: a backend waits for its client between chunks and during each chunk\'s round trips; another worker fills those gaps, up to the cores',
-  },
-  {
-    id: 'cpu-shared',
-    when: (i, d) => i.shares.cpu >= 0.5 && d.serverCores !== undefined && d.serverCores < 0.5 * i.shares.cpu * i.workers,
-    bound: "the machine's CPU, shared with other processes",
-    change: (i, d) => `a quieter machine: the backends were running or runnable in ${pct(i.shares.cpu)} of the looks but got ${d.serverCores!.toFixed(2)} cores for ${i.workers} backend${i.workers === 1 ? "" : "s"}`,
-    why: 'pg_stat_activity shows a backend that waits for a core as active with no wait event; its CPU time in /proc shows how much it got. Far less than its share of active looks means other processes took the cores',
   },
   {
     id: 'server-cpu',
@@ -201,13 +211,15 @@ function thirds(intervals: DiagnosisInput['intervals']): { early: number; late: 
 
 function derive(i: DiagnosisInput): Derived {
   const { early, late } = thirds(i.intervals);
+  const serverCores = i.serverCpuSeconds !== undefined && i.seconds > 0 ? i.serverCpuSeconds / i.seconds : undefined;
   return {
     busy: busyShare(i.shares),
     clientCores: i.clientCpuSeconds !== undefined && i.seconds > 0 ? i.clientCpuSeconds / i.seconds : undefined,
-    serverCores: i.serverCpuSeconds !== undefined && i.seconds > 0 ? i.serverCpuSeconds / i.seconds : undefined,
+    serverCores,
     commitsPerSecond: i.seconds > 0 ? i.commits / i.seconds : 0,
     readsEarly: early,
     readsLate: late,
+    starved: (serverCores !== undefined && serverCores < 0.5 * i.shares.cpu * i.workers) || (i.loadAverage !== undefined && i.loadAverage > 1.5 * i.cores),
   };
 }
 

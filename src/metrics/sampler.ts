@@ -50,6 +50,8 @@ export class Sampler implements LoadReporter {
   /** Milliseconds spent waiting for the server's answers to samples (what sampling costs, at most). */
   busyMs = 0;
   private waitSampler: WaitSampler | undefined;
+  /** The wait looks and the samples share the connection: one at a time, in turn. */
+  private queue: Promise<unknown> = Promise.resolve();
   /** Where the load's backends spent their time, once stopped (undefined without wait sampling). */
   waitSummary: WaitSummary | undefined;
 
@@ -91,6 +93,12 @@ export class Sampler implements LoadReporter {
     }
   }
 
+  private inTurn<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
   private now(): number {
     return (this.options.clock ?? (() => performance.now()))();
   }
@@ -106,7 +114,7 @@ export class Sampler implements LoadReporter {
     if (info.loadId !== undefined && waitEvery !== 'off' && this.waitSampler === undefined) {
       const pid = await this.withClient(async (c) => (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0);
       const local = serverIsLocal(this.target, pid);
-      this.waitSampler = new WaitSampler((fn) => this.withClient(fn), workerNamePrefix(info.loadId), { everyMs: waitEvery, local, versionNum: this.facts.versionNum });
+      this.waitSampler = new WaitSampler((fn) => this.inTurn(() => this.withClient(fn)), workerNamePrefix(info.loadId), { everyMs: waitEvery, local, versionNum: this.facts.versionNum });
       await this.waitSampler.start();
     }
     const before = await this.withClient((c) => countRowsBefore(c, this.tables));
@@ -166,7 +174,7 @@ export class Sampler implements LoadReporter {
     const at = this.now();
     const cpu = this.cpu();
     const waits = this.waitSampler?.snapshot();
-    this.inFlight = this.withClient((c) => readServerSnapshot(c, this.tables, this.facts.versionNum))
+    this.inFlight = this.inTurn(() => this.withClient((c) => readServerSnapshot(c, this.tables, this.facts.versionNum)))
       .finally(() => {
         this.busyMs += this.now() - at;
       })

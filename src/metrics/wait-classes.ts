@@ -49,6 +49,8 @@ const BY_EVENT: Readonly<Record<string, Readonly<Record<string, WaitClass>>>> = 
     // writing the new block at the end of the relation (16+): part of extending it
     DataFileExtend: 'extension',
     BufFileRead: 'dataRead',
+    // 18's asynchronous I/O: a backend waiting for a read it handed to an I/O worker (a load's I/O is reads)
+    AioIoCompletion: 'dataRead',
     BufFileWrite: 'dataWrite',
   },
   LWLock: {

@@ -9,6 +9,9 @@ export const DEFAULT_WAIT_EVERY_MS = 25;
 /** Linux reports a process's CPU time in USER_HZ ticks, 100 per second on every architecture Node runs on. */
 const TICKS_PER_SECOND = 100;
 
+/** Looks between readings of the backends' CPU in /proc: often enough to lose little when a backend ends, rarely enough to cost nothing. */
+const CPU_EVERY_LOOKS = 4;
+
 /** One small query: the load's backends only, matched by their application_name prefix. */
 export const WAIT_LOOK_SQL = `SELECT pid, state, wait_event_type, wait_event FROM pg_stat_activity WHERE left(application_name, length($1)) = $1`;
 
@@ -91,7 +94,9 @@ function hostOf(config: pg.ClientConfig): string | undefined {
     const u = new URL(url);
     return u.searchParams.get('host') ?? (u.hostname === '' ? undefined : decodeURIComponent(u.hostname).replace(/^\[|\]$/g, ''));
   } catch {
-    return /host=(\S+)/.exec(url)?.[1];
+    // libpq's `postgresql://user@/db?host=%2Fsocket` (no host: not a WHATWG URL), or `host=/socket dbname=…`
+    const m = /(?:^|[?&\s])host=([^&\s]+)/.exec(url);
+    return m ? decodeURIComponent(m[1]!) : undefined;
   }
 }
 
@@ -187,6 +192,8 @@ export class WaitSampler {
           if (s !== undefined) this.cpu.set(row.pid, { first: s, last: s });
         }
       }
+      // every 4th look (~100 ms) the backends' CPU is read again: a backend that ends keeps its last reading
+      if (this.options.local && this.looks % CPU_EVERY_LOOKS === 0) this.serverCpuSeconds();
       this.waits = addWaits(this.waits, counts);
       this.looks++;
     } catch {

@@ -22,6 +22,7 @@ describe('wait classes of a backend at one look', () => {
     ['active', 'LWLock', 'RelationExtension', 'extension'],
     ['active', 'IO', 'DataFileRead', 'dataRead'],
     ['active', 'IO', 'DataFilePrefetch', 'dataRead'],
+    ['active', 'IO', 'AioIoCompletion', 'dataRead'], // 18
     ['active', 'IO', 'DataFileWrite', 'dataWrite'],
     ['active', 'IO', 'DataFileFlush', 'dataWrite'],
     ['active', 'LWLock', 'BufferMapping', 'buffer'],
@@ -66,5 +67,8 @@ describe('backend CPU time from /proc', () => {
     assert.equal(serverIsLocal(t({ connectionString: 'postgresql://u@localhost:5432/db' }), 7, isPostgres), true);
     assert.equal(serverIsLocal(t({ connectionString: 'postgresql://u@db1.example:5432/db' }), 7, isPostgres), false);
     assert.equal(serverIsLocal(t({ connectionString: 'postgresql://u@localhost/db' }), 7, () => 'bash\n'), false);
+    // the managed cluster's own URL form, which Node's URL refuses (no host)
+    assert.equal(serverIsLocal(t({ connectionString: 'postgresql://postgres@/postgres?host=%2Ftmp%2Fc%2Fsocket&port=5432' }), 7, isPostgres), true);
+    assert.equal(serverIsLocal(t({ connectionString: 'host=db1 dbname=x' }), 7, isPostgres), false);
   });
 });
