@@ -79,7 +79,7 @@ interface Rule {
 }
 
 const pct = (x: number): string => `${(100 * x).toFixed(x < 0.1 ? 1 : 0)}%`;
-const mb = (b: number): string => `${Math.ceil(b / (1024 * 1024))} MB`;
+const mb = (b: number): string => (b < 1024 * 1024 ? `${Math.ceil(b / 1024)} kB` : `${Math.ceil(b / (1024 * 1024))} MB`);
 const commitsOn = (i: DiagnosisInput): boolean => !['off', 'local'].includes((i.synchronousCommit ?? 'on').toLowerCase());
 
 export const RULES: readonly Rule[] = [
