@@ -20,7 +20,7 @@ export interface SamplerOptions {
   /** Client clock in ms and CPU seconds; a test may pass its own. */
   readonly clock?: () => number;
   readonly cpuSeconds?: () => number;
-  /** How often the load's backends' wait events are looked at (default 25 ms); `off` for never. */
+  /** How often the load's backends' wait events are looked at (default 50 ms); `off` for never. */
   readonly waitEveryMs?: number | 'off';
 }
 
