@@ -86,14 +86,15 @@ try {
     busy.push(b.busyShare);
     cpuRatios.push(b.clientCpu / a.clientCpu);
     clientExtra.push((b.clientCpu - a.clientCpu) / b.seconds);
-    if (b.samplerServerCpu !== undefined && b.loadServerCpu) serverShare.push(b.samplerServerCpu / b.loadServerCpu);
+    // with --waits-only both sides have a sampler: what the wait looks add is the difference of its backend's CPU
+    if (b.samplerServerCpu !== undefined && b.loadServerCpu) serverShare.push((b.samplerServerCpu - (a.samplerServerCpu ?? 0)) / b.loadServerCpu);
     process.stdout.write(`pair ${p + 1}: without ${Math.round(a.rowsPerSecond).toLocaleString('en-US')} rows/s, with ${Math.round(b.rowsPerSecond).toLocaleString('en-US')} rows/s (${b.samples} samples, ${b.looks} wait looks, sample queries busy ${(100 * b.busyShare).toFixed(2)}% of the load's time), ratio ${(b.rowsPerSecond / a.rowsPerSecond).toFixed(3)}\n`);
   }
   const m = median(ratios)!;
   process.stdout.write(`median ratio with/without sampling: ${m.toFixed(3)} (cost ${((1 - m) * 100).toFixed(1)}%; ratios ${ratios.map((r) => r.toFixed(3)).join(' ')})\n`);
   process.stdout.write(`pgsurge's own CPU with/without: median ratio ${median(cpuRatios)!.toFixed(3)} (ratios ${cpuRatios.map((r) => r.toFixed(3)).join(' ')})\n`);
   process.stdout.write(`pgsurge's extra CPU with sampling: median ${(1000 * median(clientExtra)!).toFixed(1)} ms per second of load (${(100 * median(clientExtra)!).toFixed(2)}% of a core)\n`);
-  if (serverShare.length > 0) process.stdout.write(`the sampler's backend (its /proc CPU) against the load's backends: median ${(100 * median(serverShare)!).toFixed(2)}% (${serverShare.map((r) => (100 * r).toFixed(2) + '%').join(' ')}) — the server-side cost, measured so that a busy machine does not blur it\n`);
+  if (serverShare.length > 0) process.stdout.write(`the sampler's backend (its /proc CPU) against the load's backends: median ${(100 * median(serverShare)!).toFixed(2)}% (${serverShare.map((r) => (100 * r).toFixed(2) + '%').join(' ')}) — ${waitsOnly ? 'the wait looks\' server-side cost (B − A)' : 'the server-side cost of all sampling (connection, snapshots, looks)'}, measured so that a busy machine does not blur it\n`);
   process.stdout.write(`sample queries: median ${(100 * median(busy)!).toFixed(2)}% of the load's wall time spent waiting for them (an upper bound on the server time they take, on their own connection)\n`);
   await admin.query('DROP TABLE IF EXISTS bench_sampling');
   await admin.end();
