@@ -48,6 +48,7 @@ export function diagnoseLoad(args: {
     commits: summary.total.chunks,
     sharedBuffersBytes: facts.sharedBuffersBytes,
     indexBytes: last?.indexBytes ?? 0,
+    heapBytes: last?.heapBytes ?? 0,
     memoryBytes: os.totalmem(),
     ...(waits.local ? { loadAverage: os.loadavg()[0]! } : {}),
   };
@@ -64,11 +65,12 @@ export function readAgainstProbe(probe: ProbeFigures, last: Sample, summary: Loa
   const wal = probe.disks.find((d) => d.role === 'WAL directory') ?? probe.disks.find((d) => d.role === 'data directory');
   const data = probe.disks.find((d) => d.role === 'data directory');
   const walMBps = last.walBytes / (1024 * 1024) / seconds;
-  if (wal && wal.seqWriteMBps > 0) out.push(`WAL written at ${walMBps.toFixed(1)} MB/s, ${((100 * walMBps) / wal.seqWriteMBps).toFixed(0)}% of what its disk does sequentially (${wal.seqWriteMBps.toFixed(0)} MB/s, probe of ${probe.createdAt.slice(0, 10)})`);
+  const share = (part: number, whole: number): string => `${((100 * part) / whole).toFixed(part / whole < 0.1 ? 1 : 0)}%`;
+  if (wal && wal.seqWriteMBps > 0) out.push(`WAL written at ${walMBps.toFixed(1)} MB/s, ${share(walMBps, wal.seqWriteMBps)} of what its disk does sequentially (${wal.seqWriteMBps.toFixed(0)} MB/s, probe of ${probe.createdAt.slice(0, 10)})`);
   const commitsPerSecond = summary.total.chunks / seconds;
   if (wal && wal.fsyncsPerSecond > 0) out.push(`${commitsPerSecond.toFixed(1)} commits/s against ${wal.fsyncsPerSecond.toFixed(0)} fdatasyncs/s the WAL's disk can do`);
   const dataMBps = last.heapBytes + last.indexBytes > 0 ? (last.heapBytes + last.indexBytes) / (1024 * 1024) / seconds : 0;
-  if (data && data.seqWriteMBps > 0 && dataMBps > 0) out.push(`table and indexes grew at ${dataMBps.toFixed(1)} MB/s, ${((100 * dataMBps) / data.seqWriteMBps).toFixed(0)}% of the data disk's sequential writes (${data.seqWriteMBps.toFixed(0)} MB/s)`);
+  if (data && data.seqWriteMBps > 0 && dataMBps > 0) out.push(`table and indexes grew at ${dataMBps.toFixed(1)} MB/s, ${share(dataMBps, data.seqWriteMBps)} of the data disk's sequential writes (${data.seqWriteMBps.toFixed(0)} MB/s)`);
   if (probe.scan) out.push(`input at ${summary.total.mbPerSecond.toFixed(1)} MB/s; one backend scans a table at ${probe.scan.mbPerSecond.toFixed(0)} MB/s here`);
   return out;
 }

@@ -33,6 +33,8 @@ export interface DiagnosisInput {
   readonly commits: number;
   readonly sharedBuffersBytes: number;
   readonly indexBytes: number;
+  /** Size of the table(s) at the end. */
+  readonly heapBytes: number;
   readonly memoryBytes: number;
   /** The machine's 1-minute load average at the end of the load (a local server only). */
   readonly loadAverage?: number;
@@ -103,6 +105,13 @@ export const RULES: readonly Rule[] = [
     bound: 'commits waiting for their WAL to reach disk',
     change: () => '--durability fast (synchronous_commit=off: a COMMIT no longer waits for its flush; a crash can lose the last chunks, never corrupt) — or bigger chunks, fewer commits',
     why: 'with synchronous_commit on, every COMMIT waits for the WAL flush (WALSync/WALWrite); at many commits per second those waits add up to the WAL share seen, and they disappear when the flush is left to the WAL writer',
+  },
+  {
+    id: 'wal-evictions',
+    when: (i, d) => i.shares.wal >= 0.25 && d.commitsPerSecond < 20 && i.indexBytes + i.heapBytes > 4 * i.sharedBuffersBytes && i.sharedBuffersBytes < 32 * 1024 * 1024,
+    bound: 'WAL flushes forced by evicting dirty pages from a small shared_buffers',
+    change: (i) => `a bigger shared_buffers (now ${mb(i.sharedBuffersBytes)}; the table and its indexes are ${mb(i.heapBytes + i.indexBytes)})`,
+    why: 'before a dirty page leaves shared_buffers its WAL must be on disk (FlushBuffer calls XLogFlush), and wal_buffers defaults to 1/32 of shared_buffers: with few commits, WAL waits this large come from the backends evicting pages and filling tiny WAL buffers, which more shared_buffers removes',
   },
   {
     id: 'wal',

@@ -65,7 +65,7 @@ export function drawReport(Chart: any, report: any, doc: Document): number {
     tension: 0,
   });
 
-  const chart = (id: string, title: string, xTitle: string, yTitle: string, datasets: any[], markerOpts: any = {}, xFormat = fmt, yFormat = fmt): void => {
+  const chart = (id: string, title: string, xTitle: string, yTitle: string, datasets: any[], markerOpts: any = {}, xFormat = fmt, yFormat = fmt, extraScales: any = {}): void => {
     const canvas = doc.getElementById(id) as HTMLCanvasElement;
     new Chart(canvas, {
       type: 'line',
@@ -81,6 +81,7 @@ export function drawReport(Chart: any, report: any, doc: Document): number {
         scales: {
           x: { type: 'linear', title: { display: true, text: xTitle }, ticks: { callback: (v: number) => xFormat(v) } },
           y: { type: 'linear', beginAtZero: true, title: { display: true, text: yTitle }, ticks: { callback: (v: number) => yFormat(v) } },
+          ...extraScales,
         },
         plugins: { title: { display: true, text: title, font: { size: 15 } }, legend: { display: true, position: 'bottom' }, pgsurgeMarkers: markerOpts },
       },
@@ -131,8 +132,7 @@ export function drawReport(Chart: any, report: any, doc: Document): number {
   const classLabels: Record<string, string> = { cpu: 'on CPU', client: 'waiting for pgsurge', wal: 'WAL', extension: 'extension lock', dataRead: 'data file reads', dataWrite: 'data file writes', buffer: 'buffer contention', checkpoint: 'checkpoints', lock: 'locks', other: 'other waits' };
   let drawn = 4;
   series.forEach((s, k) => {
-    const canvas = doc.getElementById('waits-' + k) as HTMLCanvasElement | null;
-    if (!canvas) return;
+    if (!doc.getElementById('waits-' + k)) return;
     const withWaits = s.intervals.filter((i: any) => i.waits);
     const classes = Object.keys(classColors).filter((c) => withWaits.some((i: any) => (i.waits[c] || 0) >= 0.005));
     const areas = classes.map((c) => ({
@@ -148,29 +148,20 @@ export function drawReport(Chart: any, report: any, doc: Document): number {
       tension: 0,
     }));
     const rate = { ...line('rows/s', '#1f2328', s.intervals.map((i: any) => ({ x: i.toRows, y: i.rowsPerSecond }))), yAxisID: 'y2', fill: false, stack: 'rate', order: -1 };
-    new Chart(canvas, {
-      type: 'line',
-      data: { datasets: [...areas, rate] },
-      plugins: [markers],
-      options: {
-        animation: false,
-        responsive: true,
-        maintainAspectRatio: false,
-        parsing: false,
-        normalized: true,
-        interaction: { mode: 'nearest', intersect: false },
-        scales: {
-          x: { type: 'linear', title: { display: true, text: 'rows in the table' }, ticks: { callback: (v: number) => fmt(v) } },
-          y: { type: 'linear', stacked: true, min: 0, max: 100, title: { display: true, text: '% of looks at the load\'s backends' } },
-          y2: { type: 'linear', position: 'right', beginAtZero: true, grid: { drawOnChartArea: false }, title: { display: true, text: 'rows/s' }, ticks: { callback: (v: number) => fmt(v) } },
-        },
-        plugins: {
-          title: { display: true, text: 'Where the server\'s time went' + (series.length > 1 ? ' — ' + s.name : '') + ', beside rows/s', font: { size: 15 } },
-          legend: { display: true, position: 'bottom' },
-          pgsurgeMarkers: { vertical: s.knee ? [{ value: s.knee.toRows, color: '#1f2328', label: 'knee' }] : [] },
-        },
+    chart(
+      'waits-' + k,
+      "Where the server's time went" + (series.length > 1 ? ' — ' + s.name : '') + ', beside rows/s',
+      'rows in the table',
+      "% of looks at the load's backends",
+      [...areas, rate],
+      { vertical: s.knee ? [{ value: s.knee.toRows, color: '#1f2328', label: 'knee' }] : [] },
+      fmt,
+      (v: number) => String(v),
+      {
+        y: { type: 'linear', stacked: true, min: 0, max: 100, title: { display: true, text: "% of looks at the load's backends" } },
+        y2: { type: 'linear', position: 'right', beginAtZero: true, grid: { drawOnChartArea: false }, title: { display: true, text: 'rows/s' }, ticks: { callback: (v: number) => fmt(v) } },
       },
-    });
+    );
     drawn++;
   });
   return drawn;

@@ -24,6 +24,7 @@ const base: DiagnosisInput = {
   commits: 20,
   sharedBuffersBytes: 128 * MB,
   indexBytes: 50 * MB,
+  heapBytes: 100 * MB,
   memoryBytes: 16 * 1024 * MB,
 };
 
@@ -48,6 +49,7 @@ describe('the verdict: one rule per bottleneck, first that holds', () => {
     { name: 'server waits for pgsurge, every core has a worker: bigger chunks', input: { shares: shares({ client: 0.4, cpu: 0.6 }), serverCpuSeconds: 12 }, rule: 'more-workers', change: /bigger chunks/ },
     { name: 'a stream but pgsurge busy: not the input', input: { input: 'stream', shares: shares({ client: 0.6, cpu: 0.4 }), clientCpuSeconds: 9 }, rule: 'pgsurge-cpu', change: /two pgsurge/ },
     { name: 'many small commits that wait for their flush', input: { shares: shares({ wal: 0.4, cpu: 0.4, client: 0.2 }), commits: 2000 }, rule: 'commit-wait', change: /--durability fast/ },
+    { name: 'WAL waits from evictions out of a 1 MB shared_buffers: a bigger shared_buffers', input: { shares: shares({ wal: 0.86, cpu: 0.14 }), commits: 40, seconds: 120, sharedBuffersBytes: 1 * MB, indexBytes: 29 * MB, heapBytes: 66 * MB }, rule: 'wal-evictions', change: /bigger shared_buffers \(now 1 MB; the table and its indexes are 95 MB\)/ },
     { name: 'WAL waits with few commits: the WAL disk', input: { shares: shares({ wal: 0.35, cpu: 0.6 }), commits: 100 }, rule: 'wal', change: /pgsurge wal move/ },
     { name: 'WAL waits with synchronous_commit off: not the commits', input: { shares: shares({ wal: 0.35, cpu: 0.6 }), commits: 2000, synchronousCommit: 'off' }, rule: 'wal', change: /wal move/ },
     { name: 'extension lock, several workers: fewer', input: { workers: 8, shares: shares({ extension: 0.3, cpu: 0.6 }) }, rule: 'extension', change: /fewer workers \(-w 4\)/ },

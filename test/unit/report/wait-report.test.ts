@@ -62,7 +62,7 @@ describe('wait classes in intervals, the decay table and the HTML report', () =>
   it('the summary lines: classes, verdict, the rule\'s reason', () => {
     const waits = { ...NO_WAITS, cpu: 90, client: 5, wal: 5 };
     const verdict = diagnose({
-      shares: { ...NO_WAITS, cpu: 0.9, client: 0.05, wal: 0.05 }, looks: 100, intervals: [], events: [], seconds: 2, workers: 2, cores: 2, input: 'files', commits: 4, sharedBuffersBytes: 1 << 27, indexBytes: 0, memoryBytes: 1 << 34,
+      shares: { ...NO_WAITS, cpu: 0.9, client: 0.05, wal: 0.05 }, looks: 100, intervals: [], events: [], seconds: 2, workers: 2, cores: 2, input: 'files', commits: 4, sharedBuffersBytes: 1 << 27, indexBytes: 0, heapBytes: 0, memoryBytes: 1 << 34,
     });
     const text = formatDiagnosis({ verdict, waits: { everyMs: 25, looks: 50, waits, events: [{ event: 'IO:WalWrite', class: 'wal', looks: 5 }], local: false }, againstProbe: ['WAL written at 4.0 MB/s, 1% of what its disk does sequentially'] });
     assert.match(text, /^where the time went \(50 looks every 25 ms at the load's backends\): on CPU 90\.0%, waiting for pgsurge 5\.0%, WAL 5\.0%; top waits: IO:WalWrite 5\.0%/);
