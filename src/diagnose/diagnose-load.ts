@@ -30,14 +30,17 @@ export function diagnoseLoad(args: {
   readonly probe?: ProbeFigures;
 }): Diagnosis {
   const { waits, samples, summary, facts } = args;
-  const last = samples.at(-1);
+  // the load's end: the first sample with every row (a command may sample on afterwards, e.g. while dbt3 builds keys)
+  const final = samples.at(-1);
+  const last = samples.find((s) => s.rowsLoaded === final?.rowsLoaded) ?? final;
   const looks = totalWaits(waits.waits);
   const input: DiagnosisInput = {
     shares: waitShares(waits.waits),
     looks,
     intervals: intervalsOf(samples).flatMap((i) => (i.waits ? [{ toRows: i.toRows, shares: i.waits }] : [])),
     events: waits.events.map((e) => ({ event: e.event, class: e.class, share: looks > 0 ? e.looks / looks : 0 })),
-    seconds: last?.seconds ?? summary.total.seconds,
+    // the load's own time, which the backends' CPU was spent in
+    seconds: summary.total.seconds > 0 ? summary.total.seconds : (last?.seconds ?? 0),
     workers: summary.workers,
     cores: os.availableParallelism?.() ?? os.cpus().length,
     ...(waits.serverCpuSeconds !== undefined ? { serverCpuSeconds: waits.serverCpuSeconds } : {}),

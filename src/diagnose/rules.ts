@@ -68,6 +68,9 @@ interface Derived {
   /** Data file read share in the first and last third of the intervals. */
   readonly readsEarly: number;
   readonly readsLate: number;
+  /** Data file reads + writes in the first and last third. */
+  readonly ioEarly: number;
+  readonly ioLate: number;
   /** The backends got far less CPU than their active looks ask for, or the machine has more runnable processes than cores. */
   readonly starved: boolean;
 }
@@ -132,6 +135,8 @@ export const RULES: readonly Rule[] = [
     when: (i, d) =>
       i.shares.dataRead >= 0.2 ||
       (d.readsLate >= 0.15 && d.readsLate - d.readsEarly >= 0.1) ||
+      // the decay knee: data file I/O (reads, and writes of the dirty pages they evict) taking over as the table grows
+      (i.indexBytes > i.sharedBuffersBytes && d.ioLate >= 0.2 && d.ioLate - d.ioEarly >= 0.15) ||
       (i.indexBytes > i.sharedBuffersBytes && i.shares.dataRead + i.shares.dataWrite >= 0.25),
     bound: 'index (and table) blocks read back into shared_buffers, and evicted, once they no longer fit',
     change: (i) =>
@@ -163,7 +168,8 @@ export const RULES: readonly Rule[] = [
   },
   {
     id: 'cpu-shared',
-    when: (i, d) => i.shares.cpu >= 0.3 && d.starved,
+    // a starved pgsurge leaves the server waiting for it too: both count
+    when: (i, d) => d.starved && i.shares.cpu + i.shares.client >= 0.5,
     bound: "the machine's CPU, shared with other processes",
     change: (i, d) =>
       `a quieter machine: the backends were running or runnable in ${pct(i.shares.cpu)} of the looks` +
@@ -210,16 +216,18 @@ function largest(s: WaitShares): WaitClass {
   return WAIT_CLASSES.reduce((best, c) => (s[c] > s[best] ? c : best), 'cpu');
 }
 
-function thirds(intervals: DiagnosisInput['intervals']): { early: number; late: number } {
+/** The mean of `share` over the first and the last third of the intervals (zeros with fewer than 3). */
+function thirds(intervals: DiagnosisInput['intervals'], share: (s: WaitShares) => number): { early: number; late: number } {
   const n = intervals.length;
   if (n < 3) return { early: 0, late: 0 };
   const k = Math.max(1, Math.floor(n / 3));
-  const mean = (xs: DiagnosisInput['intervals']): number => xs.reduce((a, x) => a + x.shares.dataRead, 0) / xs.length;
+  const mean = (xs: DiagnosisInput['intervals']): number => xs.reduce((a, x) => a + share(x.shares), 0) / xs.length;
   return { early: mean(intervals.slice(0, k)), late: mean(intervals.slice(n - k)) };
 }
 
 function derive(i: DiagnosisInput): Derived {
-  const { early, late } = thirds(i.intervals);
+  const { early, late } = thirds(i.intervals, (s) => s.dataRead);
+  const io = thirds(i.intervals, (s) => s.dataRead + s.dataWrite);
   const serverCores = i.serverCpuSeconds !== undefined && i.seconds > 0 ? i.serverCpuSeconds / i.seconds : undefined;
   return {
     busy: busyShare(i.shares),
@@ -228,6 +236,8 @@ function derive(i: DiagnosisInput): Derived {
     commitsPerSecond: i.seconds > 0 ? i.commits / i.seconds : 0,
     readsEarly: early,
     readsLate: late,
+    ioEarly: io.early,
+    ioLate: io.late,
     starved: (serverCores !== undefined && serverCores < 0.5 * i.shares.cpu * i.workers) || (i.loadAverage !== undefined && i.loadAverage > 1.5 * i.cores),
   };
 }

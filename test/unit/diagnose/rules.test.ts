@@ -43,6 +43,7 @@ describe('the verdict: one rule per bottleneck, first that holds', () => {
     { name: 'active but starved of cores by other processes', input: { serverCpuSeconds: 4 }, rule: 'cpu-shared', change: /quieter machine.*0\.40 cores for 2 backends/ },
     { name: 'no /proc figures: CPU-bound from the looks alone', input: { serverCpuSeconds: undefined }, rule: 'server-cpu', change: /--wire binary/ },
     { name: 'a load average far above the cores: the machine is shared', input: { loadAverage: 9, shares: shares({ cpu: 0.55, client: 0.4, wal: 0.05 }) }, rule: 'cpu-shared', change: /load average 9\.0 on 2 cores/ },
+    { name: 'a starved machine, the server mostly waiting for a starved pgsurge: the machine', input: { loadAverage: 26, shares: shares({ cpu: 0.27, client: 0.72, extension: 0.01 }), serverCpuSeconds: 1 }, rule: 'cpu-shared', change: /load average 26\.0 on 2 cores/ },
     { name: 'a slow pipe: input-bound', input: { input: 'stream', shares: shares({ client: 0.9, cpu: 0.1 }), clientCpuSeconds: 1 }, rule: 'input', change: /feed the input faster/ },
     { name: 'pgsurge at a full core keeps the server waiting', input: { shares: shares({ client: 0.5, cpu: 0.5 }), clientCpuSeconds: 9.5 }, rule: 'pgsurge-cpu', change: /two pgsurge processes/ },
     { name: 'server waits for pgsurge, which has CPU to spare, a core free: more workers', input: { workers: 1, cores: 4, shares: shares({ client: 0.4, cpu: 0.6 }), serverCpuSeconds: 6 }, rule: 'more-workers', change: /more workers \(-w 2\)/ },
@@ -58,6 +59,14 @@ describe('the verdict: one rule per bottleneck, first that holds', () => {
     { name: 'index reads with an index bigger than RAM allows: build after', input: { shares: shares({ dataRead: 0.5, cpu: 0.5 }), indexBytes: 8 * 1024 * MB }, rule: 'index-reads', change: /build the indexes after the load/ },
     { name: 'reads flat and low: no index rule', input: { shares: shares({ dataRead: 0.05, cpu: 0.95 }), intervals: growingReads(0.05, 0.05) }, rule: 'server-cpu', change: /--wire binary/ },
     { name: 'reads and evictions with an index past shared_buffers: still the index', input: { shares: shares({ dataRead: 0.12, dataWrite: 0.15, cpu: 0.73 }), indexBytes: 200 * MB }, rule: 'index-reads', change: /shared_buffers of at least 250 MB/ },
+    {
+      name: 'a decay knee on a shared machine: reads and evictions take over late, the index past shared_buffers',
+      input: {
+        loadAverage: 22, serverCpuSeconds: 5, shares: shares({ cpu: 0.52, wal: 0.16, buffer: 0.12, dataWrite: 0.1, dataRead: 0.06, client: 0.04 }), sharedBuffersBytes: 16 * MB, indexBytes: 29 * MB,
+        intervals: Array.from({ length: 9 }, (_, k) => ({ toRows: k, shares: k < 5 ? shares({ cpu: 0.8, client: 0.2 }) : shares({ dataRead: 0.15, dataWrite: 0.2, cpu: 0.65 }) })),
+      },
+      rule: 'index-reads', change: /shared_buffers of at least 37 MB \(now 16 MB; the index is 29 MB\)/,
+    },
     { name: 'checkpoint waits', input: { shares: shares({ checkpoint: 0.12, cpu: 0.88 }) }, rule: 'checkpoints', change: /max_wal_size/ },
     { name: 'backends writing data blocks', input: { shares: shares({ dataWrite: 0.3, cpu: 0.7 }) }, rule: 'data-writes', change: /faster disk/ },
     { name: 'buffer contention', input: { workers: 4, shares: shares({ buffer: 0.3, cpu: 0.7 }) }, rule: 'buffer', change: /fewer workers \(-w 2\)/ },
