@@ -99,11 +99,18 @@ describe('verdicts of loads built to be bound by one thing', () => {
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
-    // ~2 s of input: 40 pieces, 50 ms apart
-    const piece = Math.ceil(data.length / 40);
-    for (let off = 0; off < data.length; off += piece) {
-      child.stdin.write(data.subarray(off, off + piece));
+    // the first piece at once (the command reads the first record before it starts its workers), then, once the
+    // workers are connected (a busy machine may take seconds to start Node), ~2.4 s of input: 40 pieces, 60 ms apart
+    const piece = Math.ceil(data.length / 41);
+    child.stdin.write(data.subarray(0, piece));
+    for (let waited = 0; waited < 20_000; waited += 50) {
+      const n = Number((await client.query("SELECT count(*) AS n FROM pg_stat_activity WHERE application_name LIKE 'pgsurge slow-% w%'")).rows[0].n);
+      if (n > 0) break;
       await new Promise((r) => setTimeout(r, 50));
+    }
+    for (let off = piece; off < data.length; off += piece) {
+      child.stdin.write(data.subarray(off, off + piece));
+      await new Promise((r) => setTimeout(r, 60));
     }
     child.stdin.end();
     assert.equal(await closed, 0, err);
