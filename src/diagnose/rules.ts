@@ -92,7 +92,7 @@ export const RULES: readonly Rule[] = [
     id: 'too-short',
     when: (i) => i.looks < MIN_LOOKS,
     bound: 'nothing that can be told',
-    change: () => 'a longer load (or a shorter --sample-every): too few looks at the backends to say where the time went',
+    change: () => 'a longer load shows it',
     why: `fewer than ${MIN_LOOKS} looks at the backends: one look more or less moves every share by several points`,
   },
   {
@@ -267,7 +267,7 @@ export function diagnose(input: DiagnosisInput): Verdict {
   ].filter((s) => s !== undefined);
   const text =
     rule.id === 'too-short'
-      ? `too few looks at the backends (${input.looks}) to say where the time went`
+      ? `too few looks at the backends (${input.looks}) to say where the time went — ${change}`
       : `the server was busy ${pct(d.busy)} of the load: ${describeShares(input)}; it waited for pgsurge ${pct(input.shares.client)}` +
         (cpu.length > 0 ? ` (${cpu.join('; ')})` : '') +
         ` — bound by ${bound}: ${change}`;

@@ -11,7 +11,8 @@ import { diagnoseLoad } from '../../src/diagnose/diagnose-load.js';
 import type { LoadSummary } from '../../src/metrics/load-counters.js';
 import type { Sample } from '../../src/metrics/series.js';
 import { NO_WAITS, type WaitCounts } from '../../src/metrics/wait-classes.js';
-import { clusterClient, clusterTempDir, openCluster, removeClusterDir } from '../helpers/temp-cluster.js';
+import { clusterClient, clusterTempDir, openCluster, removeClusterDir, TEST_PG_BIN } from '../helpers/temp-cluster.js';
+import { readProbe, type ProbeFigures } from '../../src/probe/probe-store.js';
 import { closeTestSchema, digest, openTestSchema, PGSURGE, runCli, tableRecords, testUrl } from '../helpers/test-db.js';
 
 /**
@@ -60,14 +61,14 @@ async function checkTable(c: pg.Client, table: string, file: string, rows: numbe
   assert.equal(digest(await tableRecords(c, table, '(FORMAT text)')), digest((await fs.readFile(file, 'utf8')).trimEnd().split('\n')));
 }
 
-function assertDiagnosed(event: JsonSummary, rows: number): Diagnosis {
+function assertDiagnosed(event: JsonSummary, rows: number, minLooks = 20): Diagnosis {
   if (event.diagnosis) process.stdout.write(`# verdict: ${event.diagnosis.verdict.text}\n`);
   assert.equal(event.event, 'summary');
   assert.equal(event.total.read, rows);
   assert.equal(event.total.loaded + event.total.rejected + event.total.skipped, event.total.read);
   const d = event.diagnosis;
   assert.ok(d, 'the summary carries a diagnosis');
-  assert.ok(d.waits.looks >= 20, `enough looks: ${d.waits.looks}`);
+  assert.ok(d.waits.looks >= minLooks, `enough looks: ${d.waits.looks}`);
   assert.ok(d.verdict.text.includes(d.verdict.change));
   return d;
 }
@@ -178,6 +179,36 @@ describe('verdicts of loads built to be bound by one thing', () => {
         assert.ok(d.verdict.shares.dataRead > 0.05, d.verdict.text);
         await c.query('CREATE VIEW loaded_rows AS SELECT * FROM idx WHERE id % 2 = 1');
         assert.equal(digest(await tableRecords(c, 'loaded_rows', '(FORMAT text)')), digest(spread.trimEnd().split('\n')));
+      } finally {
+        await c.end();
+        await cluster.stop();
+      }
+    });
+
+    it('pgsurge probe measures the disks and a scan, keeps the figures, and a load on the cluster is read against them', async () => {
+      const dataDir = path.join(cdir, 'data');
+      const p = await runCli(['probe', '--data-dir', dataDir, '--pg-bin', TEST_PG_BIN, '--size', '8MB', '--fsync-seconds', '1', '--scan-size', '8MB', '--json']);
+      assert.equal(p.code, 0, p.stderr);
+      const figures = JSON.parse(p.stdout) as ProbeFigures;
+      assert.deepEqual(figures.disks.map((d) => d.role), ['data directory', 'WAL directory']);
+      for (const d of figures.disks) assert.ok(d.fsyncsPerSecond > 0 && d.seqWriteMBps > 0 && d.seqReadMBps > 0, JSON.stringify(d));
+      assert.ok(figures.scan && figures.scan.tableBytes >= 6 * 1024 * 1024 && figures.scan.mbPerSecond > 0, JSON.stringify(figures.scan));
+      assert.deepEqual(await readProbe(dataDir), figures);
+      assert.equal(await cluster.isRunning(), false, 'the probe stops the cluster it started');
+
+      await cluster.start();
+      const c = await clusterClient(cluster);
+      try {
+        assert.equal(Number((await c.query("SELECT count(*) AS n FROM pg_class WHERE relname = 'pgsurge_probe_scan'")).rows[0].n), 0, 'the scan table is dropped');
+        await c.query('CREATE TABLE probed (id bigint, n integer, s text)');
+        const file = path.join(dir, 'probed.txt');
+        await writeNarrowRows({ rows: 50_000, keys: 'sequential', seed: 5, out: file });
+        // the managed cluster by its data directory (not --db): its reports read the probe's figures
+        const r = await runCli(['load', file, '-t', 'probed', '-f', 'text', '-w', '1', '--json', '--data-dir', dataDir, '--pg-bin', TEST_PG_BIN]);
+        assert.equal(r.code, 0, r.stderr);
+        const d = assertDiagnosed(lastEvent(r.stdout), 50_000, 1); // a short load: only the probe lines matter here
+        assert.match((d.againstProbe ?? []).join('\n'), /WAL written at [\d.]+ MB\/s, [\d.]+% of what its disk does sequentially/);
+        await checkTable(c, 'probed', file, 50_000);
       } finally {
         await c.end();
         await cluster.stop();
