@@ -2,16 +2,11 @@ import type { Command } from 'commander';
 
 /**
  * `pgsurge <command> --help` ends with examples. Commands whose own file already prints
- * an `Examples:` block (load, compare, decay, dbt3 gen) are not listed; a new command adds
+ * an `Examples:` block (load, compare, decay, dbt3 gen, dbt3 load) are not listed; a new command adds
  * its line here (or its own block), and test/unit/cli/help.test.ts checks that every command has one.
  */
 export const HELP_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'dbt3': ['pgsurge dbt3 gen --scale 1 --out data/sf1 && pgsurge dbt3 load data/sf1'],
-  'dbt3 load': [
-    'pgsurge dbt3 load data/sf1                       # tables, rows, keys, indexes, ANALYZE into the managed cluster',
-    'pgsurge dbt3 load data/sf1 --replace -w 4 --db postgresql://me@db1/bench',
-    'pgsurge dbt3 load data/sf1 --no-keys --report sf1.html',
-  ],
   'gen': ['pgsurge gen narrow --rows 10_000_000 --keys random --out narrow.txt'],
   'gen narrow': [
     'pgsurge gen narrow --rows 10_000_000 --keys random --out narrow.txt',
