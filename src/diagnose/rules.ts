@@ -104,7 +104,8 @@ export const RULES: readonly Rule[] = [
   },
   {
     id: 'commit-wait',
-    when: (i, d) => commitsOn(i) && i.shares.wal >= 0.2 && d.commitsPerSecond >= 20,
+    // a fifth of all looks, or (when pgsurge was starved and kept the server waiting) half of the server's busy looks
+    when: (i, d) => commitsOn(i) && d.commitsPerSecond >= 20 && (i.shares.wal >= 0.2 || (i.shares.wal >= 0.1 && i.shares.wal >= 0.5 * d.busy)),
     bound: 'commits waiting for their WAL to reach disk',
     change: () => '--durability fast (synchronous_commit=off: a COMMIT no longer waits for its flush; a crash can lose the last chunks, never corrupt) — or bigger chunks, fewer commits',
     why: 'with synchronous_commit on, every COMMIT waits for the WAL flush (WALSync/WALWrite); at many commits per second those waits add up to the WAL share seen, and they disappear when the flush is left to the WAL writer',

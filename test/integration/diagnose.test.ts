@@ -76,17 +76,18 @@ function assertDiagnosed(event: JsonSummary, rows: number, minLooks = 20): Diagn
 describe('verdicts of loads built to be bound by one thing', () => {
   it('a plain load from a file on an idle-enough server: bound by CPU', async () => {
     const file = path.join(dir, 'cpu.txt');
-    await writeNarrowRows({ rows: 200_000, keys: 'sequential', seed: 1, out: file });
+    await writeNarrowRows({ rows: 1_500_000, keys: 'sequential', seed: 1, out: file });
     await client.query(`CREATE TABLE ${SCHEMA}.cpu (id bigint, n integer, s text)`);
     const r = await runCli(['load', file, '-t', 'cpu', '--schema', SCHEMA, '-f', 'text', '-w', '1', '--chunk-size', '1MB', '--json', '--db', testUrl()]);
     assert.equal(r.code, 0, r.stderr);
-    const d = assertDiagnosed(lastEvent(r.stdout), 200_000);
+    const d = assertDiagnosed(lastEvent(r.stdout), 1_500_000);
     // on a machine shared with other jobs the backend is runnable but short of a core: still CPU
     assert.ok(['server-cpu', 'cpu-shared'].includes(d.verdict.rule), d.verdict.text);
-    assert.ok(d.verdict.shares.cpu >= 0.5, d.verdict.text);
+    // the rule's own condition: on CPU, or (a starved machine) on CPU plus waiting for a starved pgsurge
+    assert.ok(d.verdict.rule === 'server-cpu' ? d.verdict.shares.cpu >= 0.5 : d.verdict.shares.cpu + d.verdict.shares.client >= 0.5, d.verdict.text);
     assert.equal(d.waits.local, true, 'the runner\'s server is on this machine: CPU from /proc');
     assert.ok((d.waits.serverCpuSeconds ?? 0) > 0);
-    await checkTable(client, `${SCHEMA}.cpu`, file, 200_000);
+    await checkTable(client, `${SCHEMA}.cpu`, file, 1_500_000);
   });
 
   it('input through a throttled pipe: bound by the input', async () => {
@@ -138,16 +139,16 @@ describe('verdicts of loads built to be bound by one thing', () => {
       const c = await clusterClient(cluster);
       try {
         const file = path.join(dir, 'commits.txt');
-        await writeNarrowRows({ rows: 10_000, keys: 'sequential', seed: 3, out: file });
+        await writeNarrowRows({ rows: 25_000, keys: 'sequential', seed: 3, out: file });
         await c.query('CREATE TABLE commits (id bigint, n integer, s text)');
         // without the ledger a chunk's COMMIT is a plain synchronous commit: it waits for its WAL flush
         const r = await runCli(['load', file, '-t', 'commits', '-f', 'text', '-w', '1', '--chunk-size', '2kB', '--no-ledger', '--json', '--db', url]);
         assert.equal(r.code, 0, r.stderr);
-        const d = assertDiagnosed(lastEvent(r.stdout), 10_000);
+        const d = assertDiagnosed(lastEvent(r.stdout), 25_000);
         assert.equal(d.verdict.rule, 'commit-wait', d.verdict.text);
         assert.match(d.verdict.change, /--durability fast/);
         assert.ok(d.waits.events.some((e) => /WalSync|WALSync|WALWrite|WalWrite/i.test(e.event)), JSON.stringify(d.waits.events));
-        await checkTable(c, 'commits', file, 10_000);
+        await checkTable(c, 'commits', file, 25_000);
       } finally {
         await c.end();
         await cluster.stop();
