@@ -182,6 +182,8 @@ try {
   // Every canvas drawn: four charts, and a dbt3 load's Gantt chart of its timeline.
   const expected = page.canvases.length;
   if (page.charts !== expected) problems.push(`expected ${expected} charts drawn, the page says ${page.charts}`);
+  const waitCharts = page.canvases.filter((c) => c.id.startsWith('waits-')).length;
+  process.stdout.write(`wait-class charts: ${waitCharts}\n`);
   if (page.errors) problems.push(`page error: ${page.errors}`);
   for (const c of page.canvases) if (c.painted < 0.01) problems.push(`canvas #${c.id} is blank (${(100 * c.painted).toFixed(2)}% painted)`);
   const others = requests.filter((u) => u !== pageUrl);

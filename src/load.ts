@@ -298,7 +298,7 @@ export function checkLedgerOptions(options: Pick<LoadOptions, 'ledger' | 'writer
 }
 
 /** Workers are `pgsurge <load id> w<n>` in pg_stat_activity (application_name holds 63 bytes). */
-function workerNamePrefix(loadId: string): string {
+export function workerNamePrefix(loadId: string): string {
   return `pgsurge ${loadId}`.slice(0, 56) + ' w';
 }
 

@@ -10,7 +10,7 @@ import { EXIT, printError } from './errors.js';
 import { addObserveOptions, observeLoad, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
 import { formatBytes, parseSize } from './parse-options.js';
 import { resumeCommand } from './resume-command.js';
-import { formatSummary, renderTable } from './summary-format.js';
+import { formatDiagnosis, formatSummary, renderTable } from './summary-format.js';
 import { wireOption } from './writer-options.js';
 import { writerFor } from '../writer/writer-for.js';
 import { wireLines, type WireChoice } from '../wire/wire-report.js';
@@ -131,20 +131,21 @@ Examples:
         observed.reporter,
       );
       const { summary, phases, timeline } = result;
-      const series = await observed.finish('dbt3', { settings: {}, phases: phases.map((p) => ({ phase: p.phase, seconds: p.seconds })), timeline: timeline.map(timelineBar) });
+      const finished = await observed.finish('dbt3', { settings: {}, phases: phases.map((p) => ({ phase: p.phase, seconds: p.seconds })), timeline: timeline.map(timelineBar) });
+      const { series, diagnosis } = await observed.diagnose(summary, finished, { input: 'files' });
       const report =
         series &&
         observed.report({
           title: `pgsurge dbt3 load ${dir}`,
           settings: { workers: flags.workers, chunkBytes: flags.chunkSize, keys: flags.keys, analyze: flags.analyze, overlap: flags.overlap === true, durability: flags.durability, wire: flags.wire ?? 'auto', ...buildSettingsForReport(result) },
           series: [series],
-          notes: wireLines(summary.wire),
+          notes: [...wireLines(summary.wire), ...(diagnosis ? [diagnosis.verdict.text, ...(diagnosis.againstProbe ?? [])] : [])],
         });
       const written = await writeReportIfAsked(flags.report, report);
       if (flags.json) {
-        process.stdout.write(`${summaryEvent(summary, { phases, timeline, seconds: result.seconds, buildSizing: result.buildSizing, buildSession: result.buildSession, alreadyBuilt: result.alreadyBuilt, rebuilt: result.rebuilt, ...(written ? { report: written } : {}) })}\n`);
+        process.stdout.write(`${summaryEvent(summary, { phases, timeline, seconds: result.seconds, buildSizing: result.buildSizing, buildSession: result.buildSession, alreadyBuilt: result.alreadyBuilt, rebuilt: result.rebuilt, ...(written ? { report: written } : {}), ...(diagnosis ? { diagnosis } : {}) })}\n`);
       } else {
-        process.stdout.write(`${formatSummary(summary)}\n${formatDurability(summary)}\n\n`);
+        process.stdout.write(`${formatSummary(summary)}\n${formatDurability(summary)}\n${diagnosis ? `${formatDiagnosis(diagnosis)}\n` : ''}\n`);
         if (result.buildSizing) process.stdout.write(`${formatBuildSizing(result.buildSizing)}\n`);
         if (result.buildSession) process.stdout.write(`  a build session's pg_settings: ${Object.entries(result.buildSession).map(([k, v]) => `${k}=${v}`).join(', ')}\n`);
         if (result.alreadyBuilt.length > 0) process.stdout.write(`already built (left alone): ${result.alreadyBuilt.length}\n`);

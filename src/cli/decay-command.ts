@@ -5,13 +5,13 @@ import { openTarget, usesManagedCluster, type Target } from '../db/target.js';
 import { tableFlag } from './plan-inputs.js';
 import { DECAY_INDEX, DECAY_MODES, runDecay, type DecayIndex, type DecayMode } from '../decay/decay.js';
 import { NARROW_KEYS, type NarrowKeys } from '../decay/narrow-rows.js';
-import { asciiDecayChart, decayTable, describeKnee } from '../report/decay-text.js';
+import { asciiDecayChart, decayTable, describeKnee, waitClassTable } from '../report/decay-text.js';
 import { addTargetOptions, type TargetFlags } from './common-options.js';
 import { wireOption } from './writer-options.js';
 import { wireLines, type WireChoice } from '../wire/wire-report.js';
 import { addObserveOptions, observeLoad, parseReportPath, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
 import { defaultWorkers, formatBytes, parseChunkSize, parseSize, parseWholeNumber } from './parse-options.js';
-import { formatSummary } from './summary-format.js';
+import { formatDiagnosis, formatSummary } from './summary-format.js';
 import { formatCount } from '../report/format-count.js';
 
 interface DecayFlags extends TargetFlags, Omit<ObserveFlags, 'sampleEvery'> {
@@ -152,14 +152,16 @@ Examples:
         const facts = observed.sampler!.facts;
         const settings = { rows: flags.rows, bucket: flags.bucket, keys: flags.keys, index: flags.index, mode: flags.mode, wire: flags.mode === 'copy' ? (flags.wire ?? 'auto') : 'n/a', workers: flags.workers, chunkBytes: flags.chunkSize, seed: flags.seed };
         const name = `${flags.mode}, ${flags.keys} keys, index ${flags.index}, shared_buffers ${facts.settings.shared_buffers ?? '?'}`;
-        const series = (await observed.finish(name, { settings, phases: result.phases, finalSizes: result.finalSizes }))!;
+        const finished = (await observed.finish(name, { settings, phases: result.phases, finalSizes: result.finalSizes }))!;
+        const { series: diagnosed, diagnosis } = await observed.diagnose(result.summary, finished, { input: 'files' });
+        const series = diagnosed!;
         const { knee, text } = describeKnee(series.intervals, facts.sharedBuffersBytes, facts.settings.shared_buffers ?? '?');
         const withKnee = { ...series, knee: knee ?? null };
-        const notes = [text, `${target.description}; ${facts.version.split(' on ')[0]}`, ...wireLines(result.summary.wire)];
+        const notes = [text, ...(diagnosis ? [diagnosis.verdict.text, ...(diagnosis.againstProbe ?? [])] : []), `${target.description}; ${facts.version.split(' on ')[0]}`, ...wireLines(result.summary.wire)];
         const report = observed.report({ title: `pgsurge decay: ${formatCount(flags.rows)} narrow rows, ${name}`, settings, series: [withKnee], notes })!;
         const written = await writeReportIfAsked(reportFile, report);
         if (flags.json) {
-          process.stdout.write(`${summaryEvent(result.summary, { phases: result.phases, knee: knee ?? null, kneeText: text, finalSizes: result.finalSizes, report: written })}\n`);
+          process.stdout.write(`${summaryEvent(result.summary, { phases: result.phases, knee: knee ?? null, kneeText: text, finalSizes: result.finalSizes, report: written, ...(diagnosis ? { diagnosis } : {}) })}\n`);
           return;
         }
         const phases = result.phases.map((p) => `${p.phase} ${p.seconds.toFixed(1)} s`).join(', ');
@@ -169,9 +171,11 @@ Examples:
             '',
             asciiDecayChart(series.intervals, knee),
             '',
+            ...(series.intervals.some((i) => i.waits) ? [waitClassTable(series.intervals), ''] : []),
             text,
             '',
             formatSummary(result.summary),
+            ...(diagnosis ? [formatDiagnosis(diagnosis)] : []),
             `phases: ${phases}; final size: table ${formatBytes(result.finalSizes.heapBytes)}, index ${formatBytes(result.finalSizes.indexBytes)}`,
             `server: ${facts.version.split(' on ')[0]}; ${Object.entries(facts.settings).map(([k, v]) => `${k}=${v}`).join(' ')}`,
             `machine: ${report.machine.cpuModel}, ${report.machine.cores} cores, load average ${report.machine.loadAverage?.join(' ') ?? '?'}`,

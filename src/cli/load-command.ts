@@ -17,7 +17,7 @@ import { addObserveOptions, observeLoad, summaryEvent, writeReportIfAsked, type 
 import { parseLoadId } from './parse-options.js';
 import { planInputs } from './plan-inputs.js';
 import { resumeCommand, startOverCommand } from './resume-command.js';
-import { formatSummary } from './summary-format.js';
+import { formatDiagnosis, formatSummary } from './summary-format.js';
 import { wireLines } from '../wire/wire-report.js';
 
 interface LoadCommandFlags extends LoadFlags, InputFlags, ObserveFlags, WriterFlags {
@@ -141,19 +141,20 @@ Examples:
         allReporters(messages, observed.reporter),
       );
       const tables = inputs.map((i) => i.table).filter((t, k, all) => all.indexOf(t) === k).join(', ');
-      const series = await observed.finish(tables);
+      const finished = await observed.finish(tables);
+      const { series, diagnosis } = await observed.diagnose(summary, finished, { input: files.includes('-') ? 'stream' : 'files' });
       const report =
         series &&
         observed.report({
           title: `pgsurge load: ${series.name}`,
           settings: { workers: flags.workers, chunkBytes: flags.chunkSize, mode: writer.name, ...(writerSpec.mode === 'copy' ? { wire: flags.wire ?? 'auto' } : {}), durability: flags.durability, unlogged: flags.unlogged === true },
           series: [series],
-          notes: wireLines(summary.wire),
+          notes: [...wireLines(summary.wire), ...(diagnosis ? [diagnosis.verdict.text, ...(diagnosis.againstProbe ?? [])] : [])],
         });
       const written = await writeReportIfAsked(flags.report, report);
-      if (flags.json) process.stdout.write(`${summaryEvent(summary, written ? { report: written } : {})}\n`);
+      if (flags.json) process.stdout.write(`${summaryEvent(summary, { ...(written ? { report: written } : {}), ...(diagnosis ? { diagnosis } : {}) })}\n`);
       else {
-        process.stdout.write(`${formatSummary(summary)}\n${formatDurability(summary)}\n`);
+        process.stdout.write(`${formatSummary(summary)}\n${formatDurability(summary)}\n${diagnosis ? `${formatDiagnosis(diagnosis)}\n` : ''}`);
         if (written) process.stderr.write(`report: ${written}\n`);
       }
       const rejected = summary.total.rejected + (summary.files ?? []).reduce((a, f) => a + f.earlier.rejected, 0);

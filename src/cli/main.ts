@@ -9,6 +9,7 @@ import { registerGenCommands } from './gen-commands.js';
 import { EXIT, printError } from './errors.js';
 import { addHelpExamples } from './help-examples.js';
 import { registerLoadCommand } from './load-command.js';
+import { registerProbeCommand } from './probe-command.js';
 import { registerReportCommand } from './report-command.js';
 import { registerWalCommands } from './wal-commands.js';
 
@@ -32,6 +33,7 @@ Target: --db <url>, else the PG* environment variables, else a managed cluster p
   registerWalCommands(program);
   registerDecayCommand(program);
   registerReportCommand(program);
+  registerProbeCommand(program);
   registerDemoCommand(program);
   registerCompletionCommand(program);
   addHelpExamples(program);

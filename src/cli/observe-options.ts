@@ -8,6 +8,8 @@ import { Sampler } from '../metrics/sampler.js';
 import { allReporters, progressMode, progressReporter, type ProgressReporter } from '../report/progress-line.js';
 import { makeReport, makeSeries, redactArgv, type LoadReport, type ReportSeries, type SettingValue } from '../report/report-data.js';
 import { REPORT_KINDS, reportKind, writeReport } from '../report/write-report.js';
+import { diagnoseLoad, type Diagnosis, type LoadContext } from '../diagnose/diagnose-load.js';
+import { readProbe } from '../probe/probe-store.js';
 
 /** How a load is watched: samples, progress output, report file. */
 export interface ObserveFlags {
@@ -55,6 +57,11 @@ export interface ObservedLoad {
   finish(name: string, extra?: Partial<Omit<ReportSeries, 'name' | 'samples' | 'intervals'>>): Promise<ReportSeries | undefined>;
   /** Builds the report object (needs sampling). */
   report(fields: { title: string; settings: Readonly<Record<string, SettingValue>>; series: readonly ReportSeries[]; notes?: readonly string[] }): LoadReport | undefined;
+  /**
+   * After `finish`: where the load's backends spent their time and the verdict, put into
+   * the series too (undefined without samples or wait looks).
+   */
+  diagnose(summary: LoadSummary, series: ReportSeries | undefined, context: LoadContext): Promise<{ series: ReportSeries | undefined; diagnosis: Diagnosis | undefined }>;
   /** Releases the sampler's connection if `finish` was not reached. */
   close(): Promise<void>;
 }
@@ -80,6 +87,13 @@ export async function observeLoad(flags: ObserveFlags, target: Target, options: 
       } finally {
         progress.finish();
       }
+    },
+    async diagnose(summary, series, context) {
+      const waits = sampler?.waitSummary;
+      if (!sampler || !waits || !series) return { series, diagnosis: undefined };
+      const probe = target.managed ? await readProbe(target.managed.dataDir) : undefined;
+      const diagnosis = diagnoseLoad({ waits, samples: series.samples, summary, facts: sampler.facts, context, ...(probe ? { probe } : {}) });
+      return { series: { ...series, diagnosis }, diagnosis };
     },
     report(fields) {
       if (!sampler) return undefined;

@@ -2,6 +2,8 @@ import type { LoadSummary } from '../metrics/load-counters.js';
 import { MB } from '../metrics/rates.js';
 import { formatCount } from '../report/format-count.js';
 import { wireLines } from '../wire/wire-report.js';
+import type { Diagnosis } from '../diagnose/diagnose-load.js';
+import { totalWaits, WAIT_CLASS_LABELS, WAIT_CLASSES, waitShares } from '../metrics/wait-classes.js';
 
 /** Renders rows as a plain aligned table (numbers right-aligned). */
 export function renderTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -63,4 +65,25 @@ export function formatSummary(summary: LoadSummary): string {
   if (summary.loadId) lines.push(`load id: ${summary.loadId}`);
   parts.push(lines.join('\n'));
   return parts.join('\n\n');
+}
+
+/**
+ * Where the load's backends spent their time and the verdict: a line of wait classes,
+ * the verdict, the rule's reason, the load against the probe's figures.
+ */
+export function formatDiagnosis(d: Diagnosis): string {
+  const w = d.waits;
+  const shares = waitShares(w.waits);
+  const classes = WAIT_CLASSES.filter((c) => shares[c] >= 0.001)
+    .sort((a, b) => shares[b] - shares[a])
+    .map((c) => `${WAIT_CLASS_LABELS[c]} ${(100 * shares[c]).toFixed(1)}%`)
+    .join(', ');
+  const events = w.events.slice(0, 4).map((e) => `${e.event} ${((100 * e.looks) / Math.max(1, totalWaits(w.waits))).toFixed(1)}%`).join(', ');
+  const lines = [
+    `where the time went (${formatCount(w.looks)} looks every ${w.everyMs} ms at the load's backends): ${classes || 'nothing seen'}${events ? `; top waits: ${events}` : ''}`,
+    `verdict: ${d.verdict.text}`,
+    `  why (rule ${d.verdict.rule}): ${d.verdict.why}`,
+    ...(d.againstProbe ?? []).map((l) => `  against the probe: ${l}`),
+  ];
+  return lines.join('\n');
 }

@@ -7,6 +7,8 @@ import type { LoadReporter } from '../load.js';
 import type { SampleEvery } from './sample-every.js';
 import { intervalBetween, type Interval, type Sample } from './series.js';
 import { countRowsBefore, readServerFacts, readServerSnapshot, type ServerFacts, type ServerSnapshot } from './server-snapshot.js';
+import { DEFAULT_WAIT_EVERY_MS, serverIsLocal, WaitSampler, type WaitSnapshot, type WaitSummary } from './wait-sampler.js';
+import { workerNamePrefix } from '../load.js';
 
 /** What a sample tells whoever listens (the progress output, a report, a test). */
 export interface SampleListener {
@@ -19,6 +21,8 @@ export interface SamplerOptions {
   /** Client clock in ms and CPU seconds; a test may pass its own. */
   readonly clock?: () => number;
   readonly cpuSeconds?: () => number;
+  /** How often the load's backends' wait events are looked at (default 50 ms); `off` for never. */
+  readonly waitEveryMs?: number | 'off';
 }
 
 const processCpuSeconds = (): number => {
@@ -46,6 +50,11 @@ export class Sampler implements LoadReporter {
   rowsBeforeEstimated = false;
   /** Milliseconds spent waiting for the server's answers to samples (what sampling costs, at most). */
   busyMs = 0;
+  private waitSampler: WaitSampler | undefined;
+  /** The wait looks and the samples share the connection: one at a time, in turn. */
+  private queue: Promise<unknown> = Promise.resolve();
+  /** Where the load's backends spent their time, once stopped (undefined without wait sampling). */
+  waitSummary: WaitSummary | undefined;
 
   private constructor(
     private client: pg.Client,
@@ -85,6 +94,12 @@ export class Sampler implements LoadReporter {
     }
   }
 
+  private inTurn<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
   private now(): number {
     return (this.options.clock ?? (() => performance.now()))();
   }
@@ -94,13 +109,20 @@ export class Sampler implements LoadReporter {
   }
 
   /** Called by the load once the tables exist and before any row is sent: the baseline. */
-  async start(info: { inputs: readonly { table: string; schema: string | undefined }[] }): Promise<void> {
+  async start(info: { inputs: readonly { table: string; schema: string | undefined }[]; loadId?: string }): Promise<void> {
     this.tables = [...new Set(info.inputs.map((i) => qualifiedName(i.table, i.schema)))];
+    const waitEvery = this.options.waitEveryMs ?? DEFAULT_WAIT_EVERY_MS;
+    if (info.loadId !== undefined && waitEvery !== 'off' && this.waitSampler === undefined) {
+      const pid = await this.withClient(async (c) => (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0);
+      const local = serverIsLocal(this.target, pid);
+      this.waitSampler = new WaitSampler((fn) => this.inTurn(() => this.withClient(fn)), workerNamePrefix(info.loadId), { everyMs: waitEvery, local, versionNum: this.facts.versionNum });
+      await this.waitSampler.start();
+    }
     const before = await this.withClient((c) => countRowsBefore(c, this.tables));
     this.rowsBeforeEstimated = before.estimated;
     const snapshot = await this.withClient((c) => readServerSnapshot(c, this.tables, this.facts.versionNum));
     this.base = { snapshot, at: this.now(), cpu: this.cpu(), rowsBefore: before.rows };
-    this.record(snapshot, this.base.at, this.base.cpu, 0, 0);
+    this.record(snapshot, this.base.at, this.base.cpu, 0, 0, this.waitSampler?.snapshot());
     const { every } = this.options;
     if ('ms' in every) {
       this.timer = setInterval(() => {
@@ -132,6 +154,7 @@ export class Sampler implements LoadReporter {
       while (this.inFlight) await this.inFlight;
       const last = this.samples.at(-1);
       if (this.base && (last === undefined || last.rowsLoaded !== this.rows || this.samples.length === 1)) await this.sampleNow();
+      this.waitSummary = await this.waitSampler?.stop();
     } finally {
       await this.client.end().catch(() => undefined);
     }
@@ -151,12 +174,13 @@ export class Sampler implements LoadReporter {
     const bytes = this.bytes;
     const at = this.now();
     const cpu = this.cpu();
-    this.inFlight = this.withClient((c) => readServerSnapshot(c, this.tables, this.facts.versionNum))
+    const waits = this.waitSampler?.snapshot();
+    this.inFlight = this.inTurn(() => this.withClient((c) => readServerSnapshot(c, this.tables, this.facts.versionNum)))
       .finally(() => {
         this.busyMs += this.now() - at;
       })
       .then(
-        (snapshot) => this.record(snapshot, at, cpu, rows, bytes),
+        (snapshot) => this.record(snapshot, at, cpu, rows, bytes, waits),
         (error: unknown) => {
           for (const l of this.listeners) l.sampleFailed?.(error);
         },
@@ -170,7 +194,7 @@ export class Sampler implements LoadReporter {
       });
   }
 
-  private record(snapshot: ServerSnapshot, at: number, cpu: number, rows: number, bytes: number): void {
+  private record(snapshot: ServerSnapshot, at: number, cpu: number, rows: number, bytes: number, waits: WaitSnapshot | undefined): void {
     const base = this.base!;
     const b = base.snapshot;
     const sample: Sample = {
@@ -188,6 +212,7 @@ export class Sampler implements LoadReporter {
       indexBlocksRead: snapshot.indexBlocksRead - b.indexBlocksRead,
       indexBlocksHit: snapshot.indexBlocksHit - b.indexBlocksHit,
       clientCpuSeconds: cpu - base.cpu,
+      ...waits,
     };
     const previous = this.samples.at(-1);
     this.samples.push(sample);

@@ -1,4 +1,5 @@
 import { MB, perSecond } from './rates.js';
+import { subtractWaits, totalWaits, waitShares, type WaitCounts, type WaitShares } from './wait-classes.js';
 
 /**
  * One sample taken during a load: the loader's counters and the server's facts at one
@@ -33,6 +34,10 @@ export interface Sample {
   readonly indexBlocksHit: number;
   /** The loader process's CPU since the start (`process.cpuUsage()`), seconds. */
   readonly clientCpuSeconds: number;
+  /** Looks at the load's backends per wait class since the start (wait sampling on). */
+  readonly waits?: WaitCounts;
+  /** CPU seconds of the load's backends since the start (a server on this machine only). */
+  readonly serverCpuSeconds?: number;
 }
 
 /** What happened between two samples. */
@@ -56,6 +61,10 @@ export interface Interval {
   readonly indexHitRatio: number | undefined;
   /** Loader CPU in the interval as a share of one core. */
   readonly clientCpu: number;
+  /** Share of the looks at the load's backends in each wait class during the interval (when sampled and looked at). */
+  readonly waits?: WaitShares;
+  /** The load's backends' CPU in the interval, in cores (a local server only). */
+  readonly serverCpu?: number;
   /** Table and index size at the interval's end. */
   readonly heapBytes: number;
   readonly indexBytes: number;
@@ -83,9 +92,20 @@ export function intervalBetween(a: Sample, b: Sample): Interval {
     indexBlocksRead: indexRead,
     indexHitRatio: ratio(indexHit, indexHit + indexRead),
     clientCpu: perSecond(b.clientCpuSeconds - a.clientCpuSeconds, seconds),
+    ...waitsBetween(a, b),
     heapBytes: b.heapBytes,
     indexBytes: b.indexBytes,
   };
+}
+
+function waitsBetween(a: Sample, b: Sample): Pick<Interval, 'waits' | 'serverCpu'> {
+  const out: { waits?: WaitShares; serverCpu?: number } = {};
+  if (a.waits && b.waits) {
+    const d = subtractWaits(b.waits, a.waits);
+    if (totalWaits(d) > 0) out.waits = waitShares(d);
+  }
+  if (a.serverCpuSeconds !== undefined && b.serverCpuSeconds !== undefined) out.serverCpu = perSecond(b.serverCpuSeconds - a.serverCpuSeconds, b.seconds - a.seconds);
+  return out;
 }
 
 /** Consecutive samples → intervals (one fewer); intervals of zero length are merged into the next. */

@@ -64,10 +64,9 @@ SELECT coalesce(sum(pg_relation_size(t.oid)), 0)::text AS heap,
   LEFT JOIN pg_statio_user_tables s ON s.relid = t.oid`;
 
 export async function readServerSnapshot(client: pg.Client, tables: readonly string[], versionNum: number): Promise<ServerSnapshot> {
-  const [r, c] = await Promise.all([
-    client.query<Record<'heap' | 'idx' | 'wal' | 'heap_read' | 'heap_hit' | 'idx_read' | 'idx_hit', string>>(SNAPSHOT_SQL, [tables]),
-    client.query<{ timed: string; requested: string }>(checkpointSql(versionNum)),
-  ]);
+  // one after the other: node-postgres deprecates a query issued while another is running on the client
+  const r = await client.query<Record<'heap' | 'idx' | 'wal' | 'heap_read' | 'heap_hit' | 'idx_read' | 'idx_hit', string>>(SNAPSHOT_SQL, [tables]);
+  const c = await client.query<{ timed: string; requested: string }>(checkpointSql(versionNum));
   const row = r.rows[0];
   const cp = c.rows[0];
   return {

@@ -1,6 +1,7 @@
 import { renderTable } from '../cli/summary-format.js';
 import { formatCount as count } from './format-count.js';
 import { MB } from '../metrics/rates.js';
+import { WAIT_CLASS_LABELS, WAIT_CLASSES } from '../metrics/wait-classes.js';
 import { earlyLevel, findKnee, kneeSearchStart, lowestShare, type Interval, type Knee, type KneeOptions, DEFAULT_KNEE } from '../metrics/series.js';
 
 const mb = (b: number): string => (b / MB).toFixed(0);
@@ -71,4 +72,20 @@ export function describeKnee(intervals: readonly Interval[], sharedBuffersBytes:
       (low && at ? `; the slowest bucket (at ${shortCount(at.toRows)} rows) ran at ${(100 * low.share).toFixed(0)}%` : '') +
       (at ? `. At the end the table was ${mb(intervals.at(-1)!.heapBytes)} MB${times(intervals.at(-1)!.heapBytes, sharedBuffersBytes)} and the index ${mb(intervals.at(-1)!.indexBytes)} MB${times(intervals.at(-1)!.indexBytes, sharedBuffersBytes)}; shared_buffers = ${sharedBuffersShown}.` : '.'),
   };
+}
+
+/**
+ * The decay curve explained: per bucket, rows/s beside the share of looks in each wait
+ * class (only classes that reach 1% somewhere), so the knee shows as data file reads
+ * taking over from CPU.
+ */
+export function waitClassTable(intervals: readonly Interval[]): string {
+  const shown = WAIT_CLASSES.filter((c) => intervals.some((i) => (i.waits?.[c] ?? 0) >= 0.01));
+  const rows = intervals.map((i) => [
+    count(i.toRows),
+    count(i.rowsPerSecond),
+    ...shown.map((c) => (i.waits ? `${(100 * i.waits[c]).toFixed(0)}%` : '-')),
+    i.serverCpu === undefined ? '-' : i.serverCpu.toFixed(2),
+  ]);
+  return renderTable(['rows in table', 'rows/s', ...shown.map((c) => WAIT_CLASS_LABELS[c]), 'server cores'], rows);
 }

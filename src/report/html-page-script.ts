@@ -65,7 +65,7 @@ export function drawReport(Chart: any, report: any, doc: Document): number {
     tension: 0,
   });
 
-  const chart = (id: string, title: string, xTitle: string, yTitle: string, datasets: any[], markerOpts: any = {}, xFormat = fmt, yFormat = fmt): void => {
+  const chart = (id: string, title: string, xTitle: string, yTitle: string, datasets: any[], markerOpts: any = {}, xFormat = fmt, yFormat = fmt, extraScales: any = {}): void => {
     const canvas = doc.getElementById(id) as HTMLCanvasElement;
     new Chart(canvas, {
       type: 'line',
@@ -81,6 +81,7 @@ export function drawReport(Chart: any, report: any, doc: Document): number {
         scales: {
           x: { type: 'linear', title: { display: true, text: xTitle }, ticks: { callback: (v: number) => xFormat(v) } },
           y: { type: 'linear', beginAtZero: true, title: { display: true, text: yTitle }, ticks: { callback: (v: number) => yFormat(v) } },
+          ...extraScales,
         },
         plugins: { title: { display: true, text: title, font: { size: 15 } }, legend: { display: true, position: 'bottom' }, pgsurgeMarkers: markerOpts },
       },
@@ -126,10 +127,49 @@ export function drawReport(Chart: any, report: any, doc: Document): number {
     { vertical: knees, horizontal: buffers },
   );
 
+  // Where the backends' time went, per interval, stacked, against the table's growth; rows/s on the right axis.
+  const classColors: Record<string, string> = { cpu: '#1a7f37', client: '#8c959f', wal: '#d1242f', extension: '#9a6700', dataRead: '#8250df', dataWrite: '#bf3989', buffer: '#0a7ea4', checkpoint: '#fb8500', lock: '#57606a', other: '#d0d7de' };
+  const classLabels: Record<string, string> = { cpu: 'on CPU', client: 'waiting for pgsurge', wal: 'WAL', extension: 'extension lock', dataRead: 'data file reads', dataWrite: 'data file writes', buffer: 'buffer contention', checkpoint: 'checkpoints', lock: 'locks', other: 'other waits' };
+  let drawn = 4;
+  series.forEach((s, k) => {
+    if (!doc.getElementById('waits-' + k)) return;
+    const withWaits = s.intervals.filter((i: any) => i.waits);
+    if (withWaits.length === 0) return;
+    const classes = Object.keys(classColors).filter((c) => withWaits.some((i: any) => (i.waits[c] || 0) >= 0.005));
+    const areas = classes.map((c) => ({
+      label: classLabels[c],
+      data: withWaits.map((i: any) => ({ x: i.toRows, y: 100 * (i.waits[c] || 0) })),
+      borderColor: classColors[c],
+      backgroundColor: classColors[c] + 'cc',
+      borderWidth: 1,
+      pointRadius: 0,
+      fill: true,
+      stack: 'waits',
+      yAxisID: 'y',
+      tension: 0,
+    }));
+    const rate = { ...line('rows/s', '#1f2328', s.intervals.map((i: any) => ({ x: i.toRows, y: i.rowsPerSecond }))), yAxisID: 'y2', fill: false, stack: 'rate', order: -1 };
+    chart(
+      'waits-' + k,
+      "Where the server's time went" + (series.length > 1 ? ' — ' + s.name : '') + ', beside rows/s',
+      'rows in the table',
+      "% of looks at the load's backends",
+      [...areas, rate],
+      { vertical: s.knee ? [{ value: s.knee.toRows, color: '#1f2328', label: 'knee' }] : [] },
+      fmt,
+      (v: number) => String(v),
+      {
+        y: { type: 'linear', stacked: true, min: 0, max: 100, title: { display: true, text: "% of looks at the load's backends" } },
+        y2: { type: 'linear', position: 'right', beginAtZero: true, grid: { drawOnChartArea: false }, title: { display: true, text: 'rows/s' }, ticks: { callback: (v: number) => fmt(v) } },
+      },
+    );
+    drawn++;
+  });
+
   // dbt3 load: each table's load and each build as a floating bar from its start to its end (a Gantt chart).
   const timed = series.find((s) => Array.isArray(s.timeline) && s.timeline.length > 0);
   const canvas = doc.getElementById('timeline') as HTMLCanvasElement | null;
-  if (!timed || !canvas) return 4;
+  if (!timed || !canvas) return drawn;
   const kinds = ['load', 'primary key', 'index', 'foreign key', 'analyze'];
   const bars: any[] = timed.timeline;
   new Chart(canvas, {
@@ -170,5 +210,5 @@ export function drawReport(Chart: any, report: any, doc: Document): number {
       },
     },
   });
-  return 5;
+  return drawn + 1;
 }

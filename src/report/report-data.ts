@@ -2,6 +2,7 @@ import os from 'node:os';
 import type { Knee } from '../metrics/series.js';
 import { intervalsOf, type Interval, type Sample } from '../metrics/series.js';
 import type { ServerFacts } from '../metrics/server-snapshot.js';
+import type { Diagnosis } from '../diagnose/diagnose-load.js';
 
 /**
  * A load report: what ran, where, and the series of samples. Holds N named series, so
@@ -55,6 +56,8 @@ export interface ReportSeries {
   readonly timeline?: readonly TimelineBar[];
   /** Table and index size after the last phase (e.g. after `--index after` built it). */
   readonly finalSizes?: { readonly heapBytes: number; readonly indexBytes: number };
+  /** Where the load's backends spent their time, and the verdict (wait sampling on). */
+  readonly diagnosis?: Diagnosis;
 }
 
 export interface LoadReport {

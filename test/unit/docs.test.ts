@@ -34,6 +34,7 @@ const PAGES: Readonly<Record<string, string>> = {
   report: 'docs/reports.md',
   demo: 'docs/demo.md',
   completion: 'docs/completion.md',
+  probe: 'docs/diagnostics.md',
 };
 
 function allCommands(cmd: Command): Command[] {

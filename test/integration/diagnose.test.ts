@@ -1,0 +1,239 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, fdatasyncSync, openSync, promises as fs } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type pg from 'pg';
+import type { ManagedCluster } from '../../src/cluster/managed-cluster.js';
+import { writeNarrowRows } from '../../src/decay/narrow-rows.js';
+import type { Diagnosis } from '../../src/diagnose/diagnose-load.js';
+import { diagnoseLoad } from '../../src/diagnose/diagnose-load.js';
+import type { LoadSummary } from '../../src/metrics/load-counters.js';
+import type { Sample } from '../../src/metrics/series.js';
+import { NO_WAITS, type WaitCounts } from '../../src/metrics/wait-classes.js';
+import { clusterClient, clusterTempDir, openCluster, removeClusterDir, TEST_PG_BIN } from '../helpers/temp-cluster.js';
+import { readProbe, type ProbeFigures } from '../../src/probe/probe-store.js';
+import { closeTestSchema, digest, openTestSchema, PGSURGE, runCli, tableRecords, testUrl } from '../helpers/test-db.js';
+
+/**
+ * Each bottleneck built on purpose, loaded through the real command line with --json, and
+ * the verdict asserted. CPU- and client-bound run on the runner's server; commit-bound and
+ * index reads on a private cluster (fsync on; then a tiny shared_buffers), so the shared
+ * server is untouched. Extension-lock contention cannot be provoked reliably on 2 shared
+ * cores: its verdict is checked on a synthetic sample series instead.
+ */
+const SCHEMA = 'it_diagnose';
+let client: pg.Client;
+let dir: string;
+
+before(async () => {
+  ({ client, dir } = await openTestSchema(SCHEMA, 'pgsurge-it-diagnose-'));
+});
+after(async () => {
+  await closeTestSchema(SCHEMA, client, dir);
+});
+
+interface JsonSummary {
+  event: string;
+  total: { rows: number; read: number; loaded: number; rejected: number; skipped: number };
+  diagnosis?: Diagnosis;
+}
+
+/** Writes the file's dirty pages out and drops its cached ones (dd's nocache: fadvise DONTNEED). */
+function dropFromPageCache(file: string): void {
+  const fd = openSync(file, 'r');
+  try {
+    fdatasyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  spawnSync('dd', [`if=${file}`, 'iflag=nocache', 'count=0', 'status=none']);
+}
+
+function lastEvent(stdout: string): JsonSummary {
+  const lines = stdout.trim().split('\n');
+  return JSON.parse(lines.at(-1)!) as JsonSummary;
+}
+
+async function checkTable(c: pg.Client, table: string, file: string, rows: number): Promise<void> {
+  const n = Number((await c.query(`SELECT count(*) AS n FROM ${table}`)).rows[0].n);
+  assert.equal(n, rows);
+  assert.equal(digest(await tableRecords(c, table, '(FORMAT text)')), digest((await fs.readFile(file, 'utf8')).trimEnd().split('\n')));
+}
+
+function assertDiagnosed(event: JsonSummary, rows: number, minLooks = 20): Diagnosis {
+  if (event.diagnosis) process.stdout.write(`# verdict: ${event.diagnosis.verdict.text}\n`);
+  assert.equal(event.event, 'summary');
+  assert.equal(event.total.read, rows);
+  assert.equal(event.total.loaded + event.total.rejected + event.total.skipped, event.total.read);
+  const d = event.diagnosis;
+  assert.ok(d, 'the summary carries a diagnosis');
+  assert.ok(d.waits.looks >= minLooks, `enough looks: ${d.waits.looks}`);
+  assert.ok(d.verdict.text.includes(d.verdict.change));
+  return d;
+}
+
+describe('verdicts of loads built to be bound by one thing', () => {
+  it('a plain load from a file on an idle-enough server: bound by CPU', async () => {
+    const file = path.join(dir, 'cpu.txt');
+    await writeNarrowRows({ rows: 1_500_000, keys: 'sequential', seed: 1, out: file });
+    await client.query(`CREATE TABLE ${SCHEMA}.cpu (id bigint, n integer, s text)`);
+    const r = await runCli(['load', file, '-t', 'cpu', '--schema', SCHEMA, '-f', 'text', '-w', '1', '--chunk-size', '1MB', '--json', '--db', testUrl()]);
+    assert.equal(r.code, 0, r.stderr);
+    const d = assertDiagnosed(lastEvent(r.stdout), 1_500_000);
+    // on a machine shared with other jobs the backend is runnable but short of a core: still CPU
+    assert.ok(['server-cpu', 'cpu-shared'].includes(d.verdict.rule), d.verdict.text);
+    // the rule's own condition: on CPU, or (a starved machine) on CPU plus waiting for a starved pgsurge
+    assert.ok(d.verdict.rule === 'server-cpu' ? d.verdict.shares.cpu >= 0.5 : d.verdict.shares.cpu + d.verdict.shares.client >= 0.5, d.verdict.text);
+    assert.equal(d.waits.local, true, 'the runner\'s server is on this machine: CPU from /proc');
+    assert.ok((d.waits.serverCpuSeconds ?? 0) > 0);
+    await checkTable(client, `${SCHEMA}.cpu`, file, 1_500_000);
+  });
+
+  it('input through a throttled pipe: bound by the input', async () => {
+    const file = path.join(dir, 'slow.txt');
+    await writeNarrowRows({ rows: 20_000, keys: 'sequential', seed: 2, out: file });
+    await client.query(`CREATE TABLE ${SCHEMA}.slow (id bigint, n integer, s text)`);
+    const data = await fs.readFile(file);
+    const child = spawn(process.execPath, [PGSURGE, 'load', '-', '-t', 'slow', '--schema', SCHEMA, '-f', 'text', '-w', '2', '--chunk-size', '64kB', '--json', '--db', testUrl()], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+    // the first piece at once (the command reads the first record before it starts its workers), then, once the
+    // workers are connected (a busy machine may take seconds to start Node), ~2.4 s of input: 40 pieces, 60 ms apart
+    const piece = Math.ceil(data.length / 41);
+    child.stdin.write(data.subarray(0, piece));
+    for (let waited = 0; waited < 20_000; waited += 50) {
+      const n = Number((await client.query("SELECT count(*) AS n FROM pg_stat_activity WHERE application_name LIKE 'pgsurge slow-% w%'")).rows[0].n);
+      if (n > 0) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    for (let off = piece; off < data.length; off += piece) {
+      child.stdin.write(data.subarray(off, off + piece));
+      await new Promise((r) => setTimeout(r, 60));
+    }
+    child.stdin.end();
+    assert.equal(await closed, 0, err);
+    const d = assertDiagnosed(lastEvent(out), 20_000);
+    assert.equal(d.verdict.rule, 'input', d.verdict.text);
+    assert.ok(d.verdict.shares.client >= 0.5, d.verdict.text);
+    await checkTable(client, `${SCHEMA}.slow`, file, 20_000);
+  });
+
+  describe('on a private cluster', () => {
+    let cdir: string;
+    let cluster: ManagedCluster;
+    before(async () => {
+      cdir = await clusterTempDir('pgsurge-it-diagnose-cluster-');
+      cluster = await openCluster(path.join(cdir, 'data'));
+    });
+    after(async () => {
+      await removeClusterDir(cdir, cluster);
+    });
+
+    it('tiny chunks, each COMMIT waiting for its fsync: bound by commits', async () => {
+      await cluster.start({ fsync: 'on', synchronous_commit: 'on' });
+      const url = cluster.url();
+      const c = await clusterClient(cluster);
+      try {
+        const file = path.join(dir, 'commits.txt');
+        await writeNarrowRows({ rows: 25_000, keys: 'sequential', seed: 3, out: file });
+        await c.query('CREATE TABLE commits (id bigint, n integer, s text)');
+        // without the ledger a chunk's COMMIT is a plain synchronous commit: it waits for its WAL flush
+        const r = await runCli(['load', file, '-t', 'commits', '-f', 'text', '-w', '1', '--chunk-size', '2kB', '--no-ledger', '--json', '--db', url]);
+        assert.equal(r.code, 0, r.stderr);
+        const d = assertDiagnosed(lastEvent(r.stdout), 25_000);
+        assert.equal(d.verdict.rule, 'commit-wait', d.verdict.text);
+        assert.match(d.verdict.change, /--durability fast/);
+        assert.ok(d.waits.events.some((e) => /WalSync|WALSync|WALWrite|WalWrite/i.test(e.event)), JSON.stringify(d.waits.events));
+        await checkTable(c, 'commits', file, 25_000);
+      } finally {
+        await c.end();
+        await cluster.stop();
+      }
+    });
+
+    it('a random-key unique index bigger than a tiny shared_buffers: bound by index reads', async () => {
+      await cluster.start({ fsync: 'off', shared_buffers: '128kB', max_connections: '20' });
+      const c = await clusterClient(cluster);
+      try {
+        // an index of ~20 MB already there (160× shared_buffers), even keys spread over 0..1e10
+        // (the key built after the rows, by a sort: inserting them one by one past 128kB of buffers would take a minute)
+        await c.query('CREATE TABLE idx (id bigint, n integer, s text)');
+        await c.query("INSERT INTO idx SELECT (g * 2654435762) % 10000000000, 0, 'before' FROM generate_series(1, 800000) g");
+        await c.query('ALTER TABLE idx ADD PRIMARY KEY (id)');
+        await c.query('CHECKPOINT');
+        // and out of the page cache too, so a leaf that is not in shared_buffers is a read from the disk
+        const rel = (await c.query<{ p: string }>("SELECT pg_relation_filepath('idx_pkey') AS p")).rows[0]!.p;
+        dropFromPageCache(path.join(cluster.dataDir, rel));
+        // odd keys spread over the same range: every row lands on a random leaf
+        const file = path.join(dir, 'idx.txt');
+        await writeNarrowRows({ rows: 30_000, keys: 'random', seed: 4, out: file });
+        const spread = (await fs.readFile(file, 'utf8')).replace(/^(\d+)/gm, (k) => String(Number(k) * 333_332 + 1));
+        await fs.writeFile(file, spread);
+        const r = await runCli(['load', file, '-t', 'idx', '-f', 'text', '-w', '1', '--chunk-size', '256kB', '--json', '--db', cluster.url()]);
+        assert.equal(r.code, 0, r.stderr);
+        const d = assertDiagnosed(lastEvent(r.stdout), 30_000);
+        assert.equal(d.verdict.rule, 'index-reads', d.verdict.text);
+        assert.ok(d.verdict.shares.dataRead > 0.05, d.verdict.text);
+        await c.query('CREATE VIEW loaded_rows AS SELECT * FROM idx WHERE id % 2 = 1');
+        assert.equal(digest(await tableRecords(c, 'loaded_rows', '(FORMAT text)')), digest(spread.trimEnd().split('\n')));
+      } finally {
+        await c.end();
+        await cluster.stop();
+      }
+    });
+
+    it('pgsurge probe measures the disks and a scan, keeps the figures, and a load on the cluster is read against them', async () => {
+      const dataDir = path.join(cdir, 'data');
+      const p = await runCli(['probe', '--data-dir', dataDir, '--pg-bin', TEST_PG_BIN, '--size', '8MB', '--fsync-seconds', '1', '--scan-size', '8MB', '--json']);
+      assert.equal(p.code, 0, p.stderr);
+      const figures = JSON.parse(p.stdout) as ProbeFigures;
+      assert.deepEqual(figures.disks.map((d) => d.role), ['data directory', 'WAL directory']);
+      for (const d of figures.disks) assert.ok(d.fsyncsPerSecond > 0 && d.seqWriteMBps > 0 && d.seqReadMBps > 0, JSON.stringify(d));
+      assert.ok(figures.scan && figures.scan.tableBytes >= 6 * 1024 * 1024 && figures.scan.mbPerSecond > 0, JSON.stringify(figures.scan));
+      assert.deepEqual(await readProbe(dataDir), figures);
+      assert.equal(await cluster.isRunning(), false, 'the probe stops the cluster it started');
+
+      await cluster.start();
+      const c = await clusterClient(cluster);
+      try {
+        assert.equal(Number((await c.query("SELECT count(*) AS n FROM pg_class WHERE relname = 'pgsurge_probe_scan'")).rows[0].n), 0, 'the scan table is dropped');
+        await c.query('CREATE TABLE probed (id bigint, n integer, s text)');
+        const file = path.join(dir, 'probed.txt');
+        await writeNarrowRows({ rows: 50_000, keys: 'sequential', seed: 5, out: file });
+        // the managed cluster by its data directory (not --db): its reports read the probe's figures
+        const r = await runCli(['load', file, '-t', 'probed', '-f', 'text', '-w', '1', '--json', '--data-dir', dataDir, '--pg-bin', TEST_PG_BIN]);
+        assert.equal(r.code, 0, r.stderr);
+        const d = assertDiagnosed(lastEvent(r.stdout), 50_000, 1); // a short load: only the probe lines matter here
+        assert.match((d.againstProbe ?? []).join('\n'), /WAL written at [\d.]+ MB\/s, [\d.]+% of what its disk does sequentially/);
+        await checkTable(c, 'probed', file, 50_000);
+      } finally {
+        await c.end();
+        await cluster.stop();
+      }
+    });
+  });
+
+  it('extension-lock contention (synthetic series: not provoked reliably on 2 shared cores): fewer workers', () => {
+    const waits = (cpu: number, extension: number, client: number): WaitCounts => ({ ...NO_WAITS, cpu, extension, client });
+    const sample = (seconds: number, rows: number, w: WaitCounts): Sample => ({
+      seconds, rowsLoaded: rows, bytesLoaded: rows * 45, rowsInTable: rows, heapBytes: rows * 60, indexBytes: 0, walBytes: rows * 120,
+      checkpointsTimed: 0, checkpointsRequested: 0, heapBlocksRead: 0, heapBlocksHit: 0, indexBlocksRead: 0, indexBlocksHit: 0, clientCpuSeconds: seconds * 0.3, waits: w, serverCpuSeconds: seconds * 4,
+    });
+    // 8 workers, 40 looks a second each: a third of the looks on Lock:extend
+    const samples = [0, 1, 2, 3, 4].map((s) => sample(s, s * 100_000, waits(s * 190, s * 110, s * 20)));
+    const summary = { workers: 8, total: { seconds: 4, chunks: 400, mbPerSecond: 4.5 }, tables: [], files: [], target: 't' } as unknown as LoadSummary;
+    const d = diagnoseLoad({
+      waits: { everyMs: 25, looks: 160, waits: samples.at(-1)!.waits!, events: [{ event: 'Lock:extend', class: 'extension', looks: 440 }], local: true, serverCpuSeconds: 16 },
+      samples, summary,
+      facts: { version: 'PostgreSQL 18', versionNum: 180000, settings: { synchronous_commit: 'on' }, sharedBuffersBytes: 128 << 20 },
+      context: { input: 'files' },
+    });
+    assert.equal(d.verdict.rule, 'extension', d.verdict.text);
+    assert.match(d.verdict.change, /fewer workers \(-w 4\)/);
+    assert.match(d.verdict.text, /extension lock 34% \(extend\)/);
+  });
+});
