@@ -16,6 +16,8 @@ import { DEFAULT_RETRY_FOR_MS, serverTrouble } from './faults/retry.js';
 import { fileIdentity, identityString } from './ledger/file-identity.js';
 import { ensureLedger, forgetTable, LedgerWriter, NO_LEDGER, NOTHING_COVERED, openLoad, otherLoadsOfFile, type ChunkLedger, type Covered, type LedgerInput, type RejectedRow } from './ledger/ledger.js';
 import { LoadWorker } from './load-worker.js';
+import { partLabel, type LoadPart } from './parts/load-part.js';
+import { checkPartOptions, lockLoad, partRejectPath, partShares } from './parts/part-load.js';
 import { LoadCounters, type LoadSummary } from './metrics/load-counters.js';
 import { DEFAULT_MAX_REJECTS, RejectBudget } from './rejects/reject-budget.js';
 import { RejectFile, rejectPathFor } from './rejects/reject-file.js';
@@ -47,6 +49,8 @@ export interface LoadOptions {
   readonly retryForMs?: number;
   /** Aborting stops the load: no more reading, in-flight chunks rolled back. */
   readonly signal?: AbortSignal;
+  /** `--part K/N`: load only the K-th of N shares of every input, under the load id all N parts share. */
+  readonly part?: LoadPart;
 }
 
 
@@ -77,6 +81,9 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     throw new LoadError('bad-option', '--resume and --load-id need the ledger', { hint: 'drop --no-ledger' });
   }
   const sizes = await checkInputs(inputs);
+  if (options.part) checkPartOptions(inputs, options);
+  const shares = options.part ? await partShares(inputs, sizes, options.part) : undefined;
+  const part = options.part && shares ? { label: partLabel(options.part), shares } : undefined;
   const identities = await Promise.all(inputs.map((i, n) => (i.file === '-' || sizes[n] === undefined ? undefined : fileIdentity(i.file).then(identityString))));
 
   // The control connection holds the load's lock for the whole load: two runs of one load id at once would double rows.
@@ -89,18 +96,17 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     const { tables, planned } = await prepareTables(control, inputs, options);
     const loadId = options.loadId ?? defaultLoadId(inputs, tables, identities);
     if (withLedger) {
-      const locked = (await control.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext('pgsurge'), hashtext($1)) AS ok", [loadId])).rows[0]?.ok === true;
-      if (!locked) {
-        throw new LoadError('bad-option', `load ${loadId} is running in another pgsurge right now`, { hint: 'wait for it to end, or give this load another --load-id' });
-      }
-      await waitForEarlierRun(control, workerNamePrefix(loadId));
+      await lockLoad(control, loadId, part?.label);
+      await waitForEarlierRun(control, workerNamePrefix(loadId, part?.label));
     }
     const ledgerInputs = new Map<string, LedgerInput>();
     inputs.forEach((input, i) => {
       const t = tables.get(input)!;
       ledgerInputs.set(input.file, { file: input.file === '-' ? '-' : path.resolve(input.file), tableName: t.name, tableOid: t.oid, identity: identities[i] });
     });
-    const covered = withLedger ? await openLoad(control, loadId, [...ledgerInputs.values()], { resume: options.resume === true }) : new Map<string, Covered>();
+    // The ledger keys shares by absolute path, as it keys inputs.
+    const ledgerPart = part && { label: part.label, shares: new Map([...part.shares].map(([file, r]) => [ledgerInputs.get(file)!.file, r])) };
+    const covered = withLedger ? await openLoad(control, loadId, [...ledgerInputs.values()], { resume: options.resume === true, ...(ledgerPart ? { part: ledgerPart } : {}) }) : new Map<string, Covered>();
     const coveredOf = (input: LoadTarget): Covered => covered.get(ledgerInputs.get(input.file)!.file) ?? NOTHING_COVERED;
     for (const input of inputs) {
       // A JSON array's chunks are cut between elements, not at exact source offsets: no partial resume.
@@ -108,7 +114,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
         throw new LoadError('bad-option', `${input.file}: a JSON array load cannot be resumed part way`, { hint: 'load it again with --truncate (or another --load-id)' });
       }
     }
-    const ledger: ChunkLedger = withLedger ? new LedgerWriter(loadId, ledgerInputs) : NO_LEDGER;
+    const ledger: ChunkLedger = withLedger ? new LedgerWriter(loadId, ledgerInputs, part) : NO_LEDGER;
     if (withLedger && !options.truncate) {
       for (const input of ledgerInputs.values()) {
         if (input.file === '-' || (covered.get(input.file)?.ranges.length ?? 0) > 0) continue;
@@ -123,7 +129,8 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     const rejectFiles = new Map<string, RejectFile>();
     const rejectFileOf = new Map<string, RejectFile>();
     for (const input of inputs) {
-      const p = rejectPathFor(input, options);
+      // Parts on one host must not write one file: each has its own.
+      const p = partRejectPath(rejectPathFor(input, options), options.part);
       if (!rejectFiles.has(p)) rejectFiles.set(p, new RejectFile(p));
       rejectFileOf.set(input.file, rejectFiles.get(p)!);
     }
@@ -136,10 +143,15 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     // (read ahead, in flight, held until their commit is flushed, being read).
     const buffers = new ChunkBuffers(options.chunkBytes, 2 * (3 * options.workers + 1));
     for (const { input } of order) {
-      const opened = await openInput(input, { workers: options.workers, chunkBytes: options.chunkBytes, stdin: options.stdin, covered: coveredOf(input).ranges, buffers });
+      const share = part?.shares.get(input.file);
+      const opened = await openInput(input, { workers: options.workers, chunkBytes: options.chunkBytes, stdin: options.stdin, covered: coveredOf(input).ranges, buffers, ...(share ? { share } : {}) });
       sources.push(...opened.sources);
     }
-    const totalBytes = sizes.every((s) => s !== undefined) ? sizes.reduce<number>((a, s) => a + (s ?? 0), 0) : undefined;
+    const totalBytes = part
+      ? [...part.shares.values()].reduce((a, r) => a + (r.end - r.start), 0)
+      : sizes.every((s) => s !== undefined)
+        ? sizes.reduce<number>((a, s) => a + (s ?? 0), 0)
+        : undefined;
 
     const counters = new LoadCounters();
     for (const input of inputs) {
@@ -148,7 +160,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     }
     const resumed = inputs.some((i) => coveredOf(i).ranges.length > 0);
     const queue = new ChunkQueue(sources, options.workers);
-    const appName = (n: number): string => `${workerNamePrefix(loadId)}${n}`;
+    const appName = (n: number): string => `${workerNamePrefix(loadId, part?.label)}${n}`;
     const clients = await openClients(target, options.workers, appName).catch(async (error: unknown) => {
       await queue.close();
       throw error;
@@ -243,9 +255,14 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
   }
 }
 
-/** Workers are `pgsurge <load id> w<n>` in pg_stat_activity (application_name holds 63 bytes). */
-function workerNamePrefix(loadId: string): string {
-  return `pgsurge ${loadId}`.slice(0, 56) + ' w';
+/**
+ * Workers are `pgsurge <load id> w<n>` in pg_stat_activity (application_name holds 63
+ * bytes), a part's `pgsurge <load id> p<K/N> w<n>`: a part waits for its own earlier
+ * run's connections, never for its sibling parts'.
+ */
+function workerNamePrefix(loadId: string, part?: string): string {
+  const tag = part === undefined ? '' : ` p${part}`;
+  return `pgsurge ${loadId}`.slice(0, 56 - tag.length) + tag + ' w';
 }
 
 /**

@@ -8,6 +8,7 @@ import { registerGenCommands } from './gen-commands.js';
 import { EXIT, printError } from './errors.js';
 import { registerLoadCommand } from './load-command.js';
 import { registerReportCommand } from './report-command.js';
+import { registerStatusCommand } from './status-command.js';
 import { registerWalCommands } from './wal-commands.js';
 
 export function buildProgram(): Command {
@@ -30,6 +31,7 @@ Target: --db <url>, else the PG* environment variables, else a managed cluster p
   registerWalCommands(program);
   registerDecayCommand(program);
   registerReportCommand(program);
+  registerStatusCommand(program);
   registerDemoCommand(program);
   const exitOverride = (cmd: Command): void => {
     cmd.exitOverride();
