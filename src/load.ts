@@ -26,6 +26,7 @@ import { openInput } from './source/open-input.js';
 import { ChunkBuffers } from './batching/chunk-buffers.js';
 import type { ChunkResult, ChunkWriter } from './writer/chunk-writer.js';
 import { copyWriter } from './writer/copy-writer.js';
+import { citusLoad } from './db/citus-load.js';
 
 export interface LoadOptions {
   readonly workers: number;
@@ -95,6 +96,9 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     // With each table ready, its columns are read once: what each input's records fill (the column plan).
     const { tables, planned } = await prepareTables(control, inputs, options);
     const loadId = options.loadId ?? defaultLoadId(inputs, tables, identities);
+    // Citus: asked once per load; its tables get session settings and the summary names the cluster.
+    const citus = await citusLoad(control, [...new Set([...tables.values()].map((t) => t.oid))]);
+    const where = citus ? `${target.description} (${citus.description})` : target.description;
     if (withLedger) {
       await lockLoad(control, loadId, part?.label);
       await waitForEarlierRun(control, workerNamePrefix(loadId, part?.label));
@@ -166,21 +170,21 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
       throw error;
     });
     try {
-      await reporter.start?.({ inputs, totalBytes, workers: clients.length, target: target.description, loadId, resumed });
+      await reporter.start?.({ inputs, totalBytes, workers: clients.length, target: where, loadId, resumed });
     } catch (error) {
       await queue.close();
       await Promise.allSettled(clients.map((c) => c.end()));
       throw error;
     }
 
-    const writer = options.writer ?? copyWriter;
+    const writer = citus ? citus.writer(options.writer ?? copyWriter) : (options.writer ?? copyWriter);
     const lineIndex = new LineIndex();
     const budget = new RejectBudget(options.maxRejects ?? DEFAULT_MAX_REJECTS, earlierRejects);
     const signal = options.signal ?? new AbortController().signal;
     let firstError: unknown;
     const stopping = (): boolean => firstError !== undefined || signal.aborted;
     const summary = (): LoadSummary =>
-      counters.summary(clients.length, target.description, { ...(withLedger ? { loadId } : {}), rejectFiles: [...rejectFiles.values()].filter((f) => f.written > 0).map((f) => ({ path: f.path, rows: f.written })) });
+      counters.summary(clients.length, where, { ...(withLedger ? { loadId } : {}), rejectFiles: [...rejectFiles.values()].filter((f) => f.written > 0).map((f) => ({ path: f.path, rows: f.written })) });
 
     let nextWorker = clients.length;
     const workers = clients.map(
@@ -201,7 +205,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
           stopping,
           now: () => counters.now(),
           retrying: (chunk, error, attempt, waitMs) => reporter.retrying?.({ chunk, error, attempt, waitMs }),
-          deferFlush: withLedger,
+          deferFlush: withLedger && citus === undefined,
           reloading: (chunk) =>
             reporter.note?.(`${chunk.location.file} at byte ${chunk.location.byteOffset}: a chunk whose WAL had not reached disk yet was lost with the server; loading it again`),
           async committed(chunk, outcome, startedAt, endedAt) {

@@ -11,6 +11,9 @@ export function citusInstalled(pgBin: string = CITUS_PG_BIN): boolean {
   return existsSync(path.join(pgBin, '..', 'lib', 'citus.so'));
 }
 
+/** Every node's settings: Citus itself, and prepared transactions for its two-phase commits. */
+export const CITUS_NODE_SETTINGS: Readonly<Record<string, string>> = { shared_preload_libraries: 'citus', max_prepared_transactions: '100' };
+
 export interface CitusClusterOptions {
   /** An empty directory for the nodes' data directories. */
   readonly dir: string;
@@ -49,7 +52,7 @@ export class CitusCluster {
     try {
       await fs.chmod(options.dir, 0o755).catch(() => undefined);
       // Each node's own settings; the workers start first so the coordinator can add them.
-      await Promise.all(nodes.map((node) => node.start({ shared_preload_libraries: 'citus', max_prepared_transactions: '100', ...options.settings })));
+      await Promise.all(nodes.map((node) => node.start({ ...CITUS_NODE_SETTINGS, ...options.settings })));
       for (const node of nodes) await withClient(node.url(), (c) => c.query('CREATE EXTENSION IF NOT EXISTS citus'));
       await withClient(cluster.coordinator.url(), async (c) => {
         await c.query('SELECT citus_set_coordinator_host($1, $2)', [cluster.coordinator.socketDir, cluster.coordinator.port]);

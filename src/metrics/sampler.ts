@@ -5,7 +5,8 @@ import { connect, type Target } from '../db/target.js';
 import type { LoadReporter } from '../load.js';
 import type { SampleEvery } from './sample-every.js';
 import { intervalBetween, type Interval, type Sample } from './series.js';
-import { countRowsBefore, readServerFacts, readServerSnapshot, type ServerFacts, type ServerSnapshot } from './server-snapshot.js';
+import { countRowsBefore, readServerFacts, type ServerFacts, type ServerSnapshot } from './server-snapshot.js';
+import { snapshotReaderFor, type SnapshotReader } from './citus-snapshot.js';
 
 /** What a sample tells whoever listens (the progress output, a report, a test). */
 export interface SampleListener {
@@ -52,6 +53,8 @@ export class Sampler implements LoadReporter {
     readonly facts: ServerFacts,
     private readonly options: SamplerOptions,
     private readonly listeners: readonly SampleListener[],
+    /** Plain PostgreSQL's snapshot, or a Citus cluster's (every node's WAL, the shards' sizes). */
+    private readonly read: SnapshotReader,
   ) {}
 
   static async open(target: Target, options: SamplerOptions, listeners: readonly SampleListener[] = []): Promise<Sampler> {
@@ -60,7 +63,8 @@ export class Sampler implements LoadReporter {
     });
     try {
       await client.query("SET application_name = 'pgsurge sampler'");
-      return new Sampler(client, target, await readServerFacts(client), options, listeners);
+      const facts = await readServerFacts(client);
+      return new Sampler(client, target, facts, options, listeners, await snapshotReaderFor(client, facts.versionNum));
     } catch (error) {
       await client.end().catch(() => undefined);
       throw error;
@@ -97,7 +101,7 @@ export class Sampler implements LoadReporter {
     this.tables = [...new Set(info.inputs.map((i) => qualifiedName(i.table, i.schema)))];
     const before = await this.withClient((c) => countRowsBefore(c, this.tables));
     this.rowsBeforeEstimated = before.estimated;
-    const snapshot = await this.withClient((c) => readServerSnapshot(c, this.tables, this.facts.versionNum));
+    const snapshot = await this.withClient((c) => this.read(c, this.tables));
     this.base = { snapshot, at: this.now(), cpu: this.cpu(), rowsBefore: before.rows };
     this.record(snapshot, this.base.at, this.base.cpu, 0, 0);
     const { every } = this.options;
@@ -150,7 +154,7 @@ export class Sampler implements LoadReporter {
     const bytes = this.bytes;
     const at = this.now();
     const cpu = this.cpu();
-    this.inFlight = this.withClient((c) => readServerSnapshot(c, this.tables, this.facts.versionNum))
+    this.inFlight = this.withClient((c) => this.read(c, this.tables))
       .finally(() => {
         this.busyMs += this.now() - at;
       })
