@@ -97,7 +97,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     const { tables, planned } = await prepareTables(control, inputs, options);
     const loadId = options.loadId ?? defaultLoadId(inputs, tables, identities);
     // Citus: asked once per load; its tables get session settings and the summary names the cluster.
-    const citus = await citusLoad(control, [...new Set([...tables.values()].map((t) => t.oid))]);
+    const citus = await citusLoad(control, [...new Set([...tables.values()].map((t) => t.oid))], { writer: options.writer ?? copyWriter, ledger: withLedger });
     const where = citus ? `${target.description} (${citus.description})` : target.description;
     if (withLedger) {
       await lockLoad(control, loadId, part?.label);

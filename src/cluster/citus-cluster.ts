@@ -50,7 +50,9 @@ export class CitusCluster {
     }
     const cluster = new CitusCluster(nodes[0]!, nodes.slice(1));
     try {
-      await fs.chmod(options.dir, 0o755).catch(() => undefined);
+      // The servers run as `postgres` when we are root: they must reach their data directories.
+      await fs.mkdir(options.dir, { recursive: true });
+      await fs.chmod(options.dir, 0o755);
       // Each node's own settings; the workers start first so the coordinator can add them.
       await Promise.all(nodes.map((node) => node.start({ ...CITUS_NODE_SETTINGS, ...options.settings })));
       for (const node of nodes) await withClient(node.url(), (c) => c.query('CREATE EXTENSION IF NOT EXISTS citus'));

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { ChunkWriter } from '../writer/chunk-writer.js';
+import { LoadError } from './load-error.js';
 import { CITUS_SESSION_SETTINGS, citusSessionWriter, describeCitus, detectCitus } from './citus.js';
 
 /** What a load does differently when its tables are Citus tables. */
@@ -16,9 +17,19 @@ export interface CitusLoad {
  * durable by the coordinator's later flush, but the rows are on the workers, whose
  * commits the coordinator's WAL position says nothing about.
  */
-export async function citusLoad(control: pg.Client, tableOids: readonly number[]): Promise<CitusLoad | undefined> {
+export async function citusLoad(control: pg.Client, tableOids: readonly number[], options: { writer: ChunkWriter; ledger: boolean }): Promise<CitusLoad | undefined> {
   const citus = await detectCitus(control, tableOids);
   if (citus === undefined || citus.tables.size === 0) return undefined;
+  // Citus commits a COPY into its tables in two phases always (the rows' PREPARE on the
+  // workers, then the coordinator's commit with the ledger row, then COMMIT PREPARED;
+  // recovery finishes what a crash interrupts), but an INSERT that reaches one worker in
+  // one phase: the worker commits before the coordinator commits the ledger row, and a
+  // crash between the two would leave rows the ledger does not know, loaded again on resume.
+  if (options.ledger && options.writer.name !== 'copy') {
+    throw new LoadError('bad-option', `--mode insert into a Citus table cannot commit each chunk's ledger row with its rows exactly once (Citus commits an INSERT that reaches one worker in one phase, before the coordinator's ledger row)`, {
+      hint: 'load with COPY (the default; Citus commits it in two phases), or add --no-ledger',
+    });
+  }
   const settings = settingsFromEnv(process.env.PGSURGE_CITUS_SETTINGS);
   return { description: describeCitus(citus), writer: (inner) => (settings.length === 0 ? inner : citusSessionWriter(inner, settings)) };
 }

@@ -106,4 +106,26 @@ describe('loads into Citus tables through the coordinator', () => {
     assert.ok(last.walBytes > (await fs.stat(file)).size, `WAL ${last.walBytes} B for ${(await fs.stat(file)).size} B of input`);
     assert.match(data.target, /Citus .* cluster: 3 nodes, 8 shards/);
   });
+
+  it('--part 1/3 … 3/3 as three processes at once fill a distributed table with the input exactly once', async () => {
+    const { file, expected, good } = await input('parts.tbl', 6000);
+    await citusTable('parts', 'distributed');
+    const runs = await Promise.all([1, 2, 3].map((k) => runCli(['load', file, '-t', 'parts', '--part', `${k}/3`, '--load-id', 'ct-parts', '-w', '2', '--chunk-size', '16KB', ...target()])));
+    for (const r of runs) assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(await tableDigest('parts'), { count: good, digest: expected });
+    const status = await runCli(['status', 'ct-parts', '--json', '--db', citusUrl()]);
+    const parts = (JSON.parse(status.stdout) as { parts: { part: string; rowsLoaded: number; bytesDone: number; bytesTotal: number }[] }).parts;
+    assert.deepEqual(parts.map((p) => p.part), ['1/3', '2/3', '3/3']);
+    assert.equal(parts.reduce((a, p) => a + p.rowsLoaded, 0), good);
+    for (const p of parts) assert.equal(p.bytesDone, p.bytesTotal);
+  });
+
+  it('--mode insert with the ledger is refused on a Citus table (exit 2): Citus would commit a one-worker INSERT before its ledger row', async () => {
+    const { file } = await input('insert.tbl', 10);
+    await citusTable('ins', 'distributed');
+    const r = await runCli(['load', file, '-t', 'ins', '--mode', 'insert', ...target()]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /--mode insert into a Citus table/);
+    assert.equal((await client.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.ins`)).rows[0].n, 0);
+  });
 });
