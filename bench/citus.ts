@@ -10,10 +10,9 @@
  * `--ab '<env>'` adds `pgsurge -w2 (<env>)`, the same load with an environment variable set
  * (e.g. `PGSURGE_CITUS_SETTINGS=none`, the Citus session settings left at their defaults).
  */
-import { createReadStream, createWriteStream, promises as fs } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { CitusCluster, CITUS_PG_BIN, citusInstalled } from '../src/cluster/citus-cluster.js';
@@ -21,6 +20,7 @@ import { createTableSql } from '../src/datasets/table-ddl.js';
 import { generateDbt3 } from '../src/datasets/dbt3/generate.js';
 import { arg, describeMachine, median } from './lib/machine.js';
 import { run } from './lib/run.js';
+import { stripTrailingPipe } from './lib/psql-input.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const pgsurge = path.join(root, 'bin', 'pgsurge.js');
@@ -34,19 +34,6 @@ const wanted = arg('variants', 'psql x1,pgsurge -w1,psql x2,pgsurge -w2,pgsurge 
 if (!citusInstalled()) {
   console.error('bench/citus: Citus is not installed for PostgreSQL 15: run scripts/citus-build.sh');
   process.exit(2);
-}
-
-async function stripTrailingPipe(from: string, to: string, halves: [string, string], lines: number): Promise<void> {
-  const all = createWriteStream(to);
-  const parts = halves.map((h) => createWriteStream(h));
-  let n = 0;
-  for await (const line of createInterface({ input: createReadStream(from), crlfDelay: Infinity })) {
-    const out = `${line.endsWith('|') ? line.slice(0, -1) : line}\n`;
-    all.write(out);
-    parts[n < lines / 2 ? 0 : 1]!.write(out);
-    n++;
-  }
-  await Promise.all([all, ...parts].map((s) => new Promise((r) => s.end(r))));
 }
 
 const work = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-bench-citus-'));

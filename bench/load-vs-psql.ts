@@ -8,10 +8,9 @@
  * psql cannot strip dbgen's trailing `|`, so it loads a stripped copy; two psql streams
  * load the two halves of that copy at once.
  */
-import { createReadStream, createWriteStream, promises as fs } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { ManagedCluster } from '../src/cluster/managed-cluster.js';
@@ -20,6 +19,7 @@ import { createTableSql } from '../src/datasets/table-ddl.js';
 import { generateDbt3 } from '../src/datasets/dbt3/generate.js';
 import { arg, describeMachine, median, psqlPath } from './lib/machine.js';
 import { run } from './lib/run.js';
+import { stripTrailingPipe } from './lib/psql-input.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const pgsurge = path.join(root, 'bin', 'pgsurge.js');
@@ -27,19 +27,6 @@ const scale = Number(arg('scale', '0.2'));
 const repeat = Number(arg('repeat', '3'));
 const pgBin = arg('pg-bin', systemBinDirs().length > 0 ? 'system' : 'embedded');
 const psql = psqlPath();
-
-async function stripTrailingPipe(from: string, to: string, halves: [string, string], lines: number): Promise<void> {
-  const all = createWriteStream(to);
-  const parts = halves.map((h) => createWriteStream(h));
-  let n = 0;
-  for await (const line of createInterface({ input: createReadStream(from), crlfDelay: Infinity })) {
-    const out = `${line.endsWith('|') ? line.slice(0, -1) : line}\n`;
-    all.write(out);
-    parts[n < lines / 2 ? 0 : 1]!.write(out);
-    n++;
-  }
-  await Promise.all([all, ...parts].map((s) => new Promise((r) => s.end(r))));
-}
 
 const work = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-bench-'));
 await fs.chmod(work, 0o755);

@@ -1,14 +1,11 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import { CITUS_NODE_SETTINGS, CITUS_PG_BIN } from '../../src/cluster/citus-cluster.js';
 import { ManagedCluster } from '../../src/cluster/managed-cluster.js';
-import { createTableSql } from '../../src/datasets/table-ddl.js';
-import { citusClient, citusUrl, freshCitusSchema, workerNodes } from '../helpers/citus-db.js';
+import { citusLineitem, citusUrl, closeCitusSchema, openCitusSchema, workerNodes } from '../helpers/citus-db.js';
 import { startCli, sleep } from '../helpers/cli-process.js';
 import { lineitemFields, prng, tableRecord, tblLine } from '../helpers/lineitem-data.js';
 import { digest, runCli, tableRecords } from '../helpers/test-db.js';
@@ -18,23 +15,15 @@ let client: pg.Client;
 let dir: string;
 
 before(async () => {
-  client = await citusClient();
-  await freshCitusSchema(client, SCHEMA);
-  dir = await mkdtemp(path.join(os.tmpdir(), 'pgsurge-ct-crash-'));
+  ({ client, dir } = await openCitusSchema(SCHEMA, 'pgsurge-ct-crash-'));
 });
 after(async () => {
-  await client.query(`DROP SCHEMA "${SCHEMA}" CASCADE`).catch(() => undefined);
-  await client.end();
-  await rm(dir, { recursive: true, force: true });
+  await closeCitusSchema(SCHEMA, client, dir);
 });
 
 const target = (): string[] => ['--db', citusUrl(), '--schema', SCHEMA];
 
-async function distributed(name: string): Promise<void> {
-  await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.${name}`);
-  await client.query(createTableSql('lineitem', SCHEMA)!.replace(/\blineitem\b/, name));
-  await client.query(`SELECT create_distributed_table('${SCHEMA}.${name}', 'l_orderkey', shard_count => 8)`);
-}
+const distributed = (name: string): Promise<void> => citusLineitem(client, SCHEMA, name, 'distributed');
 
 async function input(name: string, rows: number): Promise<{ file: string; expected: string }> {
   const fields = lineitemFields(rows);

@@ -1,12 +1,9 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
-import { createTableSql } from '../../src/datasets/table-ddl.js';
-import { citusClient, citusUrl, freshCitusSchema } from '../helpers/citus-db.js';
+import { citusLineitem, citusUrl, closeCitusSchema, openCitusSchema } from '../helpers/citus-db.js';
 import { damage, lineitemFields, tableRecord, tblLine } from '../helpers/lineitem-data.js';
 import { digest, runCli, tableRecords } from '../helpers/test-db.js';
 
@@ -15,25 +12,15 @@ let client: pg.Client;
 let dir: string;
 
 before(async () => {
-  client = await citusClient();
-  await freshCitusSchema(client, SCHEMA);
-  dir = await mkdtemp(path.join(os.tmpdir(), 'pgsurge-ct-load-'));
+  ({ client, dir } = await openCitusSchema(SCHEMA, 'pgsurge-ct-load-'));
 });
 after(async () => {
-  await client.query(`DROP SCHEMA "${SCHEMA}" CASCADE`);
-  await client.end();
-  await rm(dir, { recursive: true, force: true });
+  await closeCitusSchema(SCHEMA, client, dir);
 });
 
 const target = (): string[] => ['--db', citusUrl(), '--schema', SCHEMA];
 
-/** A lineitem table Citus holds: hash-distributed by l_orderkey in 8 shards, or a reference table on every node. */
-async function citusTable(name: string, kind: 'distributed' | 'reference'): Promise<void> {
-  await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.${name}`);
-  await client.query(createTableSql('lineitem', SCHEMA)!.replace(/\blineitem\b/, name));
-  if (kind === 'distributed') await client.query(`SELECT create_distributed_table('${SCHEMA}.${name}', 'l_orderkey', shard_count => 8)`);
-  else await client.query(`SELECT create_reference_table('${SCHEMA}.${name}')`);
-}
+const citusTable = (name: string, kind: 'distributed' | 'reference'): Promise<void> => citusLineitem(client, SCHEMA, name, kind);
 
 async function input(name: string, rows: number, bad: readonly number[] = []): Promise<{ file: string; expected: string; good: number; badLines: number[] }> {
   const fields = lineitemFields(rows);

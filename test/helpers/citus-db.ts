@@ -1,4 +1,8 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
+import { createTableSql } from '../../src/datasets/table-ddl.js';
 
 /** The Citus coordinator the test runner started (its Citus phase); Citus tests need it. */
 export function citusUrl(): string {
@@ -23,4 +27,26 @@ export async function freshCitusSchema(client: pg.Client, name: string): Promise
 export async function workerNodes(client: pg.Client): Promise<{ host: string; port: number }[]> {
   const r = await client.query<{ nodename: string; nodeport: number }>("SELECT nodename, nodeport FROM pg_dist_node WHERE groupid <> 0 AND noderole = 'primary' ORDER BY nodeid");
   return r.rows.map((row) => ({ host: row.nodename, port: row.nodeport }));
+}
+
+/** The usual setup of a Citus test file: a client on the coordinator, a fresh schema, a temp folder. */
+export async function openCitusSchema(schema: string, tmpPrefix: string): Promise<{ client: pg.Client; dir: string }> {
+  const client = await citusClient();
+  await freshCitusSchema(client, schema);
+  return { client, dir: await mkdtemp(path.join(os.tmpdir(), tmpPrefix)) };
+}
+
+/** Undoes `openCitusSchema`. */
+export async function closeCitusSchema(schema: string, client: pg.Client, dir: string): Promise<void> {
+  await client.query(`DROP SCHEMA "${schema}" CASCADE`).catch(() => undefined);
+  await client.end();
+  await rm(dir, { recursive: true, force: true });
+}
+
+/** A lineitem-shaped table Citus holds: hash-distributed by l_orderkey in 8 shards, or a reference table on every node. */
+export async function citusLineitem(client: pg.Client, schema: string, name: string, kind: 'distributed' | 'reference'): Promise<void> {
+  await client.query(`DROP TABLE IF EXISTS ${schema}.${name}`);
+  await client.query(createTableSql('lineitem', schema)!.replace(/\blineitem\b/, name));
+  if (kind === 'distributed') await client.query(`SELECT create_distributed_table('${schema}.${name}', 'l_orderkey', shard_count => 8)`);
+  else await client.query(`SELECT create_reference_table('${schema}.${name}')`);
 }
