@@ -8,7 +8,8 @@
  *   node dist/bench/citus.js [--scale 1] [--repeat 3] [--shards 32] [--variants 'psql x1,psql x2,pgsurge -w1,pgsurge -w2,pgsurge -w4']
  *
  * `--ab '<env>'` adds `pgsurge -w2 (<env>)`, the same load with an environment variable set
- * (e.g. `PGSURGE_CITUS_SETTINGS=none`, the Citus session settings left at their defaults).
+ * (e.g. `PGSURGE_CITUS_SETTINGS=none`, the Citus session settings left at their defaults);
+ * `--ab '--<flag> <value>'` the same load with more pgsurge options (e.g. `--chunk-size 32MB`).
  */
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
@@ -61,8 +62,8 @@ try {
     await admin.query("SELECT run_command_on_all_nodes('CHECKPOINT')");
   };
   const copyCmd = (file: string): string[] => [url, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-c', `\\copy lineitem from '${file}' with (delimiter '|')`];
-  const pgsurgeRun = (workers: number, env: NodeJS.ProcessEnv = {}) => async (): Promise<number> =>
-    (await run(process.execPath, [pgsurge, 'load', lineitem.path, '--truncate', '--db', url, '-w', String(workers), '-q'], env)).seconds;
+  const pgsurgeRun = (workers: number, env: NodeJS.ProcessEnv = {}, extra: readonly string[] = []) => async (): Promise<number> =>
+    (await run(process.execPath, [pgsurge, 'load', lineitem.path, '--truncate', '--db', url, '-w', String(workers), '-q', ...extra], env)).seconds;
   const all: Record<string, () => Promise<number>> = {
     'psql x1': async () => (await run(psql, copyCmd(stripped))).seconds,
     'psql x2': async () => {
@@ -75,7 +76,8 @@ try {
     'pgsurge -w4': pgsurgeRun(4),
   };
   const variants: Record<string, () => Promise<number>> = Object.fromEntries(wanted.filter((w) => all[w]).map((w) => [w, all[w]!]));
-  if (ab) {
+  if (ab.startsWith('--')) variants[`pgsurge -w2 (${ab})`] = pgsurgeRun(2, {}, ab.split(/\s+/));
+  else if (ab) {
     const [k, ...v] = ab.split('=');
     variants[`pgsurge -w2 (${ab})`] = pgsurgeRun(2, { [k!]: v.join('=') });
   }
