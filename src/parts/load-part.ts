@@ -13,7 +13,7 @@ export interface LoadPart {
   readonly n: number;
 }
 
-/** `2/3` → { k: 2, n: 3 }; undefined with a message naming the flag and the value. */
+/** `2/3` → { k: 2, n: 3 }; else the message, naming the flag and the value. */
 export function parsePart(value: string): LoadPart | string {
   const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(value);
   const k = m ? Number(m[1]) : NaN;
