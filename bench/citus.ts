@@ -19,8 +19,9 @@ import pg from 'pg';
 import { CitusCluster, CITUS_PG_BIN, citusInstalled } from '../src/cluster/citus-cluster.js';
 import { createTableSql } from '../src/datasets/table-ddl.js';
 import { generateDbt3 } from '../src/datasets/dbt3/generate.js';
-import { arg, describeMachine, median } from './lib/machine.js';
+import { arg, describeMachine } from './lib/machine.js';
 import { run } from './lib/run.js';
+import { runInterleaved } from './lib/interleave.js';
 import { stripTrailingPipe } from './lib/psql-input.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -81,20 +82,7 @@ try {
     const [k, ...v] = ab.split('=');
     variants[`pgsurge -w2 (${ab})`] = pgsurgeRun(2, { [k!]: v.join('=') });
   }
-  const rates: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
-  for (let round = 1; round <= repeat; round++) {
-    for (const [name, fn] of Object.entries(variants)) {
-      await reset();
-      const seconds = await fn();
-      const count = Number((await admin.query('SELECT count(*) AS n FROM lineitem')).rows[0].n);
-      if (count !== lineitem.rows) throw new Error(`${name} loaded ${count} rows, expected ${lineitem.rows}`);
-      rates[name]!.push(lineitem.rows / seconds);
-      console.log(`round ${round} ${name.padEnd(14)} ${seconds.toFixed(2)} s  ${Math.round(lineitem.rows / seconds).toLocaleString('en-US')} rows/s`);
-    }
-  }
-  const ratio = (a: string, b: string): number => median(rates[a]!.map((v, i) => v / rates[b]![i]!));
-  console.log('\nvariant              median rows/s');
-  for (const [name, values] of Object.entries(rates)) console.log(`${name.padEnd(20)} ${Math.round(median(values)).toLocaleString('en-US').padStart(12)}`);
+  const { rates, ratio } = await runInterleaved(variants, { repeat, rows: lineitem.rows, reset, count: async () => Number((await admin.query('SELECT count(*) AS n FROM lineitem')).rows[0].n) });
   const pairs: [string, string][] = [['pgsurge -w1', 'psql x1'], ['pgsurge -w2', 'psql x2'], ['pgsurge -w4', 'psql x2']];
   if (ab) pairs.push([`pgsurge -w2 (${ab})`, 'pgsurge -w2']);
   console.log('');

@@ -17,8 +17,9 @@ import { ManagedCluster } from '../src/cluster/managed-cluster.js';
 import { systemBinDirs } from '../src/cluster/binaries.js';
 import { createTableSql } from '../src/datasets/table-ddl.js';
 import { generateDbt3 } from '../src/datasets/dbt3/generate.js';
-import { arg, describeMachine, median, psqlPath } from './lib/machine.js';
+import { arg, describeMachine, psqlPath } from './lib/machine.js';
 import { run } from './lib/run.js';
+import { runInterleaved } from './lib/interleave.js';
 import { stripTrailingPipe } from './lib/psql-input.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -64,20 +65,7 @@ try {
     },
     'pgsurge -w2': async () => (await run(process.execPath, [pgsurge, 'load', lineitem.path, '--truncate', '--db', url, '-w', '2', '-q'])).seconds,
   };
-  const rates: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
-  for (let round = 1; round <= repeat; round++) {
-    for (const [name, fn] of Object.entries(variants)) {
-      await reset();
-      const seconds = await fn();
-      const count = Number((await admin.query('SELECT count(*) AS n FROM lineitem')).rows[0].n);
-      if (count !== lineitem.rows) throw new Error(`${name} loaded ${count} rows, expected ${lineitem.rows}`);
-      rates[name]!.push(lineitem.rows / seconds);
-      console.log(`round ${round} ${name.padEnd(12)} ${seconds.toFixed(2)} s  ${Math.round(lineitem.rows / seconds).toLocaleString('en-US')} rows/s`);
-    }
-  }
-  const ratio = (a: string, b: string): number => median(rates[a]!.map((v, i) => v / rates[b]![i]!));
-  console.log('\nvariant        median rows/s');
-  for (const [name, values] of Object.entries(rates)) console.log(`${name.padEnd(14)} ${Math.round(median(values)).toLocaleString('en-US').padStart(12)}`);
+  const { ratio } = await runInterleaved(variants, { repeat, rows: lineitem.rows, reset, count: async () => Number((await admin.query('SELECT count(*) AS n FROM lineitem')).rows[0].n) });
   console.log(`\npgsurge -w1 / psql x1: ${ratio('pgsurge -w1', 'psql x1').toFixed(2)} (median of ${repeat} paired runs; target ≥ 0.95)`);
   console.log(`pgsurge -w2 / psql x2: ${ratio('pgsurge -w2', 'psql x2').toFixed(2)} (median of ${repeat} paired runs; target ≥ 0.95)`);
 
