@@ -19,10 +19,10 @@ import pg from 'pg';
 import { CitusCluster, CITUS_PG_BIN, citusInstalled } from '../src/cluster/citus-cluster.js';
 import { createTableSql } from '../src/datasets/table-ddl.js';
 import { generateDbt3 } from '../src/datasets/dbt3/generate.js';
-import { arg, describeMachine } from './lib/machine.js';
+import { arg, describeMachine, median } from './lib/machine.js';
 import { run } from './lib/run.js';
-import { runInterleaved } from './lib/interleave.js';
-import { stripTrailingPipe } from './lib/psql-input.js';
+import { interleave } from './lib/interleave.js';
+import { stripTrailingPipe } from './lib/tbl-strip.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const pgsurge = path.join(root, 'bin', 'pgsurge.js');
@@ -48,7 +48,7 @@ try {
   const lineitem = files[0]!;
   const stripped = path.join(work, 'lineitem.psql');
   const halves: [string, string] = [path.join(work, 'half1.psql'), path.join(work, 'half2.psql')];
-  await stripTrailingPipe(lineitem.path, stripped, halves, lineitem.rows);
+  await stripTrailingPipe(lineitem.path, stripped, { files: halves, lines: lineitem.rows });
   cluster = await CitusCluster.start({ dir: path.join(work, 'cluster'), workers: 2, basePort: 5700 });
   const url = cluster.url();
   const admin = new pg.Client({ connectionString: url });
@@ -82,7 +82,10 @@ try {
     const [k, ...v] = ab.split('=');
     variants[`pgsurge -w2 (${ab})`] = pgsurgeRun(2, { [k!]: v.join('=') });
   }
-  const { rates, ratio } = await runInterleaved(variants, { repeat, rows: lineitem.rows, reset, count: async () => Number((await admin.query('SELECT count(*) AS n FROM lineitem')).rows[0].n) });
+  const rates = await interleave(variants, { repeat, rows: lineitem.rows, reset, count: async () => Number((await admin.query('SELECT count(*) AS n FROM lineitem')).rows[0].n) });
+  const ratio = (a: string, b: string): number => median(rates[a]!.map((v, i) => v / rates[b]![i]!));
+  console.log('\nvariant              median rows/s');
+  for (const [name, values] of Object.entries(rates)) console.log(`${name.padEnd(20)} ${Math.round(median(values)).toLocaleString('en-US').padStart(12)}`);
   const pairs: [string, string][] = [['pgsurge -w1', 'psql x1'], ['pgsurge -w2', 'psql x2'], ['pgsurge -w4', 'psql x2']];
   if (ab) pairs.push([`pgsurge -w2 (${ab})`, 'pgsurge -w2']);
   console.log('');

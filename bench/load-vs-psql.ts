@@ -17,10 +17,10 @@ import { ManagedCluster } from '../src/cluster/managed-cluster.js';
 import { systemBinDirs } from '../src/cluster/binaries.js';
 import { createTableSql } from '../src/datasets/table-ddl.js';
 import { generateDbt3 } from '../src/datasets/dbt3/generate.js';
-import { arg, describeMachine, psqlPath } from './lib/machine.js';
+import { arg, describeMachine, median, psqlPath } from './lib/machine.js';
+import { interleave } from './lib/interleave.js';
 import { run } from './lib/run.js';
-import { runInterleaved } from './lib/interleave.js';
-import { stripTrailingPipe } from './lib/psql-input.js';
+import { stripTrailingPipe } from './lib/tbl-strip.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const pgsurge = path.join(root, 'bin', 'pgsurge.js');
@@ -41,7 +41,7 @@ try {
   console.log(`# input: lineitem.tbl at scale ${scale}: ${lineitem.rows.toLocaleString('en-US')} rows, ${(lineitem.bytes / 1e6).toFixed(0)} MB`);
   const stripped = path.join(work, 'lineitem.psql');
   const halves: [string, string] = [path.join(work, 'half1.psql'), path.join(work, 'half2.psql')];
-  await stripTrailingPipe(lineitem.path, stripped, halves, lineitem.rows);
+  await stripTrailingPipe(lineitem.path, stripped, { files: halves, lines: lineitem.rows });
 
   await cluster.start();
   const url = cluster.url();
@@ -65,7 +65,10 @@ try {
     },
     'pgsurge -w2': async () => (await run(process.execPath, [pgsurge, 'load', lineitem.path, '--truncate', '--db', url, '-w', '2', '-q'])).seconds,
   };
-  const { ratio } = await runInterleaved(variants, { repeat, rows: lineitem.rows, reset, count: async () => Number((await admin.query('SELECT count(*) AS n FROM lineitem')).rows[0].n) });
+  const rates = await interleave(variants, { repeat, rows: lineitem.rows, reset, count: async () => Number((await admin.query('SELECT count(*) AS n FROM lineitem')).rows[0].n) });
+  const ratio = (a: string, b: string): number => median(rates[a]!.map((v, i) => v / rates[b]![i]!));
+  console.log('\nvariant        median rows/s');
+  for (const [name, values] of Object.entries(rates)) console.log(`${name.padEnd(14)} ${Math.round(median(values)).toLocaleString('en-US').padStart(12)}`);
   console.log(`\npgsurge -w1 / psql x1: ${ratio('pgsurge -w1', 'psql x1').toFixed(2)} (median of ${repeat} paired runs; target ≥ 0.95)`);
   console.log(`pgsurge -w2 / psql x2: ${ratio('pgsurge -w2', 'psql x2').toFixed(2)} (median of ${repeat} paired runs; target ≥ 0.95)`);
 

@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type pg from 'pg';
 import type { Readable } from 'node:stream';
-import type { Chunk, LoadTarget } from './batching/chunk.js';
+import { inputBytesOf, type Chunk, type LoadTarget } from './batching/chunk.js';
 import { ChunkQueue, type ChunkSource } from './batching/chunk-queue.js';
 import { checkColumnCount } from './db/column-check.js';
 import { qualifiedName } from './db/identifiers.js';
@@ -210,7 +210,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
             reporter.note?.(`${chunk.location.file} at byte ${chunk.location.byteOffset}: a chunk whose WAL had not reached disk yet was lost with the server; loading it again`),
           async committed(chunk, outcome, startedAt, endedAt) {
             const rejected = outcome.rejects.length;
-            counters.add(chunk.target.table, chunk.target.file, outcome.loaded, chunk.location.byteLength, startedAt, endedAt, {
+            counters.add(chunk.target.table, chunk.target.file, outcome.loaded, inputBytesOf(chunk.location), startedAt, endedAt, {
               read: chunk.records,
               rejected,
               skipped: outcome.skipped,
@@ -417,7 +417,11 @@ async function openClients(target: Target, n: number, appName: (i: number) => st
 /** Names the server's message, the file and the place for an error no retry or reject could handle. */
 async function describeFailure(error: unknown): Promise<LoadError> {
   const location = (error as { pgsurgeLocation?: Chunk['location'] }).pgsurgeLocation;
-  const where = location ? `${location.file} (bytes ${location.byteOffset}–${location.byteOffset + location.byteLength})` : 'the load';
+  const where = !location
+    ? 'the load'
+    : location.rowGroup !== undefined
+      ? `${location.file} (row group ${location.rowGroup}, rows ${location.byteOffset + 1}–${location.byteOffset + location.byteLength})`
+      : `${location.file} (bytes ${location.byteOffset}–${location.byteOffset + location.byteLength})`;
   if (!isServerError(error)) {
     return new LoadError('chunk-failed', `loading ${where} failed: ${(error as Error).message}`, { cause: error });
   }

@@ -2,11 +2,23 @@ import type { Framer, RecordSpans } from '../framing/framer.js';
 import type { Chunk } from './chunk.js';
 
 /**
+ * A chunk's records one by one, as isolating a bad row needs them: `start(i)` is record
+ * i's place in the chunk's location's units (bytes; rows for a Parquet chunk).
+ */
+export interface SplittableRecords {
+  readonly count: number;
+  start(i: number): number;
+  linesBefore(i: number): number;
+  sourceOf(i: number): Buffer;
+  slice(from: number, to: number): Chunk;
+}
+
+/**
  * A chunk's records, addressable one by one: what isolating a bad row and resuming on
  * byte ranges need. Built only when needed (a chunk the server refused, a chunk that a
  * resume covers in part), never on the fast path.
  */
-export class ChunkRecords {
+export class ChunkRecords implements SplittableRecords {
   readonly spans: RecordSpans;
   /** `lineStarts[i]`: physical lines before record i in the chunk. */
   private readonly lineStarts: number[];

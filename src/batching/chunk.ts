@@ -18,6 +18,20 @@ export interface ChunkLocation {
   readonly firstLine: number | undefined;
   /** 1-based index of the chunk's first record in the input, where lines do not number records (JSON arrays). */
   readonly firstRecord?: number;
+  /**
+   * Parquet: the row group the chunk's rows are in (0-based). A Parquet chunk's location
+   * counts rows, not bytes: `byteOffset` is its first row's index in the file (0-based),
+   * `byteLength` its rows, `firstLine` its first row's number (1-based); the ledger
+   * records and resumes by those, exactly as by byte ranges.
+   */
+  readonly rowGroup?: number;
+  /** Bytes of the input file the chunk stands for, where `byteLength` counts something else (Parquet rows): what progress and MB/s count. */
+  readonly sourceBytes?: number;
+}
+
+/** Bytes of the input a chunk stands for (progress, MB/s). */
+export function inputBytesOf(location: ChunkLocation): number {
+  return location.sourceBytes ?? location.byteLength;
 }
 
 export interface Chunk {
@@ -45,6 +59,8 @@ export interface Chunk {
    * written); a chunk never released is left to the garbage collector.
    */
   readonly release?: () => void;
+  /** The chunk's records one by one, where they are not framed from its source bytes (Parquet rows); a refused chunk needs them. */
+  readonly splitRecords?: () => Promise<import('./chunk-split.js').SplittableRecords>;
 }
 
 /** The chunk's source bytes: kept, or read again from the input. */
@@ -69,4 +85,6 @@ export interface LoadTarget {
   readonly columns?: readonly string[];
   /** JSON inputs: how each of `columns` takes a JSON value (json, array or scalar). */
   readonly jsonColumns?: readonly import('../framing/json-record.js').JsonColumn[];
+  /** Parquet inputs: which field of the file fills each of `columns`, and how its values become the column's text. */
+  readonly parquetColumns?: readonly import('../source/parquet/parquet-columns.js').ParquetColumn[];
 }

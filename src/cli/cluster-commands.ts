@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { DEFAULT_DATA_DIR, ManagedCluster } from '../cluster/managed-cluster.js';
+import { defaultDataDir } from '../cluster/default-home.js';
+import { ManagedCluster } from '../cluster/managed-cluster.js';
 import { moveWal } from '../cluster/wal-move.js';
 
 interface ClusterFlags {
@@ -16,7 +17,7 @@ export function registerClusterCommands(program: Command): void {
     .description('the managed PostgreSQL cluster: keep it running between commands, query it with psql "$(pgsurge cluster url)"');
   const withDir = (c: Command): Command =>
     c
-      .option('--data-dir <dir>', 'data directory of the managed cluster', DEFAULT_DATA_DIR)
+      .option('--data-dir <dir>', 'data directory of the managed cluster', defaultDataDir())
       .option('--pg-bin <which>', 'server binaries: embedded (from npm), system (this machine\'s PostgreSQL), or a bin directory', 'embedded');
 
   withDir(cluster.command('start').description('create the cluster if needed and start it; it stays up until `pgsurge cluster stop`'))

@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { DEFAULT_DATA_DIR } from '../cluster/managed-cluster.js';
+import { defaultDataDir } from '../cluster/default-home.js';
 import { DURABILITY_PRESETS, type DurabilityPreset } from '../durability/presets.js';
 import { DEFAULT_RETRY_FOR_MS } from '../faults/retry.js';
 import { DEFAULT_MAX_REJECTS } from '../rejects/reject-budget.js';
@@ -20,8 +20,8 @@ export function formatOption(): Option {
 
 export function addTargetOptions(cmd: Command): Command {
   return cmd
-    .option('--db <url>', 'server to load into (postgresql://user@host:port/db); default: the PG* environment variables if any is set, else the managed cluster')
-    .option('--data-dir <dir>', 'data directory of the managed cluster', DEFAULT_DATA_DIR)
+    .option('--db <url>', 'server to load into, as psql takes it: a URL (postgresql://user@host:port/db) or key=value pairs (host=… dbname=…, service=…), completed from the service file, PG* variables and ~/.pgpass; default: the PG* variables if they name a server, else the managed cluster')
+    .option('--data-dir <dir>', 'data directory of the managed cluster', defaultDataDir())
     .option('--pg-bin <which>', 'server binaries for the managed cluster: embedded (from npm), system (this machine\'s PostgreSQL), or a bin directory', 'embedded');
 }
 

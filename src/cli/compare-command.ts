@@ -32,7 +32,7 @@ export function registerCompareCommand(program: Command): void {
     .description('load the same input through several variants (COPY, INSERT styles, workers, batch sizes) on the same server and print one table')
     .argument('<file>', 'input file (tbl, text or csv)')
     .addOption(formatOption())
-    .option('-t, --table <name>', 'base table whose definition each variant\'s fresh table copies (default: from the file name)')
+    .option('-t, --table <name>', 'base table whose definition each variant\'s fresh table copies: table or schema.table, as psql writes it (default: from the file name)')
     .option('--schema <name>', 'schema of the base table; the variants\' tables go there too (default: the search_path)')
     .option('--create', 'create a missing base table from the built-in DDL (the eight DBT-3 tables)')
     .option('--variants <list>', 'comma-separated: copy or insert[:unnest|values|row], each with optional :w<workers> :b<batch rows> :c<commit every>', DEFAULT_VARIANTS)

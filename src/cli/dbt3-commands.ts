@@ -1,18 +1,43 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { openTarget } from '../db/target.js';
-import { loadDbt3 } from '../dbt3-load.js';
+import { Dbt3LoadStopped, loadDbt3, type Dbt3LoadResult } from '../dbt3-load.js';
+import { formatKb, type BuildSizing } from '../dbt3/build-memory.js';
+import type { TaskRun } from '../dbt3/run-schedule.js';
 import { addLoadOptions, addTargetOptions, type LoadFlags } from './common-options.js';
 import { UNSAFE_WARNING } from '../durability/presets.js';
 import { formatDurability } from './durability-format.js';
-import { EXIT } from './errors.js';
+import { EXIT, printError } from './errors.js';
 import { addObserveOptions, observeLoad, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
+import { formatBytes, parseSize } from './parse-options.js';
+import { resumeCommand } from './resume-command.js';
 import { formatSummary, renderTable } from './summary-format.js';
 
 interface Dbt3LoadFlags extends LoadFlags, ObserveFlags {
   replace?: boolean;
+  resume?: boolean;
   keys: boolean;
   analyze: boolean;
+  overlap?: boolean;
+  buildMemory?: number;
   schema?: string;
+}
+
+/** The build sessions' settings, one line each, for the summary. */
+export function formatBuildSizing(sizing: BuildSizing): string {
+  const lines = [`build sessions: ${sizing.buildsAtOnce} at once, ${formatBytes(sizing.budgetBytes)} for all of them (${sizing.budgetFrom})`];
+  for (const s of sizing.settings) {
+    const value = s.name === 'max_parallel_maintenance_workers' ? String(s.value) : formatKb(s.value);
+    lines.push(`  ${s.name} = ${value}${s.set ? '' : ' (kept)'}: ${s.why}`);
+  }
+  return lines.join('\n');
+}
+
+/** The timeline as a table: what ran when, on how many slots; the longest tasks are the critical path's candidates. */
+export function formatTimeline(timeline: readonly TaskRun[]): string {
+  return renderTable(
+    ['task', 'start s', 'end s', 'seconds', 'slots'],
+    timeline.map((r) => [`${r.id}${r.failed ? ' (failed)' : ''}`, r.start.toFixed(2), r.end.toFixed(2), (r.end - r.start).toFixed(2), String(r.slots)]),
+  );
 }
 
 /** `pgsurge dbt3 …`; returns the `dbt3` command so other subcommands (gen) can join it. */
@@ -20,61 +45,132 @@ export function registerDbt3Commands(program: Command): Command {
   const dbt3 = program.command('dbt3').description('DBT-3 / TPC-H data sets: load a folder of .tbl files, generate them');
   const cmd = dbt3
     .command('load')
-    .description('load the eight DBT-3 tables from a folder of .tbl files, then build keys and indexes and ANALYZE, as the DBT-3 kit does')
+    .description('load the eight DBT-3 tables from a folder of .tbl files and build the kit\'s keys and indexes and ANALYZE, as one schedule on one worker budget: longest builds first, a foreign key once both sides have their keys, a table\'s ANALYZE once its builds are done')
     .argument('<dir>', 'folder holding region.tbl … lineitem.tbl (split files such as lineitem.tbl.1 … .8 too)')
     .option('--replace', 'drop the DBT-3 tables (and their keys) first and create them bare')
+    .addOption(new Option('--resume', 'finish a stopped dbt3 load: load the rows the ledger does not have, build the keys and indexes the catalog lacks').conflicts('replace'))
     .option('--no-keys', 'skip the primary keys, foreign keys and indexes')
     .option('--no-analyze', 'skip ANALYZE')
+    .option('--overlap', 'load each table on its own and start its keys and indexes as soon as it is loaded, while other tables still load (default: one load of all eight tables, then the builds, which measured faster on 2 cores)')
+    .addOption(
+      new Option('--build-memory <size>', 'memory all key/index build sessions may use together (each gets its share as maintenance_work_mem, at most 1GB); default: half of MemAvailable for a server on this machine, else from shared_buffers and effective_cache_size').argParser(
+        (v) => parseSize('--build-memory', v),
+      ),
+    )
     .option('--schema <name>', 'schema for the tables (default: the search_path)');
   addLoadOptions(cmd);
   addObserveOptions(cmd);
   addTargetOptions(cmd);
+  cmd.addHelpText(
+    'after',
+    `
+How it runs (docs/dbt3-load.md):
+  The eight tables are loaded through one pool of -w workers, biggest first; then the
+  kit's 8 primary keys, 15 indexes and 8 foreign keys and the 8 ANALYZEs run as one
+  schedule on the same -w sessions: longest builds first, a foreign key once both sides
+  have their keys, never two statements whose locks would make one wait, a table's
+  ANALYZE once its builds are done. Each build session gets its own maintenance_work_mem,
+  work_mem and max_parallel_maintenance_workers, sized from the machine (or the server's
+  settings, or --build-memory); the summary says which. Every load and build is on the
+  timeline (the summary, --json, and the Gantt chart of --report).
+
+  A build that fails (a duplicate key, a row whose foreign key has no match) stops with
+  the table, the key and the offending value; the rows stay. --resume then loads what the
+  ledger lacks and builds what the catalog lacks.
+
+Exit codes: 0 done, 1 a load or build failed, 2 bad usage (nothing changed), 3 rows
+rejected, 130 interrupted (Ctrl-C; resume with --resume).
+
+Examples:
+  pgsurge dbt3 gen --scale 1 --out sf1 && pgsurge dbt3 load sf1 --replace -w 2 --report load.html
+  pgsurge dbt3 load sf1 --db postgresql://me@db1/dbt3 --schema dbt3 --build-memory 4GB
+  pgsurge dbt3 load sf1 --resume`,
+  );
   cmd.action(async (dir: string, flags: Dbt3LoadFlags) => {
     const target = await openTarget(flags);
     if (flags.durability === 'unsafe' && target.managed !== undefined) process.stderr.write(UNSAFE_WARNING);
+    // Ctrl-C: stop the loads (chunks in flight rolled back) and cancel the builds; print the resume command. A second Ctrl-C exits at once.
+    const abort = new AbortController();
+    const onSigint = (): void => {
+      if (abort.signal.aborted) process.exit(EXIT.interrupted);
+      process.stderr.write('\npgsurge: interrupted; rolling back the chunks in flight and cancelling the builds (Ctrl-C again to quit at once)\n');
+      abort.abort();
+    };
+    process.on('SIGINT', onSigint);
     const observed = await observeLoad(flags, target).catch(async (error: unknown) => {
+      process.off('SIGINT', onSigint);
       await target.release();
       throw error;
     });
     try {
-      const { summary, phases } = await loadDbt3(
+      const result = await loadDbt3(
         dir,
         {
           workers: flags.workers,
           chunkBytes: flags.chunkSize,
           replace: flags.replace === true,
+          resume: flags.resume === true,
           keys: flags.keys,
           analyze: flags.analyze,
+          overlap: flags.overlap === true,
+          buildMemoryBytes: flags.buildMemory,
           schema: flags.schema,
           durability: { preset: flags.durability, unlogged: flags.unlogged === true },
           maxRejects: flags.maxRejects,
           rejectDir: flags.rejectDir,
           retryForMs: flags.retryFor,
+          signal: abort.signal,
         },
         target,
         observed.reporter,
       );
-      const series = await observed.finish('dbt3', { settings: {}, phases: phases.map((p) => ({ phase: p.phase, seconds: p.seconds })) });
+      const { summary, phases, timeline } = result;
+      const series = await observed.finish('dbt3', { settings: {}, phases: phases.map((p) => ({ phase: p.phase, seconds: p.seconds })), timeline: timeline.map(timelineBar) });
       const report =
         series &&
         observed.report({
           title: `pgsurge dbt3 load ${dir}`,
-          settings: { workers: flags.workers, chunkBytes: flags.chunkSize, keys: flags.keys, analyze: flags.analyze, durability: flags.durability },
+          settings: { workers: flags.workers, chunkBytes: flags.chunkSize, keys: flags.keys, analyze: flags.analyze, overlap: flags.overlap === true, durability: flags.durability, ...buildSettingsForReport(result) },
           series: [series],
         });
       const written = await writeReportIfAsked(flags.report, report);
       if (flags.json) {
-        process.stdout.write(`${summaryEvent(summary, { phases, ...(written ? { report: written } : {}) })}\n`);
+        process.stdout.write(`${summaryEvent(summary, { phases, timeline, seconds: result.seconds, buildSizing: result.buildSizing, buildSession: result.buildSession, alreadyBuilt: result.alreadyBuilt, rebuilt: result.rebuilt, ...(written ? { report: written } : {}) })}\n`);
       } else {
         process.stdout.write(`${formatSummary(summary)}\n${formatDurability(summary)}\n\n`);
-        process.stdout.write(`${renderTable(['phase', 'seconds', 'statements'], phases.map((p) => [p.phase, p.seconds.toFixed(2), String(p.statements)]))}\n`);
+        if (result.buildSizing) process.stdout.write(`${formatBuildSizing(result.buildSizing)}\n`);
+        if (result.buildSession) process.stdout.write(`  a build session's pg_settings: ${Object.entries(result.buildSession).map(([k, v]) => `${k}=${v}`).join(', ')}\n`);
+        if (result.alreadyBuilt.length > 0) process.stdout.write(`already built (left alone): ${result.alreadyBuilt.length}\n`);
+        if (result.rebuilt.length > 0) process.stdout.write(`invalid indexes dropped and built again: ${result.rebuilt.join(', ')}\n`);
+        process.stdout.write(`\n${renderTable(['phase', 'seconds', 'statements'], phases.map((p) => [p.phase, p.seconds.toFixed(2), String(p.statements)]))}\n`);
+        process.stdout.write(`total: ${result.seconds.toFixed(2)} s\n`);
+        if (!flags.quiet) process.stdout.write(`\n${formatTimeline(timeline)}\n`);
         if (written) process.stderr.write(`report: ${written}\n`);
       }
       if (summary.total.rejected > 0) process.exitCode = EXIT.rejects;
+    } catch (error) {
+      if (!(error instanceof Dbt3LoadStopped)) throw error;
+      await observed.close();
+      // The accounting of what was loaded before the stop, then what stopped it.
+      process.stdout.write(`${formatSummary(error.summary)}\n`);
+      if (error.timeline.length > 0 && !flags.quiet) process.stdout.write(`\n${formatTimeline(error.timeline)}\n`);
+      printError(error, flags.verbose === true);
+      process.stderr.write(`  resume with: ${resumeCommand(process.argv.slice(2))}\n`);
+      process.exitCode = error.interrupted ? EXIT.interrupted : EXIT.failed;
     } finally {
+      process.off('SIGINT', onSigint);
       await observed.close();
       await target.release();
     }
   });
   return dbt3;
+}
+
+function timelineBar(r: TaskRun): { task: string; kind: string; table: string; start: number; end: number; statement: string; failed?: boolean } {
+  return { task: r.id, kind: r.kind, table: r.table, start: r.start, end: r.end, statement: r.statement, ...(r.failed ? { failed: true } : {}) };
+}
+
+function buildSettingsForReport(result: Dbt3LoadResult): Record<string, string | number> {
+  if (!result.buildSizing) return {};
+  return Object.fromEntries(result.buildSizing.settings.map((s) => [`build ${s.name}`, s.name === 'max_parallel_maintenance_workers' ? s.value : `${formatKb(s.value)}${s.set ? '' : ' (kept)'}`]));
 }

@@ -2,6 +2,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { ManagedCluster } from '../cluster/managed-cluster.js';
 import { LoadError } from '../db/load-error.js';
 import { openTarget, usesManagedCluster, type Target } from '../db/target.js';
+import { tableFlag } from './plan-inputs.js';
 import { DECAY_INDEX, DECAY_MODES, runDecay, type DecayIndex, type DecayMode } from '../decay/decay.js';
 import { NARROW_KEYS, type NarrowKeys } from '../decay/narrow-rows.js';
 import { asciiDecayChart, decayTable, describeKnee } from '../report/decay-text.js';
@@ -94,7 +95,7 @@ export function registerDecayCommand(program: Command): void {
     .addOption(new Option('--report <file>', 'report file: .html (charts), .json or .csv (default: decay-<timestamp>.html in the current folder)').argParser(parseReportPath))
     .addOption(new Option('-w, --workers <n>', 'parallel connections').default(defaultWorkers(), 'the number of CPUs').argParser((v) => parseWholeNumber('--workers', v)))
     .addOption(new Option('--chunk-size <bytes>', 'bytes per chunk (one transaction each)').default(1024 * 1024, '1MB').argParser((v) => parseChunkSize('--chunk-size', v)))
-    .option('--table <name>', 'the table to create (dropped first if it exists)', 'pgsurge_decay')
+    .option('--table <name>', 'the table to create (dropped first if it exists): table or schema.table, as psql writes it', 'pgsurge_decay')
     .option('--schema <name>', 'schema of the table (default: the search_path)')
     .addOption(new Option('--seed <n>', 'seed of the random key order').default(1).argParser((v) => parseWholeNumber('--seed', v, 0)))
     .option('--keep-data <dir>', 'keep the generated rows in this folder and reuse them in later runs with the same --rows, --keys and --seed')
@@ -118,6 +119,8 @@ Examples:
   pgsurge decay --rows 2M --index after --json > decay.ndjson`,
   );
   cmd.action(async (flags: DecayFlags) => {
+    const { table, schema } = tableFlag('--table', flags.table, flags.schema);
+    const named = { table: table ?? flags.table, schema };
     const reportFile = flags.report ?? defaultDecayReportName();
     const observeFlags: ObserveFlags = { sampleEvery: { rows: flags.bucket }, json: flags.json, quiet: flags.quiet, report: reportFile };
     const target = await openDecayTarget(flags);
@@ -128,7 +131,7 @@ Examples:
           if (!flags.quiet && !flags.json) process.stderr.write(`${line}\n`);
         };
         const result = await runDecay(
-          { rows: flags.rows, keys: flags.keys, index: flags.index, mode: flags.mode, workers: flags.workers, chunkBytes: flags.chunkSize, seed: flags.seed, table: flags.table, schema: flags.schema, ...(flags.keepData !== undefined ? { dataDir: flags.keepData } : {}) },
+          { rows: flags.rows, keys: flags.keys, index: flags.index, mode: flags.mode, workers: flags.workers, chunkBytes: flags.chunkSize, seed: flags.seed, ...named, ...(flags.keepData !== undefined ? { dataDir: flags.keepData } : {}) },
           target,
           {
             reporter: observed.reporter,

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { formatCount } from '../report/format-count.js';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
-import { DEFAULT_DATA_DIR } from '../cluster/managed-cluster.js';
+import { defaultDataDir } from '../cluster/default-home.js';
 import { DBT3_TABLES } from '../datasets/dbt3-schema.js';
 import { generateDbt3 } from '../datasets/dbt3/generate.js';
 import { qualifiedName } from '../db/identifiers.js';
@@ -35,7 +35,7 @@ export function registerDemoCommand(program: Command): void {
       }),
     )
     .addOption(new Option('-w, --workers <n>', 'parallel connections').default(defaultWorkers(), 'the number of CPUs').argParser((v) => parseWholeNumber('--workers', v)))
-    .option('--data-dir <dir>', 'data directory of the managed cluster', DEFAULT_DATA_DIR)
+    .option('--data-dir <dir>', 'data directory of the managed cluster', defaultDataDir())
     .option('--pg-bin <which>', 'server binaries: embedded (from npm), system (this machine\'s PostgreSQL), or a bin directory', 'embedded')
     .option('--db <url>', 'load into this server instead of the managed cluster (tables go to the pgsurge_demo schema)')
     .option('--keep-running', 'leave the managed cluster running afterwards, to query it with psql "$(pgsurge cluster url)"')

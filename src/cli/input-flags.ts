@@ -68,12 +68,17 @@ export function addInputOptions(cmd: Command): Command {
 /** The flags as input options, checked against the input's format: each message names the flag. */
 export function inputOptionsFor(format: Format, flags: InputFlags): InputOptions {
   const json = format === 'ndjson' || format === 'json';
+  const parquet = format === 'parquet';
   const only = (flag: string, value: unknown, ok: boolean, formats: string): void => {
     if (value !== undefined && !ok) throw new LoadError('bad-option', `\`${flag}\` is for ${formats} input, not ${format}`);
   };
-  only('--header', flags.header, !json, 'csv, text and tbl');
+  only('--header', flags.header, !json && !parquet, 'csv, text and tbl');
   only('--delimiter', flags.delimiter, format === 'text' || format === 'csv', 'text and csv');
-  only('--null', flags.null, !json, 'csv, text and tbl');
+  only('--null', flags.null, !json && !parquet, 'csv, text and tbl');
+  // A Parquet file is typed and self-describing: no text options; rows are addressed by row group, not counted from the start.
+  for (const [flag, value] of [['--encoding', flags.encoding], ['--compression', flags.compression], ['--skip', flags.skip], ['--limit', flags.limit]] as const) {
+    only(flag, value, !parquet, 'text-based (tbl, text, csv, ndjson, json)');
+  }
   only('--quote', flags.quote, format === 'csv', 'csv');
   only('--escape', flags.escape, format === 'csv', 'csv');
   only('--json-path', flags.jsonPath, format === 'json', 'json (array)');

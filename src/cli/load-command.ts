@@ -39,7 +39,7 @@ export function registerLoadCommand(program: Command): void {
     .description('stream files (tbl, csv, text, NDJSON, JSON arrays; .gz too) into PostgreSQL through parallel COPY (or batched INSERT with --mode insert); bad rows go to a reject file, and a stopped load resumes where it stopped')
     .argument('<file...>', 'input files; `-` reads stdin')
     .addOption(formatOption())
-    .option('-t, --table <name>', 'target table (default: from the file name, lineitem.tbl.3 → lineitem)')
+    .option('-t, --table <name>', 'target table, as psql writes it: table or schema.table, "Quoted Name" keeps case (default: from the file name, lineitem.tbl.3 → lineitem)')
     .option('--schema <name>', 'schema of the target table (default: the search_path)')
     .option('--create', 'create a missing table from the built-in DDL (the eight DBT-3 tables, narrow)')
     .option('--truncate', 'empty the table (and forget its earlier loads in the ledger) before loading')
@@ -91,6 +91,7 @@ Examples:
     const target = await openTarget(flags);
     if (flags.durability === 'unsafe' && target.managed !== undefined) process.stderr.write(UNSAFE_WARNING);
     const say = !flags.quiet && !flags.json;
+    if (say && target.managed !== undefined) process.stderr.write(`pgsurge: into the ${target.description}\n`);
     // What only the command line prints; the progress output and the sampler come from observeLoad.
     const messages: LoadReporter = {
       start(info) {

@@ -1,11 +1,13 @@
 import { Command, CommanderError } from 'commander';
 import { registerClusterCommands } from './cluster-commands.js';
 import { registerCompareCommand } from './compare-command.js';
+import { registerCompletionCommand } from './completion-command.js';
 import { registerDbt3Commands } from './dbt3-commands.js';
 import { registerDecayCommand } from './decay-command.js';
 import { registerDemoCommand } from './demo-command.js';
 import { registerGenCommands } from './gen-commands.js';
 import { EXIT, printError } from './errors.js';
+import { addHelpExamples } from './help-examples.js';
 import { registerLoadCommand } from './load-command.js';
 import { registerReportCommand } from './report-command.js';
 import { registerStatusCommand } from './status-command.js';
@@ -33,6 +35,8 @@ Target: --db <url>, else the PG* environment variables, else a managed cluster p
   registerReportCommand(program);
   registerStatusCommand(program);
   registerDemoCommand(program);
+  registerCompletionCommand(program);
+  addHelpExamples(program);
   const exitOverride = (cmd: Command): void => {
     cmd.exitOverride();
     cmd.commands.forEach(exitOverride);

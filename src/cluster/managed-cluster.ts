@@ -2,9 +2,10 @@ import { createHash } from 'node:crypto';
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { resolveBinaries, type PgBinaries } from './binaries.js';
+import { defaultDataDir } from './default-home.js';
 import { ownDir, runAs, serverAccount, type ServerAccount } from './run-as.js';
 
-export const DEFAULT_DATA_DIR = '.pgsurge/cluster';
+export { defaultDataDir } from './default-home.js';
 const PORT = 5432;
 /** Unix socket paths are limited to ~107 bytes; leave room for `/.s.PGSQL.5432`. */
 const MAX_SOCKET_DIR = 90;
@@ -45,7 +46,7 @@ export class ManagedCluster {
   ) {}
 
   static async open(options: ManagedClusterOptions = {}): Promise<ManagedCluster> {
-    const dataDir = path.resolve(options.dataDir ?? DEFAULT_DATA_DIR);
+    const dataDir = path.resolve(options.dataDir ?? defaultDataDir());
     const binaries = await resolveBinaries(options.pgBin);
     return new ManagedCluster(dataDir, binaries, serverAccount(), options.walDir ? path.resolve(options.walDir) : undefined, options.port ?? PORT);
   }

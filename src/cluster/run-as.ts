@@ -1,5 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { blockingParent, ROOT_HOME } from './default-home.js';
 
 /** The account the server runs as: PostgreSQL refuses to run as root, so root hands over to `postgres`. */
 export interface ServerAccount {
@@ -38,8 +40,21 @@ function lookup(name: string): { uid: number; gid: number } | undefined {
   }
 }
 
-/** Makes `dir` (created if missing) belong to the server's account. */
+/**
+ * Makes `dir` (created if missing) belong to the server's account. Parents it creates are
+ * 0755 (a recursive mkdir would make them 0700 and root's, shutting the server out), and
+ * a parent the server's account cannot search is refused in one line that says what to do.
+ */
 export async function ownDir(dir: string, account: ServerAccount | undefined, mode = 0o700): Promise<void> {
+  await fs.mkdir(path.dirname(dir), { recursive: true, mode: 0o755 });
+  if (account) {
+    const blocked = blockingParent(path.dirname(dir), account);
+    if (blocked) {
+      throw new Error(
+        `the ${account.name} user (PostgreSQL runs as it, not as root) cannot reach ${dir}: ${blocked.dir} is mode ${blocked.mode.toString(8).padStart(4, '0')} of uid ${blocked.uid}; use a directory it can reach (e.g. --data-dir ${ROOT_HOME}/cluster), or chmod o+x ${blocked.dir}`,
+      );
+    }
+  }
   await fs.mkdir(dir, { recursive: true, mode });
   await fs.chmod(dir, mode);
   if (account) await fs.chown(dir, account.uid, account.gid);

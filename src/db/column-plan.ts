@@ -12,15 +12,19 @@ export interface TableColumn {
   readonly type: string;
   readonly kind: JsonColumnKind;
   readonly elementJson: boolean;
+  /** `pg_type.typname` of the (base) type, and of an array's element: `int4`, `bytea`, `_int4` → `int4`. */
+  readonly typname?: string;
+  /** `pg_type.typcategory` of the (base) type, of an array's element for an array: N numeric, S string, D date/time, B boolean, U user (bytea, uuid)… */
+  readonly category?: string;
   readonly hasDefault: boolean;
   /** GENERATED ALWAYS AS … columns take no input. */
   readonly generated: boolean;
 }
 
 export async function readTableColumns(client: pg.Client, table: string, schema: string | undefined): Promise<TableColumn[]> {
-  const r = await client.query<{ name: string; type: string; generated: boolean; has_default: boolean; base: string; category: string; element: string | null }>(
+  const r = await client.query<{ name: string; type: string; generated: boolean; has_default: boolean; base: string; category: string; element: string | null; element_category: string | null }>(
     `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attgenerated <> '' AS generated,
-            a.atthasdef AS has_default, bt.typname AS base, bt.typcategory AS category, et.typname AS element
+            a.atthasdef AS has_default, bt.typname AS base, bt.typcategory AS category, et.typname AS element, et.typcategory AS element_category
        FROM pg_attribute a
        JOIN pg_type t ON t.oid = a.atttypid
        JOIN pg_type bt ON bt.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END
@@ -35,6 +39,8 @@ export async function readTableColumns(client: pg.Client, table: string, schema:
     type: c.type,
     kind: json(c.base) ? 'json' : c.category === 'A' ? 'array' : 'scalar',
     elementJson: json(c.element),
+    typname: c.element ?? c.base,
+    category: c.element_category ?? c.category,
     hasDefault: c.has_default,
     generated: c.generated,
   }));

@@ -64,7 +64,7 @@ export function copyColumnFromWhere(where: string | undefined): string | undefin
 export function connectionFailure(error: unknown, description: string): LoadError {
   const e = error as NodeJS.ErrnoException & ServerErrorFields;
   let hint = 'check --db, the PG* environment variables, and that the server is running';
-  if (e.code === '28P01' || e.code === '28000') hint = 'check the user name and password (--db URL or PGPASSWORD)';
+  if (e.code === '28P01' || e.code === '28000' || /no password supplied/.test(e.message ?? '')) hint = 'check the user name and password (in --db, the service file, PGPASSWORD or ~/.pgpass)';
   if (e.code === '3D000') hint = 'create the database first, or name another in --db';
   return new LoadError('server-unreachable', `cannot connect to ${description}: ${e.message}`, { hint, cause: error, server: e });
 }

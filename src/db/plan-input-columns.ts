@@ -2,6 +2,19 @@ import type pg from 'pg';
 import type { LoadTarget } from '../batching/chunk.js';
 import { readHeaderNames } from '../source/header.js';
 import { planColumns, readTableColumns, type TableColumn } from './column-plan.js';
+import { openParquet } from '../source/parquet/parquet-file.js';
+import { parquetFields, planParquetColumns } from '../source/parquet/parquet-columns.js';
+
+/** A Parquet input's plan: its footer read now, its fields matched to the table's columns by name. */
+async function planParquetInput(input: LoadTarget, table: readonly TableColumn[]): Promise<LoadTarget> {
+  const file = await openParquet(input.file);
+  try {
+    const parquetColumns = planParquetColumns(input, table, parquetFields(file.metadata, input.file), input.input?.columns);
+    return { ...input, columns: parquetColumns.map((c) => c.column), parquetColumns };
+  } finally {
+    await file.close();
+  }
+}
 
 /**
  * The column plan of every input, read from the catalog once before the load (one query
@@ -13,7 +26,7 @@ export async function planInputColumns(client: pg.Client, inputs: readonly LoadT
   const planned: LoadTarget[] = [];
   for (const input of inputs) {
     const options = input.input ?? {};
-    const needsCatalog = options.columns !== undefined || options.header === 'match' || input.format === 'ndjson' || input.format === 'json';
+    const needsCatalog = options.columns !== undefined || options.header === 'match' || input.format === 'ndjson' || input.format === 'json' || input.format === 'parquet';
     if (!needsCatalog) {
       planned.push(input);
       continue;
@@ -21,7 +34,9 @@ export async function planInputColumns(client: pg.Client, inputs: readonly LoadT
     const key = `${input.schema ?? ''}.${input.table}`;
     let columns = tables.get(key);
     if (columns === undefined) tables.set(key, (columns = await readTableColumns(client, input.table, input.schema)));
-    if (options.header === 'match') {
+    if (input.format === 'parquet') {
+      planned.push(await planParquetInput(input, columns));
+    } else if (options.header === 'match') {
       planned.push(planColumns(input, columns, await readHeaderNames(input), `the header of ${input.file}`));
     } else {
       planned.push(planColumns(input, columns, options.columns, '--columns'));

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { ManagedCluster, type ManagedClusterOptions } from '../cluster/managed-cluster.js';
-
-const PG_ENV = ['PGHOST', 'PGPORT', 'PGUSER', 'PGDATABASE', 'PGPASSWORD', 'PGSERVICE'] as const;
+import { maskConninfo } from './conninfo.js';
+import { PG_TARGET_ENV, resolveConnection } from './connection-settings.js';
 
 /** Where a command's rows go, and how to reach it. */
 export interface Target {
@@ -24,18 +24,18 @@ export interface TargetOptions extends ManagedClusterOptions {
 
 /** True when `openTarget` would use the managed cluster: no `--db`, no PG* environment. */
 export function usesManagedCluster(options: { readonly db?: string }, env: NodeJS.ProcessEnv = process.env): boolean {
-  return options.db === undefined && !PG_ENV.some((name) => env[name] !== undefined && env[name] !== '');
+  return options.db === undefined && !PG_TARGET_ENV.some((name) => env[name] !== undefined && env[name] !== '');
 }
 
-/** `--db`, else the PG* environment when any of it is set, else the managed cluster. */
+/**
+ * `--db` (a URL or libpq key=value string, completed as libpq does from its service file,
+ * the PG* environment and ~/.pgpass), else the PG* environment when it names a server,
+ * else the managed cluster.
+ */
 export async function openTarget(options: TargetOptions, env: NodeJS.ProcessEnv = process.env): Promise<Target> {
-  if (options.db !== undefined) {
-    return { config: { connectionString: options.db }, description: redactUrl(options.db), managed: undefined, release: async () => {} };
-  }
-  if (PG_ENV.some((name) => env[name] !== undefined && env[name] !== '')) {
-    const host = env.PGHOST ?? 'localhost';
-    const desc = `${env.PGUSER ?? ''}${env.PGUSER ? '@' : ''}${host}:${env.PGPORT ?? '5432'}/${env.PGDATABASE ?? env.PGUSER ?? ''} (from PG* environment)`;
-    return { config: {}, description: desc, managed: undefined, release: async () => {} };
+  if (!usesManagedCluster(options, env)) {
+    const { config, description } = resolveConnection(options.db, env, (line) => process.stderr.write(`pgsurge: warning: ${line}\n`));
+    return { config, description, managed: undefined, release: async () => {} };
   }
   const cluster = await ManagedCluster.open(options);
   const started = await cluster.start(options.settings);
@@ -49,24 +49,28 @@ export async function openTarget(options: TargetOptions, env: NodeJS.ProcessEnv 
   };
 }
 
-/** `postgres://user:secret@host/db` → `postgres://user:***@host/db`; also `password=` in key/value strings. */
+/** `postgres://user:secret@host/db` → `postgres://user:***@host/db`; also `password=` in key/value strings, malformed or not. */
 export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    if (u.searchParams.has('password')) u.searchParams.set('password', '***');
-    return u.toString();
-  } catch {
-    // Not a WHATWG URL (libpq's `postgresql://user:pw@/db?host=/socket` has an empty host): mask by pattern.
-    return url.replace(/(password\s*=\s*)('[^']*'|[^\s&]+)/gi, '$1***').replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/?#@\s]*):[^@/?#\s]*@/i, '$1:***@');
-  }
+  return maskConninfo(url);
 }
 
-/** `applicationName` tags the connection in pg_stat_activity (workers: `pgsurge <load id> w<n>`). */
-export async function connect(config: pg.ClientConfig, applicationName = 'pgsurge'): Promise<pg.Client> {
-  const client = new pg.Client({ ...config, application_name: applicationName });
+/**
+ * `applicationName` tags the connection in pg_stat_activity (workers: `pgsurge <load id> w<n>`);
+ * without one, the user's application_name (PGAPPNAME), else `pgsurge`.
+ */
+export async function connect(config: pg.ClientConfig, applicationName?: string): Promise<pg.Client> {
+  const client = new pg.Client({ ...config, application_name: applicationName ?? config.application_name ?? 'pgsurge' });
   // A connection error after connect() surfaces on the next query; do not crash on the event.
   client.on('error', () => {});
-  await client.connect();
+  try {
+    await client.connect();
+  } catch (error) {
+    // A refused connection can leave its socket open (until the server's authentication_timeout, 60 s): close it.
+    await client.end().catch(() => undefined);
+    const e = error as Error;
+    // node-postgres's words for psql's "fe_sendauth: no password supplied".
+    if (/client password must be a string/.test(e.message ?? '')) e.message = 'no password supplied (the server asks for one)';
+    throw error;
+  }
   return client;
 }

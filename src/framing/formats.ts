@@ -1,7 +1,7 @@
 import path from 'node:path';
 
 /** The input formats pgsurge frames. */
-export const FORMATS = ['tbl', 'text', 'csv', 'ndjson', 'json'] as const;
+export const FORMATS = ['tbl', 'text', 'csv', 'ndjson', 'json', 'parquet'] as const;
 export type Format = (typeof FORMATS)[number];
 
 export function isFormat(value: string): value is Format {
@@ -11,6 +11,11 @@ export function isFormat(value: string): value is Format {
 /** Formats whose records end at every newline, so a file can be cut into byte ranges. */
 export function isNewlineFramed(format: Format): boolean {
   return format === 'tbl' || format === 'text' || format === 'ndjson';
+}
+
+/** Formats whose values are typed in the file (Parquet): read by the file's own reader, never framed from bytes. */
+export function isTypedFormat(format: Format): boolean {
+  return format === 'parquet';
 }
 
 /** Formats whose records are JSON objects mapped to columns by key. */
@@ -28,6 +33,7 @@ const EXTENSIONS: Record<string, Format> = {
   '.ndjson': 'ndjson',
   '.jsonl': 'ndjson',
   '.json': 'json',
+  '.parquet': 'parquet',
 };
 
 /** Compression named by a file's last suffix. */

@@ -19,7 +19,8 @@ export function framerFor(format: Format): Framer {
       return new CsvFramer();
     case 'ndjson':
     case 'json':
-      // JSON records are already one COPY text line each by the time a chunk exists.
+    case 'parquet':
+      // JSON records and Parquet rows are already one COPY text line each by the time a chunk exists.
       return new LineFramer();
   }
 }
@@ -43,6 +44,9 @@ export function framerForTarget(target: LoadTarget): Framer {
     case 'text':
     case 'json':
       return transcoded(framerFor(target.format), target);
+    case 'parquet':
+      // Parquet chunks are made by the Parquet reader, never framed from bytes; their COPY text is one line a row.
+      return framerFor(target.format);
   }
 }
 
@@ -67,7 +71,8 @@ function transcoded(inner: Framer, target: LoadTarget): Framer {
  * converted (one COPY text line each), so those are framed as lines.
  */
 export function sourceFramer(target: LoadTarget): Framer {
-  return target.format === 'json' ? new LineFramer() : framerForTarget(target);
+  // A Parquet chunk's source is one JSON line a row (what its reject file shows).
+  return target.format === 'json' || target.format === 'parquet' ? new LineFramer() : framerForTarget(target);
 }
 
 /** The framer of a chunk's wire bytes (`chunk.data`): COPY text lines, or CSV with the input's quote and escape. */

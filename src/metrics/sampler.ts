@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { inputBytesOf, type ChunkLocation } from '../batching/chunk.js';
 import { qualifiedName } from '../db/identifiers.js';
 import { connectionFailure } from '../db/load-error.js';
 import { connect, type Target } from '../db/target.js';
@@ -115,9 +116,9 @@ export class Sampler implements LoadReporter {
     }
   }
 
-  chunkLoaded(info: { rows: number; chunk: { location: { byteLength: number } } }): void {
+  chunkLoaded(info: { rows: number; chunk: { location: ChunkLocation } }): void {
     this.rows += info.rows;
-    this.bytes += info.chunk.location.byteLength;
+    this.bytes += inputBytesOf(info.chunk.location);
     const { every } = this.options;
     if ('rows' in every && this.rows >= this.nextRows) {
       this.nextRows = (Math.floor(this.rows / every.rows) + 1) * every.rows;

@@ -125,5 +125,50 @@ export function drawReport(Chart: any, report: any, doc: Document): number {
     ]),
     { vertical: knees, horizontal: buffers },
   );
-  return 4;
+
+  // dbt3 load: each table's load and each build as a floating bar from its start to its end (a Gantt chart).
+  const timed = series.find((s) => Array.isArray(s.timeline) && s.timeline.length > 0);
+  const canvas = doc.getElementById('timeline') as HTMLCanvasElement | null;
+  if (!timed || !canvas) return 4;
+  const kinds = ['load', 'primary key', 'index', 'foreign key', 'analyze'];
+  const bars: any[] = timed.timeline;
+  new Chart(canvas, {
+    type: 'bar',
+    data: {
+      labels: bars.map((b) => b.task),
+      datasets: kinds.map((kind, k) => ({
+        label: kind,
+        data: bars.map((b) => (b.kind === kind ? [b.start, b.end] : null)),
+        backgroundColor: color(k),
+        borderColor: bars.map((b) => (b.failed ? '#d1242f' : color(k))),
+        borderWidth: bars.map((b) => (b.failed ? 2 : 0)),
+        barPercentage: 0.9,
+        categoryPercentage: 1,
+        grouped: false,
+      })),
+    },
+    options: {
+      indexAxis: 'y',
+      animation: false,
+      responsive: true,
+      maintainAspectRatio: false,
+      scales: {
+        x: { type: 'linear', beginAtZero: true, title: { display: true, text: 'seconds since the load started' } },
+        y: { ticks: { autoSkip: false, font: { size: 11 } } },
+      },
+      plugins: {
+        title: { display: true, text: 'Where the time went: each table\'s load and each key and index build', font: { size: 15 } },
+        legend: { display: true, position: 'bottom' },
+        tooltip: {
+          callbacks: {
+            label: (item: any) => {
+              const b = bars[item.dataIndex];
+              return b ? b.start.toFixed(2) + '–' + b.end.toFixed(2) + ' s (' + (b.end - b.start).toFixed(2) + ' s): ' + b.statement : '';
+            },
+          },
+        },
+      },
+    },
+  });
+  return 5;
 }

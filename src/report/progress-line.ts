@@ -1,4 +1,5 @@
 import cliProgress from 'cli-progress';
+import { inputBytesOf } from '../batching/chunk.js';
 import { formatCount as count } from './format-count.js';
 import type { LoadReporter } from '../load.js';
 import type { SampleListener } from '../metrics/sampler.js';
@@ -167,7 +168,7 @@ export function progressReporter(options: ProgressOptions): ProgressReporter {
     },
     chunkLoaded(info) {
       rows += info.rows;
-      bytes += info.chunk.location.byteLength;
+      bytes += inputBytesOf(info.chunk.location);
       recent.add(clock(), info.rows);
       redraw();
     },

@@ -28,6 +28,17 @@ export interface PhaseTime {
   readonly seconds: number;
 }
 
+/** One task of a scheduled load (a table's load, a key or index build), seconds since the load started. */
+export interface TimelineBar {
+  readonly task: string;
+  readonly kind: string;
+  readonly table: string;
+  readonly start: number;
+  readonly end: number;
+  readonly statement: string;
+  readonly failed?: boolean;
+}
+
 export interface ReportSeries {
   /** The label in legends and CSV rows, e.g. `copy, random keys`. */
   readonly name: string;
@@ -40,6 +51,8 @@ export interface ReportSeries {
   readonly intervals: readonly Interval[];
   readonly knee?: Knee | null;
   readonly phases?: readonly PhaseTime[];
+  /** `dbt3 load`: every task's start and end (drawn as a Gantt chart). */
+  readonly timeline?: readonly TimelineBar[];
   /** Table and index size after the last phase (e.g. after `--index after` built it). */
   readonly finalSizes?: { readonly heapBytes: number; readonly indexBytes: number };
 }

@@ -90,6 +90,7 @@ ${notes}
   <div class="chart"><canvas id="time"></canvas></div>
   <div class="chart"><canvas id="wal"></canvas></div>
   <div class="chart"><canvas id="size"></canvas></div>
+${report.series.some((s) => (s.timeline ?? []).length > 0) ? `<div class="chart gantt" style="grid-column: 1 / -1; height: ${Math.max(240, 60 + 18 * Math.max(...report.series.map((s) => (s.timeline ?? []).length)))}px"><canvas id="timeline"></canvas></div>` : ''}
 </section>
 <aside>
 ${sidePanel(report)}

@@ -45,6 +45,8 @@ export function parseHeader(line: string, target: LoadTarget): string[] {
     case 'ndjson':
     case 'json':
       throw new LoadError('bad-option', '`--header` is for csv, text and tbl input; JSON keys name the columns');
+    case 'parquet':
+      throw new LoadError('bad-option', '`--header` is for csv, text and tbl input; a Parquet file names its columns in its schema');
   }
 }
 

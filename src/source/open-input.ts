@@ -12,6 +12,7 @@ import { rangeReader } from './byte-reader.js';
 import { compressionOf, fileBlocks } from './file-blocks.js';
 import { recordEndsFor } from './header.js';
 import { jsonArrayChunks } from './json-array-source.js';
+import { openParquetInput } from './parquet/parquet-source.js';
 import { BOM, dropBom, dropRecords, RecordEnds, takeRecords } from './record-window.js';
 import { skipCovered } from './skip-covered.js';
 import { withinShare } from '../parts/load-part.js';
@@ -50,10 +51,13 @@ export function readsInRanges(target: LoadTarget): boolean {
  * byte ranges (one per worker, at most one per chunk) so workers read it in parallel; CSV,
  * JSON arrays, compressed files, stdin and pipes are read by one reader whose chunks any
  * worker may take, and so is any input with `--skip` or `--limit` (records counted from the start).
+ * A Parquet file is read by row group (`parquet-source.ts`).
  */
 export async function openInput(target: LoadTarget, options: OpenOptions): Promise<OpenedInput> {
   const { chunkBytes } = options;
   const covered = options.covered ?? [];
+  // Parquet: read by row group, its own reader; the ledger's ranges count rows.
+  if (target.format === 'parquet') return openParquetInput(target, { workers: options.workers, chunkBytes, covered });
   // Sequential readers read everything again and drop what an earlier run committed.
   const sequential = (chunks: AsyncGenerator<Chunk>): ChunkSource => skipCovered(chunks, sourceFramer(target), covered);
   const input = target.input ?? {};

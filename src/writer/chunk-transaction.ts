@@ -116,7 +116,7 @@ interface Part {
 
 async function isolateRejects(client: pg.Client, chunk: Chunk, refused: unknown, ctx: ChunkTransactionContext): Promise<ChunkOutcome> {
   const { writer, budget } = ctx;
-  const records = new ChunkRecords(chunk, sourceFramer(chunk.target), await chunkSource(chunk));
+  const records = chunk.splitRecords ? await chunk.splitRecords() : new ChunkRecords(chunk, sourceFramer(chunk.target), await chunkSource(chunk));
   const firstLine = chunk.location.firstLine ?? (await ctx.firstLineOf(chunk));
   const rejects: RejectedRow[] = [];
   let loaded = 0;

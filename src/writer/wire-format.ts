@@ -3,7 +3,7 @@ import { quoteLiteral } from '../db/literals.js';
 
 /**
  * What a chunk's bytes are: COPY text or CSV, with COPY's options. Every input is framed
- * into one of these — tbl into text with `|`, NDJSON and JSON arrays into plain text
+ * into one of these — tbl into text with `|`, NDJSON, JSON arrays and Parquet into plain text
  * (tab, `\N`), other encodings into UTF-8 — so a writer (COPY, or INSERT decoding the
  * records) needs only this to read any chunk.
  */
@@ -28,6 +28,7 @@ export function wireFormat(target: LoadTarget): WireFormat {
       return { format: 'csv', ...pick(input, ['delimiter', 'null', 'quote', 'escape']) };
     case 'ndjson':
     case 'json':
+    case 'parquet':
       return { format: 'text' };
   }
 }

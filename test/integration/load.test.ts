@@ -157,7 +157,7 @@ describe('bad input stops with a clear message', () => {
     const file = await writeFile('region.tbl', '1|x|y|\n');
     const r = await runCli(['load', file, '--db', 'postgresql://nobody:secret@127.0.0.1:1/x', '-q']);
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /cannot connect to postgresql:\/\/nobody:\*\*\*@127\.0\.0\.1:1\/x/);
+    assert.match(r.stderr, /cannot connect to server at "127\.0\.0\.1", port 1, database "x", user "nobody": /);
     assert.doesNotMatch(r.stderr + r.stdout, /secret/);
   });
 

@@ -236,11 +236,12 @@ describe('identifiers and secrets', () => {
       // A password in the URL: the test server trusts the socket, so it is ignored, but it must never be printed.
       const url = testUrl().replace(/^postgresql:\/\/([^@:]*)@/, 'postgresql://$1:S3cretPw@');
       assert.match(url, /S3cretPw/);
-      const r = await runCli(['load', file, '-t', table, '--schema', schema, '-w', '2', '--db', url, '--max-rejects', '0']);
+      // -t as psql users write it (a quoted name keeps its quotes doubled); --schema is taken as the exact name.
+      const r = await runCli(['load', file, '-t', q(table), '--schema', schema, '-w', '2', '--db', url, '--max-rejects', '0']);
       assert.equal(r.code, 1, r.stderr);
       assert.doesNotMatch(r.stdout + r.stderr, /S3cretPw/);
       assert.match(r.stderr, /--db 'postgresql:\/\/postgres:\*\*\*@/);
-      const r2 = await runCli(['load', file, '-t', table, '--schema', schema, '-w', '2', '--db', url]);
+      const r2 = await runCli(['load', file, '-t', q(table), '--schema', schema, '-w', '2', '--db', url]);
       assert.equal(r2.code, 3, r2.stderr);
       assert.doesNotMatch(r2.stdout + r2.stderr, /S3cretPw/);
       const rows = await client.query(`SELECT ${q('Col "A"')} AS a, ${q('b; DROP TABLE x')} AS b FROM ${q(schema)}.${q(table)} ORDER BY 1`);

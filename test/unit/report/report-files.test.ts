@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-explicit-any */
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
@@ -8,6 +9,7 @@ import { intervalsOf } from '../../../src/metrics/series.js';
 import { CSV_COLUMNS, reportCsv } from '../../../src/report/report-csv.js';
 import { makeReport, makeSeries, mergeReports, redactArgv, reportProblem, type LoadReport } from '../../../src/report/report-data.js';
 import { reportFromHtml, reportHtml } from '../../../src/report/report-html.js';
+import { drawReport } from '../../../src/report/html-page-script.js';
 import { reportKind, writeReport } from '../../../src/report/write-report.js';
 import { redactUrl } from '../../../src/db/target.js';
 
@@ -98,6 +100,36 @@ describe('report files', () => {
     assert.match(html, /no knee: &lt;b&gt;not bold&lt;\/b&gt;/);
     for (const id of ['decay', 'time', 'wal', 'size']) assert.match(html, new RegExp(`<canvas id="${id}">`));
     assert.match(html, /<th>shared_buffers<\/th><td>128MB<\/td>/);
+  });
+
+  it('dbt3 load: a series with a timeline gets a Gantt chart, one floating bar per task from its start to its end', async () => {
+    const base = fixture();
+    const timeline = [
+      { task: 'load lineitem', kind: 'load', table: 'lineitem', start: 0, end: 4, statement: 'COPY "lineitem" FROM STDIN' },
+      { task: 'primary key lineitem', kind: 'primary key', table: 'lineitem', start: 4, end: 5.5, statement: 'ALTER TABLE "lineitem" ADD PRIMARY KEY ("l_orderkey", "l_linenumber")' },
+      { task: 'index i_l_shipdate', kind: 'index', table: 'lineitem', start: 5.5, end: 6, statement: 'CREATE INDEX …', failed: true },
+    ];
+    const report: LoadReport = { ...base, series: [{ ...base.series[0]!, timeline }] };
+    const html = await reportHtml(report);
+    assert.match(html, /<canvas id="timeline">/);
+    assert.doesNotMatch(await reportHtml(base), /<canvas id="timeline">/, 'no timeline, no Gantt chart');
+    // Draw it with a stand-in for Chart.js that keeps each chart's configuration.
+    const configs: any[] = [];
+    class FakeChart {
+      constructor(_canvas: unknown, config: unknown) {
+        configs.push(config);
+      }
+    }
+    const doc = { getElementById: (id: string) => ({ id }) } as unknown as Document;
+    assert.equal(drawReport(FakeChart, JSON.parse(JSON.stringify(report)), doc), 5);
+    const gantt = configs.at(-1);
+    assert.equal(gantt.type, 'bar');
+    assert.equal(gantt.options.indexAxis, 'y');
+    assert.deepEqual(gantt.data.labels, timeline.map((t) => t.task));
+    const byKind = Object.fromEntries(gantt.data.datasets.map((d: any) => [d.label, d.data]));
+    assert.deepEqual(byKind['primary key'], [null, [4, 5.5], null]);
+    assert.deepEqual(byKind.load, [[0, 4], null, null]);
+    assert.equal(gantt.data.datasets.find((d: any) => d.label === 'index').borderWidth[2], 2, 'a failed task is outlined');
   });
 
   it('writes by extension and refuses others', async () => {

@@ -1,0 +1,161 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { dbt3Builds } from '../../../src/db/build-keys.js';
+import { DBT3_TABLES } from '../../../src/datasets/dbt3-schema.js';
+import { locksConflict, nextToStart, orderTasks, simulate, type PlannedTask, type SimulatedRun } from '../../../src/dbt3/build-schedule.js';
+import { dbt3Tasks, LOAD_ALL, type TableInput } from '../../../src/dbt3/dbt3-tasks.js';
+import { phasesOf } from '../../../src/dbt3-load.js';
+
+/** SF 1's input sizes, in bytes (dbgen). */
+const SF1: TableInput[] = [
+  { table: 'region', bytes: 389 },
+  { table: 'nation', bytes: 2224 },
+  { table: 'supplier', bytes: 1_409_184 },
+  { table: 'customer', bytes: 24_346_144 },
+  { table: 'part', bytes: 24_135_125 },
+  { table: 'partsupp', bytes: 118_984_616 },
+  { table: 'orders', bytes: 171_952_161 },
+  { table: 'lineitem', bytes: 759_863_287 },
+];
+const MB = 1024 * 1024;
+
+function plan(budget: number, options: { overlap?: boolean; analyze?: boolean; loadsFirst?: boolean; tables?: TableInput[] } = {}): PlannedTask[] {
+  const tasks = dbt3Tasks(options.tables ?? SF1, dbt3Builds(), { budget, chunkBytes: 8 * MB, overlap: options.overlap ?? true, analyze: options.analyze ?? true });
+  return orderTasks(tasks, budget, { loadsFirst: options.loadsFirst ?? true });
+}
+
+/** Durations as the estimates say: a load's cost spread over its slots, a build's cost on one. */
+const estimate = (t: PlannedTask, slots: number): number => t.cost / slots / 1e8;
+
+function assertRespectsDependencies(p: readonly PlannedTask[], runs: readonly SimulatedRun[]): void {
+  const byId = new Map(runs.map((r) => [r.id, r]));
+  for (const t of p) {
+    const run = byId.get(t.id)!;
+    for (const dep of t.after) assert.ok(byId.get(dep)!.end <= run.start, `${t.id} started at ${run.start} before ${dep} ended at ${byId.get(dep)!.end}`);
+  }
+}
+
+describe('the dbt3 schedule', () => {
+  it('has one load per table, the kit\'s 8 primary keys, 15 indexes and 8 foreign keys, and an ANALYZE per table', () => {
+    const p = plan(2);
+    const count = (kind: string): number => p.filter((t) => t.kind === kind).length;
+    assert.deepEqual([count('load'), count('primary key'), count('index'), count('foreign key'), count('analyze')], [8, 8, 15, 8, 8]);
+    assert.equal(new Set(p.map((t) => t.id)).size, p.length, 'ids are unique');
+  });
+
+  it('puts lineitem\'s load first and, among builds, lineitem\'s before the small tables\'', () => {
+    const p = plan(2);
+    assert.equal(p[0]!.id, 'load lineitem');
+    const builds = p.filter((t) => t.kind !== 'load');
+    const firstSmall = builds.findIndex((t) => ['region', 'nation', 'supplier'].includes(t.table));
+    const lastLineitemIndex = builds.map((t) => t.kind === 'index' && t.table === 'lineitem').lastIndexOf(true);
+    assert.ok(lastLineitemIndex < firstSmall, 'every lineitem index is planned before any build on region, nation, supplier');
+  });
+
+  it('a foreign key waits for its table\'s load and the referenced primary key; ANALYZE for everything built on its table', () => {
+    const p = plan(2);
+    const fk = p.find((t) => t.id === 'foreign key lineitem (l_orderkey) → orders')!;
+    assert.deepEqual([...fk.after].sort(), ['load lineitem', 'load orders', 'primary key orders']);
+    const analyze = p.find((t) => t.id === 'analyze nation')!;
+    assert.ok(analyze.after.includes('primary key nation') && analyze.after.includes('index i_n_regionkey') && analyze.after.includes('foreign key nation (n_regionkey) → region'));
+    const index = p.find((t) => t.id === 'index i_l_shipdate')!;
+    assert.deepEqual(index.after, ['load lineitem']);
+  });
+
+  it('without overlap: one load of all eight tables on every slot, every build after it', () => {
+    const p = plan(2, { overlap: false });
+    const loads = p.filter((x) => x.kind === 'load');
+    assert.deepEqual(loads.map((l) => [l.id, l.maxSlots, [...(l.tables ?? [])].sort()]), [[LOAD_ALL, 2, [...DBT3_TABLES].sort()]]);
+    for (const t of p.filter((x) => x.kind !== 'load')) assert.ok(t.after.includes(LOAD_ALL), `${t.id} waits for the load`);
+    assertRespectsDependencies(p, simulate(p, 2, estimate));
+  });
+
+  it('never runs two tasks whose locks conflict, never exceeds the budget, keeps the dependencies (budgets 1 to 4)', () => {
+    for (const budget of [1, 2, 3, 4]) {
+      const p = plan(budget);
+      const runs = simulate(p, budget, estimate);
+      assert.equal(runs.length, p.length);
+      assertRespectsDependencies(p, runs);
+      const byId = new Map(p.map((t) => [t.id, t]));
+      for (const a of runs) {
+        const overlapping = runs.filter((b) => b.start < a.end && a.start < b.end);
+        for (const b of overlapping) {
+          if (a === b) continue;
+          const clash = byId.get(a.id)!.locks.some((x) => byId.get(b.id)!.locks.some((y) => x.table === y.table && locksConflict(x.mode, y.mode)));
+          assert.ok(!clash, `budget ${budget}: ${a.id} and ${b.id} ran together with conflicting locks`);
+        }
+      }
+      // Slots in use at every start and end: never above the budget.
+      for (const at of runs.flatMap((r) => [r.start, (r.start + r.end) / 2])) {
+        const used = runs.filter((r) => r.start <= at && at < r.end).reduce((n, r) => n + r.slots, 0);
+        assert.ok(used <= budget, `budget ${budget}: ${used} slots in use at ${at}`);
+      }
+    }
+  });
+
+  it('with loads first, the last row is in as soon as loading one table after the other with all slots would have it', () => {
+    const p = plan(2);
+    const runs = simulate(p, 2, estimate);
+    const loadEnd = Math.max(...runs.filter((r) => r.id.startsWith('load ')).map((r) => r.end));
+    // Each load alone on both slots, biggest first (what the kit's two-at-a-time \copy amounts to at best).
+    const serial = SF1.reduce((s, t) => s + p.find((x) => x.id === `load ${t.table}`)!.cost / Math.min(2, p.find((x) => x.id === `load ${t.table}`)!.maxSlots) / 1e8, 0);
+    assert.ok(loadEnd <= serial + 1e-9, `loads end at ${loadEnd}, serial ${serial}`);
+  });
+
+  it('overlapping builds with loads ends no later than the kit\'s phases, on the estimates', () => {
+    for (const budget of [2, 4]) {
+      const end = (runs: SimulatedRun[]): number => Math.max(...runs.map((r) => r.end));
+      const overlapped = end(simulate(plan(budget), budget, estimate));
+      const phased = end(simulate(plan(budget, { overlap: false }), budget, estimate));
+      assert.ok(overlapped <= phased + 1e-9, `budget ${budget}: overlapped ${overlapped} > phased ${phased}`);
+    }
+  });
+
+  it('a resume leaves out the builds already there, and what waited on them can start', () => {
+    const builds = dbt3Builds().filter((b) => b.id !== 'primary key orders');
+    const p = orderTasks(dbt3Tasks(SF1, builds, { budget: 2, chunkBytes: 8 * MB, overlap: true, analyze: false }), 2);
+    const fk = p.find((t) => t.id === 'foreign key lineitem (l_orderkey) → orders')!;
+    assert.deepEqual([...fk.after].sort(), ['load lineitem', 'load orders']);
+    assert.equal(simulate(p, 2, estimate).length, p.length);
+  });
+
+  it('nextToStart: gives a load the free slots up to its chunks, skips a task a running one\'s lock would block', () => {
+    const p = plan(2);
+    const first = nextToStart(p, new Set(), [], 2)!;
+    assert.deepEqual([first.task.id, first.slots], ['load lineitem', 2]);
+    assert.equal(nextToStart(p, new Set(), [first], 2), undefined, 'no slot free');
+    const done = new Set(p.filter((t) => t.kind === 'load').map((t) => t.id));
+    const pk = nextToStart(p, done, [], 2)!;
+    assert.equal(pk.task.id, 'primary key lineitem');
+    const second = nextToStart(p, done, [pk], 2)!;
+    assert.notEqual(second.task.table, 'lineitem', `${second.task.id} would wait on the primary key's ACCESS EXCLUSIVE lock`);
+    const tiny = nextToStart(orderTasks(dbt3Tasks([{ table: 'region', bytes: 389 }], [], { budget: 4, chunkBytes: 8 * MB, overlap: true, analyze: false }), 4), new Set(), [], 4)!;
+    assert.equal(tiny.slots, 1, 'a one-chunk table uses one worker');
+  });
+
+  it('refuses a cycle and a dependency on a task that is not there', () => {
+    const t = (id: string, after: string[]) => ({ id, kind: 'index' as const, table: 'x', after, locks: [], maxSlots: 1, cost: 1 });
+    assert.throws(() => orderTasks([t('a', ['b']), t('b', ['a'])], 1), /cycle/);
+    assert.throws(() => orderTasks([t('a', ['nope'])], 1), /nope, which is not in the schedule/);
+  });
+
+  it('locksConflict follows PostgreSQL\'s table: two CREATE INDEX share, ADD PRIMARY KEY blocks all, ANALYZE blocks CREATE INDEX', () => {
+    assert.equal(locksConflict('share', 'share'), false);
+    assert.equal(locksConflict('share', 'access exclusive'), true);
+    assert.equal(locksConflict('share row exclusive', 'share row exclusive'), true);
+    assert.equal(locksConflict('share update exclusive', 'share'), true);
+    assert.equal(locksConflict('row exclusive', 'row exclusive'), false);
+  });
+
+  it('phasesOf: each kind from its first start to its last end', () => {
+    const runs = [
+      { id: 'load a', kind: 'load' as const, table: 'a', statement: '', slots: 2, start: 0, end: 3 },
+      { id: 'load b', kind: 'load' as const, table: 'b', statement: '', slots: 1, start: 3, end: 4 },
+      { id: 'index i', kind: 'index' as const, table: 'a', statement: '', slots: 1, start: 3, end: 5.5 },
+    ];
+    assert.deepEqual(phasesOf(runs), [
+      { phase: 'load', seconds: 4, statements: 2 },
+      { phase: 'indexes', seconds: 2.5, statements: 1 },
+    ]);
+  });
+});
