@@ -12,15 +12,13 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { ManagedCluster } from '../src/cluster/managed-cluster.js';
 import { systemBinDirs } from '../src/cluster/binaries.js';
-import { createTableSql } from '../src/datasets/table-ddl.js';
 import { generateDbt3 } from '../src/datasets/dbt3/generate.js';
 import { arg, describeMachine, median, psqlPath } from './lib/machine.js';
 import { interleave } from './lib/interleave.js';
 import { run } from './lib/run.js';
-import { stripTrailingPipe } from './lib/tbl-strip.js';
+import { lineitemBench } from './lib/lineitem-bench.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const pgsurge = path.join(root, 'bin', 'pgsurge.js');
@@ -36,24 +34,7 @@ try {
   console.log(`# bench/load-vs-psql: ${process.argv.slice(1).map((a) => path.relative(process.cwd(), a) || a).join(' ')}`);
   console.log(`# machine: ${describeMachine()}`);
   console.log(`# server: ${cluster.binaries.version} (${cluster.binaries.source}), managed cluster with default settings, Unix socket`);
-  const { files } = await generateDbt3({ scale, outDir: work, tables: ['lineitem'] });
-  const lineitem = files[0]!;
-  console.log(`# input: lineitem.tbl at scale ${scale}: ${lineitem.rows.toLocaleString('en-US')} rows, ${(lineitem.bytes / 1e6).toFixed(0)} MB`);
-  const stripped = path.join(work, 'lineitem.psql');
-  const halves: [string, string] = [path.join(work, 'half1.psql'), path.join(work, 'half2.psql')];
-  await stripTrailingPipe(lineitem.path, stripped, { files: halves, lines: lineitem.rows });
-
-  await cluster.start();
-  const url = cluster.url();
-  const admin = new pg.Client(cluster.connection());
-  await admin.connect();
-  admin.on('error', (e) => console.error(`bench: the admin connection failed: ${e.message}`));
-  await admin.query(createTableSql('lineitem')!);
-  const reset = async (): Promise<void> => {
-    await admin.query('TRUNCATE lineitem');
-    await admin.query('CHECKPOINT');
-  };
-  const copyCmd = (file: string): string[] => [url, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-c', `\\copy lineitem from '${file}' with (delimiter '|')`];
+  const { lineitem, stripped, halves, url, admin, reset, copyCmd } = await lineitemBench(cluster, work, scale);
   const variants: Record<string, () => Promise<number>> = {
     'psql x1': async () => (await run(psql, copyCmd(stripped))).seconds,
     // --truncate: the table was emptied behind the ledger's back; without it, rerunning the same load is refused.

@@ -10,10 +10,9 @@
  *
  * DuckDB (`@duckdb/node-api`, a dev dependency) writes the Parquet files.
  */
-import { createReadStream, createWriteStream, promises as fs } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { ManagedCluster } from '../src/cluster/managed-cluster.js';
@@ -24,6 +23,7 @@ import { tblToParquet } from '../test/helpers/duckdb-parquet.js';
 import { arg, describeMachine, median, psqlPath } from './lib/machine.js';
 import { interleave } from './lib/interleave.js';
 import { run } from './lib/run.js';
+import { stripTrailingPipe } from './lib/tbl-strip.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const pgsurge = path.join(root, 'bin', 'pgsurge.js');
@@ -32,12 +32,6 @@ const repeat = Number(arg('repeat', '3'));
 const pgBin = arg('pg-bin', systemBinDirs().length > 0 ? 'system' : 'embedded');
 const psql = psqlPath();
 const ROW_GROUP = 122_880;
-
-async function stripTrailingPipe(from: string, to: string): Promise<void> {
-  const out = createWriteStream(to);
-  for await (const line of createInterface({ input: createReadStream(from), crlfDelay: Infinity })) out.write(`${line.endsWith('|') ? line.slice(0, -1) : line}\n`);
-  await new Promise((r) => out.end(r));
-}
 
 const work = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-bench-parquet-'));
 await fs.chmod(work, 0o755);

@@ -27,6 +27,7 @@ import { ChunkBuffers } from './batching/chunk-buffers.js';
 import type { ChunkResult, ChunkWriter } from './writer/chunk-writer.js';
 import { copyWriter } from './writer/copy-writer.js';
 import { citusLoad } from './db/citus-load.js';
+import type { TableWire } from './wire/wire-report.js';
 
 export interface LoadOptions {
   readonly workers: number;
@@ -184,7 +185,11 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     let firstError: unknown;
     const stopping = (): boolean => firstError !== undefined || signal.aborted;
     const summary = (): LoadSummary =>
-      counters.summary(clients.length, where, { ...(withLedger ? { loadId } : {}), rejectFiles: [...rejectFiles.values()].filter((f) => f.written > 0).map((f) => ({ path: f.path, rows: f.written })) });
+      counters.summary(clients.length, where, {
+        ...(withLedger ? { loadId } : {}),
+        rejectFiles: [...rejectFiles.values()].filter((f) => f.written > 0).map((f) => ({ path: f.path, rows: f.written })),
+        ...wireOf(writer, inputs),
+      });
 
     let nextWorker = clients.length;
     const workers = clients.map(
@@ -257,6 +262,13 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     // Ending the session releases the load's advisory lock.
     await control.end().catch(() => undefined);
   }
+}
+
+/** The binary wire's account of this load's tables, when the writer has one. */
+function wireOf(writer: ChunkWriter, inputs: readonly LoadTarget[]): { wire?: readonly TableWire[] } {
+  const tables = new Set(inputs.map((i) => i.table));
+  const wire = writer.wireReport?.().filter((w) => tables.has(w.table));
+  return wire === undefined || wire.length === 0 ? {} : { wire };
 }
 
 /**

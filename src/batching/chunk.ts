@@ -47,6 +47,12 @@ export interface Chunk {
   readonly source?: Buffer;
   /** Reads the source bytes again, for a chunk that does not keep them (only a refused chunk needs them). */
   readonly readSource?: () => Promise<Buffer>;
+  /**
+   * The records as binary COPY data (signature, tuples, trailer), where a typed source
+   * (Parquet) encoded them itself: the binary wire sends these instead of encoding `data`,
+   * which stays the text form the reject path loads a refused chunk from.
+   */
+  readonly binary?: Buffer;
   /** Records in `data`. */
   readonly records: number;
   /** Physical lines the records span in the source (more than `records` when CSV fields hold newlines). */

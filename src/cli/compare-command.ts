@@ -35,7 +35,7 @@ export function registerCompareCommand(program: Command): void {
     .option('-t, --table <name>', 'base table whose definition each variant\'s fresh table copies: table or schema.table, as psql writes it (default: from the file name)')
     .option('--schema <name>', 'schema of the base table; the variants\' tables go there too (default: the search_path)')
     .option('--create', 'create a missing base table from the built-in DDL (the eight DBT-3 tables)')
-    .option('--variants <list>', 'comma-separated: copy or insert[:unnest|values|row], each with optional :w<workers> :b<batch rows> :c<commit every>', DEFAULT_VARIANTS)
+    .option('--variants <list>', 'comma-separated: copy[:text|binary|auto] or insert[:unnest|values|row], each with optional :w<workers> :b<batch rows> :c<commit every> (copy is copy:auto; see --wire on load)', DEFAULT_VARIANTS)
     .addOption(new Option('--repeat <n>', 'runs per variant, interleaved (A B C A B C …); medians are reported').default(3).argParser((v) => parseWholeNumber('--repeat', v)))
     .addOption(new Option('--rows <n>', 'load only the first n rows of the input (read by one reader), e.g. to include insert:row').argParser((v) => parseWholeNumber('--rows', v)))
     .addOption(
@@ -61,10 +61,13 @@ position is cluster-wide), this process's CPU seconds, pg_total_relation_size.
 Examples:
   pgsurge compare lineitem.tbl --create
   pgsurge compare lineitem.tbl --variants copy:w1,copy:w2,insert:unnest:b5000,insert:values:b1000 --repeat 5
-  pgsurge compare lineitem.tbl --variants copy,insert:row,insert:row:c0 --rows 20000 --json`,
+  pgsurge compare lineitem.tbl --variants copy,insert:row,insert:row:c0 --rows 20000 --json
+  pgsurge compare lineitem.tbl --variants copy:text,copy:binary,copy:text:w2,copy:binary:w2 --repeat 3`,
   );
   cmd.action(async (file: string, flags: CompareFlags) => {
     const variants = parseVariants(flags.variants);
+    const binary = variants.find((v) => v.wire === 'binary');
+    if (binary && flags.onConflict === 'skip') throw new LoadError('bad-option', `\`${binary.label}\` needs plain COPY, and \`--on-conflict skip\` loads through a staging table with INSERT`, { hint: 'drop one of them' });
     const [input] = planInputs([file], flags);
     if (input === undefined || file === '-') throw new LoadError('bad-option', 'compare reads its input once per run: give a file, not stdin (`-`)');
     const target = await openTarget(flags);

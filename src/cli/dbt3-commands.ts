@@ -11,6 +11,9 @@ import { addObserveOptions, observeLoad, summaryEvent, writeReportIfAsked, type 
 import { formatBytes, parseSize } from './parse-options.js';
 import { resumeCommand } from './resume-command.js';
 import { formatSummary, renderTable } from './summary-format.js';
+import { wireOption } from './writer-options.js';
+import { writerFor } from '../writer/writer-for.js';
+import { wireLines, type WireChoice } from '../wire/wire-report.js';
 
 interface Dbt3LoadFlags extends LoadFlags, ObserveFlags {
   replace?: boolean;
@@ -20,6 +23,7 @@ interface Dbt3LoadFlags extends LoadFlags, ObserveFlags {
   overlap?: boolean;
   buildMemory?: number;
   schema?: string;
+  wire?: WireChoice;
 }
 
 /** The build sessions' settings, one line each, for the summary. */
@@ -57,7 +61,8 @@ export function registerDbt3Commands(program: Command): Command {
         (v) => parseSize('--build-memory', v),
       ),
     )
-    .option('--schema <name>', 'schema for the tables (default: the search_path)');
+    .option('--schema <name>', 'schema for the tables (default: the search_path)')
+    .addOption(wireOption());
   addLoadOptions(cmd);
   addObserveOptions(cmd);
   addTargetOptions(cmd);
@@ -120,6 +125,7 @@ Examples:
           rejectDir: flags.rejectDir,
           retryForMs: flags.retryFor,
           signal: abort.signal,
+          writer: writerFor({ mode: 'copy', ...(flags.wire !== undefined ? { wire: flags.wire } : {}) }),
         },
         target,
         observed.reporter,
@@ -130,8 +136,9 @@ Examples:
         series &&
         observed.report({
           title: `pgsurge dbt3 load ${dir}`,
-          settings: { workers: flags.workers, chunkBytes: flags.chunkSize, keys: flags.keys, analyze: flags.analyze, overlap: flags.overlap === true, durability: flags.durability, ...buildSettingsForReport(result) },
+          settings: { workers: flags.workers, chunkBytes: flags.chunkSize, keys: flags.keys, analyze: flags.analyze, overlap: flags.overlap === true, durability: flags.durability, wire: flags.wire ?? 'auto', ...buildSettingsForReport(result) },
           series: [series],
+          notes: wireLines(summary.wire),
         });
       const written = await writeReportIfAsked(flags.report, report);
       if (flags.json) {

@@ -7,6 +7,8 @@ import { DECAY_INDEX, DECAY_MODES, runDecay, type DecayIndex, type DecayMode } f
 import { NARROW_KEYS, type NarrowKeys } from '../decay/narrow-rows.js';
 import { asciiDecayChart, decayTable, describeKnee } from '../report/decay-text.js';
 import { addTargetOptions, type TargetFlags } from './common-options.js';
+import { wireOption } from './writer-options.js';
+import { wireLines, type WireChoice } from '../wire/wire-report.js';
 import { addObserveOptions, observeLoad, parseReportPath, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
 import { defaultWorkers, formatBytes, parseChunkSize, parseSize, parseWholeNumber } from './parse-options.js';
 import { formatSummary } from './summary-format.js';
@@ -18,6 +20,7 @@ interface DecayFlags extends TargetFlags, Omit<ObserveFlags, 'sampleEvery'> {
   keys: NarrowKeys;
   index: DecayIndex;
   mode: DecayMode;
+  wire?: WireChoice;
   sharedBuffers?: number;
   workers: number;
   chunkSize: number;
@@ -91,6 +94,7 @@ export function registerDecayCommand(program: Command): void {
     .addOption(new Option('--keys <order>', `key order: ${NARROW_KEYS.join(', ')}`).default('random').argParser(choice('--keys', NARROW_KEYS)))
     .addOption(new Option('--index <when>', 'the unique key on id: before (there during the load), after (built once the rows are in, timed), none').default('before').argParser(choice('--index', DECAY_INDEX)))
     .addOption(new Option('--mode <mode>', `how rows reach the server: ${DECAY_MODES.join(', ')}`).default('copy').argParser(choice('--mode', DECAY_MODES)))
+    .addOption(wireOption())
     .addOption(new Option('--shared-buffers <size>', 'run the managed cluster with this shared_buffers (16MB, 1GB) for this command').argParser((v) => parseSize('--shared-buffers', v)))
     .addOption(new Option('--report <file>', 'report file: .html (charts), .json or .csv (default: decay-<timestamp>.html in the current folder)').argParser(parseReportPath))
     .addOption(new Option('-w, --workers <n>', 'parallel connections').default(defaultWorkers(), 'the number of CPUs').argParser((v) => parseWholeNumber('--workers', v)))
@@ -121,6 +125,9 @@ Examples:
   cmd.action(async (flags: DecayFlags) => {
     const { table, schema } = tableFlag('--table', flags.table, flags.schema);
     const named = { table: table ?? flags.table, schema };
+    if (flags.wire !== undefined && flags.wire !== 'text' && flags.mode !== 'copy') {
+      throw new LoadError('bad-option', `\`--wire ${flags.wire}\` applies only to --mode copy`, { hint: 'drop --wire, or use --mode copy' });
+    }
     const reportFile = flags.report ?? defaultDecayReportName();
     const observeFlags: ObserveFlags = { sampleEvery: { rows: flags.bucket }, json: flags.json, quiet: flags.quiet, report: reportFile };
     const target = await openDecayTarget(flags);
@@ -131,7 +138,7 @@ Examples:
           if (!flags.quiet && !flags.json) process.stderr.write(`${line}\n`);
         };
         const result = await runDecay(
-          { rows: flags.rows, keys: flags.keys, index: flags.index, mode: flags.mode, workers: flags.workers, chunkBytes: flags.chunkSize, seed: flags.seed, ...named, ...(flags.keepData !== undefined ? { dataDir: flags.keepData } : {}) },
+          { rows: flags.rows, keys: flags.keys, index: flags.index, mode: flags.mode, ...(flags.wire !== undefined ? { wire: flags.wire } : {}), workers: flags.workers, chunkBytes: flags.chunkSize, seed: flags.seed, ...named, ...(flags.keepData !== undefined ? { dataDir: flags.keepData } : {}) },
           target,
           {
             reporter: observed.reporter,
@@ -143,12 +150,12 @@ Examples:
           },
         );
         const facts = observed.sampler!.facts;
-        const settings = { rows: flags.rows, bucket: flags.bucket, keys: flags.keys, index: flags.index, mode: flags.mode, workers: flags.workers, chunkBytes: flags.chunkSize, seed: flags.seed };
+        const settings = { rows: flags.rows, bucket: flags.bucket, keys: flags.keys, index: flags.index, mode: flags.mode, wire: flags.mode === 'copy' ? (flags.wire ?? 'auto') : 'n/a', workers: flags.workers, chunkBytes: flags.chunkSize, seed: flags.seed };
         const name = `${flags.mode}, ${flags.keys} keys, index ${flags.index}, shared_buffers ${facts.settings.shared_buffers ?? '?'}`;
         const series = (await observed.finish(name, { settings, phases: result.phases, finalSizes: result.finalSizes }))!;
         const { knee, text } = describeKnee(series.intervals, facts.sharedBuffersBytes, facts.settings.shared_buffers ?? '?');
         const withKnee = { ...series, knee: knee ?? null };
-        const notes = [text, `${target.description}; ${facts.version.split(' on ')[0]}`];
+        const notes = [text, `${target.description}; ${facts.version.split(' on ')[0]}`, ...wireLines(result.summary.wire)];
         const report = observed.report({ title: `pgsurge decay: ${formatCount(flags.rows)} narrow rows, ${name}`, settings, series: [withKnee], notes })!;
         const written = await writeReportIfAsked(reportFile, report);
         if (flags.json) {

@@ -19,6 +19,7 @@ import { planInputs } from './plan-inputs.js';
 import { resumeCommand } from './resume-command.js';
 import { formatSummary } from './summary-format.js';
 import { parsePart, type LoadPart } from '../parts/load-part.js';
+import { wireLines } from '../wire/wire-report.js';
 
 interface LoadCommandFlags extends LoadFlags, InputFlags, ObserveFlags, WriterFlags {
   format?: Format;
@@ -148,8 +149,9 @@ Examples:
         series &&
         observed.report({
           title: `pgsurge load: ${series.name}`,
-          settings: { workers: flags.workers, chunkBytes: flags.chunkSize, mode: writer.name, durability: flags.durability, unlogged: flags.unlogged === true },
+          settings: { workers: flags.workers, chunkBytes: flags.chunkSize, mode: writer.name, ...(writerSpec.mode === 'copy' ? { wire: flags.wire ?? 'auto' } : {}), durability: flags.durability, unlogged: flags.unlogged === true },
           series: [series],
+          notes: wireLines(summary.wire),
         });
       const written = await writeReportIfAsked(flags.report, report);
       if (flags.json) process.stdout.write(`${summaryEvent(summary, written ? { report: written } : {})}\n`);

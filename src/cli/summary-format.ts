@@ -1,6 +1,7 @@
 import type { LoadSummary } from '../metrics/load-counters.js';
 import { MB } from '../metrics/rates.js';
 import { formatCount } from '../report/format-count.js';
+import { wireLines } from '../wire/wire-report.js';
 
 /** Renders rows as a plain aligned table (numbers right-aligned). */
 export function renderTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -53,6 +54,7 @@ export function formatSummary(summary: LoadSummary): string {
     lines.push(`resumed: earlier runs of this load had committed ${formatCount(e.loaded)} rows and rejected ${formatCount(e.rejected)}; those were not read again`);
   }
   for (const f of summary.rejectFiles ?? []) lines.push(`rejected rows: ${f.path} (${formatCount(f.rows)}), why: ${f.path}.log`);
+  lines.push(...wireLines(summary.wire));
   if (summary.loadId) lines.push(`load id: ${summary.loadId}`);
   parts.push(lines.join('\n'));
   return parts.join('\n\n');

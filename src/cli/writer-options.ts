@@ -3,6 +3,15 @@ import { LoadError } from '../db/load-error.js';
 import { DEFAULT_BATCH_ROWS, INSERT_STYLES, ON_CONFLICT, type InsertStyle, type OnConflict } from '../writer/insert-writer.js';
 import { LOAD_MODES, type LoadMode, type WriterSpec } from '../writer/writer-for.js';
 import { parseWholeNumber } from './parse-options.js';
+import { WIRES, type WireChoice } from '../wire/wire-report.js';
+
+/** `--wire`, on every command that loads through COPY (load, dbt3 load, decay). */
+export function wireOption(): Option {
+  return new Option(
+    '--wire <wire>',
+    'what COPY sends: text (the input as framed; the server parses every value), binary (pgsurge encodes each value as its column type, where that is exact; a table with a type it cannot encode goes as text, and a chunk with a value it cannot encode exactly, such as infinity, goes as text), auto (binary where the table\'s shape measured faster; the default)',
+  ).argParser(oneOf('--wire', WIRES));
+}
 
 /** The flags that choose how chunks reach the server (`load`). */
 export interface WriterFlags {
@@ -11,6 +20,7 @@ export interface WriterFlags {
   batchRows?: number;
   commitEvery?: number;
   onConflict: OnConflict;
+  wire?: WireChoice;
 }
 
 function oneOf<T extends string>(flag: string, allowed: readonly T[]): (value: string) => T {
@@ -37,6 +47,7 @@ export function addWriterOptions(cmd: Command): Command {
       new Option('--commit-every <n>', 'with --mode insert: commit every n batches; 0 = autocommit, each statement its own transaction (default: one transaction per chunk)')
         .argParser((v) => parseWholeNumber('--commit-every', v, 0)),
     )
+    .addOption(wireOption())
     .addOption(
       new Option('--on-conflict <action>', 'a row that violates a unique key: error (stop the load) or skip (leave it out and count it)')
         .default('error')
@@ -49,8 +60,12 @@ export function writerSpecFromFlags(flags: WriterFlags): WriterSpec {
   if (flags.mode === 'copy') {
     const stray = ([['--insert-style', flags.insertStyle], ['--batch-rows', flags.batchRows], ['--commit-every', flags.commitEvery]] as const).find(([, v]) => v !== undefined);
     if (stray) throw new LoadError('bad-option', `\`${stray[0]}\` applies only to --mode insert`, { hint: 'add --mode insert, or drop the option' });
-    return { mode: 'copy', onConflict: flags.onConflict };
+    if (flags.wire === 'binary' && flags.onConflict === 'skip') {
+      throw new LoadError('bad-option', '`--wire binary` needs plain COPY, and `--on-conflict skip` loads through a staging table with INSERT', { hint: 'drop one of them' });
+    }
+    return { mode: 'copy', onConflict: flags.onConflict, ...(flags.wire !== undefined ? { wire: flags.wire } : {}) };
   }
+  if (flags.wire !== undefined && flags.wire !== 'text') throw new LoadError('bad-option', `\`--wire ${flags.wire}\` applies only to --mode copy (INSERT binds its values as text parameters)`, { hint: 'drop --wire, or use --mode copy' });
   return {
     mode: 'insert',
     style: flags.insertStyle ?? 'unnest',

@@ -25,6 +25,8 @@ export function formatCompareTable(result: CompareResult): string {
     `${formatCount(rowsLoaded[0] ?? 0)} rows${same ? '' : ' (the variants loaded different row counts!)'} from ${result.file}${result.maxRows !== undefined ? ` (first ${formatCount(result.maxRows)} rows)` : ''}, ${result.repeat} run${result.repeat === 1 ? '' : 's'} each, interleaved; medians shown`,
     `server: ${result.serverVersion.split(' on ')[0]}, ${result.target}`,
     'WAL bytes are cluster-wide: anything else writing on the server at the time counts too',
+    // Which wire each COPY variant went through (its last run), and why when text.
+    ...result.results.flatMap((r) => (r.runs.at(-1)?.wire !== undefined ? [`${r.variant.label}: ${r.runs.at(-1)!.wire}`] : [])),
   ];
   return `${renderTable(header, rows)}\n\n${notes.join('\n')}`;
 }

@@ -9,6 +9,7 @@ import { mbPerSecond, perSecond } from '../metrics/rates.js';
 import type { OnConflict } from '../writer/insert-writer.js';
 import { writerFor } from '../writer/writer-for.js';
 import { variantWriterSpec, type Variant } from './variants.js';
+import { formatTableWire } from '../wire/wire-report.js';
 
 export interface CompareOptions {
   readonly file: string;
@@ -45,6 +46,8 @@ export interface VariantRun {
   readonly clientCpuSeconds: number;
   /** `pg_total_relation_size` of the loaded table: heap, indexes, TOAST. */
   readonly tableBytes: number;
+  /** COPY's wire for this run (`binary`, or `text (why)`), with its fallback chunks; absent for INSERT. */
+  readonly wire?: string;
 }
 
 export interface VariantResult {
@@ -180,6 +183,7 @@ async function runOnce(admin: pg.Client, options: CompareOptions, target: Target
     walBytes: Number(wal.rows[0]?.bytes ?? 0),
     clientCpuSeconds: (cpu.user + cpu.system) / 1e6,
     tableBytes: Number(size.rows[0]?.bytes ?? 0),
+    ...(summary.wire?.[0] !== undefined ? { wire: formatTableWire(summary.wire[0]).replace(/^[^:]*: /, '') } : {}),
   };
 }
 

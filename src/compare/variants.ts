@@ -1,6 +1,7 @@
 import { LoadError } from '../db/load-error.js';
 import { INSERT_STYLES, type InsertStyle } from '../writer/insert-writer.js';
 import { LOAD_MODES, type LoadMode, type WriterSpec } from '../writer/writer-for.js';
+import { isWireChoice, type WireChoice } from '../wire/wire-report.js';
 
 /**
  * One way of loading the input that `pgsurge compare` measures. Fields left undefined take
@@ -18,12 +19,14 @@ export interface Variant {
   readonly batchRows?: number;
   /** INSERT only; 0 = autocommit. */
   readonly commitEvery?: number;
+  /** COPY only: `copy:binary`, `copy:text` (auto when absent). */
+  readonly wire?: WireChoice;
 }
 
 /** The default: every mode but single-row INSERT, which is slow enough to need `--rows`. */
 export const DEFAULT_VARIANTS = 'copy,insert:unnest,insert:values';
 
-const SYNTAX = 'write copy or insert[:unnest|values|row], then any of w<workers>, b<batch rows>, c<commit every n batches> (insert only for b and c), e.g. copy:w2,insert:unnest:b5000';
+const SYNTAX = 'write copy or insert[:unnest|values|row], then any of w<workers>, b<batch rows>, c<commit every n batches> (insert only for b and c), and for copy a wire: text, binary or auto; e.g. copy:w2,copy:binary,insert:unnest:b5000';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -63,6 +66,12 @@ function parseVariant(entry: string): Variant {
       v.style = part as InsertStyle;
       continue;
     }
+    if (isWireChoice(part)) {
+      if (v.mode !== 'copy') throw bad(entry, `\`${part}\` is a COPY wire; INSERT has none`);
+      if (v.wire !== undefined) throw bad(entry, 'two wires');
+      v.wire = part;
+      continue;
+    }
     const letter = part.charAt(0);
     const modifier = MODIFIERS[letter];
     const digits = part.slice(1);
@@ -79,7 +88,7 @@ function parseVariant(entry: string): Variant {
 }
 
 function variantKey(v: Variant): string {
-  return JSON.stringify([v.mode, v.style, v.workers, v.batchRows, v.commitEvery]);
+  return JSON.stringify([v.mode, v.style, v.workers, v.batchRows, v.commitEvery, v.wire ?? (v.mode === 'copy' ? 'auto' : undefined)]);
 }
 
 function bad(entry: string, why: string): LoadError {
@@ -94,5 +103,6 @@ export function variantWriterSpec(v: Variant, onConflict: WriterSpec['onConflict
     ...(v.batchRows !== undefined ? { batchRows: v.batchRows } : {}),
     ...(v.commitEvery !== undefined ? { commitEvery: v.commitEvery } : {}),
     ...(onConflict !== undefined ? { onConflict } : {}),
+    ...(v.wire !== undefined ? { wire: v.wire } : {}),
   };
 }

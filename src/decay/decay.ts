@@ -9,6 +9,7 @@ import { load, type LoadReporter } from '../load.js';
 import type { LoadSummary } from '../metrics/load-counters.js';
 import { writerFor } from '../writer/writer-for.js';
 import type { ChunkWriter } from '../writer/chunk-writer.js';
+import type { WireChoice } from '../wire/wire-report.js';
 import { DECAY_COLUMNS, writeNarrowRows, type NarrowKeys } from './narrow-rows.js';
 
 /**
@@ -27,6 +28,8 @@ export interface DecayOptions {
   readonly keys: NarrowKeys;
   readonly index: DecayIndex;
   readonly mode: DecayMode;
+  /** COPY's wire (`--wire`); auto when absent. */
+  readonly wire?: WireChoice;
   readonly workers: number;
   readonly chunkBytes: number;
   readonly seed: number;
@@ -61,9 +64,9 @@ export interface DecayWatch {
   phase?(name: string): void;
 }
 
-/** The writer for `--mode`: COPY, or batched INSERT (unnest, the best an application does). */
-export async function decayWriter(mode: DecayMode): Promise<ChunkWriter | undefined> {
-  return mode === 'copy' ? undefined : writerFor({ mode: 'insert', style: 'unnest' });
+/** The writer for `--mode`: COPY (through `--wire`), or batched INSERT (unnest, the best an application does). */
+export async function decayWriter(mode: DecayMode, wire?: WireChoice): Promise<ChunkWriter | undefined> {
+  return mode === 'copy' ? writerFor({ mode: 'copy', ...(wire !== undefined ? { wire } : {}) }) : writerFor({ mode: 'insert', style: 'unnest' });
 }
 
 export function decayTableSql(table: string, schema: string | undefined, index: DecayIndex): string {
@@ -72,7 +75,7 @@ export function decayTableSql(table: string, schema: string | undefined, index: 
 }
 
 export async function runDecay(options: DecayOptions, target: Target, watch: DecayWatch): Promise<DecayResult> {
-  const writer = await decayWriter(options.mode);
+  const writer = await decayWriter(options.mode, options.wire);
   const name = qualifiedName(options.table, options.schema);
   const phases: DecayPhase[] = [];
   const timed = async <T>(phase: string, fn: () => Promise<T>): Promise<T> => {

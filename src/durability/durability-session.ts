@@ -187,6 +187,8 @@ export async function startDurability(target: Target, options: DurabilityOptions
           await inner.prepare?.(c);
         },
         ...(inner.failedRecord ? { failedRecord: inner.failedRecord.bind(inner) } : {}),
+        ...(inner.refusedWriter ? { refusedWriter: inner.refusedWriter } : {}),
+        ...(inner.wireReport ? { wireReport: inner.wireReport.bind(inner) } : {}),
         // A frozen first chunk sends TRUNCATE first, so its BEGIN goes on its own.
         ...(inner.beginAndWriteRows && !freeze ? { beginAndWriteRows: inner.beginAndWriteRows.bind(inner) } : {}),
         async writeRows(c: pg.Client, chunk: Chunk) {

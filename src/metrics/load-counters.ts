@@ -1,5 +1,6 @@
 import type { DurabilityReport } from '../durability/durability-session.js';
 import { mbPerSecond, perSecond } from './rates.js';
+import type { TableWire } from '../wire/wire-report.js';
 
 /** Rows of one input: read = loaded + rejected + skipped, counted over the chunks this run committed. */
 export interface RowAccount {
@@ -38,6 +39,8 @@ export interface LoadSummary {
   readonly rejectFiles?: readonly { path: string; rows: number }[];
   readonly workers: number;
   readonly target: string;
+  /** Which wire (binary or text COPY) each table went through, and why when text; absent for writers without a wire (INSERT). */
+  readonly wire?: readonly TableWire[];
   /** The durability preset and the settings the load ran with (set by `loadWithDurability`). */
   readonly durability?: DurabilityReport;
 }
@@ -111,7 +114,7 @@ export class LoadCounters {
     return this.clock();
   }
 
-  summary(workers: number, target: string, extra: { loadId?: string; rejectFiles?: readonly { path: string; rows: number }[] } = {}): LoadSummary {
+  summary(workers: number, target: string, extra: { loadId?: string; rejectFiles?: readonly { path: string; rows: number }[]; wire?: readonly TableWire[] } = {}): LoadSummary {
     const tables: TableTotals[] = [...this.tallies.entries()].map(([table, t]) => {
       const seconds = t.chunks > 0 ? (t.last - t.first) / 1000 : 0;
       return {

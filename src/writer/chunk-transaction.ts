@@ -103,7 +103,8 @@ export async function commitChunk(client: pg.Client, chunk: Chunk, ctx: ChunkTra
     if (!isRowError(error)) throw error;
     refused = error;
   }
-  return isolateRejects(client, chunk, refused, ctx);
+  // A refused first try through another writer (binary COPY) says nothing about how the parts fare through this one.
+  return isolateRejects(client, chunk, ctx.writer.refusedWriter ? undefined : refused, ctx);
 }
 
 interface Part {
@@ -115,7 +116,8 @@ interface Part {
 }
 
 async function isolateRejects(client: pg.Client, chunk: Chunk, refused: unknown, ctx: ChunkTransactionContext): Promise<ChunkOutcome> {
-  const { writer, budget } = ctx;
+  const { budget } = ctx;
+  const writer = ctx.writer.refusedWriter ?? ctx.writer;
   const records = chunk.splitRecords ? await chunk.splitRecords() : new ChunkRecords(chunk, sourceFramer(chunk.target), await chunkSource(chunk));
   const firstLine = chunk.location.firstLine ?? (await ctx.firstLineOf(chunk));
   const rejects: RejectedRow[] = [];

@@ -41,4 +41,13 @@ export interface ChunkWriter {
    * load allows such a writer only without the ledger (`--no-ledger`).
    */
   readonly ownsTransactions?: boolean;
+  /**
+   * The writer that loads the parts of a chunk the server refused, when it is not this one
+   * (the binary wire: a refused binary chunk is loaded again through text COPY, so its bad
+   * rows are isolated and rejected with the messages text gives). The refused first try
+   * then says nothing about the parts, and the isolation starts from the whole chunk.
+   */
+  readonly refusedWriter?: ChunkWriter;
+  /** Which wire each table's chunks went through (COPY's binary wire), for the summary. */
+  wireReport?(): readonly import('../wire/wire-report.js').TableWire[];
 }

@@ -18,11 +18,12 @@ import type { ChunkWriter } from './chunk-writer.js';
  */
 const WRITE_PIECE = 64 * 1024;
 
-export function copySql(target: LoadTarget, columns: readonly string[] | undefined = target.columns, options: { freeze?: boolean } = {}): string {
+/** `binary`: the binary wire's `FORMAT binary` instead of the input's framing. */
+export function copySql(target: LoadTarget, columns: readonly string[] | undefined = target.columns, options: { freeze?: boolean; binary?: boolean } = {}): string {
   const cols = columns && columns.length > 0 ? ` (${columns.map(quoteIdent).join(', ')})` : '';
   const table = qualifiedName(target.table, target.schema);
   const freeze = options.freeze ? ', FREEZE' : '';
-  return `COPY ${table}${cols} FROM STDIN (${copyOptions(wireFormat(target))}${freeze})`;
+  return `COPY ${table}${cols} FROM STDIN (${options.binary ? 'FORMAT binary' : copyOptions(wireFormat(target))}${freeze})`;
 }
 
 /**

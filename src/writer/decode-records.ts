@@ -156,28 +156,37 @@ const SIMPLE_ESCAPES: Record<number, number> = { 0x62: 0x08, 0x66: 0x0c, 0x6e: 0
 export function unescapeText(raw: string): string {
   const src = Buffer.from(raw, 'utf8');
   const out = Buffer.allocUnsafe(src.length);
-  let n = 0;
-  for (let i = 0; i < src.length; i++) {
+  return out.toString('utf8', 0, unescapeTextInto(src, 0, src.length, out, 0));
+}
+
+/**
+ * `unescapeText` on the bytes `src[from, to)`, written to `out` from `at` (which needs
+ * `to - from` bytes free: unescaping never lengthens); returns the end of what it wrote.
+ * The binary wire's record splitter uses it for a field that holds a backslash.
+ */
+export function unescapeTextInto(src: Uint8Array, from: number, to: number, out: Uint8Array, at: number): number {
+  let n = at;
+  for (let i = from; i < to; i++) {
     const b = src[i]!;
     if (b !== BACKSLASH) {
       out[n++] = b;
       continue;
     }
-    if (++i >= src.length) break;
+    if (++i >= to) break;
     const c = src[i]!;
     if (isOctal(c)) {
       let value = c - 0x30;
-      for (let k = 0; k < 2 && isOctal(src[i + 1]); k++) value = value * 8 + (src[++i]! - 0x30);
+      for (let k = 0; k < 2 && i + 1 < to && isOctal(src[i + 1]); k++) value = value * 8 + (src[++i]! - 0x30);
       out[n++] = value & 0xff;
-    } else if (c === 0x78 /* x */ && hexValue(src[i + 1]) >= 0) {
+    } else if (c === 0x78 /* x */ && i + 1 < to && hexValue(src[i + 1]) >= 0) {
       let value = hexValue(src[++i]);
-      if (hexValue(src[i + 1]) >= 0) value = value * 16 + hexValue(src[++i]);
+      if (i + 1 < to && hexValue(src[i + 1]) >= 0) value = value * 16 + hexValue(src[++i]);
       out[n++] = value;
     } else {
       out[n++] = SIMPLE_ESCAPES[c] ?? c;
     }
   }
-  return out.toString('utf8', 0, n);
+  return n;
 }
 
 /** CSV as PostgreSQL's CopyReadAttributesCSV reads it (delimiter `,`, quote and escape `"`, NULL = unquoted empty). */

@@ -1,7 +1,8 @@
 import type { ChunkWriter } from './chunk-writer.js';
 import { copySkipConflictsWriter } from './copy-skip-conflicts-writer.js';
-import { copyWriter } from './copy-writer.js';
 import { DEFAULT_BATCH_ROWS, insertWriter, type InsertStyle, type OnConflict } from './insert-writer.js';
+import { wireCopyWriter } from '../wire/wire-writer.js';
+import type { WireChoice } from '../wire/wire-report.js';
 
 export const LOAD_MODES = ['copy', 'insert'] as const;
 export type LoadMode = (typeof LOAD_MODES)[number];
@@ -16,11 +17,13 @@ export interface WriterSpec {
   /** INSERT only; undefined = one transaction per chunk, 0 = autocommit. */
   readonly commitEvery?: number;
   readonly onConflict?: OnConflict;
+  /** Plain COPY only (no --on-conflict skip): text, binary, or auto (the default). */
+  readonly wire?: WireChoice;
 }
 
 export function writerFor(spec: WriterSpec): ChunkWriter {
   const onConflict = spec.onConflict ?? 'error';
-  if (spec.mode === 'copy') return onConflict === 'skip' ? copySkipConflictsWriter() : copyWriter;
+  if (spec.mode === 'copy') return onConflict === 'skip' ? copySkipConflictsWriter() : wireCopyWriter(spec.wire ?? 'auto');
   const style = spec.style ?? 'unnest';
   return insertWriter({
     style,

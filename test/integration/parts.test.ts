@@ -94,7 +94,7 @@ describe('--part K/N: one load split over several processes', () => {
     const { file, size, expected, good } = await input('lineitem2.tbl');
     await emptyTable('killed');
     // Part 2 is slowed by one worker and small chunks, killed after its first commits.
-    const victim = startCli(partArgs(file, 'killed', 'split-b', 2, '1', '1KB'));
+    const victim = startCli(partArgs(file, 'killed', 'split-b', 2, '1', '300'));
     const others = Promise.all([1, 3].map((k) => runCli(partArgs(file, 'killed', 'split-b', k))));
     await victim.waitFor(/pgsurge: load split-b/);
     for (let i = 0; i < 50; i++) {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import { startCli, sleep } from '../helpers/cli-process.js';
+import { assertLedgerTiles as ledgerTiles, assertNoHalfChunk as noHalfChunk } from '../helpers/ledger-checks.js';
 import { damage, lineitemFields, prng, tableRecord, tblLine } from '../helpers/lineitem-data.js';
 import { closeTestSchema, digest, freshSchema, PGSURGE, runCli, tableRecords, testClient, testUrl, openTestSchema } from '../helpers/test-db.js';
 
@@ -35,30 +36,8 @@ async function tableState(): Promise<{ count: number; digest: string }> {
   return { count, digest: digest(await tableRecords(client, `${SCHEMA}.lineitem`)) };
 }
 
-/** The ledger's ranges for a load tile the file: every byte once, no overlap, no gap. */
-async function assertLedgerTiles(loadId: string, size: number): Promise<void> {
-  // (Rows of earlier test runs against the same server name a dropped table's oid.)
-  const r = await client.query<{ s: string; e: string }>(
-    `SELECT byte_start AS s, byte_end AS e FROM pgsurge.chunks WHERE load_id = $1 AND table_oid = '${SCHEMA}.lineitem'::regclass ORDER BY byte_start`,
-    [loadId],
-  );
-  let at = 0;
-  for (const row of r.rows) {
-    assert.equal(Number(row.s), at, `ledger of ${loadId}: a gap or an overlap at byte ${at}`);
-    at = Number(row.e);
-  }
-  assert.equal(at, size, `ledger of ${loadId} ends at ${at}, the file at ${size}`);
-}
-
-/**
- * In one snapshot, the table holds exactly the rows the ledger says were committed (a
- * killed loader's backend may still be finishing a COMMIT: one statement sees both or neither).
- */
-async function assertNoHalfChunk(loadId: string): Promise<number> {
-  const r = await client.query(`SELECT (SELECT count(*) FROM ${SCHEMA}.lineitem)::int AS t, (SELECT coalesce(sum(rows_loaded), 0) FROM pgsurge.chunks WHERE load_id = $1 AND table_oid = '${SCHEMA}.lineitem'::regclass)::int AS l`, [loadId]);
-  assert.equal(r.rows[0].t, r.rows[0].l, 'the ledger counts exactly the rows in the table: no chunk half in');
-  return r.rows[0].t as number;
-}
+const assertLedgerTiles = (loadId: string, size: number): Promise<void> => ledgerTiles(client, `${SCHEMA}.lineitem`, loadId, size);
+const assertNoHalfChunk = (loadId: string): Promise<number> => noHalfChunk(client, `${SCHEMA}.lineitem`, loadId);
 
 const target = (): string[] => ['--db', testUrl(), '--schema', SCHEMA];
 

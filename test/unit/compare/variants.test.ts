@@ -14,6 +14,7 @@ describe('parseVariants', () => {
     ['insert:values:w2:b1000', [{ mode: 'insert', style: 'values', workers: 2, batchRows: 1000 }]],
     ['insert:b100:row:c0', [{ mode: 'insert', style: 'row', batchRows: 100, commitEvery: 0 }]],
     [' copy , insert:row ', [{ mode: 'copy' }, { mode: 'insert', style: 'row' }]],
+    ['copy:text,copy:binary:w2', [{ mode: 'copy', wire: 'text' }, { mode: 'copy', wire: 'binary', workers: 2 }]],
   ];
   for (const [spec, expected] of good) {
     it(`${JSON.stringify(spec)}`, () => {
@@ -38,6 +39,9 @@ describe('parseVariants', () => {
     ['insert:row:values', /two INSERT styles/],
     ['copy,copy', /the same variant twice/],
     ['insert,insert:unnest', /the same variant twice/],
+    ['insert:binary', /`binary` is a COPY wire; INSERT has none/],
+    ['copy:binary:text', /two wires/],
+    ['copy,copy:auto', /the same variant twice/],
   ];
   for (const [spec, message] of bad) {
     it(`rejects ${JSON.stringify(spec)}`, () => {

@@ -1,0 +1,96 @@
+/**
+ * CPU seconds by process, from /proc, for benches that say where a load's CPU went: the
+ * server's (the postmaster's reaped children: the load's backends, once they end) and the
+ * client's (this process's reaped children: pgsurge or psql, once they exit). Contention
+ * on a busy machine changes wall times far more than these.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+
+const TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/** Fields of /proc/<pid>/stat after the command name (which may hold spaces). */
+function statFields(pid: number | 'self'): string[] {
+  const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return s.slice(s.lastIndexOf(')') + 2).split(' ');
+}
+
+/** CPU seconds of `pid` itself (utime + stime), 0 once it is gone. */
+function ownCpu(pid: number): number {
+  try {
+    const f = statFields(pid);
+    return (Number(f[11]) + Number(f[12])) / TICKS;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU seconds of the children `pid` has reaped (cutime + cstime). */
+export function reapedChildrenCpu(pid: number | 'self'): number {
+  const f = statFields(pid);
+  // After the name: state is field 3 (index 0), cutime field 16, cstime field 17.
+  return (Number(f[13]) + Number(f[14])) / TICKS;
+}
+
+export function postmasterPid(dataDir: string): number {
+  return Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+}
+
+/**
+ * Waits until every process the postmaster started since `before` was taken has ended and
+ * been reaped, so their CPU is in the postmaster's reaped children (a backend leaves
+ * pg_stat_activity before it exits, so that view is not enough).
+ */
+async function settle(postmaster: number, before: ReadonlySet<number>): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (childrenOf(postmaster).every((pid) => before.has(pid))) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error('bench: the load\'s backends did not end within 10 s');
+}
+
+/**
+ * Server and client CPU seconds spent while `fn` runs (`fn` must wait for its children to
+ * exit). The server's: the backends that ended (the postmaster's reaped children) plus what
+ * its long-lived processes spent meanwhile (walwriter, checkpointer, bgwriter: WAL a
+ * backend leaves to the walwriter is still the load's), so that loads that commit often
+ * (the backend writes its WAL at COMMIT) and one long COPY (the walwriter writes much of
+ * it) are counted alike.
+ */
+export async function measureCpu<T>(postmaster: number, fn: () => Promise<T>): Promise<{ result: T; serverCpu: number; clientCpu: number }> {
+  const before = new Set(childrenOf(postmaster));
+  const live0 = new Map([...before].map((pid) => [pid, ownCpu(pid)]));
+  const s0 = reapedChildrenCpu(postmaster);
+  const c0 = reapedChildrenCpu('self');
+  const result = await fn();
+  await settle(postmaster, before);
+  let live = 0;
+  for (const [pid, cpu] of live0) live += Math.max(0, ownCpu(pid) - cpu);
+  return { result, serverCpu: reapedChildrenCpu(postmaster) - s0 + live, clientCpu: reapedChildrenCpu('self') - c0 };
+}
+
+/** The postmaster's children, for pinning them with it. */
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (Number(statFields(Number(name))[1]) === pid) out.push(Number(name));
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+/** Pins the postmaster and every process it has started to `cpus` (`0`, `0,1`); new backends inherit it. */
+export function pinServer(postmaster: number, cpus: string): void {
+  for (const pid of [postmaster, ...childrenOf(postmaster)]) {
+    try {
+      execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
+    } catch {
+      // a child that ended meanwhile
+    }
+  }
+}

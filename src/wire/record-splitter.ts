@@ -1,0 +1,297 @@
+import type { WireFormat } from '../writer/wire-format.js';
+import { unescapeTextInto } from '../writer/decode-records.js';
+import { writeNull, writeTupleStart } from './binary-copy.js';
+import type { FieldEncoder, WireBuffer } from './field-encoder.js';
+
+/**
+ * The binary wire's hot path: a chunk's framed records (COPY text or CSV, as the text
+ * wire would send them) → binary COPY tuples, each an int16 field count and per field
+ * -1 for NULL or what the column's encoder writes. Fields are cut and NULLs found exactly
+ * as PostgreSQL's CopyReadAttributesText / CopyReadAttributesCSV do; a field without a
+ * backslash (text) or a quote (CSV) is encoded straight from the chunk's bytes, the others
+ * are unescaped or unquoted into a scratch buffer first.
+ *
+ * Anything the splitter cannot cut with certainty (a record with another number of fields
+ * than the table has columns, a literal carriage return that is not the chunk's line
+ * ending, an end-of-data marker `\.`, an unterminated quote) or any field an encoder
+ * refuses stops it: the whole chunk then goes as text, and the server decides.
+ */
+
+/** The framing rules of a chunk's bytes, as bytes. */
+export interface SplitFormat {
+  readonly csv: boolean;
+  readonly delimiter: number;
+  /** The NULL string as written (compared before unescaping, as COPY does). */
+  readonly null: Uint8Array;
+  /** CSV only. */
+  readonly quote: number;
+  /** CSV only. */
+  readonly escape: number;
+}
+
+/** The split format of a wire format, or why it has none (COPY allows only one-byte delimiters, quotes and escapes). */
+export function splitFormatOf(wire: WireFormat): SplitFormat | string {
+  const csv = wire.format === 'csv';
+  const delimiter = wire.delimiter ?? (csv ? ',' : '\t');
+  const quote = wire.quote ?? '"';
+  const escape = wire.escape ?? quote;
+  for (const [name, value] of [['delimiter', delimiter], ['quote', quote], ['escape', escape]] as const) {
+    if (Buffer.byteLength(value) !== 1) return `its ${name} ${JSON.stringify(value)} is not one byte`;
+  }
+  return {
+    csv,
+    delimiter: delimiter.charCodeAt(0),
+    null: Buffer.from(wire.null ?? (csv ? '' : '\\N'), 'utf8'),
+    quote: quote.charCodeAt(0),
+    escape: escape.charCodeAt(0),
+  };
+}
+
+/** Why a chunk goes as text after all: the first record and field that sent it. */
+export interface SplitRefusal {
+  /** 1-based record of the chunk. */
+  readonly record: number;
+  /** 0-based column, where one field is to blame. */
+  readonly column?: number;
+  /** The field's value text (unescaped, cut to 80 characters), where one field is to blame. */
+  readonly value?: string;
+  readonly why: string;
+}
+
+const NL = 0x0a;
+const CR = 0x0d;
+const BACKSLASH = 0x5c;
+const DOT = 0x2e;
+
+/** Line endings seen so far in one chunk (one COPY): PostgreSQL takes the first line's and refuses any other. */
+const EOL_UNKNOWN = 0;
+const EOL_NL = 1;
+const EOL_CRNL = 2;
+
+/** Bytes that stop the fast scan of a field, per format: 1 where the byte needs a look. */
+function stopBytes(format: SplitFormat): Uint8Array {
+  const t = new Uint8Array(257);
+  t[NL] = 1;
+  t[CR] = 1;
+  t[format.delimiter] = 1;
+  if (format.csv) t[format.quote] = 1;
+  else t[BACKSLASH] = 1;
+  // Index 256 stands for "past the end" (see `at`).
+  t[256] = 1;
+  return t;
+}
+
+/**
+ * Cuts one table's chunks into binary tuples; one per table and worker (it owns scratch
+ * space). `encoders[i]` encodes the i-th column of the COPY's column list.
+ */
+export class RecordSplitter {
+  private readonly stops: Uint8Array;
+  private scratch: Uint8Array = new Uint8Array(4096);
+  private refusal: SplitRefusal | undefined;
+  /** The chunk's line ending so far (one chunk is one COPY). */
+  private eol = EOL_UNKNOWN;
+
+  constructor(
+    private readonly format: SplitFormat,
+    private readonly encoders: readonly FieldEncoder[],
+  ) {
+    this.stops = stopBytes(format);
+  }
+
+  /**
+   * Appends the binary tuples of every record in `data` (whole records, each ending in a
+   * newline) to `out`; returns the number of records, or the refusal that sends the chunk
+   * as text (then `out.pos` is back where it was).
+   */
+  encode(data: Uint8Array, out: WireBuffer): number | SplitRefusal {
+    const begin = out.pos;
+    this.refusal = undefined;
+    this.eol = EOL_UNKNOWN;
+    const rows = this.format.csv ? this.encodeCsv(data, out) : this.encodeText(data, out);
+    if (rows < 0) {
+      out.pos = begin;
+      return this.refusal!;
+    }
+    return rows;
+  }
+
+  private refuse(record: number, why: string, column?: number, value?: Uint8Array, from = 0, to = 0): -1 {
+    this.refusal = {
+      record,
+      why,
+      ...(column !== undefined ? { column } : {}),
+      ...(value !== undefined ? { value: shorten(Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8', from, to)) } : {}),
+    };
+    return -1;
+  }
+
+  /**
+   * At the byte `c` (at `p`) that ends field `col`: a line ending must be the chunk's
+   * first line's, the record must end in one, and the field must be one of the table's.
+   * False, with the refusal set, when not.
+   */
+  private fieldEnds(d: Uint8Array, p: number, len: number, c: number, record: number, col: number): boolean {
+    if (c === CR) {
+      if (at(d, p + 1, len) !== NL || this.eol === EOL_NL) return this.refused(record, 'a carriage return that is not the line ending', col);
+      this.eol = EOL_CRNL;
+    } else if (c === NL) {
+      if (this.eol === EOL_CRNL) return this.refused(record, 'a line ending other than the first line\'s');
+      this.eol = EOL_NL;
+    } else if (c === 256) {
+      return this.refused(record, 'a record without its newline');
+    }
+    return col < this.encoders.length || this.refused(record, `more fields than the table's ${this.encoders.length} columns`);
+  }
+
+  private refused(record: number, why: string, column?: number): false {
+    this.refuse(record, why, column);
+    return false;
+  }
+
+  /** After field `col`, ended by `c`: the bytes to step over (1 past a delimiter, 1 or 2 past the line ending), or -1 refused (a field too few). */
+  private afterField(c: number, delim: number, record: number, col: number): number {
+    if (c === delim) return 1;
+    const ncols = this.encoders.length;
+    if (col !== ncols - 1) return this.refuse(record, `${col + 1} field${col === 0 ? '' : 's'} where the table has ${ncols} columns`);
+    return c === CR ? 2 : 1;
+  }
+
+  private room(n: number): Uint8Array {
+    if (this.scratch.length < n) this.scratch = new Uint8Array(Math.max(n, this.scratch.length * 2));
+    return this.scratch;
+  }
+
+  private encodeText(d: Uint8Array, out: WireBuffer): number {
+    const { stops, encoders } = this;
+    const delim = this.format.delimiter;
+    const nul = this.format.null;
+    const nulLen = nul.length;
+    const ncols = encoders.length;
+    const len = d.length;
+    let p = 0;
+    let record = 0;
+    while (p < len) {
+      record++;
+      writeTupleStart(out, ncols);
+      for (let col = 0; ; col++) {
+        const s = p;
+        let c = at(d, p, len);
+        while (stops[c] === 0) c = at(d, ++p, len);
+        let escaped = false;
+        if (c === BACKSLASH) {
+          // The slow path: find the field's end, stepping over escaped bytes.
+          escaped = true;
+          while (c !== NL && c !== CR && c !== delim && c !== 256) {
+            if (c === BACKSLASH) {
+              const next = at(d, p + 1, len);
+              // `\.` is COPY's end-of-data marker (or an error) wherever it stands: the server's to read.
+              if (next === DOT) return this.refuse(record, 'an end-of-data marker \\.', col, d, s, Math.min(len, p + 2));
+              if (next === 256) return this.refuse(record, 'a backslash at the end of the input', col);
+              p += 2;
+            } else p++;
+            c = at(d, p, len);
+          }
+        }
+        const e = p;
+        if (!this.fieldEnds(d, p, len, c, record, col)) return -1;
+        if (e - s === nulLen && equalAt(d, s, nul)) {
+          writeNull(out);
+        } else if (escaped) {
+          const scratch = this.room(e - s);
+          const n = unescapeTextInto(d, s, e, scratch, 0);
+          if (!encoders[col]!.encode(scratch, 0, n, out)) return this.refuse(record, 'a value its encoder cannot encode exactly', col, scratch, 0, n);
+        } else if (!encoders[col]!.encode(d, s, e, out)) {
+          return this.refuse(record, 'a value its encoder cannot encode exactly', col, d, s, e);
+        }
+        const step = this.afterField(c, delim, record, col);
+        if (step < 0) return -1;
+        p += step;
+        if (step === 1 && c === delim) continue;
+        break;
+      }
+    }
+    return record;
+  }
+
+  private encodeCsv(d: Uint8Array, out: WireBuffer): number {
+    const { stops, encoders } = this;
+    const { delimiter: delim, quote, escape } = this.format;
+    const nul = this.format.null;
+    const nulLen = nul.length;
+    const ncols = encoders.length;
+    const len = d.length;
+    let p = 0;
+    let record = 0;
+    while (p < len) {
+      record++;
+      // In CSV a record starting `\.` may be the end-of-data marker.
+      if (d[p] === BACKSLASH && at(d, p + 1, len) === DOT) return this.refuse(record, 'an end-of-data marker \\.');
+      writeTupleStart(out, ncols);
+      for (let col = 0; ; col++) {
+        const s = p;
+        let c = at(d, p, len);
+        while (stops[c] === 0) c = at(d, ++p, len);
+        let quoted = false;
+        let n = 0;
+        if (c === quote) {
+          // The slow path: unquote into scratch (the value is never longer than its source).
+          quoted = true;
+          const scratch = this.room(len - s);
+          scratch.set(d.subarray(s, p), 0);
+          n = p - s;
+          while (c === quote) {
+            p++;
+            for (;;) {
+              if (p >= len) return this.refuse(record, 'an unterminated quoted field', col);
+              const b = d[p]!;
+              if (b === escape && p + 1 < len && (d[p + 1] === escape || d[p + 1] === quote)) {
+                scratch[n++] = d[p + 1]!;
+                p += 2;
+                continue;
+              }
+              p++;
+              if (b === quote) break;
+              scratch[n++] = b;
+            }
+            // After the closing quote: unquoted bytes again, up to the next stop.
+            c = at(d, p, len);
+            while (stops[c] === 0) {
+              scratch[n++] = c;
+              c = at(d, ++p, len);
+            }
+          }
+        }
+        const e = p;
+        if (!this.fieldEnds(d, p, len, c, record, col)) return -1;
+        if (quoted) {
+          if (!encoders[col]!.encode(this.scratch, 0, n, out)) return this.refuse(record, 'a value its encoder cannot encode exactly', col, this.scratch, 0, n);
+        } else if (e - s === nulLen && equalAt(d, s, nul)) {
+          writeNull(out);
+        } else if (!encoders[col]!.encode(d, s, e, out)) {
+          return this.refuse(record, 'a value its encoder cannot encode exactly', col, d, s, e);
+        }
+        const step = this.afterField(c, delim, record, col);
+        if (step < 0) return -1;
+        p += step;
+        if (step === 1 && c === delim) continue;
+        break;
+      }
+    }
+    return record;
+  }
+}
+
+/** The byte at `p`, or 256 past the end (a stop byte of every format). */
+function at(d: Uint8Array, p: number, len: number): number {
+  return p < len ? d[p]! : 256;
+}
+
+function equalAt(d: Uint8Array, s: number, what: Uint8Array): boolean {
+  for (let i = 0; i < what.length; i++) if (d[s + i] !== what[i]) return false;
+  return true;
+}
+
+function shorten(s: string): string {
+  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+}

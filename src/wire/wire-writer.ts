@@ -1,0 +1,150 @@
+import type pg from 'pg';
+import type { Chunk, LoadTarget } from '../batching/chunk.js';
+import { copySql, copyWriter, streamCopy } from '../writer/copy-writer.js';
+import type { ChunkResult, ChunkWriter } from '../writer/chunk-writer.js';
+import { wireFormat } from '../writer/wire-format.js';
+import { readSessionFacts, readWireColumns } from './catalog.js';
+import { WireBuffer, type EncoderLookup, type SessionFacts } from './field-encoder.js';
+import { BINARY_COPY_HEADER, BINARY_COPY_TRAILER, writeRaw } from './binary-copy.js';
+import { encoderFor } from './encoders/index.js';
+import { RecordSplitter, splitFormatOf, type SplitRefusal } from './record-splitter.js';
+import { planWire, type WirePlan } from './wire-plan.js';
+import { isLocalHost } from './auto-rule.js';
+import type { TableWire, WireChoice } from './wire-report.js';
+
+/** What one connection keeps: its session's facts, its output buffer (reused chunk after chunk), a splitter per table. */
+interface ConnectionState {
+  readonly facts: SessionFacts;
+  /** The server shares this machine (a Unix socket, loopback): `auto`'s rule needs it. */
+  readonly local: boolean;
+  readonly out: WireBuffer;
+  readonly splitters: Map<WirePlan, RecordSplitter>;
+}
+
+type Tally = { -readonly [K in keyof TableWire]: TableWire[K] };
+
+/**
+ * COPY through the binary wire where it is exact (see `planWire`), text COPY where not:
+ * per table, the columns' types are read from the catalog once and an encoder picked for
+ * each; per connection, the session's facts once. A chunk the splitter or an encoder
+ * cannot encode exactly goes as text whole (a "fallback chunk"). A binary chunk the
+ * server refuses is rolled back by the caller and loaded again through `refusedWriter`,
+ * text COPY, whose isolation finds the bad rows with the messages text gives.
+ *
+ * A source that already holds binary tuples (a typed source: Parquet) sets `chunk.binary`
+ * and the writer sends those as they are.
+ */
+export function wireCopyWriter(choice: WireChoice, lookup: EncoderLookup = encoderFor): ChunkWriter {
+  const connections = new WeakMap<pg.Client, ConnectionState>();
+  const plans = new Map<string, Promise<WirePlan>>();
+  const tallies = new Map<string, Tally>();
+  const sentBinary = new WeakSet<Chunk>();
+
+  /** `textWhy`: why the table goes as text; undefined for binary. */
+  const tallyOf = (table: string, textWhy: string | undefined): Tally => {
+    let t = tallies.get(table);
+    if (t === undefined) {
+      t = { table, wire: textWhy === undefined ? 'binary' : 'text', binaryChunks: 0, fallbackChunks: 0, redoneChunks: 0, ...(textWhy === undefined ? {} : { why: textWhy }) };
+      tallies.set(table, t);
+    }
+    return t;
+  };
+
+  const stateOf = async (client: pg.Client): Promise<ConnectionState> => {
+    let s = connections.get(client);
+    if (s === undefined) {
+      s = { facts: await readSessionFacts(client), local: isLocalHost((client as unknown as { host?: string }).host), out: new WireBuffer(), splitters: new Map() };
+      connections.set(client, s);
+    }
+    return s;
+  };
+
+  const planOf = (client: pg.Client, target: LoadTarget, state: ConnectionState): Promise<WirePlan> => {
+    const { facts, local } = state;
+    const key = JSON.stringify([target.schema, target.table, target.columns, target.format, target.input?.delimiter, target.input?.null, target.input?.quote, target.input?.escape, facts, local]);
+    let plan = plans.get(key);
+    if (plan === undefined) {
+      plan = readWireColumns(client, target).then((columns) => planWire(choice, columns, facts, splitFormatOf(wireFormat(target)), lookup, local));
+      plans.set(key, plan);
+      // A failed read (a lost connection) is tried again by the next chunk.
+      plan.catch(() => plans.delete(key));
+    }
+    return plan;
+  };
+
+  async function send(client: pg.Client, chunk: Chunk, begin: boolean): Promise<ChunkResult> {
+    const prefix = begin ? 'BEGIN; ' : '';
+    const sql = `${prefix}${copySql(chunk.target, undefined, { binary: true })}`;
+    if (chunk.binary !== undefined) {
+      const tally = tallyOf(chunk.target.table, undefined);
+      sentBinary.add(chunk);
+      const loaded = await streamCopy(client, sql, chunk.binary);
+      tally.binaryChunks++;
+      return { loaded, skipped: 0 };
+    }
+    if (choice !== 'text') {
+      const state = await stateOf(client);
+      const plan = await planOf(client, chunk.target, state);
+      const tally = tallyOf(chunk.target.table, plan.binary ? undefined : plan.why);
+      if (plan.binary) {
+        let splitter = state.splitters.get(plan);
+        if (splitter === undefined) state.splitters.set(plan, (splitter = new RecordSplitter(plan.format, plan.encoders)));
+        const out = state.out;
+        out.pos = 0;
+        // Room for the whole chunk up front (binary lineitem is ~1.75× its text): the buffer grows once, on the first chunk.
+        out.reserve(2 * chunk.data.length + 64);
+        writeRaw(out, BINARY_COPY_HEADER);
+        const encoded = splitter.encode(chunk.data, out);
+        if (typeof encoded === 'number') {
+          writeRaw(out, BINARY_COPY_TRAILER);
+          sentBinary.add(chunk);
+          const bytes = out.bytes;
+          const loaded = await streamCopy(client, sql, Buffer.from(bytes.buffer, bytes.byteOffset, out.pos));
+          tally.binaryChunks++;
+          return { loaded, skipped: 0 };
+        }
+        tally.fallbackChunks++;
+        tally.firstFallback ??= describeRefusal(encoded, chunk, plan.columns.map((c) => c.name));
+      }
+    } else {
+      tallyOf(chunk.target.table, '--wire text');
+    }
+    return begin ? copyWriter.beginAndWriteRows!(client, chunk) : copyWriter.writeRows(client, chunk);
+  }
+
+  // The text path for a refused binary chunk: counts it, then COPY text as ever.
+  const refusedWriter: ChunkWriter = {
+    name: 'copy',
+    async writeRows(client, chunk) {
+      if (sentBinary.has(chunk)) {
+        sentBinary.delete(chunk);
+        const t = tallies.get(chunk.target.table);
+        if (t) t.redoneChunks++;
+      }
+      return copyWriter.writeRows(client, chunk);
+    },
+    failedRecord: copyWriter.failedRecord!.bind(copyWriter),
+  };
+
+  return {
+    name: 'copy',
+    async prepare(client) {
+      connections.delete(client);
+      if (choice !== 'text') await stateOf(client);
+    },
+    writeRows: (client, chunk) => send(client, chunk, false),
+    beginAndWriteRows: (client, chunk) => send(client, chunk, true),
+    failedRecord: copyWriter.failedRecord!.bind(copyWriter),
+    refusedWriter,
+    wireReport: () => [...tallies.values()].map((t) => ({ ...t })),
+  };
+}
+
+/** `line 7, column l_shipdate: "infinity" (a value its encoder cannot encode exactly)`. */
+function describeRefusal(r: SplitRefusal, chunk: Chunk, columns: readonly string[]): string {
+  const { firstLine, byteOffset } = chunk.location;
+  // Lines number records only where no record spans lines.
+  const where = firstLine !== undefined && chunk.lines === chunk.records ? `line ${firstLine + r.record - 1}` : `record ${r.record} of the chunk at byte ${byteOffset}`;
+  const column = r.column === undefined ? '' : `, column ${columns[r.column] ?? r.column + 1}`;
+  return `${where}${column}: ${r.value !== undefined ? `${JSON.stringify(r.value)} (${r.why})` : r.why}`;
+}
