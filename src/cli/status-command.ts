@@ -18,6 +18,13 @@ export function registerStatusCommand(program: Command): void {
     .argument('<load-id>', 'the load id (printed when a load starts and in its summary)', parseLoadId)
     .option('--json', 'one JSON object on stdout instead of the table');
   addTargetOptions(cmd);
+  cmd.addHelpText(
+    'after',
+    `
+Examples:
+  pgsurge status lineitem-3f2a9c01de --db postgresql://me@coordinator/dbt3
+  pgsurge status li-sf100 --json`,
+  );
   cmd.action(async (loadId: string, flags: StatusFlags) => {
     const target = await openTarget(flags);
     try {
