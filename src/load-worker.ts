@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { Chunk } from './batching/chunk.js';
 import type { ChunkQueue } from './batching/chunk-queue.js';
 import { LoadError } from './db/load-error.js';
+import { backendOf, endOldBackend, type Backend } from './db/old-backend.js';
 import { backoffMs, isRetryable, sleep } from './faults/retry.js';
 import type { ChunkLedger } from './ledger/ledger.js';
 import { commitChunk, type ChunkOutcome, type ChunkTransactionContext, type Deferral } from './writer/chunk-transaction.js';
@@ -14,6 +15,8 @@ export interface WorkerContext {
   readonly ledger: ChunkLedger;
   /** A fresh connection, after the worker's own was lost. */
   connect(): Promise<pg.Client>;
+  /** Checks on a fresh connection before anything else (the server may have crashed meanwhile); throws to stop the load. */
+  reconnected?(client: pg.Client): Promise<void>;
   /** How long a chunk may keep failing on lost connections before the load gives up. */
   readonly retryForMs: number;
   /**
@@ -47,6 +50,8 @@ interface Unflushed {
   /** The WAL position (`pg_lsn`) the flush must pass. */
   readonly durableAt: string;
   flushed: boolean;
+  /** The connection (its number) whose COMMIT returned: on that one still, the ledger need not be asked. */
+  readonly connection: number;
 }
 
 /**
@@ -73,6 +78,10 @@ export class LoadWorker {
   private held: Unflushed | undefined;
   /** `prepare` ran on the current connection. */
   private prepared = false;
+  /** Connections opened so far: the number of the current one. */
+  private connections = 0;
+  /** The backend of a connection lost since: ended (and seen gone) before the ledger is asked. */
+  private lostBackend: Backend | undefined;
 
   constructor(
     private client: pg.Client | undefined,
@@ -89,7 +98,7 @@ export class LoadWorker {
         const outcome = await this.withRetries(chunk, (client, attempt) => this.commitOnce(client, chunk, attempt));
         await this.countHeldIfFlushed();
         if (outcome.durableAt !== undefined) {
-          this.held = { chunk, outcome, startedAt, endedAt: this.ctx.now(), durableAt: outcome.durableAt, flushed: false };
+          this.held = { chunk, outcome, startedAt, endedAt: this.ctx.now(), durableAt: outcome.durableAt, flushed: false, connection: this.connections };
         } else {
           await this.count(chunk, outcome, startedAt, this.ctx.now());
         }
@@ -144,12 +153,26 @@ export class LoadWorker {
   private async confirmHeld(client: pg.Client, reload = true): Promise<void> {
     const held = this.held;
     if (held === undefined || held.flushed) return;
+    if (client === this.client && held.connection === this.connections) {
+      // Its COMMIT returned on this very connection: committed; flushed, it is durable. (The
+      // ledger is asked only after a lost connection: a chunk's byte range may not name it
+      // alone, e.g. JSON array chunks cut from one parser block.)
+      await flushWal(client);
+      held.flushed = true;
+      return;
+    }
     const done = await this.committedInLedger(client, held.chunk);
     await flushWal(client);
     if (done === undefined) {
       if (!reload) return;
       this.ctx.reloading?.(held.chunk);
-      held.outcome = { ...(await this.commitOnce(client, held.chunk, 0, 'now')), fromLedger: false };
+      try {
+        held.outcome = { ...(await this.commitOnce(client, held.chunk, 0, 'now')), fromLedger: false };
+      } catch (error) {
+        // The error is this chunk's, not the one the worker is retrying (see withRetries).
+        if (error instanceof Error && !('pgsurgeLocation' in error)) Object.assign(error, { pgsurgeLocation: held.chunk.location });
+        throw error;
+      }
     } else {
       held.outcome = done;
     }
@@ -197,7 +220,10 @@ export class LoadWorker {
         // when it comes after the give-up (the stop must not be held open by it).
         let own: pg.Client | undefined;
         try {
-          const client = (await this.answers(this.client)) ? this.client! : (own = await this.ctx.connect());
+          const live = await this.answers(this.client);
+          if (!live && this.client) this.lostBackend ??= backendOf(this.client);
+          const client = live ? this.client! : (own = await this.ctx.connect());
+          await this.endLostBackend(client);
           await this.confirmHeld(client, false);
         } finally {
           await own?.end().catch(() => undefined);
@@ -209,6 +235,14 @@ export class LoadWorker {
     }
     // Uncounted unless flushed; see above.
     await this.countHeldIfFlushed();
+  }
+
+  /** See `endOldBackend`: a commit of the lost connection's backend cannot land after the ledger is read. */
+  private async endLostBackend(client: pg.Client): Promise<void> {
+    const lost = this.lostBackend;
+    if (lost === undefined) return;
+    await endOldBackend(client, lost);
+    this.lostBackend = undefined;
   }
 
   /** True when the connection is there and out of any failed transaction. */
@@ -234,8 +268,11 @@ export class LoadWorker {
       try {
         if (this.client === undefined) {
           this.client = await this.ctx.connect();
+          this.connections++;
           this.prepared = false;
+          await this.ctx.reconnected?.(this.client);
         }
+        await this.endLostBackend(this.client);
         // Prepared on first use, inside the retries: a backend terminated before its first query is just a lost connection.
         if (!this.prepared) {
           await this.prepare(this.client);
@@ -250,6 +287,7 @@ export class LoadWorker {
         }
         const dead = this.client;
         this.client = undefined;
+        if (dead) this.lostBackend ??= backendOf(dead);
         await dead?.end().catch(() => undefined);
         failingSince ??= Date.now();
         if (Date.now() - failingSince > this.ctx.retryForMs) {

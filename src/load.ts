@@ -11,10 +11,11 @@ import { connect, type Target } from './db/target.js';
 import { connectionFailure, copyColumnFromWhere, copyLineFromWhere, isServerError, LoadError } from './db/load-error.js';
 import { planInputColumns } from './db/plan-input-columns.js';
 import { prepareTable } from './db/table-check.js';
+import { preflight } from './db/preflight.js';
 import { LoadStopped } from './faults/load-stopped.js';
 import { DEFAULT_RETRY_FOR_MS, serverTrouble } from './faults/retry.js';
-import { fileIdentity, identityString } from './ledger/file-identity.js';
-import { ensureLedger, forgetTable, LedgerWriter, NO_LEDGER, NOTHING_COVERED, openLoad, otherLoadsOfFile, type ChunkLedger, type Covered, type LedgerInput, type RejectedRow } from './ledger/ledger.js';
+import { fileIdentity, fileKeyOf, identityString } from './ledger/file-identity.js';
+import { earlierLoadOf, ensureLedger, forgetTable, ledgerTotals, unloggedTableReset, LedgerWriter, NO_LEDGER, NOTHING_COVERED, openLoad, otherLoadsOfFile, type ChunkLedger, type Covered, type LedgerInput, type RejectedRow } from './ledger/ledger.js';
 import { LoadWorker } from './load-worker.js';
 import { partLabel, type LoadPart } from './parts/load-part.js';
 import { checkPartOptions, lockLoad, partRejectPath, partShares } from './parts/part-load.js';
@@ -73,30 +74,31 @@ export interface LoadReporter {
  * error wins, summary.
  */
 export async function load(inputs: readonly LoadTarget[], options: LoadOptions, target: Target, reporter: LoadReporter = {}): Promise<LoadSummary> {
+  checkLedgerOptions(options);
   const withLedger = options.ledger !== false;
-  if (withLedger && options.writer?.ownsTransactions) {
-    throw new LoadError('bad-option', '--commit-every splits a chunk into several transactions, which the ledger cannot account for exactly once', {
-      hint: 'add --no-ledger (the load then cannot be resumed, and a bad row stops it), or drop --commit-every',
-    });
-  }
-  if (!withLedger && (options.resume || options.loadId !== undefined)) {
-    throw new LoadError('bad-option', '--resume and --load-id need the ledger', { hint: 'drop --no-ledger' });
-  }
   const sizes = await checkInputs(inputs);
   if (options.part) checkPartOptions(inputs, options);
   const shares = options.part ? await partShares(inputs, sizes, options.part) : undefined;
   const part = options.part && shares ? { label: partLabel(options.part), shares } : undefined;
   const identities = await Promise.all(inputs.map((i, n) => (i.file === '-' || sizes[n] === undefined ? undefined : fileIdentity(i.file).then(identityString))));
+  refuseSameFileTwice(inputs, identities);
 
   // The control connection holds the load's lock for the whole load: two runs of one load id at once would double rows.
   const control = await connect(target.config).catch((error: unknown) => {
     throw connectionFailure(error, target.description);
   });
   try {
+    await preflight(control, inputs, options);
     if (withLedger) await ensureLedger(control);
     // With each table ready, its columns are read once: what each input's records fill (the column plan).
     const { tables, planned } = await prepareTables(control, inputs, options);
-    const loadId = options.loadId ?? defaultLoadId(inputs, tables, identities);
+    let loadId = options.loadId ?? defaultLoadId(inputs, tables, identities);
+    if (withLedger && options.loadId === undefined) {
+      // A load begun under another default id (by an earlier pgsurge, whose ids came from
+      // the path) is the same load: resumed, not begun again.
+      const files = inputs.map((input, i) => ({ file: path.resolve(input.file), tableOid: tables.get(input)!.oid, identity: identities[i] }));
+      loadId = (await earlierLoadOf(control, loadId, files)) ?? loadId;
+    }
     // Citus: asked once per load; its tables get session settings and the summary names the cluster.
     const citus = await citusLoad(control, [...new Set([...tables.values()].map((t) => t.oid))], { writer: options.writer ?? copyWriter, ledger: withLedger });
     const where = citus ? `${target.description} (${citus.description})` : target.description;
@@ -104,6 +106,20 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
       await lockLoad(control, loadId, part?.label);
       await waitForEarlierRun(control, workerNamePrefix(loadId, part?.label));
     }
+    // Crash recovery empties an unlogged table but keeps its file: the ledger's rows about it are void, load it all again.
+    const unlogged = new Map<number, string>();
+    if (withLedger) {
+      for (const t of new Set(tables.values())) {
+        const lost = await unloggedTableReset(control, t.oid, t.name);
+        if (lost > 0) {
+          reporter.note?.(`${t.name} is unlogged and is empty, but the ledger says ${lost} rows were loaded into it: crash recovery emptied it (it does that to unlogged tables); loading every row again`);
+          await forgetTable(control, t.oid);
+        }
+        const u = await control.query<{ u: boolean }>("SELECT relpersistence = 'u' AS u FROM pg_class WHERE oid = $1", [t.oid]);
+        if (u.rows[0]?.u === true) unlogged.set(t.oid, t.name);
+      }
+    }
+    const serverStart = withLedger ? (await control.query<{ t: string }>('SELECT pg_postmaster_start_time()::text AS t')).rows[0]!.t : '';
     const ledgerInputs = new Map<string, LedgerInput>();
     inputs.forEach((input, i) => {
       const t = tables.get(input)!;
@@ -205,6 +221,8 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
             firstLineOf: async (chunk) => (chunk.location.file === '-' || chunk.location.firstRecord !== undefined ? undefined : lineIndex.lineAt(chunk.location.file, chunk.location.byteOffset).catch(() => undefined)),
           },
           connect: () => connect(target.config, appName(nextWorker++)),
+          // The server restarted under the load: if it crashed, recovery emptied the unlogged tables, rows the ledger counts included.
+          reconnected: unlogged.size === 0 ? undefined : (c) => checkUnloggedKept(c, serverStart, unlogged),
           retryForMs: options.retryForMs ?? DEFAULT_RETRY_FOR_MS,
           signal,
           stopping,
@@ -250,12 +268,19 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
       // Workers append rejects as their chunks commit, in no particular order: rewrite each file from the ledger, in input order.
       if (withLedger) await withLiveClient(control, target, (c) => writeRejectFiles(c, ledger, inputs, rejectFiles, rejectFileOf)).catch(() => undefined);
     }
+    // A stopped load's summary says what the ledger holds: this run's counters miss chunks whose commit it could not confirm.
+    const stopped = async (error: LoadError): Promise<LoadStopped> => {
+      const ledgerHolds = withLedger ? await withTimeout(withLiveClient(control, target, (c) => ledgerTotals(c, loadId)), 5000).catch(() => null) : undefined;
+      return new LoadStopped(error, { ...summary(), ...(ledgerHolds !== undefined ? { ledger: ledgerHolds } : {}) }, withLedger ? loadId : undefined);
+    };
+    const incomplete = [...rejectFiles.values()].find((f) => f.failed !== undefined);
+    if (incomplete) throw await stopped(rejectFileFailed(incomplete, withLedger));
     if (signal.aborted) {
-      throw new LoadStopped(new LoadError('interrupted', 'interrupted: the chunks in flight were rolled back; the chunks committed before stay in the table'), summary(), withLedger ? loadId : undefined);
+      throw await stopped(new LoadError('interrupted', 'interrupted: the chunks in flight were rolled back; the chunks committed before stay in the table'));
     }
     if (firstError !== undefined) {
       const error = firstError instanceof LoadError ? firstError : await describeFailure(firstError);
-      throw new LoadStopped(error, summary(), withLedger ? loadId : undefined);
+      throw await stopped(error.code === 'too-many-rejects' ? whereRejectsAre(error, [...rejectFiles.values()], firstError) : error);
     }
     return summary();
   } finally {
@@ -269,6 +294,23 @@ function wireOf(writer: ChunkWriter, inputs: readonly LoadTarget[]): { wire?: re
   const tables = new Set(inputs.map((i) => i.table));
   const wire = writer.wireReport?.().filter((w) => tables.has(w.table));
   return wire === undefined || wire.length === 0 ? {} : { wire };
+}
+
+/**
+ * Options that cannot work with (or without) the ledger, refused before anything is
+ * changed; callers that wrap the writer or prepare tables first (the durability presets)
+ * call it themselves before they do.
+ */
+export function checkLedgerOptions(options: Pick<LoadOptions, 'ledger' | 'writer' | 'resume' | 'loadId'>): void {
+  const withLedger = options.ledger !== false;
+  if (withLedger && options.writer?.ownsTransactions) {
+    throw new LoadError('bad-option', '--commit-every splits a chunk into several transactions, which the ledger cannot account for exactly once', {
+      hint: 'add --no-ledger (the load then cannot be resumed, and a bad row stops it), or drop --commit-every',
+    });
+  }
+  if (!withLedger && (options.resume || options.loadId !== undefined)) {
+    throw new LoadError('bad-option', '--resume and --load-id need the ledger', { hint: 'drop --no-ledger' });
+  }
 }
 
 /**
@@ -313,6 +355,52 @@ async function writeRejectFiles(
   inputs.forEach((input, i) => void fileOf.get(input.file)!.append(rows[i]!));
   await Promise.all([...files.values()].map((f) => f.close()));
   return rows.reduce((n, r) => n + r.length, 0);
+}
+
+/** After a reconnect: an unlogged table this load writes to must not have been emptied by a crash recovery since the load began. */
+async function checkUnloggedKept(client: pg.Client, serverStart: string, unlogged: ReadonlyMap<number, string>): Promise<void> {
+  const now = (await client.query<{ t: string }>('SELECT pg_postmaster_start_time()::text AS t')).rows[0]!.t;
+  if (now === serverStart) return;
+  for (const [oid, name] of unlogged) {
+    const lost = await unloggedTableReset(client, oid, name);
+    if (lost > 0) {
+      throw new LoadError('server-lost', `the server restarted and its crash recovery emptied the unlogged table ${name}: the ${lost} rows committed to it are gone`, {
+        hint: 'run the same command again: pgsurge sees the table emptied and loads every row again (an unlogged table keeps nothing through a crash)',
+      });
+    }
+  }
+}
+
+/**
+ * `--max-rejects` stopped the load: the chunk that went over was rolled back, so its rejected
+ * rows are nowhere yet; say that, and where the rows rejected before it are (or that none are).
+ */
+function whereRejectsAre(error: LoadError, files: readonly RejectFile[], cause: unknown): LoadError {
+  const location = (cause as { pgsurgeLocation?: Chunk['location'] }).pgsurgeLocation;
+  const chunk = location ? `the chunk at ${location.file} bytes ${location.byteOffset}–${location.byteOffset + location.byteLength}` : 'the chunk that went over the limit';
+  const written = files.filter((f) => f.written > 0);
+  const where =
+    written.length > 0
+      ? `the ${written.reduce((n, f) => n + f.written, 0)} rows rejected by chunks that committed are in ${written.map((f) => f.path).join(', ')} (why: .log beside it)`
+      : 'no reject file was written: no chunk with rejected rows committed before it';
+  return new LoadError(error.code, `${error.message}; ${chunk} was rolled back, so its rejected rows are not in any reject file (a resume finds them again); ${where}`, { ...error.details });
+}
+
+/** `p`, or a rejection after `ms` (a server that hangs must not hang a stopping load). */
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), ms)))]).finally(() => clearTimeout(timer));
+}
+
+/** A reject file that could not be written in full (a full disk): the load fails, and says what is where. */
+function rejectFileFailed(file: RejectFile, withLedger: boolean): LoadError {
+  const why = file.failed!.message;
+  return new LoadError('chunk-failed', `could not write the reject file ${file.path}: ${why}; the reject file is INCOMPLETE (it holds ${file.written} row${file.written === 1 ? '' : 's'}, then nothing)`, {
+    hint: withLedger
+      ? 'free space there (or give --reject-file elsewhere), then resume: every rejected row is kept in the ledger (pgsurge.rejects) and the reject file is written again in full'
+      : 'free space there, then load again: without the ledger the rejected rows not in the file are not kept anywhere',
+    cause: file.failed,
+  });
 }
 
 /** Runs `fn` on the control connection, or on a fresh one if the server restarted under it. */
@@ -408,11 +496,27 @@ function defaultLoadId(inputs: readonly LoadTarget[], tables: Map<LoadTarget, Pr
   const names = [...new Set(inputs.map((i) => tables.get(i)!.name))];
   const h = createHash('sha256');
   if (identities.some((id) => id === undefined)) h.update(randomBytes(16));
-  const parts = inputs.map((input, i) => `${tables.get(input)!.name}\0${path.resolve(input.file)}\0${identities[i] ?? ''}`).sort();
+  // The file's identity (device, inode, content), not its path: the same file named through a symlink or a hard link is the same load.
+  const parts = inputs.map((input, i) => `${tables.get(input)!.name}\0${identities[i] ?? ''}`).sort();
   h.update(parts.join('\n'));
   const base = inputs[0]?.table ?? 'load';
   const label = names.length === 1 ? base : `${base}+${names.length - 1}`;
   return `${label.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 40)}-${h.digest('hex').slice(0, 10)}`;
+}
+
+/** One file named twice for one table (two paths, a link) would load its rows twice in one command. */
+function refuseSameFileTwice(inputs: readonly LoadTarget[], identities: readonly (string | undefined)[]): void {
+  const seen = new Map<string, string>();
+  identities.forEach((id, i) => {
+    const file = id === undefined ? undefined : fileKeyOf(id);
+    if (file === undefined) return;
+    const key = `${inputs[i]!.schema ?? ''}\0${inputs[i]!.table}\0${file}`;
+    const first = seen.get(key);
+    if (first !== undefined) {
+      throw new LoadError('bad-option', `${inputs[i]!.file} and ${first} are the same file (a link or the same path twice): it would be loaded twice`, { hint: 'name each file once' });
+    }
+    seen.set(key, inputs[i]!.file);
+  });
 }
 
 async function openClients(target: Target, n: number, appName: (i: number) => string): Promise<pg.Client[]> {

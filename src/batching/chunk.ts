@@ -60,6 +60,12 @@ export interface Chunk {
   /** The load target this chunk belongs to. */
   readonly target: LoadTarget;
   /**
+   * A chunk of one record the framer could not frame (a malformed NDJSON line): nothing is
+   * sent, the record is rejected verbatim (`source`, without its newline) and the chunk's
+   * ledger row says so, so a resume skips it like any committed chunk.
+   */
+  readonly unframable?: import('../framing/framer.js').Unframable;
+  /**
    * Hands the chunk's buffers back to its reader for the chunks after it. Called once
    * nothing will read `data` or `source` again (the chunk is committed and its rejects are
    * written); a chunk never released is left to the garbage collector.

@@ -180,6 +180,28 @@ export async function* chunkRecords(input: AsyncIterable<Buffer> | ByteReader, o
     frameAgainWith = waiting < room ? Math.min(waiting + Math.max(step, waiting), room) : 2 * waiting;
   };
 
+  /** A record the framer could not frame, at `framed`: a chunk of its own that only rejects it (see `Chunk.unframable`). */
+  const cutUnframable = (piece: FramedBlock): Chunk => {
+    const why = piece.unframable!;
+    const location = { file: target.file, byteOffset: offset, byteLength: piece.consumed, firstLine: line };
+    const chunk: Chunk = {
+      location,
+      data: Buffer.alloc(0),
+      source: Buffer.from(src.subarray(framed, framed + why.recordLength)),
+      records: 1,
+      lines: piece.lines,
+      target,
+      unframable: why,
+    };
+    framed += piece.consumed;
+    offset += piece.consumed;
+    if (line !== undefined) line += piece.lines;
+    start = framed;
+    identity = true;
+    outLength = 0;
+    return chunk;
+  };
+
   /** Where a RecordError's block starts, for the message. */
   let failedAt: { offset: number; line: number | undefined } = { offset, line };
 
@@ -205,6 +227,12 @@ export async function* chunkRecords(input: AsyncIterable<Buffer> | ByteReader, o
         start = framed;
         offset += piece.consumed;
         if (line !== undefined) line += piece.lines;
+        if (piece.more) continue;
+        break;
+      }
+      if (piece.unframable !== undefined) {
+        if (records > 0) done.push(cut());
+        done.push(cutUnframable(piece));
         if (piece.more) continue;
         break;
       }

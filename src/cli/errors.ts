@@ -1,4 +1,4 @@
-import { LoadError } from '../db/load-error.js';
+import { isServerError, LoadError, type ServerErrorFields } from '../db/load-error.js';
 
 /** Exit codes: what a script calling pgsurge can rely on. */
 export const EXIT = {
@@ -17,13 +17,24 @@ export const EXIT = {
 export function printError(error: unknown, verbose: boolean, stream: NodeJS.WritableStream = process.stderr): number {
   if (error instanceof LoadError) {
     stream.write(`pgsurge: ${error.message}\n`);
-    if (error.details.server?.detail) stream.write(`  detail: ${error.details.server.detail}\n`);
+    const server = error.details.server ?? serverFields(error.details.cause);
+    if (server?.detail) stream.write(`  detail: ${server.detail}\n`);
+    // The server's own hint too, when pgsurge's says something else.
+    if (server?.hint && server.hint !== error.details.hint) stream.write(`  server hint: ${server.hint}\n`);
     if (error.details.hint) stream.write(`  hint: ${error.details.hint}\n`);
     if (verbose && error.details.cause instanceof Error) stream.write(`${error.details.cause.stack}\n`);
     return error.code === 'bad-option' ? EXIT.usage : EXIT.failed;
   }
   const e = error as Error;
   stream.write(`pgsurge: ${e?.message ?? String(error)}\n`);
+  // A server error that reached here as it came (a TRUNCATE refused, …): its DETAIL and HINT say why and what to do.
+  const server = serverFields(error);
+  if (server?.detail) stream.write(`  detail: ${server.detail}\n`);
+  if (server?.hint) stream.write(`  hint: ${server.hint}\n`);
   if (verbose && e?.stack) stream.write(`${e.stack}\n`);
   return EXIT.failed;
+}
+
+function serverFields(error: unknown): ServerErrorFields | undefined {
+  return isServerError(error) ? error : undefined;
 }

@@ -16,7 +16,7 @@ import { writerFor } from '../writer/writer-for.js';
 import { addObserveOptions, observeLoad, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
 import { parseLoadId } from './parse-options.js';
 import { planInputs } from './plan-inputs.js';
-import { resumeCommand } from './resume-command.js';
+import { resumeCommand, startOverCommand } from './resume-command.js';
 import { formatSummary } from './summary-format.js';
 import { parsePart, type LoadPart } from '../parts/load-part.js';
 import { wireLines } from '../wire/wire-report.js';
@@ -33,6 +33,9 @@ interface LoadCommandFlags extends LoadFlags, InputFlags, ObserveFlags, WriterFl
   ledger: boolean;
   part?: LoadPart;
 }
+
+/** Signals that stop a load the way Ctrl-C does. */
+const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 export function registerLoadCommand(program: Command): void {
   const cmd = program
@@ -74,7 +77,7 @@ Rejects, resume and faults:
 
 Exit codes: 0 every row loaded, 3 loaded but some rows rejected (see the reject file),
   1 failed or stopped (what was committed stays; the message gives the resume command),
-  2 bad command line, 130 interrupted (Ctrl-C).
+  2 bad command line, 130 interrupted (Ctrl-C, SIGTERM or SIGHUP).
 
 Examples:
   pgsurge load lineitem.tbl --create          # into the managed cluster, table lineitem
@@ -107,16 +110,20 @@ Examples:
         process.stderr.write(`pgsurge: lost the connection loading ${file} at byte ${byteOffset} (${(info.error as Error).message}); retry ${info.attempt} in ${info.waitMs} ms on a new connection\n`);
       },
     };
-    // Ctrl-C: stop reading, roll back the chunks in flight, print the resume command. A second Ctrl-C exits at once.
+    // Ctrl-C, SIGTERM, SIGHUP: stop reading, roll back the chunks in flight, undo a durability
+    // preset, print the resume command. A second signal exits at once.
     const abort = new AbortController();
-    const onSigint = (): void => {
+    const onSignal = (signal: NodeJS.Signals): void => {
       if (abort.signal.aborted) process.exit(EXIT.interrupted);
-      process.stderr.write('\npgsurge: interrupted; rolling back the chunks in flight (Ctrl-C again to quit at once)\n');
+      process.stderr.write(`\npgsurge: interrupted (${signal}); rolling back the chunks in flight (Ctrl-C again to quit at once)\n`);
       abort.abort();
     };
-    process.on('SIGINT', onSigint);
+    const offSignals = (): void => {
+      for (const s of STOP_SIGNALS) process.off(s, onSignal);
+    };
+    for (const s of STOP_SIGNALS) process.on(s, onSignal);
     const observed = await observeLoad(flags, target).catch(async (error: unknown) => {
-      process.off('SIGINT', onSigint);
+      offSignals();
       await target.release();
       throw error;
     });
@@ -169,11 +176,12 @@ Examples:
       await observed.close();
       process.stdout.write(`${formatSummary(error.summary)}\n`);
       printError(error, flags.verbose === true);
-      if (error.loadId !== undefined) process.stderr.write(`  resume with: ${resumeCommand(process.argv.slice(2), error.loadId)}\n`);
+      if (error.details.startOver) process.stderr.write(`  after fixing the input: ${startOverCommand(process.argv.slice(2))}\n`);
+      else if (error.loadId !== undefined) process.stderr.write(`  resume with: ${resumeCommand(process.argv.slice(2), error.loadId)}\n`);
       else process.stderr.write('  (loaded without the ledger: this load cannot be resumed; the rows committed so far stay)\n');
       process.exitCode = error.interrupted ? EXIT.interrupted : EXIT.failed;
     } finally {
-      process.off('SIGINT', onSigint);
+      offSignals();
       await observed.close();
       await target.release();
     }

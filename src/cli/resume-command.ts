@@ -11,6 +11,24 @@ const DROP = new Set(['--truncate', '--replace', '--resume']);
  * `--db` is masked (give it again, or use PGPASSWORD).
  */
 export function resumeCommand(argv: readonly string[], loadId?: string): string {
+  const out = sameCommand(argv);
+  out.push('--resume');
+  if (loadId !== undefined) out.push('--load-id', loadId);
+  return out.map(shellQuote).join(' ');
+}
+
+/**
+ * The command that loads a fixed input again from the start, exactly: the same command
+ * line with `--truncate` (what earlier runs committed goes with the table's rows).
+ */
+export function startOverCommand(argv: readonly string[]): string {
+  const out = sameCommand(argv);
+  out.push('--truncate');
+  return out.map(shellQuote).join(' ');
+}
+
+/** The command line without `--truncate`, `--resume` and `--load-id`, its password masked. */
+function sameCommand(argv: readonly string[]): string[] {
   const out: string[] = ['pgsurge'];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
@@ -30,9 +48,7 @@ export function resumeCommand(argv: readonly string[], loadId?: string): string 
     }
     out.push(a);
   }
-  out.push('--resume');
-  if (loadId !== undefined) out.push('--load-id', loadId);
-  return out.map(shellQuote).join(' ');
+  return out;
 }
 
 export function shellQuote(s: string): string {

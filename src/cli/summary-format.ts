@@ -53,6 +53,11 @@ export function formatSummary(summary: LoadSummary): string {
     const e = files.reduce((a, f) => ({ loaded: a.loaded + f.earlier.loaded, rejected: a.rejected + f.earlier.rejected }), { loaded: 0, rejected: 0 });
     lines.push(`resumed: earlier runs of this load had committed ${formatCount(e.loaded)} rows and rejected ${formatCount(e.rejected)}; those were not read again`);
   }
+  if (summary.ledger === null) lines.push('the ledger could not be read (the server is gone?): what this load committed stays in the table, and a resume reads the ledger and loads only the rest');
+  else if (summary.ledger !== undefined) {
+    const l = summary.ledger;
+    lines.push(`the ledger holds, for this load (all runs): ${formatCount(l.loaded)} rows loaded, ${formatCount(l.rejected)} rejected, ${formatCount(l.skipped)} skipped: those are in the table (or the reject file) and a resume skips them`);
+  }
   for (const f of summary.rejectFiles ?? []) lines.push(`rejected rows: ${f.path} (${formatCount(f.rows)}), why: ${f.path}.log`);
   lines.push(...wireLines(summary.wire));
   if (summary.loadId) lines.push(`load id: ${summary.loadId}`);

@@ -167,7 +167,11 @@ export async function moveWal(options: WalMoveOptions): Promise<WalMoveResult> {
 
   // Only now is the old copy garbage.
   if (!wasSymlink) await fs.rm(oldDirName, { recursive: true, force: true });
-  else await emptyDir(from);
+  else {
+    await emptyDir(from);
+    // An empty directory left behind is clutter; one that is not empty (or a mount point) stays.
+    await fs.rmdir(from).catch(() => undefined);
+  }
   return { dataDir: info.dataDir, from, to, bytes: copied.bytes, files: copied.files, sameFilesystem, wasRunning, checkedSegment, seconds: (performance.now() - started) / 1000 };
 }
 

@@ -36,12 +36,21 @@ export class LoadError extends Error {
       readonly location?: ChunkLocation & { readonly line?: number };
       readonly server?: ServerErrorFields;
       readonly cause?: unknown;
+      /**
+       * The load stopped on input it cannot go past, part way (a framing error): fixed, the
+       * input is another file, so only loading it again from the start (`--truncate`) ends exact.
+       */
+      readonly startOver?: boolean;
     } = {},
   ) {
     super(message);
     this.name = 'LoadError';
   }
 }
+
+/** The hint of a `startOver` error; the CLI prints the command after it. */
+export const START_OVER_HINT =
+  'fix the input, then load it again from the start with --truncate (the command below; it empties the table): the chunks committed before the error stay in the table, and loading the changed file without --truncate would load them twice';
 
 export function isServerError(error: unknown): error is Error & ServerErrorFields & { code: string } {
   const code = (error as { code?: unknown } | undefined)?.code;

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { ManagedCluster, type ManagedClusterOptions } from '../cluster/managed-cluster.js';
 import { maskConninfo } from './conninfo.js';
 import { PG_TARGET_ENV, resolveConnection } from './connection-settings.js';
+import { restoreAfterUnsafe } from '../durability/unsafe-marker.js';
 
 /** Where a command's rows go, and how to reach it. */
 export interface Target {
@@ -39,6 +40,9 @@ export async function openTarget(options: TargetOptions, env: NodeJS.ProcessEnv 
   }
   const cluster = await ManagedCluster.open(options);
   const started = await cluster.start(options.settings);
+  // Loud on purpose, wherever the cluster is opened: a cluster left with fsync=off by a killed `--durability unsafe` load.
+  const restored = await restoreAfterUnsafe(cluster, options.settings);
+  if (restored !== undefined) process.stderr.write(`pgsurge: WARNING: ${restored}\n`);
   return {
     config: cluster.connection(),
     description: `managed cluster ${cluster.dataDir} (${cluster.binaries.version}, ${cluster.binaries.source})`,

@@ -8,6 +8,7 @@ import { connect, type Target } from '../db/target.js';
 import { readPostmasterOpts, settingsFromArgs } from '../cluster/data-dir.js';
 import type { ManagedCluster } from '../cluster/managed-cluster.js';
 import { followRewrite } from '../ledger/ledger.js';
+import { clearUnsafe, markUnsafe } from './unsafe-marker.js';
 import {
   crashCanLose,
   DURABILITY_SETTINGS,
@@ -115,12 +116,15 @@ export async function startDurability(target: Target, options: DurabilityOptions
     const cluster = target.managed!;
     restoreSettings = await startedSettings(cluster);
     const unsafe = { ...restoreSettings, ...UNSAFE_SERVER_SETTINGS };
+    // Written first: a pgsurge killed from here on leaves it, and the next command restores the settings.
+    await markUnsafe(cluster, restoreSettings);
     await timed('restart with unsafe settings', async () => {
       await cluster.stop();
       try {
         await cluster.start(unsafe);
       } catch (error) {
         await cluster.start(restoreSettings);
+        await clearUnsafe(cluster);
         throw error;
       }
     });
@@ -156,6 +160,7 @@ export async function startDurability(target: Target, options: DurabilityOptions
     await timed('restore settings (restart)', async () => {
       await cluster.stop();
       await cluster.start(restoreSettings);
+      await clearUnsafe(cluster);
     });
   }
 
@@ -186,6 +191,8 @@ export async function startDurability(target: Target, options: DurabilityOptions
           await applySessionSettings(c, session);
           await inner.prepare?.(c);
         },
+        // The load refuses a writer that commits on its own with the ledger: that must show through the wrapper.
+        ...(inner.ownsTransactions ? { ownsTransactions: true } : {}),
         ...(inner.failedRecord ? { failedRecord: inner.failedRecord.bind(inner) } : {}),
         ...(inner.refusedWriter ? { refusedWriter: inner.refusedWriter } : {}),
         ...(inner.wireReport ? { wireReport: inner.wireReport.bind(inner) } : {}),

@@ -2,8 +2,9 @@ import type { LoadTarget } from '../batching/chunk.js';
 import { qualifiedName } from '../db/identifiers.js';
 import { connectionFailure } from '../db/load-error.js';
 import { prepareTable } from '../db/table-check.js';
+import { preflight } from '../db/preflight.js';
 import { connect, type Target } from '../db/target.js';
-import { load, type LoadOptions, type LoadReporter } from '../load.js';
+import { checkLedgerOptions, load, type LoadOptions, type LoadReporter } from '../load.js';
 import type { LoadSummary } from '../metrics/load-counters.js';
 import { copyWriter } from '../writer/copy-writer.js';
 import { runWithDurability, unsafeRefused, type DurableTable } from './durability-session.js';
@@ -21,6 +22,8 @@ export async function loadWithDurability(
   reporter?: LoadReporter,
 ): Promise<LoadSummary> {
   const { durability } = options;
+  // Before any preset changes the server or the tables.
+  checkLedgerOptions(options);
   if (durability.preset === 'safe' && !durability.unlogged) {
     const { result, durability: report } = await runWithDurability(target, durability, [], { writer: options.writer ?? copyWriter, workers: options.workers }, (writer) =>
       load(inputs, { ...options, writer }, target, reporter),
@@ -36,11 +39,12 @@ export async function loadWithDurability(
   return { ...result, durability: report };
 }
 
-async function prepareTables(inputs: readonly LoadTarget[], options: { create: boolean; truncate: boolean }, target: Target): Promise<DurableTable[]> {
+async function prepareTables(inputs: readonly LoadTarget[], options: { create: boolean; truncate: boolean; workers: number }, target: Target): Promise<DurableTable[]> {
   const client = await connect(target.config).catch((error: unknown) => {
     throw connectionFailure(error, target.description);
   });
   try {
+    await preflight(client, inputs, options);
     const tables = new Map<string, DurableTable>();
     for (const input of inputs) {
       const key = JSON.stringify([input.schema ?? null, input.table]);

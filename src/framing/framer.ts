@@ -16,6 +16,20 @@ export interface FramedBlock {
   readonly more?: boolean;
   /** The columns these records fill, when not the target's (JSON rows grouped by key set). */
   readonly columns?: readonly string[];
+  /**
+   * A block of one record that cannot be framed (a malformed NDJSON line), and why: it
+   * makes a chunk of its own that sends nothing and rejects the record, verbatim, so the
+   * load goes on (`records` 1, `out` empty).
+   */
+  readonly unframable?: Unframable;
+}
+
+/** Why a record could not be framed; `character` is 1-based within the record, when known. */
+export interface Unframable {
+  readonly message: string;
+  readonly character: number | undefined;
+  /** The record's length in source bytes, without its newline. */
+  readonly recordLength: number;
 }
 
 export interface Framer {

@@ -1,6 +1,5 @@
-import { EMPTY, NEWLINE, newlineRecordSpans, type FramedBlock, type Framer, type RecordSpans } from './framer.js';
+import { EMPTY, NEWLINE, newlineRecordSpans, type FramedBlock, type Framer, type RecordSpans, type Unframable } from './framer.js';
 import { JsonRecordError, type JsonRowMapper } from './json-record.js';
-import { RecordError } from './record-error.js';
 import { decoderFor, InvalidUtf8Error } from '../source/encodings.js';
 
 const BLANK = /^[ \t\r]*$/;
@@ -34,11 +33,15 @@ export class NdjsonFramer implements Framer {
         nl = buf.length; // the unterminated last line
       }
       const raw = buf.subarray(at, nl);
+      // A line that cannot be framed ends the block before it, then is a block of its own
+      // that rejects it (the load goes on, like for a row the server refuses).
+      const unframable = (why: Unframable): FramedBlock =>
+        out.length > 0 ? this.done(out, at, lines, keySet, true) : { out: EMPTY, consumed: Math.min(nl + 1, buf.length), records: 1, lines: 1, more: true, unframable: why };
       let text: string;
       try {
         text = this.decode(raw);
       } catch (error) {
-        if (error instanceof InvalidUtf8Error) throw new RecordError(error.message, at, raw.length, lines, undefined, Buffer.from(raw));
+        if (error instanceof InvalidUtf8Error) return unframable({ message: error.message, character: undefined, recordLength: raw.length });
         throw error;
       }
       if (BLANK.test(text)) {
@@ -53,15 +56,13 @@ export class NdjsonFramer implements Framer {
       try {
         record = this.mapper.toCopyText(text, this.keySets);
       } catch (error) {
-        if (error instanceof JsonRecordError) {
-          throw new RecordError(error.message, at, raw.length, lines, error.at + 1, Buffer.from(raw));
-        }
+        if (error instanceof JsonRecordError) return unframable({ message: error.message, character: error.at + 1, recordLength: raw.length });
         throw error;
       }
       if (this.keySets) {
         const present = this.mapper.present;
         if (!present.includes('1')) {
-          throw new RecordError('an object with no column keys cannot take the column defaults (--missing default)', at, raw.length, lines, 1, Buffer.from(raw));
+          return unframable({ message: 'an object with no column keys cannot take the column defaults (--missing default)', character: 1, recordLength: raw.length });
         }
         if (keySet !== undefined && present !== keySet) return this.done(out, at, lines, keySet, true);
         keySet = present;

@@ -1,8 +1,14 @@
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 
-/** What says "this is the same file" across runs: its size, its mtime, a hash of its first and last 64 KB. */
+/**
+ * What says "this is the same file" across runs: the file itself (device and inode, so a
+ * symlink or a hard link to it is the same file), and its content as far as cheaply known
+ * (size, mtime, a hash of its first and last 64 KB), so a file changed in place is not.
+ */
 export interface FileIdentity {
+  readonly dev: number;
+  readonly ino: number;
   readonly size: number;
   readonly mtimeMs: number;
   /** sha256 (hex, 32 chars) of the first and the last 64 KB. */
@@ -24,15 +30,29 @@ export async function fileIdentity(file: string): Promise<FileIdentity> {
       await fh.read(tail, 0, tail.length, st.size - tail.length);
       h.update(tail);
     }
-    return { size: st.size, mtimeMs: Math.floor(st.mtimeMs), hash: h.digest('hex').slice(0, 32) };
+    return { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: Math.floor(st.mtimeMs), hash: h.digest('hex').slice(0, 32) };
   } finally {
     await fh.close();
   }
 }
 
-/** `size:mtime:hash`, the form the ledger keeps. */
+/**
+ * `size:mtime:hash:dev:ino`, the form the ledger keeps (an earlier pgsurge kept the first
+ * three only: those still compare).
+ */
 export function identityString(id: FileIdentity): string {
-  return `${id.size}:${id.mtimeMs}:${id.hash}`;
+  return `${id.size}:${id.mtimeMs}:${id.hash}:${id.dev}:${id.ino}`;
+}
+
+/** The same content as far as the identity knows: size, mtime and hash (not where it is stored). */
+export function sameContent(a: string, b: string): boolean {
+  return a.split(':').slice(0, 3).join(':') === b.split(':').slice(0, 3).join(':');
+}
+
+/** `dev:ino` of an identity string, or undefined for one an earlier pgsurge wrote. */
+export function fileKeyOf(identity: string): string | undefined {
+  const parts = identity.split(':');
+  return parts.length >= 5 ? `${parts[3]}:${parts[4]}` : undefined;
 }
 
 /** Names what differs between two identities, for the error that refuses a resume onto another file. */

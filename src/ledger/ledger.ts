@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { Chunk } from '../batching/chunk.js';
 import { LoadError } from '../db/load-error.js';
 import type { ByteRange } from '../source/byte-ranges.js';
-import { identityDifference } from './file-identity.js';
+import { fileKeyOf, identityDifference, sameContent } from './file-identity.js';
 import { formatCount } from '../report/format-count.js';
 
 /**
@@ -78,17 +78,31 @@ const DDL = [
 
 /** Creates the ledger on first use; an advisory lock keeps two loaders from racing on CREATE. */
 export async function ensureLedger(client: pg.Client): Promise<void> {
+  // Only what is missing is created: CREATE … IF NOT EXISTS checks the privilege to create
+  // before it looks, so a user without CREATE on the database (or the schema) could not
+  // use a ledger an owner made for it.
+  const have = await client.query<{ schema: boolean; complete: boolean }>(
+    `SELECT to_regnamespace('${LEDGER_SCHEMA}') IS NOT NULL AS schema,
+            to_regclass('${LEDGER_SCHEMA}.load_files') IS NOT NULL AND to_regclass('${LEDGER_SCHEMA}.rejects') IS NOT NULL
+            AND to_regclass('${LEDGER_SCHEMA}.chunks_by_range') IS NOT NULL AND to_regclass('${LEDGER_SCHEMA}.chunks_by_table') IS NOT NULL
+            AND to_regclass('${LEDGER_SCHEMA}.rejects_by_load') IS NOT NULL
+            AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('${LEDGER_SCHEMA}.chunks') AND attname = 'table_filenode' AND NOT attisdropped) AS complete`,
+  );
+  if (have.rows[0]?.complete === true) return;
   await client.query('BEGIN');
   try {
     await client.query("SELECT pg_advisory_xact_lock(hashtext('pgsurge'), 0)");
-    for (const sql of DDL) await client.query(sql);
+    for (const sql of DDL) {
+      if (have.rows[0]?.schema === true && sql === DDL[0]) continue;
+      await client.query(sql);
+    }
     await client.query('COMMIT');
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     const e = error as { code?: string; message: string };
     if (e.code === '42501') {
       throw new LoadError('bad-option', `cannot create the load ledger (schema ${LEDGER_SCHEMA}) in the target database: ${e.message}`, {
-        hint: `grant CREATE on the database to this user, or have an owner create schema ${LEDGER_SCHEMA} and grant its use`,
+        hint: `grant CREATE on the database to this user, or have an owner run CREATE SCHEMA ${LEDGER_SCHEMA}; GRANT USAGE, CREATE ON SCHEMA ${LEDGER_SCHEMA} TO <this user> (or --no-ledger)`,
         cause: error,
       });
     }
@@ -142,8 +156,22 @@ export async function openLoad(
   const byFile = new Map(known.rows.map((r) => [r.file, r]));
   const covered = new Map<string, Covered>();
   for (const input of inputs) {
-    const was = byFile.get(input.file);
-    if (was && was.file_identity !== null && input.identity !== undefined && was.file_identity !== input.identity) {
+    let was = byFile.get(input.file);
+    if (!was) {
+      // The same file (device and inode) named by another path (a symlink, a hard link, a
+      // moved file): its ledger rows follow it to this name, so it resumes, not loads again.
+      const key = input.identity === undefined ? undefined : fileKeyOf(input.identity);
+      const renamed = key === undefined ? undefined : known.rows.find((r) => r.file_identity !== null && fileKeyOf(r.file_identity) === key && !inputs.some((i) => i.file === r.file));
+      if (renamed) {
+        for (const t of ['load_files', 'chunks', 'rejects']) {
+          await client.query(`UPDATE ${LEDGER_SCHEMA}.${t} SET file = $3 WHERE load_id = $1 AND file = $2`, [loadId, renamed.file, input.file]);
+        }
+        byFile.delete(renamed.file);
+        was = { ...renamed, file: input.file };
+        byFile.set(input.file, was);
+      }
+    }
+    if (was && was.file_identity !== null && input.identity !== undefined && !sameContent(was.file_identity, input.identity)) {
       throw new LoadError('bad-input', `${input.file} is not the file load ${loadId} began with: ${identityDifference(was.file_identity, input.identity)}`, {
         hint: 'resuming onto a different file would lose or double rows; start a new load (another --load-id, or --truncate)',
       });
@@ -424,4 +452,61 @@ export class LedgerWriter implements ChunkLedger {
     );
     return r.rows.map(fromRejectRecord);
   }
+}
+
+/**
+ * An unlogged table that crash recovery emptied: it keeps its file (so `checkNotRewritten`
+ * cannot tell), but every row the ledger says went into that file is gone. True when the
+ * table is unlogged, holds no row, and the ledger counts rows loaded into its current file.
+ */
+export async function unloggedTableReset(client: pg.Client, tableOid: number, tableName: string): Promise<number> {
+  const r = await client.query<{ u: boolean }>("SELECT relpersistence = 'u' AS u FROM pg_class WHERE oid = $1", [tableOid]);
+  if (r.rows[0]?.u !== true) return 0;
+  const exists = await client.query<{ ok: boolean }>(`SELECT to_regclass('${LEDGER_SCHEMA}.chunks') IS NOT NULL AS ok`);
+  if (exists.rows[0]?.ok !== true) return 0;
+  const empty = (await client.query<{ e: boolean }>(`SELECT NOT EXISTS (SELECT 1 FROM ${tableName}) AS e`)).rows[0]?.e === true;
+  if (!empty) return 0;
+  const rows = await client.query<{ n: string }>(
+    `SELECT coalesce(sum(rows_loaded), 0)::text AS n FROM ${LEDGER_SCHEMA}.chunks WHERE table_oid = $1 AND table_filenode IS NOT DISTINCT FROM pg_relation_filenode($1::oid)`,
+    [tableOid],
+  );
+  return Number(rows.rows[0]?.n ?? 0);
+}
+
+/** What the ledger holds of a load, all its runs and inputs together. */
+export async function ledgerTotals(client: pg.Client, loadId: string): Promise<{ loaded: number; rejected: number; skipped: number }> {
+  const r = await client.query<{ l: string; r: string; s: string }>(
+    `SELECT coalesce(sum(rows_loaded), 0)::text AS l, coalesce(sum(rows_rejected), 0)::text AS r, coalesce(sum(rows_skipped), 0)::text AS s FROM ${LEDGER_SCHEMA}.chunks WHERE load_id = $1`,
+    [loadId],
+  );
+  const row = r.rows[0]!;
+  return { loaded: Number(row.l), rejected: Number(row.r), skipped: Number(row.s) };
+}
+
+/**
+ * The id of an earlier load of these same inputs under another id (its default was
+ * computed differently, e.g. from the path by an earlier pgsurge): every input is there
+ * with the same table and the same content, by the same path or the same file (device
+ * and inode). Undefined when `loadId` itself is known, or no single earlier load fits.
+ */
+export async function earlierLoadOf(client: pg.Client, loadId: string, inputs: readonly { file: string; tableOid: number; identity: string | undefined }[]): Promise<string | undefined> {
+  if (inputs.some((i) => i.identity === undefined)) return undefined;
+  const own = await client.query(`SELECT 1 FROM ${LEDGER_SCHEMA}.load_files WHERE load_id = $1 LIMIT 1`, [loadId]);
+  if (own.rowCount! > 0) return undefined;
+  let candidates: Set<string> | undefined;
+  for (const input of inputs) {
+    const r = await client.query<{ load_id: string; file: string; file_identity: string | null }>(
+      `SELECT load_id, file, file_identity FROM ${LEDGER_SCHEMA}.load_files WHERE table_oid = $1 AND file_identity IS NOT NULL`,
+      [input.tableOid],
+    );
+    const key = fileKeyOf(input.identity!);
+    const fits = new Set(
+      r.rows
+        .filter((row) => sameContent(row.file_identity!, input.identity!) && (row.file === input.file || (key !== undefined && fileKeyOf(row.file_identity!) === key)))
+        .map((row) => row.load_id),
+    );
+    candidates = candidates === undefined ? fits : new Set([...candidates].filter((id) => fits.has(id)));
+    if (candidates.size === 0) return undefined;
+  }
+  return candidates !== undefined && candidates.size === 1 ? [...candidates][0] : undefined;
 }

@@ -43,6 +43,11 @@ export interface LoadSummary {
   readonly wire?: readonly TableWire[];
   /** The durability preset and the settings the load ran with (set by `loadWithDurability`). */
   readonly durability?: DurabilityReport;
+  /**
+   * A stopped load: what the ledger holds of it, all runs together (what is in the table
+   * whatever this run's counters saw), or `null` when the ledger could not be read.
+   */
+  readonly ledger?: { readonly loaded: number; readonly rejected: number; readonly skipped: number } | null;
 }
 
 interface FileTally {

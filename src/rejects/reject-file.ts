@@ -8,7 +8,18 @@ import type { RejectedRow } from '../ledger/ledger.js';
 export function rejectPathFor(input: LoadTarget, options: { rejectFile?: string; rejectDir?: string }, cwd: string = process.cwd()): string {
   if (options.rejectFile !== undefined) return path.resolve(cwd, options.rejectFile);
   const dir = options.rejectDir ?? (input.file === '-' ? cwd : path.dirname(path.resolve(cwd, input.file)));
-  return path.resolve(cwd, dir, `${input.table}.rejects`);
+  return path.resolve(cwd, dir, `${safeFileName(input.table)}.rejects`);
+}
+
+/**
+ * A table name as one file name: it must not steer the path (`/`, a backslash, a leading `.`
+ * as in `../`) nor put control characters (a newline) in it; those become `_`. Anything
+ * else a table name holds (spaces, quotes, upper case) is a valid file name and stays.
+ */
+export function safeFileName(name: string): string {
+  // eslint-disable-next-line no-control-regex
+  const safe = name.replace(/[/\\\u0000-\u001f\u007f]/g, '_').replace(/^\.+/, (dots) => '_'.repeat(dots.length));
+  return safe === '' ? '_' : safe;
 }
 
 const LOG_HEADER = 'file\tline\tbyte_offset\tsqlstate\tcolumn\tmessage\n';
@@ -23,6 +34,7 @@ export class RejectFile {
   private handles: Promise<{ rows: FileHandle; log: FileHandle }> | undefined;
   private tail: Promise<void> = Promise.resolve();
   private count = 0;
+  private failure: Error | undefined;
 
   constructor(readonly path: string) {}
 
@@ -34,10 +46,16 @@ export class RejectFile {
     return this.count;
   }
 
+  /** The first write that failed (a full disk): the file is incomplete from there on. */
+  get failed(): Error | undefined {
+    return this.failure;
+  }
+
   /** Removes the file and its log (what an earlier load left, or this load's rows before they are rewritten in order). */
   async clear(): Promise<void> {
     await this.close();
     this.count = 0;
+    this.failure = undefined;
     await fs.rm(this.path, { force: true });
     await fs.rm(this.logPath, { force: true });
   }
@@ -45,11 +63,18 @@ export class RejectFile {
   append(rows: readonly RejectedRow[]): Promise<void> {
     if (rows.length === 0) return this.tail;
     const next = this.tail.then(async () => {
-      const { rows: rf, log } = await this.open();
-      const records = rows.map((r) => (r.record[r.record.length - 1] === 0x0a ? r.record : Buffer.concat([r.record, Buffer.from('\n')])));
-      await rf.write(Buffer.concat(records));
-      await log.write(rows.map(logLine).join(''));
-      this.count += rows.length;
+      // After a failed write the file is incomplete: nothing more goes in (it would have a hole).
+      if (this.failure) throw this.failure;
+      try {
+        const { rows: rf, log } = await this.open();
+        const records = rows.map((r) => (r.record[r.record.length - 1] === 0x0a ? r.record : Buffer.concat([r.record, Buffer.from('\n')])));
+        await writeAll(rf, Buffer.concat(records));
+        await writeAll(log, Buffer.from(rows.map(logLine).join('')));
+        this.count += rows.length;
+      } catch (error) {
+        this.failure ??= error as Error;
+        throw error;
+      }
     });
     this.tail = next.catch(() => undefined);
     return next;
@@ -58,9 +83,16 @@ export class RejectFile {
   async close(): Promise<void> {
     await this.tail;
     if (!this.handles) return;
-    const { rows, log } = await this.handles;
-    await Promise.allSettled([rows.close(), log.close()]);
+    const handles = this.handles;
     this.handles = undefined;
+    const { rows, log } = await handles.catch((error: unknown) => {
+      this.failure ??= error as Error;
+      return { rows: undefined, log: undefined };
+    });
+    // close() reports what a delayed write could not put on disk (NFS, some full disks).
+    for (const r of await Promise.allSettled([rows?.close(), log?.close()])) {
+      if (r.status === 'rejected') this.failure ??= r.reason as Error;
+    }
   }
 
   private open(): Promise<{ rows: FileHandle; log: FileHandle }> {
@@ -75,6 +107,15 @@ export class RejectFile {
       return { rows, log };
     })();
     return this.handles;
+  }
+}
+
+/** `write` may write less than asked (a nearly full disk): go on until all is written, or it fails. */
+async function writeAll(fh: FileHandle, buf: Buffer): Promise<void> {
+  for (let at = 0; at < buf.length; ) {
+    const { bytesWritten } = await fh.write(buf, at, buf.length - at);
+    if (bytesWritten === 0) throw Object.assign(new Error('no space left on device (a write wrote nothing)'), { code: 'ENOSPC' });
+    at += bytesWritten;
   }
 }
 

@@ -2,7 +2,7 @@ import { jsonParser, type Token } from 'stream-json/core/parser.js';
 import pick from 'stream-json/core/filters/pick.js';
 import { jsonVerifier } from 'stream-json/core/utils/verifier.js';
 import type { Chunk, LoadTarget } from '../batching/chunk.js';
-import { LoadError } from '../db/load-error.js';
+import { LoadError, START_OVER_HINT } from '../db/load-error.js';
 import { copyTextField, fieldFor, JsonRecordError, JsonRowMapper } from '../framing/json-record.js';
 import { decoderFor, isUtf8, type InputEncoding } from './encodings.js';
 import { dropBom } from './record-window.js';
@@ -95,7 +95,8 @@ export async function* jsonArrayChunks(blocks: AsyncIterable<Buffer>, options: J
   const elementError = (error: JsonRecordError): LoadError =>
     new LoadError('bad-input', `${target.file}: array element ${element} (near byte ${fed}): ${error.message}`, {
       location: { file: target.file, byteOffset: chunkStart, byteLength: fed - chunkStart, firstLine: undefined, firstRecord: element },
-      hint: 'fix the element and load again; chunks committed before the error stay in the table',
+      hint: START_OVER_HINT,
+      startOver: true,
       cause: error,
     });
 
@@ -283,7 +284,8 @@ export async function* jsonArrayChunks(blocks: AsyncIterable<Buffer>, options: J
     if (fed === options.startOffset) return new LoadError('bad-input', `${target.file}: the input is empty`, { hint: 'a JSON array input is one array of objects: [{"a": 1}, …]' });
     return new LoadError('bad-input', `${target.file}: malformed JSON ${place}: ${what}${exact ? ` (character offset ${exact.offset})` : ` (the parser had read ${fed} bytes)`}`, {
       location: { file: target.file, byteOffset: chunkStart, byteLength: fed - chunkStart, firstLine: exact?.line, firstRecord: element + 1 },
-      hint: 'fix the document and load again; chunks committed before the error stay in the table, nothing after it was loaded',
+      hint: START_OVER_HINT,
+      startOver: true,
       cause: error,
     });
   };
@@ -297,7 +299,8 @@ export async function* jsonArrayChunks(blocks: AsyncIterable<Buffer>, options: J
           s = utf8 ? textDecoder.decode(bytes, { stream: true }) : decode(bytes);
         } catch {
           throw new LoadError('bad-input', `${target.file}: invalid UTF-8 between bytes ${fed} and ${fed + bytes.length}`, {
-            hint: 'give --encoding if the input is not UTF-8; chunks committed before it stay in the table',
+            hint: `give --encoding if the input is not UTF-8; else ${START_OVER_HINT}`,
+            startOver: true,
           });
         }
         fed += bytes.length;

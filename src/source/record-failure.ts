@@ -1,5 +1,5 @@
 import type { LoadTarget } from '../batching/chunk.js';
-import { LoadError } from '../db/load-error.js';
+import { LoadError, START_OVER_HINT } from '../db/load-error.js';
 import type { RecordError } from '../framing/record-error.js';
 import { compressionFromFileName } from '../framing/formats.js';
 import { lineAtOffset } from './line-numbers.js';
@@ -18,7 +18,8 @@ export async function recordFailure(error: RecordError, target: LoadTarget, bloc
   const where = line !== undefined ? `${target.file}:${line}${error.column !== undefined ? `:${error.column}` : ''}` : `${target.file} (byte ${byteOffset})`;
   return new LoadError('bad-input', `${where}: ${error.message} (byte offset ${byteOffset})`, {
     location: { file: target.file, byteOffset, byteLength: error.byteLength, firstLine: line, ...(line !== undefined ? { line } : {}) },
-    hint: 'fix the input line and load again; chunks committed before the error stay in the table',
+    hint: START_OVER_HINT,
+    startOver: true,
     cause: error,
   });
 }

@@ -3,6 +3,7 @@ import { chunkSource, type Chunk } from '../batching/chunk.js';
 import { ChunkRecords } from '../batching/chunk-split.js';
 import { copyColumnFromWhere, isServerError } from '../db/load-error.js';
 import { sourceFramer } from '../framing/framer-for.js';
+import type { Unframable } from '../framing/framer.js';
 import type { ChunkLedger, RejectedRow } from '../ledger/ledger.js';
 import type { RejectBudget } from '../rejects/reject-budget.js';
 import type { ChunkResult, ChunkWriter } from './chunk-writer.js';
@@ -64,6 +65,7 @@ export function isRowError(error: unknown): boolean {
  * the ledger row and the rejected rows then commit together.
  */
 export async function commitChunk(client: pg.Client, chunk: Chunk, ctx: ChunkTransactionContext): Promise<ChunkOutcome> {
+  if (chunk.unframable !== undefined) return commitUnframable(client, chunk, chunk.unframable, ctx);
   if (ctx.writer.ownsTransactions) {
     // --commit-every / autocommit: the writer's own transactions, no ledger, a bad row stops the load.
     const r = await ctx.writer.writeRows(client, chunk);
@@ -105,6 +107,42 @@ export async function commitChunk(client: pg.Client, chunk: Chunk, ctx: ChunkTra
   }
   // A refused first try through another writer (binary COPY) says nothing about how the parts fare through this one.
   return isolateRejects(client, chunk, ctx.writer.refusedWriter ? undefined : refused, ctx);
+}
+
+/**
+ * A record the framer could not frame (a malformed NDJSON line): rejected like a row the
+ * server refuses, verbatim, and its chunk's ledger row committed with the reject, so a
+ * resume neither loads nor rejects it twice.
+ */
+async function commitUnframable(client: pg.Client, chunk: Chunk, why: Unframable, ctx: ChunkTransactionContext): Promise<ChunkOutcome> {
+  const { budget } = ctx;
+  const line = chunk.location.firstLine ?? (await ctx.firstLineOf(chunk));
+  const reject: RejectedRow = {
+    file: chunk.location.file,
+    line,
+    byteOffset: chunk.location.byteOffset,
+    sqlstate: undefined,
+    column: undefined,
+    message: `cannot be read as ${chunk.target.format === 'ndjson' ? 'an NDJSON line' : 'a record'}${why.character !== undefined ? ` (at character ${why.character})` : ''}: ${why.message}`,
+    record: await chunkSource(chunk),
+  };
+  if (!budget.fits(1)) throw budget.exceeded();
+  await client.query('BEGIN');
+  try {
+    await ctx.ledger.record(client, chunk, { loaded: 0, rejected: 1, skipped: 0 }, [reject]);
+    budget.take(1);
+    try {
+      ctx.onCommit?.();
+      await client.query('COMMIT');
+    } catch (error) {
+      budget.giveBack(1);
+      throw error;
+    }
+    return { loaded: 0, skipped: 0, rejects: [reject] };
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
 }
 
 interface Part {

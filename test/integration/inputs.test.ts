@@ -341,28 +341,20 @@ describe('bad input stops with its place named, and nothing of its chunk is comm
     return n;
   }
 
-  it('malformed NDJSON names the line and column, with 1 and 3 workers', async () => {
+  it('a malformed NDJSON line is rejected verbatim with its line and column, the rest loads, with 1 and 3 workers', async () => {
     const all = lines(600);
     all[436] = '{"id": 437, "name": "row 437"'; // no closing brace
     const file = await writeFile('ids.ndjson', all.join('\n') + '\n');
     for (const workers of ['1', '3']) {
-      // --truncate: the run before committed chunks of this same load; emptying the table behind its back is refused.
-      const r = await runCli(['load', file, '-w', workers, '--chunk-size', '1KB', '--truncate', ...db()]);
-      assert.equal(r.code, 1);
-      assert.match(r.stderr, /ids\.ndjson:437:30: malformed JSON: expected `,` or `}`, found end of input \(byte offset \d+\)/);
-      if (workers === '1') {
-        const n = await expectPrefixBefore(437);
-        assert.ok(n > 300, `the chunks before it were committed (${n} rows)`);
-      } else {
-        // Other byte ranges may have committed rows after it; its own chunk is not committed.
-        assert.equal((await client.query(`SELECT count(*)::int n FROM ${SCHEMA}.ids WHERE id BETWEEN 436 AND 437`)).rows[0].n < 2, true);
-        assert.ok((await count('ids')) < 600);
-      }
+      const rejectDir = path.join(dir, `malformed-${workers}`);
+      const r = await runCli(['load', file, '-w', workers, '--chunk-size', '1KB', '--truncate', '--reject-dir', rejectDir, ...db()]);
+      assert.equal(r.code, 3, r.stderr);
+      assert.match(r.stdout, /read 600 = loaded 599 \+ rejected 1 \+ skipped 0/);
+      assert.equal(await count('ids'), 599);
+      assert.equal((await client.query(`SELECT count(*)::int n FROM ${SCHEMA}.ids WHERE id = 437`)).rows[0].n, 0);
+      assert.equal(await fs.readFile(path.join(rejectDir, 'ids.rejects'), 'utf8'), `${all[436]}\n`);
+      assert.match(await fs.readFile(path.join(rejectDir, 'ids.rejects.log'), 'utf8'), /ids\.ndjson\t437\t\d+\t\t\tcannot be read as an NDJSON line \(at character 30\): malformed JSON: expected `,` or `}`, found end of input/);
     }
-    // One chunk: nothing is committed.
-    const r = await runCli(['load', file, '-w', '1', '--truncate', ...db()]);
-    assert.equal(r.code, 1);
-    assert.equal(await count('ids'), 0);
   });
 
   it('a key that is not a column stops (or is left out with --ignore-extra-keys)', async () => {
@@ -370,16 +362,18 @@ describe('bad input stops with its place named, and nothing of its chunk is comm
     all[9] = '{"id": 10, "name": "x", "nickname": "y"}';
     const file = await writeFile('ids.ndjson', all.join('\n'));
     await client.query(`TRUNCATE ${SCHEMA}.ids`);
-    let r = await runCli(['load', file, ...db()]);
-    assert.equal(r.code, 1);
-    assert.match(r.stderr, /ids\.ndjson:10:25: key "nickname" is not a column of ids \(--ignore-extra-keys leaves such keys out\)/);
-    assert.equal(await count('ids'), 0);
+    // NDJSON: that line is rejected, the others load.
+    let r = await runCli(['load', file, '--truncate', '--reject-dir', path.join(dir, 'extra-key'), ...db()]);
+    assert.equal(r.code, 3, r.stderr);
+    assert.match(await fs.readFile(path.join(dir, 'extra-key', 'ids.rejects.log'), 'utf8'), /\t10\t\d+\t\t\tcannot be read as an NDJSON line \(at character 25\): key "nickname" is not a column of ids \(--ignore-extra-keys leaves such keys out\)/);
+    assert.equal(await count('ids'), 49);
+    await client.query(`TRUNCATE ${SCHEMA}.ids`);
     const arr = await writeFile('ids.json', `[${all.join(',')}]`);
     r = await runCli(['load', arr, ...db()]);
     assert.equal(r.code, 1);
     assert.match(r.stderr, /ids\.json: array element 10 .*key "nickname" is not a column of ids/);
     assert.equal(await count('ids'), 0);
-    r = await runCli(['load', file, '--ignore-extra-keys', ...db()]);
+    r = await runCli(['load', file, '--ignore-extra-keys', '--truncate', ...db()]);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(await count('ids'), 50);
   });

@@ -95,7 +95,7 @@ describe('managed cluster with --wal-dir', () => {
     assert.equal(again.code, 0, again.stderr);
     assert.match(again.stdout, /moved the WAL: .*wal → .*wal2/);
     assert.equal(await fs.readlink(path.join(dataDir, 'pg_wal')), walDir2);
-    assert.deepEqual(await fs.readdir(walDir), [], 'the old WAL directory is emptied');
+    await assert.rejects(fs.stat(walDir), 'the old WAL directory, emptied, is removed');
     await withClient(cluster, async (c) => assert.equal(digest(await tableRecords(c, 'lineitem')), digest(tblRecords(content))));
   });
 });
@@ -132,6 +132,15 @@ describe('pgsurge wal move', () => {
     assert.equal(await cluster.isRunning(), false);
     await cluster.start();
     await expectIntactAndWalIn(cluster, expected, to);
+    // Moved on again: the directory it left, emptied, is removed (issue 15).
+    await cluster.stop();
+    const to2 = path.join(dir, 'stopped', 'newerwal');
+    const again = await move(dataDir, to2);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(await fs.readlink(path.join(dataDir, 'pg_wal')), to2);
+    await assert.rejects(fs.stat(to), 'the old WAL directory is gone');
+    await cluster.start();
+    await expectIntactAndWalIn(cluster, expected, to2);
   });
 
   it('as root, checks a peer-authentication cluster as its owner (root cannot log in as postgres there)', { skip: process.getuid?.() !== 0 && 'needs root' }, async () => {

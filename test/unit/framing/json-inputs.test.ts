@@ -148,13 +148,19 @@ describe('NDJSON framing wherever the input is cut', () => {
     ]);
   });
 
-  it('invalid UTF-8 stops at its line instead of loading U+FFFD', async () => {
+  it('invalid UTF-8 is a line of its own to reject (not loaded as U+FFFD); in a JSON array it stops', async () => {
     const t = target('ndjson');
     const buf = Buffer.concat([Buffer.from('{"id":1}\n{"name":"'), Buffer.from([0xe9]), Buffer.from('"}\n')]);
-    await assert.rejects(
-      collect(chunkRecords(blocksOf(buf, []), { target: t, framer: framerForTarget(t), chunkBytes: 100, startOffset: 0, startLine: 1 })),
-      /f:2: invalid UTF-8 \(give --encoding if the input is not UTF-8\) \(byte offset 9\)/,
+    const chunks = await collect(chunkRecords(blocksOf(buf, []), { target: t, framer: framerForTarget(t), chunkBytes: 100, startOffset: 0, startLine: 1 }));
+    assert.deepEqual(
+      chunks.map((c) => [c.location.byteOffset, c.location.byteLength, c.location.firstLine, c.records, c.unframable?.message.slice(0, 13)]),
+      [
+        [0, 9, 1, 1, undefined],
+        [9, 13, 2, 1, 'invalid UTF-8'],
+      ],
     );
+    assert.deepEqual(chunks[1]!.source, buf.subarray(9, 21), 'the line verbatim, without its newline');
+    assert.equal(chunks[1]!.data.length, 0, 'nothing sent to the server');
     const latin1 = target('ndjson', { encoding: 'LATIN1' });
     const ok = await collect(chunkRecords(blocksOf(buf, []), { target: latin1, framer: framerForTarget(latin1), chunkBytes: 100, startOffset: 0, startLine: 1 }));
     assert.equal(Buffer.concat(ok.map((c) => c.data)).toString(), '1\t\\N\t\\N\t\\N\t\\N\n\\N\té\t\\N\t\\N\t\\N\n');
@@ -162,13 +168,27 @@ describe('NDJSON framing wherever the input is cut', () => {
     await assert.rejects(collect(jsonArrayChunks(blocksOf(arr, []), { target: target('json'), chunkBytes: 10, startOffset: 0 })), /f: invalid UTF-8 between bytes 0 and 14/);
   });
 
-  it('a bad line stops with its line, column and byte offset', async () => {
+  it('a malformed line is a chunk of its own to reject, with its line, byte offset and character, wherever the input is cut', async () => {
     const t = target('ndjson');
-    const buf = Buffer.from('{"id":1}\n{"id":2}\n{"id":3,}\n');
-    await assert.rejects(
-      collect(chunkRecords(blocksOf(buf, [12]), { target: t, framer: framerForTarget(t), chunkBytes: 4, startOffset: 100, startLine: 1 })),
-      (e: unknown) => e instanceof LoadError && e.code === 'bad-input' && /^f:3:9: malformed JSON: expected a key, found `}` \(byte offset 118\)$/.test(e.message) && e.details.location?.line === 3,
-    );
+    const buf = Buffer.from('{"id":1}\n{"id":2}\n{"id":3,}\n{"id":4}');
+    for (let cut = 0; cut <= buf.length; cut++) {
+      for (const chunkBytes of [4, 1 << 20]) {
+        const chunks = await collect(chunkRecords(blocksOf(buf, [cut]), { target: t, framer: framerForTarget(t), chunkBytes, startOffset: 100, startLine: 1 }));
+        const bad = chunks.filter((c) => c.unframable !== undefined);
+        assert.equal(bad.length, 1, `cut ${cut}, chunk ${chunkBytes}`);
+        assert.deepEqual([bad[0]!.location.byteOffset, bad[0]!.location.byteLength, bad[0]!.location.firstLine, bad[0]!.source!.toString()], [118, 10, 3, '{"id":3,}']);
+        assert.match(bad[0]!.unframable!.message, /expected a key, found `}`/);
+        assert.equal(bad[0]!.unframable!.character, 9);
+        assert.equal(Buffer.concat(chunks.map((c) => c.data)).toString(), '1\t\\N\t\\N\t\\N\t\\N\n2\t\\N\t\\N\t\\N\t\\N\n4\t\\N\t\\N\t\\N\t\\N\n', 'the others go on');
+        // The chunks tile the input: every byte in exactly one of them.
+        let at = 100;
+        for (const c of chunks) {
+          assert.equal(c.location.byteOffset, at);
+          at += c.location.byteLength;
+        }
+        assert.equal(at, 100 + buf.length);
+      }
+    }
   });
 });
 
