@@ -73,12 +73,21 @@ describe('exactly once on Citus across crashes', () => {
     const pid = Number((await fs.readFile(path.join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
     process.kill(pid, 'SIGKILL');
     await run.exited;
+    // Until the dead postmaster is reaped, `pg_ctl status` still sees it and start() would think it running.
+    for (let i = 0; i < 100; i++) {
+      try {
+        process.kill(pid, 0);
+        await sleep(100);
+      } catch {
+        break;
+      }
+    }
     // The node comes back (its orphaned backends end first; until then its shared memory is in use).
     const node = await ManagedCluster.open({ dataDir, pgBin: CITUS_PG_BIN, port: worker.port });
     for (let attempt = 0; ; attempt++) {
       try {
-        await node.start({ ...CITUS_NODE_SETTINGS, fsync: 'off' });
-        break;
+        if ((await node.start({ ...CITUS_NODE_SETTINGS, fsync: 'off' })) || attempt >= 30) break;
+        await sleep(500);
       } catch (error) {
         if (attempt >= 30) throw error;
         await sleep(500);
