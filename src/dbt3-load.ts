@@ -8,6 +8,7 @@ import { connectionFailure, isServerError, LoadError } from './db/load-error.js'
 import { connect, type Target } from './db/target.js';
 import { createTableSql } from './datasets/table-ddl.js';
 import { DBT3_TABLES, type Dbt3Table } from './datasets/dbt3-schema.js';
+import { distributeDbt3, hasCitus } from './datasets/dbt3-citus.js';
 import { buildsToDo, catalogBuilds } from './dbt3/build-catalog.js';
 import { buildSessionSql, isLocalServer, localMachineMemory, readServerBuildSettings, sizeBuildSessions, type BuildSizing } from './dbt3/build-memory.js';
 import { orderTasks, type PlannedTask } from './dbt3/build-schedule.js';
@@ -314,6 +315,9 @@ async function prepareTables(client: pg.Client, files: ReadonlyMap<Dbt3Table, re
     await client.query(createTableSql(table, options.schema)!);
     durable.push({ table, schema: options.schema, emptiedByLoad: true });
   }
+  // On Citus: the tables created here distributed as docs/citus.md says (src/datasets/dbt3-citus.ts).
+  const created = durable.filter((t) => t.emptiedByLoad).map((t) => t.table as Dbt3Table);
+  if (created.length > 0 && (await hasCitus(client))) await distributeDbt3(client, created, options.schema);
   return { durable, resuming };
 }
 

@@ -17,6 +17,8 @@ import { DEFAULT_RETRY_FOR_MS, serverTrouble } from './faults/retry.js';
 import { fileIdentity, fileKeyOf, identityString } from './ledger/file-identity.js';
 import { earlierLoadOf, ensureLedger, forgetTable, ledgerTotals, unloggedTableReset, LedgerWriter, NO_LEDGER, NOTHING_COVERED, openLoad, otherLoadsOfFile, type ChunkLedger, type Covered, type LedgerInput, type RejectedRow } from './ledger/ledger.js';
 import { LoadWorker } from './load-worker.js';
+import { partLabel, type LoadPart } from './parts/load-part.js';
+import { checkPartOptions, lockLoad, partRejectPath, partShares } from './parts/part-load.js';
 import { LoadCounters, type LoadSummary } from './metrics/load-counters.js';
 import { DEFAULT_MAX_REJECTS, RejectBudget } from './rejects/reject-budget.js';
 import { RejectFile, rejectPathFor } from './rejects/reject-file.js';
@@ -25,6 +27,7 @@ import { openInput } from './source/open-input.js';
 import { ChunkBuffers } from './batching/chunk-buffers.js';
 import type { ChunkResult, ChunkWriter } from './writer/chunk-writer.js';
 import { copyWriter } from './writer/copy-writer.js';
+import { citusLoad } from './db/citus-load.js';
 import type { TableWire } from './wire/wire-report.js';
 
 export interface LoadOptions {
@@ -49,13 +52,15 @@ export interface LoadOptions {
   readonly retryForMs?: number;
   /** Aborting stops the load: no more reading, in-flight chunks rolled back. */
   readonly signal?: AbortSignal;
+  /** `--part K/N`: load only the K-th of N shares of every input, under the load id all N parts share. */
+  readonly part?: LoadPart;
 }
 
 
 /** What the load tells whoever watches it (the CLI's progress line, a test). */
 export interface LoadReporter {
   /** Called once the tables are ready and before any row is sent; the load waits for it (a sampler takes its baseline). */
-  start?(info: { inputs: readonly LoadTarget[]; totalBytes: number | undefined; workers: number; target: string; loadId: string; resumed: boolean }): void | Promise<void>;
+  start?(info: { inputs: readonly LoadTarget[]; totalBytes: number | undefined; workers: number; target: string; loadId: string; resumed: boolean; /** The application_name prefix of this run's workers (a part's has its K/N). */ workerPrefix?: string }): void | Promise<void>;
   chunkLoaded?(info: { chunk: Chunk; rows: number; result: ChunkResult; seconds: number; counters: LoadCounters }): void;
   /** Something the user should know before the load goes on (e.g. the same file was loaded before, differently). */
   note?(message: string): void;
@@ -72,6 +77,9 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
   checkLedgerOptions(options);
   const withLedger = options.ledger !== false;
   const sizes = await checkInputs(inputs);
+  if (options.part) checkPartOptions(inputs, options);
+  const shares = options.part ? await partShares(inputs, sizes, options.part) : undefined;
+  const part = options.part && shares ? { label: partLabel(options.part), shares } : undefined;
   const identities = await Promise.all(inputs.map((i, n) => (i.file === '-' || sizes[n] === undefined ? undefined : fileIdentity(i.file).then(identityString))));
   refuseSameFileTwice(inputs, identities);
 
@@ -91,12 +99,12 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
       const files = inputs.map((input, i) => ({ file: path.resolve(input.file), tableOid: tables.get(input)!.oid, identity: identities[i] }));
       loadId = (await earlierLoadOf(control, loadId, files)) ?? loadId;
     }
+    // Citus: asked once per load; its tables get session settings and the summary names the cluster.
+    const citus = await citusLoad(control, [...new Set([...tables.values()].map((t) => t.oid))], { writer: options.writer ?? copyWriter, ledger: withLedger });
+    const where = citus ? `${target.description} (${citus.description})` : target.description;
     if (withLedger) {
-      const locked = (await control.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext('pgsurge'), hashtext($1)) AS ok", [loadId])).rows[0]?.ok === true;
-      if (!locked) {
-        throw new LoadError('bad-option', `load ${loadId} is running in another pgsurge right now`, { hint: 'wait for it to end, or give this load another --load-id' });
-      }
-      await waitForEarlierRun(control, workerNamePrefix(loadId));
+      await lockLoad(control, loadId, part?.label);
+      await waitForEarlierRun(control, workerNamePrefix(loadId, part?.label));
     }
     // Crash recovery empties an unlogged table but keeps its file: the ledger's rows about it are void, load it all again.
     const unlogged = new Map<number, string>();
@@ -117,7 +125,9 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
       const t = tables.get(input)!;
       ledgerInputs.set(input.file, { file: input.file === '-' ? '-' : path.resolve(input.file), tableName: t.name, tableOid: t.oid, identity: identities[i] });
     });
-    const covered = withLedger ? await openLoad(control, loadId, [...ledgerInputs.values()], { resume: options.resume === true }) : new Map<string, Covered>();
+    // The ledger keys shares by absolute path, as it keys inputs.
+    const ledgerPart = part && { label: part.label, shares: new Map([...part.shares].map(([file, r]) => [ledgerInputs.get(file)!.file, r])) };
+    const covered = withLedger ? await openLoad(control, loadId, [...ledgerInputs.values()], { resume: options.resume === true, ...(ledgerPart ? { part: ledgerPart } : {}) }) : new Map<string, Covered>();
     const coveredOf = (input: LoadTarget): Covered => covered.get(ledgerInputs.get(input.file)!.file) ?? NOTHING_COVERED;
     for (const input of inputs) {
       // A JSON array's chunks are cut between elements, not at exact source offsets: no partial resume.
@@ -125,7 +135,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
         throw new LoadError('bad-option', `${input.file}: a JSON array load cannot be resumed part way`, { hint: 'load it again with --truncate (or another --load-id)' });
       }
     }
-    const ledger: ChunkLedger = withLedger ? new LedgerWriter(loadId, ledgerInputs) : NO_LEDGER;
+    const ledger: ChunkLedger = withLedger ? new LedgerWriter(loadId, ledgerInputs, part) : NO_LEDGER;
     if (withLedger && !options.truncate) {
       for (const input of ledgerInputs.values()) {
         if (input.file === '-' || (covered.get(input.file)?.ranges.length ?? 0) > 0) continue;
@@ -140,7 +150,8 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     const rejectFiles = new Map<string, RejectFile>();
     const rejectFileOf = new Map<string, RejectFile>();
     for (const input of inputs) {
-      const p = rejectPathFor(input, options);
+      // Parts on one host must not write one file: each has its own.
+      const p = partRejectPath(rejectPathFor(input, options), options.part);
       if (!rejectFiles.has(p)) rejectFiles.set(p, new RejectFile(p));
       rejectFileOf.set(input.file, rejectFiles.get(p)!);
     }
@@ -153,10 +164,15 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     // (read ahead, in flight, held until their commit is flushed, being read).
     const buffers = new ChunkBuffers(options.chunkBytes, 2 * (3 * options.workers + 1));
     for (const { input } of order) {
-      const opened = await openInput(input, { workers: options.workers, chunkBytes: options.chunkBytes, stdin: options.stdin, covered: coveredOf(input).ranges, buffers });
+      const share = part?.shares.get(input.file);
+      const opened = await openInput(input, { workers: options.workers, chunkBytes: options.chunkBytes, stdin: options.stdin, covered: coveredOf(input).ranges, buffers, ...(share ? { share } : {}) });
       sources.push(...opened.sources);
     }
-    const totalBytes = sizes.every((s) => s !== undefined) ? sizes.reduce<number>((a, s) => a + (s ?? 0), 0) : undefined;
+    const totalBytes = part
+      ? [...part.shares.values()].reduce((a, r) => a + (r.end - r.start), 0)
+      : sizes.every((s) => s !== undefined)
+        ? sizes.reduce<number>((a, s) => a + (s ?? 0), 0)
+        : undefined;
 
     const counters = new LoadCounters();
     for (const input of inputs) {
@@ -165,27 +181,27 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     }
     const resumed = inputs.some((i) => coveredOf(i).ranges.length > 0);
     const queue = new ChunkQueue(sources, options.workers);
-    const appName = (n: number): string => `${workerNamePrefix(loadId)}${n}`;
+    const appName = (n: number): string => `${workerNamePrefix(loadId, part?.label)}${n}`;
     const clients = await openClients(target, options.workers, appName).catch(async (error: unknown) => {
       await queue.close();
       throw error;
     });
     try {
-      await reporter.start?.({ inputs, totalBytes, workers: clients.length, target: target.description, loadId, resumed });
+      await reporter.start?.({ inputs, totalBytes, workers: clients.length, target: where, loadId, resumed, workerPrefix: workerNamePrefix(loadId, part?.label) });
     } catch (error) {
       await queue.close();
       await Promise.allSettled(clients.map((c) => c.end()));
       throw error;
     }
 
-    const writer = options.writer ?? copyWriter;
+    const writer = citus ? citus.writer(options.writer ?? copyWriter) : (options.writer ?? copyWriter);
     const lineIndex = new LineIndex();
     const budget = new RejectBudget(options.maxRejects ?? DEFAULT_MAX_REJECTS, earlierRejects);
     const signal = options.signal ?? new AbortController().signal;
     let firstError: unknown;
     const stopping = (): boolean => firstError !== undefined || signal.aborted;
     const summary = (): LoadSummary =>
-      counters.summary(clients.length, target.description, {
+      counters.summary(clients.length, where, {
         ...(withLedger ? { loadId } : {}),
         rejectFiles: [...rejectFiles.values()].filter((f) => f.written > 0).map((f) => ({ path: f.path, rows: f.written })),
         ...wireOf(writer, inputs),
@@ -212,7 +228,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
           stopping,
           now: () => counters.now(),
           retrying: (chunk, error, attempt, waitMs) => reporter.retrying?.({ chunk, error, attempt, waitMs }),
-          deferFlush: withLedger,
+          deferFlush: withLedger && citus === undefined,
           reloading: (chunk) =>
             reporter.note?.(`${chunk.location.file} at byte ${chunk.location.byteOffset}: a chunk whose WAL had not reached disk yet was lost with the server; loading it again`),
           async committed(chunk, outcome, startedAt, endedAt) {
@@ -297,9 +313,14 @@ export function checkLedgerOptions(options: Pick<LoadOptions, 'ledger' | 'writer
   }
 }
 
-/** Workers are `pgsurge <load id> w<n>` in pg_stat_activity (application_name holds 63 bytes). */
-export function workerNamePrefix(loadId: string): string {
-  return `pgsurge ${loadId}`.slice(0, 56) + ' w';
+/**
+ * Workers are `pgsurge <load id> w<n>` in pg_stat_activity (application_name holds 63
+ * bytes), a part's `pgsurge <load id> p<K/N> w<n>`: a part waits for its own earlier
+ * run's connections, never for its sibling parts'.
+ */
+export function workerNamePrefix(loadId: string, part?: string): string {
+  const tag = part === undefined ? '' : ` p${part}`;
+  return `pgsurge ${loadId}`.slice(0, 56 - tag.length) + tag + ' w';
 }
 
 /**

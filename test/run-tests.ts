@@ -4,7 +4,13 @@
  * against every other PostgreSQL installed on the machine (/usr/lib/postgresql/N/bin,
  * `pg_config --bindir`). One server per version per run, stopped at the end.
  *
- *   node dist/test/run-tests.js [--unit] [--no-system-pg] [--only <substring>]…
+ *   node dist/test/run-tests.js [--unit] [--no-system-pg] [--citus] [--only <substring>]…
+ *
+ * Then the Citus phase: test/citus/*.test.ts against a coordinator and two workers
+ * (PostgreSQL 15 with Citus, built by scripts/citus-build.sh), one cluster for the
+ * whole phase. It runs when Citus is installed for PostgreSQL 15 (and the system
+ * servers are not left out); with `--citus`, or in CI (`CI=true`), it must run: a
+ * missing Citus fails the run instead of skipping it.
  *
  * `--only` keeps the test files whose path contains one of the substrings (while working
  * on one part: `--no-system-pg --only resume --only rejects`).
@@ -16,10 +22,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ManagedCluster } from '../src/cluster/managed-cluster.js';
 import { systemBinDirs } from '../src/cluster/binaries.js';
+import { CitusCluster, citusInstalled } from '../src/cluster/citus-cluster.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const unitOnly = process.argv.includes('--unit');
 const withSystemPg = !process.argv.includes('--no-system-pg');
+const citusRequired = process.argv.includes('--citus') || process.env.CI === 'true';
 const only = process.argv.flatMap((a, i, all) => (a === '--only' && all[i + 1] !== undefined ? [all[i + 1]!] : []));
 const wanted = (file: string): boolean => only.length === 0 || only.some((o) => file.includes(o));
 
@@ -46,10 +54,12 @@ interface Counts {
   skipped: number;
 }
 
-function runNodeTest(files: string[], env: NodeJS.ProcessEnv, label: string): Promise<Counts> {
+function runNodeTest(files: string[], env: NodeJS.ProcessEnv, label: string, concurrency = 2): Promise<Counts> {
+  // `node --test` with no files runs every test it finds: a phase --only leaves empty is skipped.
+  if (files.length === 0) return Promise.resolve({ pass: 0, fail: 0, skipped: 0 });
   process.stdout.write(`\n=== ${label}: ${files.length} test files ===\n`);
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--test', '--test-reporter=spec', '--test-concurrency=2', ...files], {
+    const child = spawn(process.execPath, ['--test', '--test-reporter=spec', `--test-concurrency=${concurrency}`, ...files], {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -91,18 +101,48 @@ const add = (c: Counts): void => {
 
 const unit = testFiles(path.join(here, 'unit')).filter(wanted);
 const integration = testFiles(path.join(here, 'integration')).filter(wanted);
+const citus = testFiles(path.join(here, 'citus')).filter(wanted);
+
+/** The Citus phase: one coordinator and two workers for all of test/citus, stopped at the end. */
+async function withCitusCluster<T>(fn: (url: string) => Promise<T>): Promise<T> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-citus-'));
+  process.stdout.write(`starting a Citus coordinator and 2 workers in ${dir}\n`);
+  let cluster: CitusCluster | undefined;
+  try {
+    cluster = await CitusCluster.start({ dir, workers: 2, settings: { fsync: 'off' } });
+    return await fn(cluster.url());
+  } finally {
+    await cluster?.stop().catch((e: unknown) => process.stderr.write(`stopping the Citus cluster failed: ${String(e)}\n`));
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
 
 if (unitOnly) {
   add(await runNodeTest(unit, {}, 'unit tests'));
 } else {
-  await withCluster('embedded', async (url, version) => {
-    add(await runNodeTest([...unit, ...integration], { PGSURGE_TEST_URL: url, PGSURGE_TEST_PG_BIN: 'embedded' }, `unit + integration on ${version}`));
-  });
-  if (withSystemPg) {
+  if (unit.length + integration.length > 0) {
+    await withCluster('embedded', async (url, version) => {
+      add(await runNodeTest([...unit, ...integration], { PGSURGE_TEST_URL: url, PGSURGE_TEST_PG_BIN: 'embedded' }, `unit + integration on ${version}`));
+    });
+  }
+  if (withSystemPg && integration.length > 0) {
     for (const bin of systemBinDirs()) {
       await withCluster(bin, async (url, version) => {
         add(await runNodeTest(integration, { PGSURGE_TEST_URL: url, PGSURGE_TEST_PG_BIN: bin }, `integration on ${version}`));
       });
+    }
+  }
+  if (citus.length > 0 && (withSystemPg || citusRequired)) {
+    if (citusInstalled()) {
+      await withCitusCluster(async (url) => {
+        // One file at a time: the crash tests kill a worker node that the other files' loads would need.
+        add(await runNodeTest(citus, { PGSURGE_TEST_CITUS_URL: url }, 'Citus tests (coordinator + 2 workers)', 1));
+      });
+    } else if (citusRequired) {
+      process.stdout.write('\nCitus is not installed for PostgreSQL 15, and this run requires it (--citus or CI=true): run scripts/citus-build.sh\n');
+      add({ pass: 0, fail: 1, skipped: 0 });
+    } else {
+      process.stdout.write(`\nskipping ${citus.length} Citus test files: Citus is not installed for PostgreSQL 15 (scripts/citus-build.sh builds it)\n`);
     }
   }
 }

@@ -1,4 +1,4 @@
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { formatCount } from '../report/format-count.js';
 import { openTarget } from '../db/target.js';
 import { LoadStopped } from '../faults/load-stopped.js';
@@ -18,6 +18,7 @@ import { parseLoadId } from './parse-options.js';
 import { planInputs } from './plan-inputs.js';
 import { resumeCommand, startOverCommand } from './resume-command.js';
 import { formatDiagnosis, formatSummary } from './summary-format.js';
+import { parsePart, type LoadPart } from '../parts/load-part.js';
 import { wireLines } from '../wire/wire-report.js';
 
 interface LoadCommandFlags extends LoadFlags, InputFlags, ObserveFlags, WriterFlags {
@@ -30,6 +31,7 @@ interface LoadCommandFlags extends LoadFlags, InputFlags, ObserveFlags, WriterFl
   loadId?: string;
   resume?: boolean;
   ledger: boolean;
+  part?: LoadPart;
 }
 
 /** Signals that stop a load the way Ctrl-C does. */
@@ -48,6 +50,13 @@ export function registerLoadCommand(program: Command): void {
     .option('--reject-file <path>', 'write rejected rows here (verbatim) and why to <path>.log; default <table>.rejects beside the input')
     .addOption(new Option('--load-id <id>', 'the ledger id of this load (default: from the tables and the files\' identities, so rerunning the same command resumes)').argParser(parseLoadId))
     .addOption(new Option('--resume', 'resume an earlier, stopped run of this load (it must exist): committed byte ranges are skipped').conflicts('truncate'))
+    .addOption(
+      new Option('--part <K/N>', 'load only the K-th of N record-aligned byte-range shares of every input: N pgsurge processes (on one host or several) load the inputs together under one load id; each part resumes on its own, `pgsurge status <load id>` shows them all').argParser((v) => {
+        const part = parsePart(v);
+        if (typeof part === 'string') throw new InvalidArgumentError(part);
+        return part;
+      }),
+    )
     .option('--no-ledger', 'no ledger (schema pgsurge) in the target database, for a user who may not create it: rejects still work, but a stopped load cannot be resumed');
   addInputOptions(cmd);
   addLoadOptions(cmd);
@@ -136,6 +145,7 @@ Examples:
           signal: abort.signal,
           durability: { preset: flags.durability, unlogged: flags.unlogged === true },
           writer,
+          ...(flags.part ? { part: flags.part } : {}),
         },
         target,
         allReporters(messages, observed.reporter),

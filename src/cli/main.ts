@@ -11,6 +11,7 @@ import { addHelpExamples } from './help-examples.js';
 import { registerLoadCommand } from './load-command.js';
 import { registerProbeCommand } from './probe-command.js';
 import { registerReportCommand } from './report-command.js';
+import { registerStatusCommand } from './status-command.js';
 import { registerWalCommands } from './wal-commands.js';
 
 export function buildProgram(): Command {
@@ -34,6 +35,7 @@ Target: --db <url>, else the PG* environment variables, else a managed cluster p
   registerDecayCommand(program);
   registerReportCommand(program);
   registerProbeCommand(program);
+  registerStatusCommand(program);
   registerDemoCommand(program);
   registerCompletionCommand(program);
   addHelpExamples(program);

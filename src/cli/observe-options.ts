@@ -72,8 +72,15 @@ export async function observeLoad(flags: ObserveFlags, target: Target, options: 
   const progress = progressReporter({ mode: progressMode(flags), totalRows: options.totalRows });
   const sampler = flags.sampleEvery === 'off' ? undefined : await Sampler.open(target, { every: flags.sampleEvery }, [progress]);
   let finished = false;
+  // The load names its target as it found it (e.g. with the Citus cluster's nodes and shards).
+  let described = target.description;
+  const named: LoadReporter = {
+    start(info) {
+      described = info.target;
+    },
+  };
   return {
-    reporter: allReporters(sampler, progress),
+    reporter: allReporters(sampler, progress, named),
     sampler,
     progress,
     async finish(name, extra = {}) {
@@ -100,7 +107,7 @@ export async function observeLoad(flags: ObserveFlags, target: Target, options: 
       return makeReport({
         ...fields,
         command: ['pgsurge', ...redactArgv(options.argv ?? process.argv.slice(2), redactUrl)],
-        target: target.description,
+        target: described,
         server: sampler.facts,
       });
     },

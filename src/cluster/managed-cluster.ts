@@ -16,6 +16,12 @@ export interface ManagedClusterOptions {
   readonly pgBin?: string;
   /** Put the WAL in this directory when the cluster is created (`initdb --waldir`). */
   readonly walDir?: string;
+  /**
+   * The port, part of the socket's name (default 5432): several managed clusters that
+   * reach each other through their socket directories (a Citus coordinator and its
+   * workers in the tests) each need their own.
+   */
+  readonly port?: number;
 }
 
 /** Connection settings for node-postgres. */
@@ -36,12 +42,13 @@ export class ManagedCluster {
     readonly binaries: PgBinaries,
     private readonly account: ServerAccount | undefined,
     private readonly walDir: string | undefined,
+    readonly port: number = PORT,
   ) {}
 
   static async open(options: ManagedClusterOptions = {}): Promise<ManagedCluster> {
     const dataDir = path.resolve(options.dataDir ?? defaultDataDir());
     const binaries = await resolveBinaries(options.pgBin);
-    return new ManagedCluster(dataDir, binaries, serverAccount(), options.walDir ? path.resolve(options.walDir) : undefined);
+    return new ManagedCluster(dataDir, binaries, serverAccount(), options.walDir ? path.resolve(options.walDir) : undefined, options.port ?? PORT);
   }
 
   get socketDir(): string {
@@ -56,12 +63,12 @@ export class ManagedCluster {
   }
 
   connection(database = 'postgres'): ConnectionSettings {
-    return { host: this.socketDir, port: PORT, user: 'postgres', database };
+    return { host: this.socketDir, port: this.port, user: 'postgres', database };
   }
 
   /** A libpq URL for psql and friends: `psql "$(pgsurge cluster url)"`. */
   url(database = 'postgres'): string {
-    return `postgresql://postgres@/${encodeURIComponent(database)}?host=${encodeURIComponent(this.socketDir)}&port=${PORT}`;
+    return `postgresql://postgres@/${encodeURIComponent(database)}?host=${encodeURIComponent(this.socketDir)}&port=${this.port}`;
   }
 
   isInitialized(): boolean {
@@ -101,7 +108,7 @@ export class ManagedCluster {
     if (r.code !== 0) throw new Error(`initdb failed (${this.binaries.initdb}):\n${r.stderr.trim() || r.stdout.trim()}`);
     await fs.appendFile(
       path.join(this.dataDir, 'postgresql.conf'),
-      `\n# pgsurge managed cluster: reachable only through its private Unix socket\nlisten_addresses = ''\nport = ${PORT}\n`,
+      `\n# pgsurge managed cluster: reachable only through its private Unix socket\nlisten_addresses = ''\nport = ${this.port}\n`,
     );
   }
 

@@ -46,6 +46,19 @@ const DDL = [
        ALTER TABLE ${LEDGER_SCHEMA}.chunks ADD COLUMN table_filenode oid;
      END IF;
    END $$`,
+  // Which part of a split load (`--part K/N`, as `K/N`) committed the chunk; NULL for a whole load.
+  `DO $$ BEGIN
+     IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = '${LEDGER_SCHEMA}.chunks'::regclass AND attname = 'part' AND NOT attisdropped) THEN
+       ALTER TABLE ${LEDGER_SCHEMA}.chunks ADD COLUMN part text;
+     END IF;
+   END $$`,
+  // The parts of a split load that have started, and the bytes of input each one owns: \`pgsurge status\` reads them.
+  `CREATE TABLE IF NOT EXISTS ${LEDGER_SCHEMA}.load_parts (
+     load_id text NOT NULL,
+     part text NOT NULL,
+     bytes_total bigint,
+     started_at timestamptz NOT NULL DEFAULT now(),
+     PRIMARY KEY (load_id, part))`,
   `CREATE INDEX IF NOT EXISTS chunks_by_range ON ${LEDGER_SCHEMA}.chunks (load_id, file, byte_start)`,
   `CREATE INDEX IF NOT EXISTS chunks_by_table ON ${LEDGER_SCHEMA}.chunks (table_oid)`,
   // Rows the server refused, with their bytes, committed with their chunk: the reject file is rebuilt from these.
@@ -125,7 +138,12 @@ export const NOTHING_COVERED: Covered = { ranges: [], loaded: 0, rejected: 0, sk
  * ledger rows of a table that was dropped and created again since (they describe rows
  * that are gone).
  */
-export async function openLoad(client: pg.Client, loadId: string, inputs: readonly LedgerInput[], options: { resume: boolean }): Promise<Map<string, Covered>> {
+export async function openLoad(
+  client: pg.Client,
+  loadId: string,
+  inputs: readonly LedgerInput[],
+  options: { resume: boolean; part?: { label: string; shares: ReadonlyMap<string, ByteRange> } },
+): Promise<Map<string, Covered>> {
   const known = await client.query<{ file: string; table_oid: number; file_identity: string | null }>(
     `SELECT file, table_oid::int8 AS table_oid, file_identity FROM ${LEDGER_SCHEMA}.load_files WHERE load_id = $1`,
     [loadId],
@@ -171,7 +189,14 @@ export async function openLoad(client: pg.Client, loadId: string, inputs: readon
       covered.set(input.file, NOTHING_COVERED);
       continue;
     }
-    covered.set(input.file, await coveredRanges(client, loadId, input.file));
+    covered.set(input.file, await coveredRanges(client, loadId, input.file, options.part?.shares.get(input.file)));
+  }
+  if (options.part) {
+    const bytes = [...options.part.shares.values()].reduce((a, r) => a + (r.end - r.start), 0);
+    await client.query(
+      `INSERT INTO ${LEDGER_SCHEMA}.load_parts (load_id, part, bytes_total) VALUES ($1, $2, $3) ON CONFLICT (load_id, part) DO UPDATE SET bytes_total = excluded.bytes_total`,
+      [loadId, options.part.label, bytes],
+    );
   }
   return covered;
 }
@@ -246,7 +271,11 @@ export async function forgetTable(client: pg.Client, tableOid: number): Promise<
   }
 }
 
-async function coveredRanges(client: pg.Client, loadId: string, file: string): Promise<Covered> {
+/**
+ * The committed ranges of a file (every run's and part's: a part never loads a range
+ * another committed), and the rows of those inside `share`, the part's own.
+ */
+async function coveredRanges(client: pg.Client, loadId: string, file: string, share: ByteRange | undefined): Promise<Covered> {
   const r = await client.query<{ byte_start: string; byte_end: string; rows_loaded: string; rows_rejected: string; rows_skipped: string }>(
     `SELECT byte_start, byte_end, rows_loaded, rows_rejected, rows_skipped FROM ${LEDGER_SCHEMA}.chunks WHERE load_id = $1 AND file = $2 ORDER BY byte_start`,
     [loadId, file],
@@ -258,9 +287,11 @@ async function coveredRanges(client: pg.Client, loadId: string, file: string): P
   for (const row of r.rows) {
     const start = Number(row.byte_start);
     const end = Number(row.byte_end);
-    loaded += Number(row.rows_loaded);
-    rejected += Number(row.rows_rejected);
-    skipped += Number(row.rows_skipped);
+    if (share === undefined || (start >= share.start && start < share.end)) {
+      loaded += Number(row.rows_loaded);
+      rejected += Number(row.rows_rejected);
+      skipped += Number(row.rows_skipped);
+    }
     const last = ranges[ranges.length - 1];
     if (last && start <= last.end) ranges[ranges.length - 1] = { start: last.start, end: Math.max(last.end, end) };
     else ranges.push({ start, end });
@@ -304,7 +335,7 @@ function fromRejectRecord(row: RejectRecord): Omit<RejectedRow, 'file'> {
   };
 }
 
-const CHUNK_COLUMNS = 'load_id, file, table_name, table_oid, file_identity, byte_start, byte_end, rows_loaded, rows_rejected, rows_skipped, table_filenode';
+const CHUNK_COLUMNS = 'load_id, file, table_name, table_oid, file_identity, byte_start, byte_end, rows_loaded, rows_rejected, rows_skipped, part, table_filenode';
 
 /** An integer as SQL text; anything else is a bug, not something to quote. */
 function wholeNumber(n: number): string {
@@ -343,6 +374,8 @@ export class LedgerWriter implements ChunkLedger {
     readonly loadId: string,
     /** Input path as named → its ledger entry. */
     private readonly inputs: ReadonlyMap<string, LedgerInput>,
+    /** `K/N` for a part of a split load (`--part`): its chunk rows say so, and its rejects are those of its shares. */
+    private readonly part?: { readonly label: string; readonly shares: ReadonlyMap<string, ByteRange> },
   ) {}
 
   private input(chunk: Chunk): LedgerInput {
@@ -351,11 +384,11 @@ export class LedgerWriter implements ChunkLedger {
     return input;
   }
 
-  /** The chunk row's values, in `CHUNK_COLUMNS` order up to `rows_skipped` (`table_filenode` is the server's). */
+  /** The chunk row's values, in `CHUNK_COLUMNS` order up to `part` (`table_filenode` is the server's). */
   private chunkRow(chunk: Chunk, counts: { loaded: number; rejected: number; skipped: number }): (string | number | undefined)[] {
     const input = this.input(chunk);
     const { byteOffset, byteLength } = chunk.location;
-    return [this.loadId, input.file, input.tableName, input.tableOid, input.identity, byteOffset, byteOffset + byteLength, counts.loaded, counts.rejected, counts.skipped];
+    return [this.loadId, input.file, input.tableName, input.tableOid, input.identity, byteOffset, byteOffset + byteLength, counts.loaded, counts.rejected, counts.skipped, this.part?.label];
   }
 
   /** The chunk's ledger row, inlined (see `ChunkLedger.recordStatement`). */
@@ -369,7 +402,7 @@ export class LedgerWriter implements ChunkLedger {
   async record(client: pg.Client, chunk: Chunk, counts: { loaded: number; rejected: number; skipped: number }, rejects: readonly RejectedRow[]): Promise<void> {
     const input = this.input(chunk);
     await client.query(
-      `INSERT INTO ${LEDGER_SCHEMA}.chunks (${CHUNK_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, pg_relation_filenode($4::oid))`,
+      `INSERT INTO ${LEDGER_SCHEMA}.chunks (${CHUNK_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, pg_relation_filenode($4::oid))`,
       this.chunkRow(chunk, counts).map((v) => v ?? null),
     );
     for (const r of rejects) {
@@ -411,9 +444,11 @@ export class LedgerWriter implements ChunkLedger {
   async earlierRejects(client: pg.Client, file: string): Promise<Omit<RejectedRow, 'file'>[]> {
     const input = this.inputs.get(file);
     if (!input) return [];
+    // A part's reject file holds the rows of its own share only.
+    const share = this.part?.shares.get(file) ?? { start: 0, end: Number.MAX_SAFE_INTEGER };
     const r = await client.query<RejectRecord>(
-      `SELECT ${REJECT_COLUMNS} FROM ${LEDGER_SCHEMA}.rejects WHERE load_id = $1 AND file = $2 ORDER BY byte_offset`,
-      [this.loadId, input.file],
+      `SELECT ${REJECT_COLUMNS} FROM ${LEDGER_SCHEMA}.rejects WHERE load_id = $1 AND file = $2 AND byte_offset >= $3 AND byte_offset < $4 ORDER BY byte_offset`,
+      [this.loadId, input.file, share.start, share.end],
     );
     return r.rows.map(fromRejectRecord);
   }

@@ -6,7 +6,8 @@ import { connect, type Target } from '../db/target.js';
 import type { LoadReporter } from '../load.js';
 import type { SampleEvery } from './sample-every.js';
 import { intervalBetween, type Interval, type Sample } from './series.js';
-import { countRowsBefore, readServerFacts, readServerSnapshot, type ServerFacts, type ServerSnapshot } from './server-snapshot.js';
+import { countRowsBefore, readServerFacts, type ServerFacts, type ServerSnapshot } from './server-snapshot.js';
+import { snapshotReaderFor, type SnapshotReader } from './citus-snapshot.js';
 import { DEFAULT_WAIT_EVERY_MS, serverIsLocal, WaitSampler, type WaitSnapshot, type WaitSummary } from './wait-sampler.js';
 import { workerNamePrefix } from '../load.js';
 
@@ -62,6 +63,8 @@ export class Sampler implements LoadReporter {
     readonly facts: ServerFacts,
     private readonly options: SamplerOptions,
     private readonly listeners: readonly SampleListener[],
+    /** Plain PostgreSQL's snapshot, or a Citus cluster's (every node's WAL, the shards' sizes). */
+    private readonly read: SnapshotReader,
   ) {}
 
   static async open(target: Target, options: SamplerOptions, listeners: readonly SampleListener[] = []): Promise<Sampler> {
@@ -70,7 +73,8 @@ export class Sampler implements LoadReporter {
     });
     try {
       await client.query("SET application_name = 'pgsurge sampler'");
-      return new Sampler(client, target, await readServerFacts(client), options, listeners);
+      const facts = await readServerFacts(client);
+      return new Sampler(client, target, facts, options, listeners, await snapshotReaderFor(client, facts.versionNum));
     } catch (error) {
       await client.end().catch(() => undefined);
       throw error;
@@ -109,18 +113,18 @@ export class Sampler implements LoadReporter {
   }
 
   /** Called by the load once the tables exist and before any row is sent: the baseline. */
-  async start(info: { inputs: readonly { table: string; schema: string | undefined }[]; loadId?: string }): Promise<void> {
+  async start(info: { inputs: readonly { table: string; schema: string | undefined }[]; loadId?: string; workerPrefix?: string }): Promise<void> {
     this.tables = [...new Set(info.inputs.map((i) => qualifiedName(i.table, i.schema)))];
     const waitEvery = this.options.waitEveryMs ?? DEFAULT_WAIT_EVERY_MS;
     if (info.loadId !== undefined && waitEvery !== 'off' && this.waitSampler === undefined) {
       const pid = await this.withClient(async (c) => (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0);
       const local = serverIsLocal(this.target, pid);
-      this.waitSampler = new WaitSampler((fn) => this.inTurn(() => this.withClient(fn)), workerNamePrefix(info.loadId), { everyMs: waitEvery, local, versionNum: this.facts.versionNum });
+      this.waitSampler = new WaitSampler((fn) => this.inTurn(() => this.withClient(fn)), info.workerPrefix ?? workerNamePrefix(info.loadId), { everyMs: waitEvery, local, versionNum: this.facts.versionNum });
       await this.waitSampler.start();
     }
     const before = await this.withClient((c) => countRowsBefore(c, this.tables));
     this.rowsBeforeEstimated = before.estimated;
-    const snapshot = await this.withClient((c) => readServerSnapshot(c, this.tables, this.facts.versionNum));
+    const snapshot = await this.withClient((c) => this.read(c, this.tables));
     this.base = { snapshot, at: this.now(), cpu: this.cpu(), rowsBefore: before.rows };
     this.record(snapshot, this.base.at, this.base.cpu, 0, 0, this.waitSampler?.snapshot());
     const { every } = this.options;
@@ -175,7 +179,7 @@ export class Sampler implements LoadReporter {
     const at = this.now();
     const cpu = this.cpu();
     const waits = this.waitSampler?.snapshot();
-    this.inFlight = this.inTurn(() => this.withClient((c) => readServerSnapshot(c, this.tables, this.facts.versionNum)))
+    this.inFlight = this.inTurn(() => this.withClient((c) => this.read(c, this.tables)))
       .finally(() => {
         this.busyMs += this.now() - at;
       })

@@ -64,7 +64,7 @@ export function uncoveredRanges(size: number, covered: readonly ByteRange[]): By
   return out.filter((r) => r.end > r.start);
 }
 
-async function findNewline(fh: FileHandle, from: number, size: number, probe: Buffer): Promise<number> {
+export async function findNewline(fh: FileHandle, from: number, size: number, probe: Buffer): Promise<number> {
   let pos = from;
   while (pos < size) {
     const { bytesRead } = await fh.read(probe, 0, Math.min(PROBE, size - pos), pos);

@@ -15,6 +15,7 @@ import { jsonArrayChunks } from './json-array-source.js';
 import { openParquetInput } from './parquet/parquet-source.js';
 import { BOM, dropBom, dropRecords, RecordEnds, takeRecords } from './record-window.js';
 import { skipCovered } from './skip-covered.js';
+import { withinShare } from '../parts/load-part.js';
 
 export interface OpenedInput {
   /** Exclusive chunk sources: byte ranges of a file read in parallel, or one sequential reader. */
@@ -32,6 +33,17 @@ export interface OpenOptions {
   readonly covered?: readonly ByteRange[];
   /** The load's chunk buffers, shared by all its readers. */
   readonly buffers?: ChunkBuffers;
+  /** `--part K/N`: only this record-aligned range of the file is this process's (`readsInRanges` inputs only). */
+  readonly share?: ByteRange;
+}
+
+/**
+ * A regular, uncompressed file in a newline-framed format, without `--skip` or
+ * `--limit`, is read in byte ranges; anything else from its start by one reader.
+ */
+export function readsInRanges(target: LoadTarget): boolean {
+  const input = target.input ?? {};
+  return target.file !== '-' && compressionOf(target) === undefined && isNewlineFramed(target.format) && input.skip === undefined && input.limit === undefined;
 }
 
 /**
@@ -49,8 +61,8 @@ export async function openInput(target: LoadTarget, options: OpenOptions): Promi
   // Sequential readers read everything again and drop what an earlier run committed.
   const sequential = (chunks: AsyncGenerator<Chunk>): ChunkSource => skipCovered(chunks, sourceFramer(target), covered);
   const input = target.input ?? {};
-  const counted = input.skip !== undefined || input.limit !== undefined;
-  if (target.file === '-' || compressionOf(target) !== undefined || !isNewlineFramed(target.format) || counted) {
+  if (!readsInRanges(target)) {
+    if (options.share) throw new Error(`internal: ${target.file} is read from its start and cannot be loaded in parts`);
     let size: number | undefined;
     if (target.file !== '-') {
       const st = await fs.stat(target.file);
@@ -63,12 +75,14 @@ export async function openInput(target: LoadTarget, options: OpenOptions): Promi
   const stat = await fh.stat();
   if (!stat.isFile()) {
     await fh.close();
+    if (options.share) throw new Error(`internal: ${target.file} is not a regular file and cannot be loaded in parts`);
     return { sources: [sequential(fromStart(fileBlocks(target, chunkBytes), target, options))], size: undefined };
   }
   const size = stat.size;
   // A resumed load reads only what earlier runs did not commit; ledger ranges end at record boundaries.
   const ranges: ByteRange[] = [];
-  for (const todo of uncoveredRanges(size, covered)) {
+  const todos = uncoveredRanges(size, covered);
+  for (const todo of options.share ? withinShare(todos, options.share) : todos) {
     const parts = Math.max(1, Math.min(options.workers, Math.ceil((todo.end - todo.start) / chunkBytes)));
     ranges.push(...(await splitFileRange(fh, todo, parts)));
   }

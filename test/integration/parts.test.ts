@@ -1,0 +1,140 @@
+import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type pg from 'pg';
+import { createTableSql } from '../../src/datasets/table-ddl.js';
+import { startCli, sleep } from '../helpers/cli-process.js';
+import { damage, lineitemFields, tableRecord, tblLine } from '../helpers/lineitem-data.js';
+import { closeTestSchema, digest, openTestSchema, runCli, tableRecords, testUrl } from '../helpers/test-db.js';
+
+const SCHEMA = 'it_parts';
+let client: pg.Client;
+let dir: string;
+
+before(async () => {
+  ({ client, dir } = await openTestSchema(SCHEMA, 'pgsurge-it-parts-'));
+});
+after(async () => {
+  await closeTestSchema(SCHEMA, client, dir);
+});
+
+const target = (): string[] => ['--db', testUrl(), '--schema', SCHEMA];
+
+/** 6000 lineitem rows, two bad: the file, and the digest the table must end with. */
+async function input(name: string): Promise<{ file: string; size: number; expected: string; good: number }> {
+  const rows = lineitemFields(6000);
+  const bad = new Set([100, 4500]);
+  const content = Buffer.concat(rows.map((f, i) => (bad.has(i) ? damage(f, 'bad date', tblLine) : tblLine(f))));
+  const file = path.join(dir, name);
+  await fs.writeFile(file, content);
+  return { file, size: content.length, expected: digest(rows.filter((_, i) => !bad.has(i)).map(tableRecord)), good: rows.length - bad.size };
+}
+
+async function emptyTable(table: string): Promise<void> {
+  await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.${table}`);
+  await client.query(createTableSql('lineitem', SCHEMA)!.replace(/\blineitem\b/, table));
+}
+
+async function tableDigest(table: string): Promise<{ count: number; digest: string }> {
+  const count = (await client.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.${table}`)).rows[0].n as number;
+  return { count, digest: digest(await tableRecords(client, `${SCHEMA}.${table}`)) };
+}
+
+/** The ledger's ranges of a load tile the file once: no gap, no overlap, whichever part wrote them. */
+async function assertLedgerTiles(loadId: string, size: number): Promise<Set<string>> {
+  const r = await client.query<{ s: string; e: string; part: string }>('SELECT byte_start AS s, byte_end AS e, part FROM pgsurge.chunks WHERE load_id = $1 ORDER BY byte_start', [loadId]);
+  let at = 0;
+  for (const row of r.rows) {
+    assert.equal(Number(row.s), at, `ledger of ${loadId}: a gap or an overlap at byte ${at}`);
+    at = Number(row.e);
+  }
+  assert.equal(at, size);
+  return new Set(r.rows.map((row) => row.part));
+}
+
+interface StatusJson {
+  parts: { part: string; running: boolean; rowsLoaded: number; rowsRejected: number; bytesDone: number; bytesTotal: number; lastCommit: string }[];
+}
+
+async function status(loadId: string): Promise<StatusJson> {
+  const r = await runCli(['status', loadId, '--json', '--db', testUrl()]);
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout) as StatusJson;
+}
+
+const partArgs = (file: string, table: string, loadId: string, k: number, workers = '2', chunk = '8KB'): string[] => [
+  'load', file, '-t', table, '--part', `${k}/3`, '--load-id', loadId, '-w', workers, '--chunk-size', chunk, ...target(),
+];
+
+describe('--part K/N: one load split over several processes', () => {
+  it('three parts at once load the input exactly once under one load id; status shows each part done', async () => {
+    const { file, size, expected, good } = await input('lineitem.tbl');
+    await emptyTable('split');
+    const runs = await Promise.all([1, 2, 3].map((k) => runCli(partArgs(file, 'split', 'split-a', k))));
+    for (const r of runs) assert.ok(r.code === 0 || r.code === 3, r.stderr);
+    assert.deepEqual(await tableDigest('split'), { count: good, digest: expected });
+    assert.deepEqual(await assertLedgerTiles('split-a', size), new Set(['1/3', '2/3', '3/3']));
+    // Each part rebuilt a reject file of its own from its own ledger rows: the two bad rows, once in all.
+    const rejects = await Promise.all([1, 2, 3].map((k) => fs.readFile(path.join(dir, `split.part${k}of3.rejects`), 'utf8').catch(() => '')));
+    assert.equal(rejects.join('').split('\n').filter((l) => l !== '').length, 2);
+    const s = await status('split-a');
+    assert.deepEqual(s.parts.map((p) => p.part), ['1/3', '2/3', '3/3']);
+    assert.equal(s.parts.reduce((a, p) => a + p.rowsLoaded, 0), good);
+    assert.equal(s.parts.reduce((a, p) => a + p.rowsRejected, 0), 2);
+    assert.equal(s.parts.reduce((a, p) => a + p.bytesTotal, 0), size);
+    for (const p of s.parts) {
+      assert.equal(p.running, false);
+      assert.equal(p.bytesDone, p.bytesTotal, `part ${p.part} covered its share`);
+      assert.ok(p.lastCommit);
+    }
+  });
+
+  it('a part killed mid-load resumes on its own while the others finish; status shows it running, then done', async () => {
+    const { file, size, expected, good } = await input('lineitem2.tbl');
+    await emptyTable('killed');
+    // Part 2 is slowed by one worker and small chunks, killed after its first commits.
+    const victim = startCli(partArgs(file, 'killed', 'split-b', 2, '1', '300'));
+    const others = Promise.all([1, 3].map((k) => runCli(partArgs(file, 'killed', 'split-b', k))));
+    await victim.waitFor(/pgsurge: load split-b/);
+    for (let i = 0; i < 50; i++) {
+      const n = (await client.query("SELECT count(*)::int AS n FROM pgsurge.chunks WHERE load_id = 'split-b' AND part = '2/3'")).rows[0].n as number;
+      if (n > 0) break;
+      await sleep(20);
+    }
+    const during = await status('split-b');
+    assert.equal(during.parts.find((p) => p.part === '2/3')?.running, true, 'the running part is shown running');
+    victim.child.kill('SIGKILL');
+    await victim.exited;
+    for (const r of await others) assert.ok(r.code === 0 || r.code === 3, r.stderr);
+    const stopped = (await status('split-b')).parts.find((p) => p.part === '2/3')!;
+    assert.equal(stopped.running, false);
+    assert.ok(stopped.bytesDone < stopped.bytesTotal, 'the killed part stopped short of its share');
+    const resumed = await runCli([...partArgs(file, 'killed', 'split-b', 2), '--resume']);
+    assert.ok(resumed.code === 0 || resumed.code === 3, resumed.stderr);
+    assert.match(resumed.stderr, /resuming/);
+    assert.deepEqual(await tableDigest('killed'), { count: good, digest: expected });
+    await assertLedgerTiles('split-b', size);
+    const done = await status('split-b');
+    assert.equal(done.parts.reduce((a, p) => a + p.rowsLoaded, 0), good);
+    for (const p of done.parts) assert.equal(p.bytesDone, p.bytesTotal);
+  });
+
+  it('refuses --part with --truncate, a whole run beside a running part, and a bad K/N (exit 2)', async () => {
+    const { file } = await input('lineitem3.tbl');
+    await emptyTable('refused');
+    const bad = await runCli(['load', file, '-t', 'refused', '--part', '4/3', ...target()]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--part.*4\/3/);
+    const truncate = await runCli(['load', file, '-t', 'refused', '--part', '1/3', '--truncate', ...target()]);
+    assert.equal(truncate.code, 2);
+    assert.match(truncate.stderr, /--truncate cannot be given with --part/);
+    const slow = startCli(['load', file, '-t', 'refused', '--part', '1/2', '--load-id', 'split-c', '-w', '1', '--chunk-size', '1KB', ...target()]);
+    await slow.waitFor(/pgsurge: load split-c/);
+    const whole = await runCli(['load', file, '-t', 'refused', '--load-id', 'split-c', ...target()]);
+    assert.equal(whole.code, 2, whole.stderr);
+    assert.match(whole.stderr, /running in another pgsurge/);
+    slow.child.kill('SIGKILL');
+    await slow.exited;
+  });
+});
