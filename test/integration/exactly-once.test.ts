@@ -38,6 +38,15 @@ async function table(name: string, pk = false): Promise<string> {
   return q;
 }
 
+/** Table `name` (made anew) and `n` rows of CSV for it in `<name>.csv`. */
+async function csvInput(name: string, n: number): Promise<{ q: string; file: string; records: string[] }> {
+  const q = await table(name);
+  const { csv, records } = rows(n);
+  const file = path.join(dir, `${name}.csv`);
+  await fs.writeFile(file, csv);
+  return { q, file, records };
+}
+
 async function state(q: string): Promise<{ count: number; digest: string }> {
   const recs = await tableRecords(client, q);
   return { count: recs.length, digest: digest(recs) };
@@ -225,10 +234,7 @@ describe('exactly once: holes found by a hostile tester (issue 15)', () => {
   });
 
   it('4. after a lost connection the old backend is ended (by pid) and gone before the ledger is read: a COMMIT it was still making cannot double the chunk', async () => {
-    const q = await table('cut');
-    const { csv, records } = rows(500);
-    const file = path.join(dir, 'cut.csv');
-    await fs.writeFile(file, csv);
+    const { q, file, records } = await csvInput('cut', 500);
     await slowCommit(q, 'cut', 'true');
     const proxy = await workerProxy();
     try {
@@ -247,10 +253,7 @@ describe('exactly once: holes found by a hostile tester (issue 15)', () => {
   });
 
   it('an error while reloading a held chunk (its commit lost with the server) names that chunk, not the one being retried; the resume ends exact', async () => {
-    const q = await table('reload');
-    const { csv, records } = rows(500);
-    const file = path.join(dir, 'reload.csv');
-    await fs.writeFile(file, csv);
+    const { q, file, records } = await csvInput('reload', 500);
     // Chunk 1 (ids 1–~85 at 1 KB) commits without waiting for its flush and is held; chunk 2 sleeps in its COMMIT.
     await slowCommit(q, 'reload', 'NEW.id = 130');
     // Refuses every insert while the flag row is there (not a row error: the chunk fails whole).
