@@ -154,9 +154,8 @@ export class LoadWorker {
     const held = this.held;
     if (held === undefined || held.flushed) return;
     if (client === this.client && held.connection === this.connections) {
-      // Its COMMIT returned on this very connection: committed; flushed, it is durable. (The
-      // ledger is asked only after a lost connection: a chunk's byte range may not name it
-      // alone, e.g. JSON array chunks cut from one parser block.)
+      // Its COMMIT returned on this very connection: committed; flushed, it is durable (the
+      // ledger is asked only after a lost connection).
       await flushWal(client);
       held.flushed = true;
       return;

@@ -74,6 +74,15 @@ const DDL = [
      record bytea NOT NULL,
      rejected_at timestamptz NOT NULL DEFAULT clock_timestamp())`,
   `CREATE INDEX IF NOT EXISTS rejects_by_load ON ${LEDGER_SCHEMA}.rejects (load_id, file, byte_offset)`,
+  // A JSON array chunk's first element (1-based; NULL for other inputs), in both tables: its
+  // byte range is the parser's block and may be another chunk's too, so this names it.
+  ...['chunks', 'rejects'].map(
+    (t) => `DO $$ BEGIN
+     IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = '${LEDGER_SCHEMA}.${t}'::regclass AND attname = 'first_record' AND NOT attisdropped) THEN
+       ALTER TABLE ${LEDGER_SCHEMA}.${t} ADD COLUMN first_record bigint;
+     END IF;
+   END $$`,
+  ),
 ];
 
 /** Creates the ledger on first use; an advisory lock keeps two loaders from racing on CREATE. */
@@ -86,7 +95,8 @@ export async function ensureLedger(client: pg.Client): Promise<void> {
             to_regclass('${LEDGER_SCHEMA}.load_files') IS NOT NULL AND to_regclass('${LEDGER_SCHEMA}.rejects') IS NOT NULL
             AND to_regclass('${LEDGER_SCHEMA}.chunks_by_range') IS NOT NULL AND to_regclass('${LEDGER_SCHEMA}.chunks_by_table') IS NOT NULL
             AND to_regclass('${LEDGER_SCHEMA}.rejects_by_load') IS NOT NULL
-            AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('${LEDGER_SCHEMA}.chunks') AND attname = 'table_filenode' AND NOT attisdropped) AS complete`,
+            AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('${LEDGER_SCHEMA}.chunks') AND attname = 'table_filenode' AND NOT attisdropped)
+            AND (SELECT count(*) FROM pg_attribute WHERE attrelid IN (to_regclass('${LEDGER_SCHEMA}.chunks'), to_regclass('${LEDGER_SCHEMA}.rejects')) AND attname = 'first_record' AND NOT attisdropped) = 2 AS complete`,
   );
   if (have.rows[0]?.complete === true) return;
   await client.query('BEGIN');
@@ -335,7 +345,7 @@ function fromRejectRecord(row: RejectRecord): Omit<RejectedRow, 'file'> {
   };
 }
 
-const CHUNK_COLUMNS = 'load_id, file, table_name, table_oid, file_identity, byte_start, byte_end, rows_loaded, rows_rejected, rows_skipped, part, table_filenode';
+const CHUNK_COLUMNS = 'load_id, file, table_name, table_oid, file_identity, byte_start, byte_end, rows_loaded, rows_rejected, rows_skipped, part, first_record, table_filenode';
 
 /** An integer as SQL text; anything else is a bug, not something to quote. */
 function wholeNumber(n: number): string {
@@ -384,11 +394,11 @@ export class LedgerWriter implements ChunkLedger {
     return input;
   }
 
-  /** The chunk row's values, in `CHUNK_COLUMNS` order up to `part` (`table_filenode` is the server's). */
+  /** The chunk row's values, in `CHUNK_COLUMNS` order up to `first_record` (`table_filenode` is the server's). */
   private chunkRow(chunk: Chunk, counts: { loaded: number; rejected: number; skipped: number }): (string | number | undefined)[] {
     const input = this.input(chunk);
-    const { byteOffset, byteLength } = chunk.location;
-    return [this.loadId, input.file, input.tableName, input.tableOid, input.identity, byteOffset, byteOffset + byteLength, counts.loaded, counts.rejected, counts.skipped, this.part?.label];
+    const { byteOffset, byteLength, firstRecord } = chunk.location;
+    return [this.loadId, input.file, input.tableName, input.tableOid, input.identity, byteOffset, byteOffset + byteLength, counts.loaded, counts.rejected, counts.skipped, this.part?.label, firstRecord];
   }
 
   /** The chunk's ledger row, inlined (see `ChunkLedger.recordStatement`). */
@@ -402,13 +412,13 @@ export class LedgerWriter implements ChunkLedger {
   async record(client: pg.Client, chunk: Chunk, counts: { loaded: number; rejected: number; skipped: number }, rejects: readonly RejectedRow[]): Promise<void> {
     const input = this.input(chunk);
     await client.query(
-      `INSERT INTO ${LEDGER_SCHEMA}.chunks (${CHUNK_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, pg_relation_filenode($4::oid))`,
+      `INSERT INTO ${LEDGER_SCHEMA}.chunks (${CHUNK_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, pg_relation_filenode($4::oid))`,
       this.chunkRow(chunk, counts).map((v) => v ?? null),
     );
     for (const r of rejects) {
       await client.query(
-        `INSERT INTO ${LEDGER_SCHEMA}.rejects (load_id, file, table_oid, line, byte_offset, sqlstate, column_name, message, record) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [this.loadId, input.file, input.tableOid, r.line ?? null, r.byteOffset, r.sqlstate ?? null, r.column ?? null, r.message, r.record],
+        `INSERT INTO ${LEDGER_SCHEMA}.rejects (load_id, file, table_oid, line, byte_offset, sqlstate, column_name, message, record, first_record) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+        [this.loadId, input.file, input.tableOid, r.line ?? null, r.byteOffset, r.sqlstate ?? null, r.column ?? null, r.message, r.record, chunk.location.firstRecord ?? null],
       );
     }
   }
@@ -419,10 +429,12 @@ export class LedgerWriter implements ChunkLedger {
    */
   async committed(client: pg.Client, chunk: Chunk): Promise<{ loaded: number; rejected: number; skipped: number } | undefined> {
     const input = this.input(chunk);
-    const { byteOffset, byteLength } = chunk.location;
+    const { byteOffset, byteLength, firstRecord } = chunk.location;
+    // A JSON array chunk is named by its first element too: its byte range may be another's.
     const r = await client.query<{ rows_loaded: string; rows_rejected: string; rows_skipped: string }>(
-      `SELECT rows_loaded, rows_rejected, rows_skipped FROM ${LEDGER_SCHEMA}.chunks WHERE load_id = $1 AND file = $2 AND byte_start = $3 AND byte_end = $4`,
-      [this.loadId, input.file, byteOffset, byteOffset + byteLength],
+      `SELECT rows_loaded, rows_rejected, rows_skipped FROM ${LEDGER_SCHEMA}.chunks
+        WHERE load_id = $1 AND file = $2 AND byte_start = $3 AND byte_end = $4 AND first_record IS NOT DISTINCT FROM $5`,
+      [this.loadId, input.file, byteOffset, byteOffset + byteLength, firstRecord ?? null],
     );
     const row = r.rows[0];
     return row ? { loaded: Number(row.rows_loaded), rejected: Number(row.rows_rejected), skipped: Number(row.rows_skipped) } : undefined;
@@ -431,12 +443,20 @@ export class LedgerWriter implements ChunkLedger {
   /** The rejected rows the ledger holds for a committed chunk. */
   async rejectsOf(client: pg.Client, chunk: Chunk): Promise<RejectedRow[]> {
     const input = this.input(chunk);
-    const { byteOffset, byteLength } = chunk.location;
-    const r = await client.query<RejectRecord>(
-      `SELECT ${REJECT_COLUMNS} FROM ${LEDGER_SCHEMA}.rejects
-        WHERE load_id = $1 AND file = $2 AND byte_offset >= $3 AND byte_offset < $4 ORDER BY byte_offset`,
-      [this.loadId, input.file, byteOffset, byteOffset + byteLength],
-    );
+    const { byteOffset, byteLength, firstRecord } = chunk.location;
+    // A JSON array chunk's rejects carry its first element (their byte offsets are not the file's).
+    const r =
+      firstRecord === undefined
+        ? await client.query<RejectRecord>(
+            `SELECT ${REJECT_COLUMNS} FROM ${LEDGER_SCHEMA}.rejects
+              WHERE load_id = $1 AND file = $2 AND byte_offset >= $3 AND byte_offset < $4 ORDER BY byte_offset`,
+            [this.loadId, input.file, byteOffset, byteOffset + byteLength],
+          )
+        : await client.query<RejectRecord>(`SELECT ${REJECT_COLUMNS} FROM ${LEDGER_SCHEMA}.rejects WHERE load_id = $1 AND file = $2 AND first_record = $3 ORDER BY byte_offset`, [
+            this.loadId,
+            input.file,
+            firstRecord,
+          ]);
     return r.rows.map((row) => ({ file: chunk.location.file, ...fromRejectRecord(row) }));
   }
 

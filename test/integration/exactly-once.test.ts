@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { startCli, sleep } from '../helpers/cli-process.js';
+import { startCli, sleep, type RunningCli } from '../helpers/cli-process.js';
 import { closeTestSchema, digest, openTestSchema, runCli, tableRecords, testUrl, type CliResult } from '../helpers/test-db.js';
 
 /**
@@ -38,6 +38,15 @@ async function table(name: string, pk = false): Promise<string> {
   return q;
 }
 
+/** Table `name` (made anew) and `n` rows of CSV for it in `<name>.csv`. */
+async function csvInput(name: string, n: number): Promise<{ q: string; file: string; records: string[] }> {
+  const q = await table(name);
+  const { csv, records } = rows(n);
+  const file = path.join(dir, `${name}.csv`);
+  await fs.writeFile(file, csv);
+  return { q, file, records };
+}
+
 async function state(q: string): Promise<{ count: number; digest: string }> {
   const recs = await tableRecords(client, q);
   return { count: recs.length, digest: digest(recs) };
@@ -50,6 +59,62 @@ function assertAccounting(r: CliResult, read: number, loaded: number, rejected: 
   const n = (s: string | undefined): number => Number((s ?? '0').replace(/,/g, ''));
   assert.deepEqual({ loaded: n(m[1]), read: n(m[2]), rejected: n(m[3]) }, { loaded, read, rejected }, r.stdout);
   assert.equal(n(m[2]), n(m[1]) + n(m[3]) + n(m[4]));
+}
+
+/**
+ * A deferred trigger on `q`: the first transaction to insert a row for which `when` holds
+ * sleeps 3 s at COMMIT (an interruptible stand-in for a slow commit; `pg_stat_activity`
+ * shows it as PgSleep).
+ */
+async function slowCommit(q: string, name: string, when: string): Promise<void> {
+  await client.query(`CREATE TABLE ${SCHEMA}.${name}_flag (x int); INSERT INTO ${SCHEMA}.${name}_flag VALUES (1)`);
+  await client.query(`CREATE FUNCTION ${SCHEMA}.${name}_slow() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN IF ${when} AND EXISTS (SELECT 1 FROM ${SCHEMA}.${name}_flag) THEN DELETE FROM ${SCHEMA}.${name}_flag; PERFORM pg_sleep(3); END IF; RETURN NULL; END $$`);
+  await client.query(`CREATE CONSTRAINT TRIGGER slow AFTER INSERT ON ${q} DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ${SCHEMA}.${name}_slow()`);
+}
+
+/** Until the worker of load `loadId` sleeps in `slowCommit`'s trigger. */
+async function untilSleeping(loadId: string, run: RunningCli): Promise<void> {
+  for (let waited = 0; ; waited += 50) {
+    assert.ok(waited < 20_000, run.stderr());
+    const sleeping = await client.query("SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND wait_event = 'PgSleep'", [`pgsurge ${loadId} w0`]);
+    if (sleeping.rowCount! > 0) return;
+    await sleep(50);
+  }
+}
+
+/**
+ * A proxy in front of the test server that can cut worker w0's connections on the client's
+ * side only (the network, not the server: the backend lives on until ended).
+ */
+async function workerProxy(): Promise<{ url: string; cutWorkers(): void; close(): Promise<void> }> {
+  const u = new URL(testUrl().replace('@/', '@localhost/'));
+  const socket = path.join(u.searchParams.get('host')!, `.s.PGSQL.${u.searchParams.get('port') ?? '5432'}`);
+  const workerSides: net.Socket[] = [];
+  const serverSides: net.Socket[] = [];
+  const proxy = net.createServer((c) => {
+    const s = net.connect(socket);
+    serverSides.push(s);
+    c.once('data', (first: Buffer) => {
+      if (first.includes(Buffer.from(' w0\0'))) workerSides.push(c);
+      s.write(first);
+      c.pipe(s);
+    });
+    s.pipe(c);
+    c.on('error', () => {});
+    s.on('error', () => {});
+    c.on('close', () => s.unpipe(c));
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  const port = (proxy.address() as net.AddressInfo).port;
+  return {
+    url: `postgresql://${u.username || 'postgres'}@127.0.0.1:${port}${u.pathname}`,
+    cutWorkers: () => workerSides.splice(0).forEach((c) => c.destroy()),
+    close: async () => {
+      for (const s of serverSides) s.destroy();
+      await new Promise((r) => proxy.close(r));
+    },
+  };
 }
 
 describe('exactly once: holes found by a hostile tester (issue 15)', () => {
@@ -169,45 +234,13 @@ describe('exactly once: holes found by a hostile tester (issue 15)', () => {
   });
 
   it('4. after a lost connection the old backend is ended (by pid) and gone before the ledger is read: a COMMIT it was still making cannot double the chunk', async () => {
-    const q = await table('cut');
-    const { csv, records } = rows(500);
-    const file = path.join(dir, 'cut.csv');
-    await fs.writeFile(file, csv);
-    // At COMMIT, the first transaction to take the flag row sleeps 3 s (an interruptible stand-in for a slow commit).
-    await client.query(`CREATE TABLE ${SCHEMA}.flag (x int); INSERT INTO ${SCHEMA}.flag VALUES (1)`);
-    await client.query(`CREATE FUNCTION ${SCHEMA}.slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN IF EXISTS (SELECT 1 FROM ${SCHEMA}.flag) THEN DELETE FROM ${SCHEMA}.flag; PERFORM pg_sleep(3); END IF; RETURN NULL; END $$`);
-    await client.query(`CREATE CONSTRAINT TRIGGER slow AFTER INSERT ON ${q} DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ${SCHEMA}.slow_commit()`);
-
-    // A proxy in front of the server that can cut the worker's connection on the client's side only (the network, not the server).
-    const u = new URL(testUrl().replace('@/', '@localhost/'));
-    const socket = path.join(u.searchParams.get('host')!, `.s.PGSQL.${u.searchParams.get('port') ?? '5432'}`);
-    const workerSides: net.Socket[] = [];
-    const serverSides: net.Socket[] = [];
-    const proxy = net.createServer((c) => {
-      const s = net.connect(socket);
-      serverSides.push(s);
-      c.once('data', (first: Buffer) => {
-        if (first.includes(Buffer.from(' w0\0'))) workerSides.push(c);
-        s.write(first);
-        c.pipe(s);
-      });
-      s.pipe(c);
-      c.on('error', () => {});
-      s.on('error', () => {});
-      c.on('close', () => s.unpipe(c));
-    });
-    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-    const port = (proxy.address() as net.AddressInfo).port;
+    const { q, file, records } = await csvInput('cut', 500);
+    await slowCommit(q, 'cut', 'true');
+    const proxy = await workerProxy();
     try {
-      const run = startCli(['load', file, '-t', 'cut', '-f', 'csv', '-w', '1', '--load-id', 'cut', '--schema', SCHEMA, '--db', `postgresql://${u.username || 'postgres'}@127.0.0.1:${port}${u.pathname}`]);
-      for (let waited = 0; ; waited += 50) {
-        assert.ok(waited < 20_000, run.stderr());
-        const sleeping = await client.query("SELECT 1 FROM pg_stat_activity WHERE application_name = 'pgsurge cut w0' AND wait_event = 'PgSleep'");
-        if (sleeping.rowCount! > 0) break;
-        await sleep(50);
-      }
-      for (const c of workerSides) c.destroy(); // the server side stays open: its backend commits unless ended
+      const run = startCli(['load', file, '-t', 'cut', '-f', 'csv', '-w', '1', '--load-id', 'cut', '--schema', SCHEMA, '--db', proxy.url]);
+      await untilSleeping('cut', run);
+      proxy.cutWorkers(); // the server side stays open: its backend commits unless ended
       const e = await run.exited;
       assert.equal(e.code, 0, run.stderr());
       assert.match(run.stderr(), /lost the connection loading/);
@@ -215,8 +248,114 @@ describe('exactly once: holes found by a hostile tester (issue 15)', () => {
       assertAccounting(r, 500, 500, 0);
       assert.deepEqual(await state(q), { count: 500, digest: digest(records) }, 'once, not twice');
     } finally {
-      for (const s of serverSides) s.destroy();
-      await new Promise((r) => proxy.close(r));
+      await proxy.close();
+    }
+  });
+
+  it('an error while reloading a held chunk (its commit lost with the server) names that chunk, not the one being retried; the resume ends exact', async () => {
+    const { q, file, records } = await csvInput('reload', 500);
+    // Chunk 1 (ids 1–~85 at 1 KB) commits without waiting for its flush and is held; chunk 2 sleeps in its COMMIT.
+    await slowCommit(q, 'reload', 'NEW.id = 130');
+    // Refuses every insert while the flag row is there (not a row error: the chunk fails whole).
+    await client.query(`CREATE TABLE ${SCHEMA}.reload_refuse (x int)`);
+    await client.query(`CREATE FUNCTION ${SCHEMA}.reload_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF EXISTS (SELECT 1 FROM ${SCHEMA}.reload_refuse) THEN RAISE EXCEPTION 'refused on reload'; END IF; RETURN NULL; END $$`);
+    await client.query(`CREATE TRIGGER refuse BEFORE INSERT ON ${q} FOR EACH STATEMENT EXECUTE FUNCTION ${SCHEMA}.reload_refuse()`);
+    const proxy = await workerProxy();
+    try {
+      const run = startCli(['load', file, '-t', 'reload', '-f', 'csv', '-w', '1', '--chunk-size', '1KB', '--load-id', 'reload', '--schema', SCHEMA, '--db', proxy.url]);
+      await untilSleeping('reload', run);
+      const held = await client.query<{ byte_start: string; byte_end: string; rows_loaded: string }>("SELECT byte_start, byte_end, rows_loaded FROM pgsurge.chunks WHERE load_id = 'reload'");
+      assert.equal(held.rows.length, 1, 'chunk 1 committed, chunk 2 in its COMMIT');
+      const { byte_start: start, byte_end: end, rows_loaded: n } = held.rows[0]!;
+      assert.equal(start, '0');
+      // What a crash before chunk 1's WAL flush would have done: its rows and its ledger row gone.
+      await client.query(`DELETE FROM ${q} WHERE id <= $1`, [n]);
+      await client.query("DELETE FROM pgsurge.chunks WHERE load_id = 'reload'");
+      await client.query(`INSERT INTO ${SCHEMA}.reload_refuse VALUES (1)`);
+      proxy.cutWorkers();
+      const e = await run.exited;
+      assert.equal(e.code, 1, run.stderr());
+      assert.match(run.stderr(), /reload\.csv at byte 0: a chunk whose WAL had not reached disk yet was lost with the server; loading it again/);
+      // The reloaded chunk's place (bytes 0–end), not chunk 2's (which begins at end).
+      assert.match(run.stderr(), new RegExp(`loading \\S*reload\\.csv \\(bytes 0–${end}\\).*refused on reload`));
+      assert.match(run.stdout(), /the ledger holds, for this load \(all runs\): 0 rows loaded, 0 rejected, 0 skipped/);
+      assert.equal((await state(q)).count, 0, 'chunk 2 rolled back with its ended backend');
+      const m = /resume with: pgsurge (.*)\n/.exec(run.stderr());
+      assert.ok(m, run.stderr());
+      await client.query(`DELETE FROM ${SCHEMA}.reload_refuse`);
+      const resumed = await runCli(m[1]!.split(' ').map((a) => a.replace(/^'(.*)'$/, '$1')));
+      assert.equal(resumed.code, 0, resumed.stderr);
+      assertAccounting(resumed, 500, 500, 0);
+      assert.deepEqual(await state(q), { count: 500, digest: digest(records) });
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("4. a JSON array's chunks (several share one byte range) after a lost connection: the ledger names each by its first element, none is skipped", async () => {
+    const q = await table('arrcut');
+    const ids = Array.from({ length: 1500 }, (_, i) => i + 1);
+    const file = path.join(dir, 'arrcut.json');
+    // 45 KB: one parser block, so every chunk after the first has the same byte range.
+    await fs.writeFile(file, `[${ids.map((id) => `{"id": ${id}, "v": "value ${id}"}`).join(',\n')}]`);
+    await slowCommit(q, 'arrcut', 'NEW.id = 500');
+    const proxy = await workerProxy();
+    try {
+      const run = startCli(['load', file, '-t', 'arrcut', '-w', '1', '--chunk-size', '1KB', '--load-id', 'arrcut', '--schema', SCHEMA, '--db', proxy.url]);
+      await untilSleeping('arrcut', run);
+      const shared = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pgsurge.chunks WHERE load_id = 'arrcut' GROUP BY byte_start, byte_end ORDER BY 1 DESC LIMIT 1");
+      assert.ok(shared.rows[0]!.n > 1, 'chunks sharing one byte range are in the ledger');
+      proxy.cutWorkers();
+      const e = await run.exited;
+      assert.equal(e.code, 0, run.stderr());
+      assert.match(run.stderr(), /lost the connection loading/);
+      assertAccounting({ code: e.code, stdout: run.stdout(), stderr: run.stderr() }, 1500, 1500, 0);
+      assert.deepEqual(await state(q), { count: 1500, digest: digest(ids.map((id) => `${id}|value ${id}`)) }, 'every chunk once');
+      const ledger = await client.query<{ l: number; c: number; d: number }>(
+        "SELECT sum(rows_loaded)::int AS l, count(*)::int AS c, count(DISTINCT first_record)::int AS d FROM pgsurge.chunks WHERE load_id = 'arrcut'",
+      );
+      assert.equal(ledger.rows[0]!.l, 1500);
+      assert.equal(ledger.rows[0]!.c, ledger.rows[0]!.d, 'one first element per chunk');
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('a ledger made before first_record existed gains the column on first use; JSON array chunks and their rejects are recorded by their first element', async () => {
+    const db = 'exact_old_ledger_db';
+    await client.query(`DROP DATABASE IF EXISTS ${db}`);
+    await client.query(`CREATE DATABASE ${db}`);
+    const other = new pg.Client({ connectionString: urlAs('postgres', db) });
+    await other.connect();
+    try {
+      await other.query('CREATE TABLE public.t (id int, v text)');
+      const ids = Array.from({ length: 600 }, (_, i) => i + 1);
+      const el = (id: number): string => (id === 450 ? `{"id": "x${id}", "v": "bad"}` : `{"id": ${id}, "v": "value ${id}"}`);
+      const file = path.join(dir, 'old-ledger.json');
+      await fs.writeFile(file, `[${ids.map(el).join(',\n')}]`);
+      const args = ['load', file, '-t', 't', '--chunk-size', '1KB', '--db', urlAs('postgres', db)];
+      const first = await runCli([...args, '--load-id', 'first']);
+      assert.equal(first.code, 3, first.stderr);
+      // The ledger as an earlier pgsurge made it: no first_record in either table.
+      await other.query('ALTER TABLE pgsurge.chunks DROP COLUMN first_record; ALTER TABLE pgsurge.rejects DROP COLUMN first_record; TRUNCATE public.t');
+      const r = await runCli([...args, '--load-id', 'second']);
+      assert.equal(r.code, 3, r.stderr);
+      assertAccounting(r, 600, 599, 1);
+      const recs = await tableRecords(other, 'public.t');
+      assert.deepEqual({ count: recs.length, digest: digest(recs) }, { count: 599, digest: digest(ids.filter((id) => id !== 450).map((id) => `${id}|value ${id}`)) });
+      const chunks = await other.query<{ c: number; d: number; l: number }>(
+        "SELECT count(*)::int AS c, count(DISTINCT first_record)::int AS d, sum(rows_loaded + rows_rejected)::int AS l FROM pgsurge.chunks WHERE load_id = 'second'",
+      );
+      assert.deepEqual(chunks.rows[0], { c: chunks.rows[0]!.d, d: chunks.rows[0]!.d, l: 600 });
+      // The reject carries its chunk's first element: the chunk holding element 450.
+      const reject = await other.query<{ ok: boolean }>(
+        `SELECT r.first_record = (SELECT max(first_record) FROM pgsurge.chunks WHERE load_id = 'second' AND first_record <= 450) AS ok FROM pgsurge.rejects r WHERE load_id = 'second'`,
+      );
+      assert.deepEqual(reject.rows, [{ ok: true }]);
+    } finally {
+      await other.end();
+      await client.query(`DROP DATABASE IF EXISTS ${db}`);
     }
   });
 
