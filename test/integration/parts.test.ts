@@ -129,6 +129,9 @@ describe('--part K/N: one load split over several processes', () => {
     const truncate = await runCli(['load', file, '-t', 'refused', '--part', '1/3', '--truncate', ...target()]);
     assert.equal(truncate.code, 2);
     assert.match(truncate.stderr, /--truncate cannot be given with --part/);
+    // Each COPY of the part waits 0.2 s, so it is surely still running (holding its locks) when the whole run starts.
+    await client.query(`CREATE FUNCTION ${SCHEMA}.slow_copy() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN PERFORM pg_sleep(0.2); RETURN NULL; END$$`);
+    await client.query(`CREATE TRIGGER slow BEFORE INSERT ON ${SCHEMA}.refused FOR EACH STATEMENT EXECUTE FUNCTION ${SCHEMA}.slow_copy()`);
     const slow = startCli(['load', file, '-t', 'refused', '--part', '1/2', '--load-id', 'split-c', '-w', '1', '--chunk-size', '1KB', ...target()]);
     await slow.waitFor(/pgsurge: load split-c/);
     const whole = await runCli(['load', file, '-t', 'refused', '--load-id', 'split-c', ...target()]);
