@@ -102,12 +102,14 @@ export class RecordSplitter {
   /**
    * Appends the binary tuples of every record in `data` (whole records, each ending in a
    * newline) to `out`; returns the number of records, or the refusal that sends the chunk
-   * as text (then `out.pos` is back where it was).
+   * as text (then `out.pos` is back where it was). `continuing`: `data` is the next piece
+   * of the chunk whose earlier pieces went before (same COPY, same line ending).
    */
-  encode(data: Uint8Array, out: WireBuffer): number | SplitRefusal {
+  encode(data: Uint8Array, out: WireBuffer, continuing = false): number | SplitRefusal {
     const begin = out.pos;
     this.refusal = undefined;
-    this.eol = EOL_UNKNOWN;
+    // A chunk encoded in pieces (`continuing`) keeps its first line's ending across them.
+    if (!continuing) this.eol = EOL_UNKNOWN;
     const rows = this.format.csv ? this.encodeCsv(data, out) : this.encodeText(data, out);
     if (rows < 0) {
       out.pos = begin;

@@ -1,7 +1,10 @@
 import type pg from 'pg';
 import type { Chunk, LoadTarget } from '../batching/chunk.js';
 import { copySql, copyWriter, streamCopy } from '../writer/copy-writer.js';
-import type { ChunkResult, ChunkWriter } from '../writer/chunk-writer.js';
+import { RedoAsText, type ChunkResult, type ChunkWriter } from '../writer/chunk-writer.js';
+import { once } from 'node:events';
+import { finished } from 'node:stream/promises';
+import { from as copyFrom } from 'pg-copy-streams';
 import { wireFormat } from '../writer/wire-format.js';
 import { readSessionFacts, readWireColumns } from './catalog.js';
 import { WireBuffer, type EncoderLookup, type SessionFacts } from './field-encoder.js';
@@ -90,6 +93,21 @@ export function wireCopyWriter(choice: WireChoice, lookup: EncoderLookup = encod
         let splitter = state.splitters.get(plan);
         if (splitter === undefined) state.splitters.set(plan, (splitter = new RecordSplitter(plan.format, plan.encoders)));
         const out = state.out;
+        if (!plan.format.csv) {
+          // COPY text: a raw newline always ends a record, so the chunk is encoded a piece at a time while the server parses the pieces before.
+          // Marked before it goes: a chunk the server refuses part way is counted as redone by the text path.
+          sentBinary.add(chunk);
+          const streamed = await streamEncoded(client, sql, chunk.data, splitter, out);
+          if (typeof streamed === 'number') {
+            tally.binaryChunks++;
+            return { loaded: streamed, skipped: 0 };
+          }
+          sentBinary.delete(chunk);
+          tally.fallbackChunks++;
+          tally.firstFallback ??= describeRefusal(streamed.refusal, chunk, plan.columns.map((c) => c.name));
+          if (streamed.sent) throw new RedoAsText(`part of the chunk went as binary before ${streamed.refusal.why}: loaded again as text`);
+          return begin ? copyWriter.beginAndWriteRows!(client, chunk) : copyWriter.writeRows(client, chunk);
+        }
         out.pos = 0;
         // Room for the whole chunk up front (binary lineitem is ~1.75× its text): the buffer grows once, on the first chunk.
         out.reserve(2 * chunk.data.length + 64);
@@ -139,6 +157,58 @@ export function wireCopyWriter(choice: WireChoice, lookup: EncoderLookup = encod
     wireReport: () => [...tallies.values()].map((t) => ({ ...t })),
   };
 }
+
+/**
+ * Text bytes encoded per piece. Encoding a whole 8 MB chunk before sending it left the
+ * server idle for the encoding's time (~70 ms a chunk): binary -w 1 ran slower than text
+ * although the server's CPU per row was 0.7× (bench/wire.ts, SF 1). A piece is encoded
+ * while the server parses the one before; its binary form (~1.75× the text) stays under
+ * the 128 KB at which the socket's writer was measured to wake too late (copy-writer.ts).
+ */
+const PIECE_TEXT_BYTES = 64 * 1024;
+const NEWLINE = 0x0a;
+
+/**
+ * Streams a COPY text chunk as binary COPY, encoding it a piece (whole records) at a time.
+ * Returns the server's row count, or the refusal that sends the chunk as text and whether
+ * pieces had gone out already (then the COPY was failed, and the transaction with it).
+ */
+async function streamEncoded(client: pg.Client, sql: string, data: Buffer, splitter: RecordSplitter, out: WireBuffer): Promise<number | { refusal: SplitRefusal; sent: boolean }> {
+  let stream: ReturnType<typeof copyFrom> | undefined;
+  let done: Promise<void> | undefined;
+  let records = 0;
+  for (let at = 0; at < data.length; ) {
+    const next = at + PIECE_TEXT_BYTES >= data.length ? -1 : data.indexOf(NEWLINE, at + PIECE_TEXT_BYTES - 1);
+    const end = next < 0 ? data.length : next + 1;
+    out.pos = 0;
+    out.reserve(2 * (end - at) + 64);
+    if (at === 0) writeRaw(out, BINARY_COPY_HEADER);
+    const encoded = splitter.encode(data.subarray(at, end), out, at > 0);
+    if (typeof encoded !== 'number') {
+      const refusal = { ...encoded, record: records + encoded.record };
+      if (stream === undefined) return { refusal, sent: false };
+      // CopyFail: the server ends the COPY with an error and the transaction is aborted; wait for it.
+      stream.destroy(new Error(`pgsurge: ${refusal.why}`));
+      await done!.catch(() => undefined);
+      return { refusal, sent: true };
+    }
+    records += encoded;
+    if (end === data.length) writeRaw(out, BINARY_COPY_TRAILER);
+    if (stream === undefined) {
+      stream = client.query(copyFrom(sql));
+      done = finished(stream);
+    }
+    // A copy: the socket may still hold the piece when `out` is reused for the next one.
+    if (!stream.write(Buffer.from(out.bytes.subarray(0, out.pos)))) await Promise.race([once(stream, 'drain'), done]);
+    at = end;
+  }
+  if (stream === undefined) return streamCopy(client, sql, Buffer.from(BINARY_COPY_HEADER_AND_TRAILER));
+  stream.end();
+  await done;
+  return stream.rowCount;
+}
+
+const BINARY_COPY_HEADER_AND_TRAILER = Buffer.concat([Buffer.from(BINARY_COPY_HEADER), Buffer.from(BINARY_COPY_TRAILER)]);
 
 /** `line 7, column l_shipdate: "infinity" (a value its encoder cannot encode exactly)`. */
 function describeRefusal(r: SplitRefusal, chunk: Chunk, columns: readonly string[]): string {

@@ -7,6 +7,7 @@ import type { Unframable } from '../framing/framer.js';
 import type { ChunkLedger, RejectedRow } from '../ledger/ledger.js';
 import type { RejectBudget } from '../rejects/reject-budget.js';
 import type { ChunkResult, ChunkWriter } from './chunk-writer.js';
+import { RedoAsText } from './chunk-writer.js';
 import { commitModeStatement, INSERTED_LSN } from './wal-flush.js';
 
 /** What one chunk came to, once committed. */
@@ -102,7 +103,7 @@ export async function commitChunk(client: pg.Client, chunk: Chunk, ctx: ChunkTra
     return { loaded: r.loaded, skipped: r.skipped, rejects: [], ...(durableAt === undefined ? {} : { durableAt }) };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
-    if (!isRowError(error)) throw error;
+    if (!isRowError(error) && !(error instanceof RedoAsText)) throw error;
     refused = error;
   }
   // A refused first try through another writer (binary COPY) says nothing about how the parts fare through this one.

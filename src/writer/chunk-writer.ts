@@ -51,3 +51,16 @@ export interface ChunkWriter {
   /** Which wire each table's chunks went through (COPY's binary wire), for the summary. */
   wireReport?(): readonly import('../wire/wire-report.js').TableWire[];
 }
+
+/**
+ * Thrown by a writer that gave up on a chunk part way through sending it (the binary
+ * wire met a value it cannot encode exactly after earlier pieces had gone out, and failed
+ * the COPY): the caller rolls the transaction back and loads the chunk again through the
+ * writer's `refusedWriter`, as for a chunk the server refused.
+ */
+export class RedoAsText extends Error {
+  constructor(why: string) {
+    super(why);
+    this.name = 'RedoAsText';
+  }
+}

@@ -191,6 +191,38 @@ describe('binary wire: rejects and fallbacks as text gives them', () => {
     assert.match(w.firstFallback ?? '', /infinity/);
   });
 
+  it('a chunk sent a piece at a time: a value the encoders do not take after pieces went out fails that COPY and the chunk loads as text (a fallback); a row the server refuses in a later piece is redone as text; rejects as text gives them', async () => {
+    const rows = lineitemFields(3000);
+    const cases = [
+      { name: 'infinity', at: 2900, counts: [0, 1, 0], first: /line 2901, column l_shipdate: "infinity"/ },
+      { name: 'refused', at: undefined, counts: [0, 0, 1], first: undefined },
+    ];
+    for (const c of cases) {
+      const parts = rows.map((f, i) => (i === c.at ? tblLine(f.map((v, k) => (k === 10 ? 'infinity' : v))) : i === 2950 ? damage(f, 'overlong varchar', tblLine) : tblLine(f)));
+      const file = path.join(dir, `pieces-${c.name}.tbl`);
+      await fs.writeFile(file, Buffer.concat(parts));
+      assert.ok(Buffer.concat(parts.slice(0, 2900)).length > 3 * 64 * 1024, 'the refused value comes after several pieces');
+      const digests: string[] = [];
+      const logs: string[] = [];
+      for (const wire of ['text', 'binary'] as const) {
+        const rejectFile = path.join(dir, `pieces-${c.name}-${wire}.rejects`);
+        const r = await runCli(['load', file, '-t', 'lineitem', '--create', '--truncate', '--db', testUrl(), '--schema', SCHEMA, '--wire', wire, '--chunk-size', '8MB', '-w', '1', '--reject-file', rejectFile, '--json']);
+        assert.equal(r.code, 3, r.stderr);
+        const s = summaryOf(r.stdout);
+        assert.deepEqual([s.total.read, s.total.loaded, s.total.rejected, s.total.skipped], [3000, 2999, 1, 0], 'read = loaded + rejected + skipped');
+        digests.push(await contentOf(`${SCHEMA}.lineitem`));
+        logs.push(`${await fs.readFile(rejectFile, 'utf8')}\n${await fs.readFile(`${rejectFile}.log`, 'utf8')}`);
+        if (wire === 'binary') {
+          const w = wireOf(s, 'lineitem');
+          assert.deepEqual([w.binaryChunks, w.fallbackChunks, w.redoneChunks], c.counts, JSON.stringify(w));
+          if (c.first) assert.match(w.firstFallback ?? '', c.first);
+        }
+      }
+      assert.equal(digests[0], digests[1], c.name);
+      assert.equal(logs[1], logs[0], `${c.name}: the same reject file and log either way`);
+    }
+  });
+
   it('a table with a type that has no encoder goes as text, and the summary says which column', async () => {
     await client.query(`CREATE TABLE ${SCHEMA}.typed (id int, doc xml)`);
     const file = path.join(dir, 'typed.txt');

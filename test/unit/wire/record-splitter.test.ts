@@ -205,3 +205,28 @@ describe('record splitter: COPY options', () => {
     assert.match(splitFormatOf({ format: 'text', delimiter: '§' }) as string, /delimiter/);
   });
 });
+
+describe('record splitter: a chunk encoded in pieces', () => {
+  it('pieces cut at newlines (continuing) give the bytes of the whole, and keep the first line ending', () => {
+    const text = formatOf('text');
+    const data = Buffer.from('1\ta\\tb\n2\t\\N\n3\tc\n4\td\n', 'utf8');
+    const whole = new WireBuffer(16);
+    assert.equal(new RecordSplitter(text, [bytes(), bytes()]).encode(data, whole), 4);
+    for (let cut = 1; cut < data.length; cut++) {
+      const nl = data.indexOf(0x0a, cut - 1);
+      if (nl < 0 || nl + 1 >= data.length) continue;
+      const splitter = new RecordSplitter(text, [bytes(), bytes()]);
+      const out = new WireBuffer(16);
+      assert.equal(splitter.encode(data.subarray(0, nl + 1), out), data.subarray(0, nl + 1).toString().split('\n').length - 1);
+      assert.equal(typeof splitter.encode(data.subarray(nl + 1), out, true), 'number');
+      assert.deepEqual(Buffer.from(out.bytes.subarray(0, out.pos)), Buffer.from(whole.bytes.subarray(0, whole.pos)), `cut after byte ${nl}`);
+    }
+    // The second piece's CRLF is not the first piece's line ending: refused, as one whole COPY would refuse it.
+    const splitter = new RecordSplitter(text, [bytes(), bytes()]);
+    const out = new WireBuffer(16);
+    assert.equal(splitter.encode(Buffer.from('1\ta\n'), out), 1);
+    const r = splitter.encode(Buffer.from('2\tb\r\n'), out, true);
+    assert.equal(typeof r, 'object');
+    assert.match((r as SplitRefusal).why, /carriage return|line ending/);
+  });
+});
