@@ -170,12 +170,13 @@ describe('verdicts of loads built to be bound by one thing', () => {
         dropFromPageCache(path.join(cluster.dataDir, rel));
         // odd keys spread over the same range: every row lands on a random leaf
         const file = path.join(dir, 'idx.txt');
-        await writeNarrowRows({ rows: 30_000, keys: 'random', seed: 4, out: file });
-        const spread = (await fs.readFile(file, 'utf8')).replace(/^(\d+)/gm, (k) => String(Number(k) * 333_332 + 1));
+        // 90k rows: on a quiet machine 30k loaded in under a second, too few looks (20) for a verdict
+        await writeNarrowRows({ rows: 90_000, keys: 'random', seed: 4, out: file });
+        const spread = (await fs.readFile(file, 'utf8')).replace(/^(\d+)/gm, (k) => String(Number(k) * 111_110 + 1));
         await fs.writeFile(file, spread);
         const r = await runCli(['load', file, '-t', 'idx', '-f', 'text', '-w', '1', '--chunk-size', '256kB', '--json', '--db', cluster.url()]);
         assert.equal(r.code, 0, r.stderr);
-        const d = assertDiagnosed(lastEvent(r.stdout), 30_000);
+        const d = assertDiagnosed(lastEvent(r.stdout), 90_000);
         assert.equal(d.verdict.rule, 'index-reads', d.verdict.text);
         assert.ok(d.verdict.shares.dataRead > 0.05, d.verdict.text);
         await c.query('CREATE VIEW loaded_rows AS SELECT * FROM idx WHERE id % 2 = 1');
