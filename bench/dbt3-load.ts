@@ -31,7 +31,7 @@ import { DBT3_TABLES } from '../src/datasets/dbt3-schema.js';
 import { createTableSql } from '../src/datasets/table-ddl.js';
 import { generateDbt3 } from '../src/datasets/dbt3/generate.js';
 import { arg, describeMachine, median, psqlPath } from './lib/machine.js';
-import { cpuSecondsWithChildren } from './lib/proc-cpu.js';
+import { cpuSecondsWithChildren } from './lib/server-cpu.js';
 import { run } from './lib/run.js';
 import { stripTrailingPipe } from './lib/tbl-strip.js';
 

@@ -18,7 +18,8 @@ import { load } from '../src/load.js';
 import { parseSampleEvery, describeSampleEvery } from '../src/metrics/sample-every.js';
 import { Sampler } from '../src/metrics/sampler.js';
 import { median } from '../src/metrics/series.js';
-import { DEFAULT_WAIT_EVERY_MS, processCpuSeconds } from '../src/metrics/wait-sampler.js';
+import { DEFAULT_WAIT_EVERY_MS } from '../src/metrics/wait-sampler.js';
+import { processCpuSeconds } from '../src/metrics/proc-stat.js';
 import { allReporters } from '../src/report/progress-line.js';
 
 const args = process.argv.slice(2);

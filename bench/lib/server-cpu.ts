@@ -7,30 +7,26 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-
-const TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-
-/** Fields of /proc/<pid>/stat after the command name (which may hold spaces). */
-function statFields(pid: number | 'self'): string[] {
-  const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return s.slice(s.lastIndexOf(')') + 2).split(' ');
-}
+import { processCpuSeconds, procStatFields as statFields, TICKS_PER_SECOND } from '../../src/metrics/proc-stat.js';
 
 /** CPU seconds of `pid` itself (utime + stime), 0 once it is gone. */
 function ownCpu(pid: number): number {
-  try {
-    const f = statFields(pid);
-    return (Number(f[11]) + Number(f[12])) / TICKS;
-  } catch {
-    return 0;
-  }
+  return processCpuSeconds(pid) ?? 0;
 }
 
 /** CPU seconds of the children `pid` has reaped (cutime + cstime). */
 export function reapedChildrenCpu(pid: number | 'self'): number {
   const f = statFields(pid);
-  // After the name: state is field 3 (index 0), cutime field 16, cstime field 17.
-  return (Number(f[13]) + Number(f[14])) / TICKS;
+  return (Number(f[13]) + Number(f[14])) / TICKS_PER_SECOND;
+}
+
+/**
+ * CPU seconds of a process and of the children it has reaped: for the postmaster, every
+ * backend and parallel worker that has ended; for this process, every command it ran.
+ */
+export function cpuSecondsWithChildren(pid: number | 'self'): number {
+  const f = statFields(pid);
+  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / TICKS_PER_SECOND;
 }
 
 export function postmasterPid(dataDir: string): number {

@@ -1,3 +1,4 @@
+import { processCpuSeconds } from './proc-stat.js';
 import { readFileSync } from 'node:fs';
 import type pg from 'pg';
 import type { Target } from '../db/target.js';
@@ -12,7 +13,6 @@ import { addWaits, classifyWait, NO_WAITS, WAIT_CLASSES, type WaitClass, type Wa
 export const DEFAULT_WAIT_EVERY_MS = 50;
 
 /** Linux reports a process's CPU time in USER_HZ ticks, 100 per second on every architecture Node runs on. */
-const TICKS_PER_SECOND = 100;
 
 /** Looks between readings of the backends' CPU in /proc: often enough to lose little when a backend ends, rarely enough to cost nothing. */
 const CPU_EVERY_LOOKS = 2;
@@ -67,19 +67,6 @@ export interface WaitSnapshot {
   readonly serverCpuSeconds?: number;
 }
 
-/** utime + stime of a process in seconds, or undefined when it is gone (or not on this machine). */
-export function processCpuSeconds(pid: number, read: (file: string) => string = (f) => readFileSync(f, 'utf8')): number | undefined {
-  try {
-    const stat = read(`/proc/${pid}/stat`);
-    // the command name is in parentheses and may hold spaces: count fields after the last ')'
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const utime = Number(fields[11]);
-    const stime = Number(fields[12]);
-    return Number.isFinite(utime) && Number.isFinite(stime) ? (utime + stime) / TICKS_PER_SECOND : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * Whether the server is on this machine: the managed cluster, or a server whose backend

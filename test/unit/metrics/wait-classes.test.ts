@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { addWaits, busyShare, classifyWait, NO_WAITS, subtractWaits, waitShares, type WaitClass } from '../../../src/metrics/wait-classes.js';
-import { processCpuSeconds, serverIsLocal } from '../../../src/metrics/wait-sampler.js';
+import { processCpuSeconds } from '../../../src/metrics/proc-stat.js';
+import { serverIsLocal } from '../../../src/metrics/wait-sampler.js';
 import type { Target } from '../../../src/db/target.js';
 
 describe('wait classes of a backend at one look', () => {
