@@ -12,7 +12,6 @@
  * `--ab '--<flag> <value>'` the same load with more pgsurge options (e.g. `--chunk-size 32MB`).
  */
 import { promises as fs } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -23,6 +22,7 @@ import { arg, describeMachine, median } from './lib/machine.js';
 import { run } from './lib/run.js';
 import { interleave } from './lib/interleave.js';
 import { stripTrailingPipe } from './lib/tbl-strip.js';
+import { benchCommandLine, benchWorkDir } from './lib/bench-cluster.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const pgsurge = path.join(root, 'bin', 'pgsurge.js');
@@ -38,11 +38,10 @@ if (!citusInstalled()) {
   process.exit(2);
 }
 
-const work = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-bench-citus-'));
-await fs.chmod(work, 0o755);
+const work = await benchWorkDir('pgsurge-bench-citus-');
 let cluster: CitusCluster | undefined;
 try {
-  console.log(`# bench/citus: ${process.argv.slice(1).map((a) => path.relative(process.cwd(), a) || a).join(' ')}`);
+  console.log(benchCommandLine('citus'));
   console.log(`# machine: ${describeMachine()}`);
   const { files } = await generateDbt3({ scale, outDir: work, tables: ['lineitem'] });
   const lineitem = files[0]!;

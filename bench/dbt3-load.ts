@@ -23,7 +23,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import pLimit from 'p-limit';
-import { ManagedCluster } from '../src/cluster/managed-cluster.js';
 import { systemBinDirs } from '../src/cluster/binaries.js';
 import { analyzeStatement, dbt3KeyStatements } from '../src/db/build-keys.js';
 import { qualifiedName } from '../src/db/identifiers.js';
@@ -34,6 +33,7 @@ import { arg, describeMachine, median, psqlPath } from './lib/machine.js';
 import { cpuSecondsWithChildren } from './lib/server-cpu.js';
 import { run } from './lib/run.js';
 import { stripTrailingPipe } from './lib/tbl-strip.js';
+import { benchCommandLine, openBenchCluster } from './lib/bench-cluster.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const pgsurge = path.join(root, 'bin', 'pgsurge.js');
@@ -52,11 +52,9 @@ interface Measured {
   readonly clientCpu: number;
 }
 
-const work = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-bench-dbt3-'));
-await fs.chmod(work, 0o755);
-const cluster = await ManagedCluster.open({ dataDir: path.join(work, 'data'), pgBin });
+const { work, cluster } = await openBenchCluster('pgsurge-bench-dbt3-', pgBin);
 try {
-  console.log(`# bench/dbt3-load: ${process.argv.slice(1).map((a) => path.relative(process.cwd(), a) || a).join(' ')}`);
+  console.log(benchCommandLine('dbt3-load'));
   console.log(`# machine: ${describeMachine()}; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   console.log(`# server: ${cluster.binaries.version} (${cluster.binaries.source}), managed cluster with default settings, Unix socket`);
   const dataDir = path.join(work, 'tbl');

@@ -10,14 +10,13 @@
  * itself; 1 MB chunks keep it well below the smaller input, so both sizes are past it.
  */
 import { createWriteStream, promises as fs } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { ManagedCluster } from '../src/cluster/managed-cluster.js';
 import { systemBinDirs } from '../src/cluster/binaries.js';
 import { arg, describeMachine, median } from './lib/machine.js';
 import { run } from './lib/run.js';
+import { benchCommandLine, openBenchCluster } from './lib/bench-cluster.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const pgsurge = path.join(root, 'bin', 'pgsurge.js');
@@ -54,11 +53,9 @@ async function writeRows(file: string, format: Format, rows: number): Promise<nu
   return (await fs.stat(file)).size;
 }
 
-const work = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-bench-json-'));
-await fs.chmod(work, 0o755);
-const cluster = await ManagedCluster.open({ dataDir: path.join(work, 'data'), pgBin });
+const { work, cluster } = await openBenchCluster('pgsurge-bench-json-', pgBin);
 try {
-  console.log(`# bench/json-memory: ${process.argv.slice(1).map((a) => path.relative(process.cwd(), a) || a).join(' ')}`);
+  console.log(benchCommandLine('json-memory'));
   console.log(`# machine: ${describeMachine()}`);
   console.log(`# server: ${cluster.binaries.version} (${cluster.binaries.source}), managed cluster with default settings, Unix socket`);
   const sizes = [smallRows, smallRows * 10];

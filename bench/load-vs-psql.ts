@@ -9,16 +9,15 @@
  * load the two halves of that copy at once.
  */
 import { promises as fs } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ManagedCluster } from '../src/cluster/managed-cluster.js';
 import { systemBinDirs } from '../src/cluster/binaries.js';
 import { generateDbt3 } from '../src/datasets/dbt3/generate.js';
 import { arg, describeMachine, median, psqlPath } from './lib/machine.js';
 import { interleave } from './lib/interleave.js';
 import { run } from './lib/run.js';
 import { lineitemBench } from './lib/lineitem-bench.js';
+import { benchCommandLine, openBenchCluster } from './lib/bench-cluster.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const pgsurge = path.join(root, 'bin', 'pgsurge.js');
@@ -27,11 +26,9 @@ const repeat = Number(arg('repeat', '3'));
 const pgBin = arg('pg-bin', systemBinDirs().length > 0 ? 'system' : 'embedded');
 const psql = psqlPath();
 
-const work = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-bench-'));
-await fs.chmod(work, 0o755);
-const cluster = await ManagedCluster.open({ dataDir: path.join(work, 'data'), pgBin });
+const { work, cluster } = await openBenchCluster('pgsurge-bench-', pgBin);
 try {
-  console.log(`# bench/load-vs-psql: ${process.argv.slice(1).map((a) => path.relative(process.cwd(), a) || a).join(' ')}`);
+  console.log(benchCommandLine('load-vs-psql'));
   console.log(`# machine: ${describeMachine()}`);
   console.log(`# server: ${cluster.binaries.version} (${cluster.binaries.source}), managed cluster with default settings, Unix socket`);
   const { lineitem, stripped, halves, url, admin, reset, copyCmd } = await lineitemBench(cluster, work, scale);

@@ -11,11 +11,9 @@
  * DuckDB (`@duckdb/node-api`, a dev dependency) writes the Parquet files.
  */
 import { promises as fs } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { ManagedCluster } from '../src/cluster/managed-cluster.js';
 import { systemBinDirs } from '../src/cluster/binaries.js';
 import { createTableSql } from '../src/datasets/table-ddl.js';
 import { generateDbt3 } from '../src/datasets/dbt3/generate.js';
@@ -24,6 +22,7 @@ import { arg, describeMachine, median, psqlPath } from './lib/machine.js';
 import { interleave } from './lib/interleave.js';
 import { run } from './lib/run.js';
 import { stripTrailingPipe } from './lib/tbl-strip.js';
+import { benchCommandLine, openBenchCluster } from './lib/bench-cluster.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const pgsurge = path.join(root, 'bin', 'pgsurge.js');
@@ -33,11 +32,9 @@ const pgBin = arg('pg-bin', systemBinDirs().length > 0 ? 'system' : 'embedded');
 const psql = psqlPath();
 const ROW_GROUP = 122_880;
 
-const work = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-bench-parquet-'));
-await fs.chmod(work, 0o755);
-const cluster = await ManagedCluster.open({ dataDir: path.join(work, 'data'), pgBin });
+const { work, cluster } = await openBenchCluster('pgsurge-bench-parquet-', pgBin);
 try {
-  console.log(`# bench/parquet: ${process.argv.slice(1).map((a) => path.relative(process.cwd(), a) || a).join(' ')}`);
+  console.log(benchCommandLine('parquet'));
   console.log(`# machine: ${describeMachine()}`);
   console.log(`# server: ${cluster.binaries.version} (${cluster.binaries.source}), managed cluster with default settings, Unix socket`);
   const { files } = await generateDbt3({ scale, outDir: work, tables: ['lineitem'] });

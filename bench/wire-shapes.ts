@@ -12,7 +12,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { ManagedCluster } from '../src/cluster/managed-cluster.js';
 import { systemBinDirs } from '../src/cluster/binaries.js';
 import { createTableSql } from '../src/datasets/table-ddl.js';
 import { generateDbt3 } from '../src/datasets/dbt3/generate.js';
@@ -23,6 +22,7 @@ import { arg, describeMachine, median } from './lib/machine.js';
 import { run } from './lib/run.js';
 import { measureCpu, postmasterPid } from './lib/server-cpu.js';
 import { typnameOf } from './lib/dbt3-types.js';
+import { benchCommandLine, openBenchCluster } from './lib/bench-cluster.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const pgsurge = path.join(root, 'bin', 'pgsurge.js');
@@ -53,11 +53,9 @@ async function synthetic(file: string, columns: readonly (readonly [string, stri
   await fs.writeFile(file, `${lines.join('\n')}\n`);
 }
 
-const work = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-bench-shapes-'));
-await fs.chmod(work, 0o755);
-const cluster = await ManagedCluster.open({ dataDir: path.join(work, 'data'), pgBin });
+const { work, cluster } = await openBenchCluster('pgsurge-bench-shapes-', pgBin);
 try {
-  console.log(`# bench/wire-shapes: ${process.argv.slice(1).map((a) => path.relative(process.cwd(), a) || a).join(' ')}`);
+  console.log(benchCommandLine('wire-shapes'));
   console.log(`# machine: ${describeMachine()}; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   console.log(`# server: ${cluster.binaries.version} (${cluster.binaries.source}), managed cluster, autovacuum off`);
   const scale = Math.max(0.01, rowsWanted / 6_000_000);

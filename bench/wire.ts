@@ -13,12 +13,12 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ManagedCluster } from '../src/cluster/managed-cluster.js';
 import { systemBinDirs } from '../src/cluster/binaries.js';
 import { arg, describeMachine, median, psqlPath } from './lib/machine.js';
 import { run } from './lib/run.js';
 import { lineitemBench } from './lib/lineitem-bench.js';
 import { measureCpu, pinServer, postmasterPid } from './lib/server-cpu.js';
+import { benchCommandLine, openBenchCluster } from './lib/bench-cluster.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const pgsurge = path.join(root, 'bin', 'pgsurge.js');
@@ -34,11 +34,9 @@ interface Run {
   readonly clientCpu: number;
 }
 
-const work = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-bench-wire-'));
-await fs.chmod(work, 0o755);
-const cluster = await ManagedCluster.open({ dataDir: path.join(work, 'data'), pgBin });
+const { work, cluster } = await openBenchCluster('pgsurge-bench-wire-', pgBin);
 try {
-  console.log(`# bench/wire: ${process.argv.slice(1).map((a) => path.relative(process.cwd(), a) || a).join(' ')}`);
+  console.log(benchCommandLine('wire'));
   console.log(`# machine: ${describeMachine()}; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   console.log(`# server: ${cluster.binaries.version} (${cluster.binaries.source}), managed cluster, autovacuum off (its workers would count as the load's CPU), Unix socket`);
   const { lineitem, stripped, halves, url, admin, reset, copyCmd } = await lineitemBench(cluster, work, scale, { autovacuum: 'off' });
