@@ -9,7 +9,6 @@ import { intervalBetween, type Interval, type Sample } from './series.js';
 import { countRowsBefore, readServerFacts, type ServerFacts, type ServerSnapshot } from './server-snapshot.js';
 import { snapshotReaderFor, type SnapshotReader } from './citus-snapshot.js';
 import { DEFAULT_WAIT_EVERY_MS, serverIsLocal, WaitSampler, type WaitSnapshot, type WaitSummary } from './wait-sampler.js';
-import { workerNamePrefix } from '../load.js';
 
 /** What a sample tells whoever listens (the progress output, a report, a test). */
 export interface SampleListener {
@@ -113,13 +112,13 @@ export class Sampler implements LoadReporter {
   }
 
   /** Called by the load once the tables exist and before any row is sent: the baseline. */
-  async start(info: { inputs: readonly { table: string; schema: string | undefined }[]; loadId?: string; workerPrefix?: string }): Promise<void> {
+  async start(info: { inputs: readonly { table: string; schema: string | undefined }[]; workerPrefix?: string }): Promise<void> {
     this.tables = [...new Set(info.inputs.map((i) => qualifiedName(i.table, i.schema)))];
     const waitEvery = this.options.waitEveryMs ?? DEFAULT_WAIT_EVERY_MS;
-    if (info.loadId !== undefined && waitEvery !== 'off' && this.waitSampler === undefined) {
+    if (info.workerPrefix !== undefined && waitEvery !== 'off' && this.waitSampler === undefined) {
       const pid = await this.withClient(async (c) => (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0);
       const local = serverIsLocal(this.target, pid);
-      this.waitSampler = new WaitSampler((fn) => this.inTurn(() => this.withClient(fn)), info.workerPrefix ?? workerNamePrefix(info.loadId), { everyMs: waitEvery, local, versionNum: this.facts.versionNum });
+      this.waitSampler = new WaitSampler((fn) => this.inTurn(() => this.withClient(fn)), info.workerPrefix, { everyMs: waitEvery, local, versionNum: this.facts.versionNum });
       await this.waitSampler.start();
     }
     const before = await this.withClient((c) => countRowsBefore(c, this.tables));
