@@ -16,7 +16,7 @@ import { dbt3Tasks } from './dbt3/dbt3-tasks.js';
 import { mergeSummaries } from './dbt3/merge-summaries.js';
 import { runSchedule, type TaskRun } from './dbt3/run-schedule.js';
 import { LoadStopped } from './faults/load-stopped.js';
-import { load, workerNamePrefix, type LoadOptions, type LoadReporter } from './load.js';
+import { load, type LoadOptions, type LoadReporter } from './load.js';
 import type { LoadSummary } from './metrics/load-counters.js';
 import { runWithDurability, unsafeRefused, type DurableTable } from './durability/durability-session.js';
 import { SAFE_DURABILITY, type DurabilityOptions } from './durability/presets.js';
@@ -186,10 +186,14 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
     const summaries: LoadSummary[] = [];
     const timeline: TaskRun[] = [];
     // The watcher (progress line, sampler) sees one load of all eight tables, not eight starts.
-    await reporter.start?.({ inputs: allInputs, totalBytes, workers: options.workers, target: target.description, loadId: 'dbt3', resumed: options.resume === true, workerPrefix: workerNamePrefix('dbt3') });
+    await reporter.start?.({ inputs: allInputs, totalBytes, workers: options.workers, target: target.description, loadId: 'dbt3', resumed: options.resume === true });
     // Each table's first chunk start and last chunk end, for the timeline of a load of several tables.
     const spans = new Map<string, { start: number; end: number }>();
     const perTable: LoadReporter = {
+      // Each load's workers have names of their own (its load id): the watcher's wait sampler looks at them all.
+      start: (info) => {
+        if (info.workerPrefix !== undefined) reporter.workersNamed?.(info.workerPrefix);
+      },
       chunkLoaded(info) {
         const end = now();
         const span = spans.get(info.chunk.target.table) ?? { start: end - info.seconds, end };

@@ -60,7 +60,9 @@ export interface LoadOptions {
 /** What the load tells whoever watches it (the CLI's progress line, a test). */
 export interface LoadReporter {
   /** Called once the tables are ready and before any row is sent; the load waits for it (a sampler takes its baseline). */
-  start?(info: { inputs: readonly LoadTarget[]; totalBytes: number | undefined; workers: number; target: string; loadId: string; resumed: boolean; /** The application_name prefix of this run's workers (a part's has its K/N): what the wait sampler looks for. */ workerPrefix: string }): void | Promise<void>;
+  start?(info: { inputs: readonly LoadTarget[]; totalBytes: number | undefined; workers: number; target: string; loadId: string; resumed: boolean; /** The application_name prefix of this run's workers (a part's has its K/N): what the wait sampler looks for; absent where the watcher hears of several loads' workers by `workersNamed`. */ workerPrefix?: string }): void | Promise<void>;
+  /** The application_name prefix of the workers of one of several loads under one watcher (dbt3 load's tables), once they are connected. */
+  workersNamed?(workerPrefix: string): void;
   chunkLoaded?(info: { chunk: Chunk; rows: number; result: ChunkResult; seconds: number; counters: LoadCounters }): void;
   /** Something the user should know before the load goes on (e.g. the same file was loaded before, differently). */
   note?(message: string): void;

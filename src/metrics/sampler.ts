@@ -111,14 +111,19 @@ export class Sampler implements LoadReporter {
     return (this.options.cpuSeconds ?? processCpuSeconds)();
   }
 
+  /** A load's workers, named after the start (each table's load of a dbt3 load): their waits are looked at too. */
+  workersNamed(workerPrefix: string): void {
+    this.waitSampler?.addPrefix(workerPrefix);
+  }
+
   /** Called by the load once the tables exist and before any row is sent: the baseline. */
   async start(info: { inputs: readonly { table: string; schema: string | undefined }[]; workerPrefix?: string }): Promise<void> {
     this.tables = [...new Set(info.inputs.map((i) => qualifiedName(i.table, i.schema)))];
     const waitEvery = this.options.waitEveryMs ?? DEFAULT_WAIT_EVERY_MS;
-    if (info.workerPrefix !== undefined && waitEvery !== 'off' && this.waitSampler === undefined) {
+    if (waitEvery !== 'off' && this.waitSampler === undefined) {
       const pid = await this.withClient(async (c) => (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0);
       const local = serverIsLocal(this.target, pid);
-      this.waitSampler = new WaitSampler((fn) => this.inTurn(() => this.withClient(fn)), info.workerPrefix, { everyMs: waitEvery, local, versionNum: this.facts.versionNum });
+      this.waitSampler = new WaitSampler((fn) => this.inTurn(() => this.withClient(fn)), info.workerPrefix === undefined ? [] : [info.workerPrefix], { everyMs: waitEvery, local, versionNum: this.facts.versionNum });
       await this.waitSampler.start();
     }
     const before = await this.withClient((c) => countRowsBefore(c, this.tables));

@@ -12,18 +12,17 @@ import { addWaits, classifyWait, NO_WAITS, WAIT_CLASSES, type WaitClass, type Wa
  */
 export const DEFAULT_WAIT_EVERY_MS = 50;
 
-/** Linux reports a process's CPU time in USER_HZ ticks, 100 per second on every architecture Node runs on. */
-
 /** Looks between readings of the backends' CPU in /proc: often enough to lose little when a backend ends, rarely enough to cost nothing. */
 const CPU_EVERY_LOOKS = 2;
 
 /**
- * One small query: the load's backends only, matched by their application_name prefix.
+ * One small query: the load's backends only, matched by their application_name prefixes
+ * (one per load: a dbt3 load watches the loads of its tables).
  * The function under the pg_stat_activity view, without the view's joins to pg_database
  * and pg_authid, and prepared once (named): parsing and planning the view each time cost
  * the server ~10× the look itself.
  */
-export const WAIT_LOOK_SQL = `SELECT pid, state, wait_event_type, wait_event FROM pg_stat_get_activity(NULL) WHERE left(application_name, length($1)) = $1`;
+export const WAIT_LOOK_SQL = `SELECT pid, state, wait_event_type, wait_event FROM pg_stat_get_activity(NULL) WHERE EXISTS (SELECT FROM unnest($1::text[]) AS p WHERE left(application_name, length(p)) = p)`;
 const WAIT_LOOK_NAME = 'pgsurge-wait-look';
 
 /** Cluster-wide counters read at the start and end of the load, where the version has them. */
@@ -155,9 +154,14 @@ export class WaitSampler {
 
   constructor(
     private readonly run: <T>(fn: (c: pg.Client) => Promise<T>) => Promise<T>,
-    private readonly prefix: string,
+    private readonly prefixes: string[],
     private readonly options: { readonly everyMs: number; readonly local: boolean; readonly versionNum: number },
   ) {}
+
+  /** Another load's workers to look at, from the next look on. */
+  addPrefix(prefix: string): void {
+    if (!this.prefixes.includes(prefix)) this.prefixes.push(prefix);
+  }
 
   /** The first look (the backends' CPU baseline) and the cluster-wide counters; then the timer. */
   async start(): Promise<void> {
@@ -172,7 +176,7 @@ export class WaitSampler {
   private async look(): Promise<void> {
     this.inFlight = true;
     try {
-      const r = await this.run((c) => c.query<{ pid: number; state: string | null; wait_event_type: string | null; wait_event: string | null }>({ name: WAIT_LOOK_NAME, text: WAIT_LOOK_SQL, values: [this.prefix] }));
+      const r = await this.run((c) => c.query<{ pid: number; state: string | null; wait_event_type: string | null; wait_event: string | null }>({ name: WAIT_LOOK_NAME, text: WAIT_LOOK_SQL, values: [this.prefixes] }));
       if (this.stopped) return;
       const counts: Record<WaitClass, number> = { ...NO_WAITS };
       for (const row of r.rows) {

@@ -86,6 +86,9 @@ describe('pgsurge dbt3 load', () => {
     }
     assert.ok(at('primary key orders').end <= at('foreign key lineitem (l_orderkey) → orders').start);
     assert.match(at('index i_l_shipdate').statement, /^CREATE INDEX "i_l_shipdate" ON "it_dbt3"."lineitem" \("l_shipdate"\)$/);
+    // The verdict is read from the table loads' own backends (their names come from each load's id, not from the dbt3 load's).
+    const seen = Object.values(summary.diagnosis.waits.waits as Record<string, number>).reduce((a, b) => a + b, 0);
+    assert.ok(seen > 0, `the wait looks saw the loads' backends: ${JSON.stringify(summary.diagnosis.waits)}`);
 
     // What the build sessions ran with, as a session's pg_settings said, is what the sizing chose; within the machine and the server.
     const kb = (v: string): number => {

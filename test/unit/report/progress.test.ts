@@ -31,7 +31,7 @@ describe('progress output when stderr is not a terminal', () => {
     const err = sink();
     const out = sink();
     const p = progressReporter({ mode: 'lines', stream: err.stream, out: out.stream, totalRows: 1000 });
-    await p.start?.({ inputs: [], totalBytes: 4 * MB, workers: 2, target: 'x', loadId: 'l', resumed: false, workerPrefix: 'pgsurge l w' });
+    await p.start?.({ inputs: [], totalBytes: 4 * MB, workers: 2, target: 'x', loadId: 'l', resumed: false });
     p.chunkLoaded?.({ ...chunk(MB), rows: 250 });
     const a = sample({});
     const b = sample({ seconds: 2, rowsLoaded: 500, bytesLoaded: 2 * MB, rowsInTable: 500, heapBytes: 3 * MB, indexBytes: MB, walBytes: 50_000, checkpointsRequested: 1 });
@@ -51,7 +51,7 @@ describe('progress output when stderr is not a terminal', () => {
     const err = sink();
     const out = sink();
     const p = progressReporter({ mode: 'json', stream: err.stream, out: out.stream });
-    await p.start?.({ inputs: [], totalBytes: undefined, workers: 1, target: 'x', loadId: 'l', resumed: false, workerPrefix: 'pgsurge l w' });
+    await p.start?.({ inputs: [], totalBytes: undefined, workers: 1, target: 'x', loadId: 'l', resumed: false });
     const a = sample({});
     const b = sample({ seconds: 1, rowsLoaded: 10, rowsInTable: 10, walBytes: 1000 });
     p.sample?.({ sample: a, interval: undefined, index: 0 });
@@ -71,7 +71,7 @@ describe('progress output when stderr is not a terminal', () => {
     const err = sink();
     const out = sink();
     const p = progressReporter({ mode: 'quiet', stream: err.stream, out: out.stream });
-    await p.start?.({ inputs: [], totalBytes: 10, workers: 1, target: 'x', loadId: 'l', resumed: false, workerPrefix: 'pgsurge l w' });
+    await p.start?.({ inputs: [], totalBytes: 10, workers: 1, target: 'x', loadId: 'l', resumed: false });
     p.chunkLoaded?.({ ...chunk(5), rows: 5 });
     p.sample?.({ sample: sample({ seconds: 1 }), interval: undefined, index: 0 });
     p.sampleFailed?.(new Error('boom'));
@@ -91,7 +91,7 @@ describe('progress output when stderr is not a terminal', () => {
     const texts: string[] = [];
     const err = sink();
     const p = progressReporter({ mode: 'lines', stream: err.stream, clock: () => now, totalRows: 100_000 });
-    await p.start?.({ inputs: [], totalBytes: undefined, workers: 1, target: 'x', loadId: 'l', resumed: false, workerPrefix: 'pgsurge l w' });
+    await p.start?.({ inputs: [], totalBytes: undefined, workers: 1, target: 'x', loadId: 'l', resumed: false });
     now = 10;
     p.chunkLoaded?.({ ...chunk(100), rows: 1000 });
     now = 20;
