@@ -168,14 +168,16 @@ export function wireCopyWriter(choice: WireChoice, lookup: EncoderLookup = encod
 const PIECE_TEXT_BYTES = 64 * 1024;
 const NEWLINE = 0x0a;
 
+/** A chunk that went as binary: its record count; or the refusal that sends it as text, and whether pieces had gone out already. */
+export type PiecesResult = number | { refusal: SplitRefusal; sent: boolean };
+
 /**
- * Streams a COPY text chunk as binary COPY, encoding it a piece (whole records) at a time.
- * Returns the server's row count, or the refusal that sends the chunk as text and whether
- * pieces had gone out already (then the COPY was failed, and the transaction with it).
+ * Encodes a COPY text chunk as binary COPY a piece (whole records, ~PIECE_TEXT_BYTES of
+ * text) at a time into `out`, handing each piece to `send` — header first, trailer last —
+ * before the next is encoded. The piece is a view of `out`, overwritten by the next: `send`
+ * must have copied it or be done with it when it resolves.
  */
-async function streamEncoded(client: pg.Client, sql: string, data: Buffer, splitter: RecordSplitter, out: WireBuffer): Promise<number | { refusal: SplitRefusal; sent: boolean }> {
-  let stream: ReturnType<typeof copyFrom> | undefined;
-  let done: Promise<void> | undefined;
+export async function encodePieces(data: Buffer, splitter: RecordSplitter, out: WireBuffer, send: (piece: Uint8Array) => Promise<void>): Promise<PiecesResult> {
   let records = 0;
   for (let at = 0; at < data.length; ) {
     const next = at + PIECE_TEXT_BYTES >= data.length ? -1 : data.indexOf(NEWLINE, at + PIECE_TEXT_BYTES - 1);
@@ -184,28 +186,43 @@ async function streamEncoded(client: pg.Client, sql: string, data: Buffer, split
     out.reserve(2 * (end - at) + 64);
     if (at === 0) writeRaw(out, BINARY_COPY_HEADER);
     const encoded = splitter.encode(data.subarray(at, end), out, at > 0);
-    if (typeof encoded !== 'number') {
-      const refusal = { ...encoded, record: records + encoded.record };
-      if (stream === undefined) return { refusal, sent: false };
-      // CopyFail: the server ends the COPY with an error and the transaction is aborted; wait for it.
-      stream.destroy(new Error(`pgsurge: ${refusal.why}`));
-      await done!.catch(() => undefined);
-      return { refusal, sent: true };
-    }
+    if (typeof encoded !== 'number') return { refusal: { ...encoded, record: records + encoded.record }, sent: at > 0 };
     records += encoded;
     if (end === data.length) writeRaw(out, BINARY_COPY_TRAILER);
+    await send(out.bytes.subarray(0, out.pos));
+    at = end;
+  }
+  return records;
+}
+
+/**
+ * Streams a COPY text chunk as binary COPY, encoding it a piece at a time (`encodePieces`).
+ * Returns the server's row count, or the refusal that sends the chunk as text and whether
+ * pieces had gone out already (then the COPY was failed, and the transaction with it).
+ */
+async function streamEncoded(client: pg.Client, sql: string, data: Buffer, splitter: RecordSplitter, out: WireBuffer): Promise<PiecesResult> {
+  let stream: ReturnType<typeof copyFrom> | undefined;
+  let done: Promise<void> | undefined;
+  const encoded = await encodePieces(data, splitter, out, async (piece) => {
     if (stream === undefined) {
       stream = client.query(copyFrom(sql));
       done = finished(stream);
     }
     // A copy: the socket may still hold the piece when `out` is reused for the next one.
-    if (!stream.write(Buffer.from(out.bytes.subarray(0, out.pos)))) await Promise.race([once(stream, 'drain'), done]);
-    at = end;
+    if (!stream.write(Buffer.from(piece))) await Promise.race([once(stream, 'drain'), done]);
+  });
+  if (typeof encoded !== 'number') {
+    if (stream !== undefined) {
+      // CopyFail: the server ends the COPY with an error and the transaction is aborted; wait for it.
+      stream.destroy(new Error(`pgsurge: ${encoded.refusal.why}`));
+      await done!.catch(() => undefined);
+    }
+    return encoded;
   }
   if (stream === undefined) return streamCopy(client, sql, Buffer.from(BINARY_COPY_HEADER_AND_TRAILER));
   stream.end();
   await done;
-  return stream.rowCount;
+  return stream!.rowCount;
 }
 
 const BINARY_COPY_HEADER_AND_TRAILER = Buffer.concat([Buffer.from(BINARY_COPY_HEADER), Buffer.from(BINARY_COPY_TRAILER)]);
