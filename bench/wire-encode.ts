@@ -3,12 +3,18 @@
  * into chunks (what the text wire does), and each chunk sent as the writers send it to a
  * sink process over a Unix socket (the kernel's copy of 1.75× the bytes is client CPU
  * too): text as 64 KB CopyData pieces, binary encoded a piece at a time as
- * `streamEncoded` does, once through the encoders' general path only (`fastPaths: false`,
- * the splitter before the fast paths) and once with the fast paths. Interleaved per
+ * `streamEncoded` does: through the encoders' general path only (`fastPaths: false`, the
+ * splitter before the fast paths) with each piece copied into a fresh Buffer (the writer
+ * before), with the fast paths, and with the fast paths and the pieces' buffers reused
+ * (`PieceBuffers`, the writer now). Interleaved per
  * round; CPU time of this process (process.cpuUsage: user + system, the sink's not
  * counted) per row, medians over rounds, and the medians of the per-round ratios.
  *
- *   node dist/bench/wire-encode.js [--scale 0.05] [--repeat 5]
+ * Under contention a process's CPU time per row still varies between rounds (up to 2× on
+ * a 2-core machine at load average 10), so the least disturbed round — the minimum — is
+ * printed beside the median.
+ *
+ *   node dist/bench/wire-encode.js [--scale 0.05] [--repeat 9] [--only <variant>]
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -20,14 +26,16 @@ import { DBT3_COLUMNS } from '../src/datasets/dbt3-schema.js';
 import { generateDbt3 } from '../src/datasets/dbt3/generate.js';
 import { TblFramer } from '../src/framing/tbl-framer.js';
 import { encoderFor } from '../src/wire/encoders/index.js';
-import { WireBuffer, type ColumnType, type SessionFacts } from '../src/wire/field-encoder.js';
+import type { ColumnType, SessionFacts } from '../src/wire/field-encoder.js';
 import { RecordSplitter, splitFormatOf, type SplitFormat } from '../src/wire/record-splitter.js';
-import { encodePieces } from '../src/wire/wire-writer.js';
+import { encodePieces, PieceBuffers } from '../src/wire/wire-writer.js';
 import { arg, describeMachine, median } from './lib/machine.js';
 import { typnameOf } from './lib/dbt3-types.js';
 
 const scale = Number(arg('scale', '0.05'));
-const repeat = Number(arg('repeat', '5'));
+const repeat = Number(arg('repeat', '9'));
+/** `--only <substring>`: the variants whose name holds it (to profile one: node --cpu-prof …). */
+const only = arg('only', '');
 const CHUNK = 8 * 1024 * 1024;
 const TEXT_PIECE = 64 * 1024;
 
@@ -74,19 +82,30 @@ try {
   const sendText = async (): Promise<void> => {
     for (const c of frameChunks()) for (let at = 0; at < c.length; at += TEXT_PIECE) await sendPiece(c.subarray(at, at + TEXT_PIECE));
   };
-  const sendBinary = (splitter: RecordSplitter) => async (): Promise<void> => {
-    const out = new WireBuffer();
+  /** `reuse`: the pieces' buffers reused as streamEncoded does (PieceBuffers); otherwise each piece copied into a fresh Buffer, as it did before. */
+  const sendBinary = (splitter: RecordSplitter, reuse: boolean) => async (): Promise<void> => {
+    const buffers = new PieceBuffers();
     for (const c of frameChunks()) {
-      // A copy of each piece, as streamEncoded makes (the socket may hold it while `out` is reused).
-      const r = await encodePieces(c, splitter, out, (piece) => sendPiece(Buffer.from(piece)));
+      const r = await encodePieces(c, splitter, buffers.take([socket]), async (piece) => {
+        const bytes = Buffer.from(piece.bytes.buffer, piece.bytes.byteOffset, piece.pos);
+        if (!reuse) {
+          await sendPiece(Buffer.from(bytes));
+          return piece;
+        }
+        buffers.hold(piece);
+        await sendPiece(bytes);
+        return buffers.take([socket]);
+      });
       if (typeof r !== 'number') throw new Error(`refused: ${JSON.stringify(r)}`);
     }
   };
-  const variants: [string, () => Promise<void>][] = [
+  const all: [string, () => Promise<void>][] = [
     ['text: frame + send', sendText],
-    ['binary, general path only', sendBinary(new RecordSplitter(format, encoders, { fastPaths: false }))],
-    ['binary, fast paths', sendBinary(new RecordSplitter(format, encoders))],
+    ['binary, general path, copies', sendBinary(new RecordSplitter(format, encoders, { fastPaths: false }), false)],
+    ['binary, fast paths, copies', sendBinary(new RecordSplitter(format, encoders), false)],
+    ['binary, fast paths, reused', sendBinary(new RecordSplitter(format, encoders), true)],
   ];
+  const variants = all.filter(([name], i) => i === 0 || name.includes(only));
   const perRow: number[][] = variants.map(() => []);
   for (let r = 0; r < repeat + 1; r++) {
     for (const [i, [, run]] of variants.entries()) {
@@ -99,12 +118,12 @@ try {
   const text = perRow[0]!;
   for (const [i, [name]] of variants.entries()) {
     const m = median(perRow[i]!);
-    const extra = i === 0 ? '' : `; binary's cost on top of text: ${median(perRow[i]!.map((v, k) => v - text[k]!)).toFixed(3)} µs/row`;
-    console.log(`${name.padEnd(28)} ${m.toFixed(3)} µs/row (rounds: ${perRow[i]!.map((v) => v.toFixed(3)).join(' ')})${extra}`);
+    const extra = i === 0 ? '' : `; on top of text: median ${median(perRow[i]!.map((v, k) => v - text[k]!)).toFixed(3)}, of the minima ${(Math.min(...perRow[i]!) - Math.min(...text)).toFixed(3)} µs/row`;
+    console.log(`${name.padEnd(28)} median ${m.toFixed(3)}, min ${Math.min(...perRow[i]!).toFixed(3)} µs/row (rounds: ${perRow[i]!.map((v) => v.toFixed(3)).join(' ')})${extra}`);
   }
-  const general = perRow[1]!;
-  const fast = perRow[2]!;
-  console.log(`fast / general, median of per-round ratios: ${median(fast.map((v, k) => v / general[k]!)).toFixed(2)}`);
+  if (variants.length < all.length) process.exit(0);
+  const ratio = (a: number, b: number): string => median(perRow[a]!.map((v, k) => v / perRow[b]![k]!)).toFixed(2);
+  console.log(`medians of per-round ratios: fast/general ${ratio(2, 1)}, reused/copies ${ratio(3, 2)}, before → after (general+copies → fast+reused) ${ratio(3, 1)}`);
   socket.end();
 } finally {
   sink.kill();
