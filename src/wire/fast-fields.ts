@@ -60,24 +60,29 @@ export function fastKinds(encoders: readonly FieldEncoder[], delimiter: number):
   return kinds;
 }
 
-/** `-?[0-9]{1,maxDigits}` at `s` → an int of `width` bytes (2, 4, 8). */
-export function fastInteger(d: Uint8Array, s: number, len: number, maxDigits: number, width: number, out: WireBuffer): number {
-  let p = s;
-  let neg = false;
-  if (p < len && d[p] === MINUS) {
-    neg = true;
-    p++;
-  }
-  const digits = p;
+/** The value of the digits the last `digitsFrom` read (module state: a second result without an allocation per field). */
+let runValue = 0;
+
+/** Reads the ASCII digits from `p`: returns the index past them, their value in `runValue` (exact up to 15 digits). */
+function digitsFrom(d: Uint8Array, p: number, len: number): number {
   let v = 0;
   for (; p < len; p++) {
     const x = d[p]! - 48;
     if (x < 0 || x > 9) break;
     v = v * 10 + x;
   }
+  runValue = v;
+  return p;
+}
+
+/** `-?[0-9]{1,maxDigits}` at `s` → an int of `width` bytes (2, 4, 8). */
+export function fastInteger(d: Uint8Array, s: number, len: number, maxDigits: number, width: number, out: WireBuffer): number {
+  const neg = s < len && d[s] === MINUS;
+  const digits = neg ? s + 1 : s;
+  const p = digitsFrom(d, digits, len);
   const n = p - digits;
   if (n === 0 || n > maxDigits) return -1;
-  if (neg) v = -v;
+  const v = neg ? -runValue : runValue;
   if (width === 4) writeInt32(out, v);
   else if (width === 8) writeInt64(out, v);
   else writeInt16(out, v);
@@ -86,30 +91,18 @@ export function fastInteger(d: Uint8Array, s: number, len: number, maxDigits: nu
 
 /** `-?[0-9]{0,8}(\.[0-9]{0,4})?` with a digit at `s` → numeric (the encoder's small case). */
 export function fastNumeric(d: Uint8Array, s: number, len: number, out: WireBuffer): number {
-  let p = s;
-  let neg = false;
-  if (p < len && d[p] === MINUS) {
-    neg = true;
-    p++;
-  }
-  const intStart = p;
-  let iv = 0;
-  for (; p < len; p++) {
-    const x = d[p]! - 48;
-    if (x < 0 || x > 9) break;
-    iv = iv * 10 + x;
-  }
+  const neg = s < len && d[s] === MINUS;
+  const intStart = neg ? s + 1 : s;
+  let p = digitsFrom(d, intStart, len);
+  const iv = runValue;
   const nInt = p - intStart;
   if (nInt > 8) return -1;
   let fv = 0;
   let dscale = 0;
   if (p < len && d[p] === DOT) {
-    const fracStart = ++p;
-    for (; p < len; p++) {
-      const x = d[p]! - 48;
-      if (x < 0 || x > 9) break;
-      fv = fv * 10 + x;
-    }
+    const fracStart = p + 1;
+    p = digitsFrom(d, fracStart, len);
+    fv = runValue;
     dscale = p - fracStart;
     if (dscale > 4) return -1;
   }
