@@ -225,6 +225,11 @@ export class PieceBuffers {
     this.held.push(piece);
   }
 
+  /** Gives back a buffer `take` gave that nothing was written from. */
+  give(unused: WireBuffer): void {
+    if (this.free.length < MAX_FREE) this.free.push(unused);
+  }
+
   /** A buffer no writer holds; `writers`: those that may hold earlier pieces. */
   take(writers: readonly Drainable[]): WireBuffer {
     if (this.held.length > 0 && writers.every((w) => w.writableLength === 0)) {
@@ -252,9 +257,10 @@ async function streamEncoded(client: pg.Client, sql: string, data: Buffer, split
   let stream: ReturnType<typeof copyFrom> | undefined;
   let done: Promise<void> | undefined;
   const socket = socketOf(client);
-  // Nothing of an earlier chunk is still being written once the socket is idle (its COPY's reply came after its bytes).
-  const first = buffers.take(socket === undefined ? [] : [socket]);
-  const encoded = await encodePieces(data, splitter, first, async (piece) => {
+  // The buffer being encoded into (nothing of an earlier chunk is still being written once the socket is idle: its
+  // COPY's reply came after its bytes); the one left over when the chunk is done or refused goes back.
+  let spare = buffers.take(socket === undefined ? [] : [socket]);
+  const encoded = await encodePieces(data, splitter, spare, async (piece) => {
     if (stream === undefined) {
       stream = client.query(copyFrom(sql));
       done = finished(stream);
@@ -267,8 +273,9 @@ async function streamEncoded(client: pg.Client, sql: string, data: Buffer, split
     }
     buffers.hold(piece);
     if (!stream.write(bytes)) await Promise.race([once(stream, 'drain'), done]);
-    return buffers.take([stream, socket]);
+    return (spare = buffers.take([stream, socket]));
   });
+  buffers.give(spare);
   if (typeof encoded !== 'number') {
     if (stream !== undefined) {
       // CopyFail: the server ends the COPY with an error and the transaction is aborted; wait for it.
