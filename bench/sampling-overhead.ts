@@ -16,7 +16,7 @@ import { writeNarrowRows } from '../src/decay/narrow-rows.js';
 import { connect, openTarget } from '../src/db/target.js';
 import { load } from '../src/load.js';
 import { parseSampleEvery, describeSampleEvery } from '../src/metrics/sample-every.js';
-import { Sampler } from '../src/metrics/sampler.js';
+import { Sampler, SAMPLER_NAME } from '../src/metrics/sampler.js';
 import { median } from '../src/metrics/series.js';
 import { DEFAULT_WAIT_EVERY_MS } from '../src/metrics/wait-sampler.js';
 import { processCpuSeconds } from '../src/metrics/proc-stat.js';
@@ -53,12 +53,15 @@ try {
     await admin.query('CHECKPOINT');
     const sampler = sampled || waitsOnly ? await Sampler.open(target, { every, waitEveryMs: sampled ? waitEveryMs : 'off' }) : undefined;
     const cpu0 = process.cpuUsage();
-    // the sampler's own backend, read from /proc (a local server): what its queries cost the server, immune to a busy machine
-    const samplerPid = sampler ? (await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE application_name = 'pgsurge sampler' ORDER BY backend_start DESC LIMIT 1")).rows[0]?.pid : undefined;
-    const samplerCpu0 = samplerPid !== undefined ? processCpuSeconds(samplerPid) : undefined;
-    let samplerCpu1: number | undefined;
-    const summary = await load([{ file, format: 'text', table: 'bench_sampling', schema: undefined }], { workers: 2, chunkBytes: 1 << 20, create: false, truncate: false }, target, sampler ? allReporters(sampler, {}) : {});
-    if (samplerPid !== undefined) samplerCpu1 = processCpuSeconds(samplerPid);
+    // the sampler's own backends (its samples' connection, and its wait looks' opened when the load starts), read from /proc
+    // (a local server): what its queries cost the server, immune to a busy machine; the looks' backend counts from its start
+    const samplerPids = async (): Promise<number[]> => (await admin.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE application_name IN ('${SAMPLER_NAME}', '${SAMPLER_NAME} waits')`)).rows.map((r) => r.pid);
+    const samplerCpu = (pids: number[]): number => pids.reduce((n, pid) => n + (processCpuSeconds(pid) ?? 0), 0);
+    const samplerCpu0 = sampler ? samplerCpu(await samplerPids()) : undefined;
+    let pidsAtStart: number[] = [];
+    const reporter = sampler ? allReporters(sampler, { start: async () => void (pidsAtStart = await samplerPids()) }) : {};
+    const summary = await load([{ file, format: 'text', table: 'bench_sampling', schema: undefined }], { workers: 2, chunkBytes: 1 << 20, create: false, truncate: false }, target, reporter);
+    const samplerCpu1 = sampler ? samplerCpu(pidsAtStart) : undefined;
     const samples = (await sampler?.stop())?.length ?? 0;
     const cpu = process.cpuUsage(cpu0);
     if (summary.total.rows !== rows) throw new Error(`loaded ${summary.total.rows} rows, expected ${rows}`);
