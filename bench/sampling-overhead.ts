@@ -92,7 +92,7 @@ try {
     clientExtra.push((b.clientCpu - a.clientCpu) / b.seconds);
     // with --waits-only both sides have a sampler: what the wait looks add is the difference of its backend's CPU
     if (b.samplerServerCpu !== undefined && b.loadServerCpu) serverShare.push((b.samplerServerCpu - (a.samplerServerCpu ?? 0)) / b.loadServerCpu);
-    process.stdout.write(`pair ${p + 1}: without ${Math.round(a.rowsPerSecond).toLocaleString('en-US')} rows/s, with ${Math.round(b.rowsPerSecond).toLocaleString('en-US')} rows/s (${b.samples} samples, ${b.looks} wait looks, sample queries busy ${(100 * b.busyShare).toFixed(2)}% of the load's time), ratio ${(b.rowsPerSecond / a.rowsPerSecond).toFixed(3)}\n`);
+    process.stdout.write(`pair ${p + 1}: without ${Math.round(a.rowsPerSecond).toLocaleString('en-US')} rows/s, with ${Math.round(b.rowsPerSecond).toLocaleString('en-US')} rows/s (${b.samples} samples, ${b.looks} wait looks, sample queries busy ${(100 * b.busyShare).toFixed(2)}% of the load's time; pgsurge's CPU ${(1000 * a.clientCpu / a.seconds).toFixed(1)} ms/s without, ${(1000 * b.clientCpu / b.seconds).toFixed(1)} with), ratio ${(b.rowsPerSecond / a.rowsPerSecond).toFixed(3)}\n`);
   }
   const m = median(ratios)!;
   process.stdout.write(`median ratio with/without sampling: ${m.toFixed(3)} (cost ${((1 - m) * 100).toFixed(1)}%; ratios ${ratios.map((r) => r.toFixed(3)).join(' ')})\n`);
