@@ -21,12 +21,9 @@ import { median } from '../src/metrics/series.js';
 import { DEFAULT_WAIT_EVERY_MS } from '../src/metrics/wait-sampler.js';
 import { processCpuSeconds } from '../src/metrics/proc-stat.js';
 import { allReporters } from '../src/report/progress-line.js';
+import { benchFlags } from './lib/bench-cluster.js';
 
-const args = process.argv.slice(2);
-const flag = (name: string, fallback: string): string => {
-  const i = args.indexOf(name);
-  return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback;
-};
+const { args, flag } = benchFlags();
 const rows = Number(flag('--rows', '1000000'));
 const pairs = Number(flag('--pairs', '5'));
 const every = parseSampleEvery(flag('--every', '1s'));

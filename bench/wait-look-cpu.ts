@@ -18,14 +18,10 @@ import { Sampler } from '../src/metrics/sampler.js';
 import { median } from '../src/metrics/series.js';
 import { DEFAULT_WAIT_EVERY_MS } from '../src/metrics/wait-sampler.js';
 import { processCpuSeconds } from '../src/metrics/proc-stat.js';
-import { benchCommandLine, benchWorkDir } from './lib/bench-cluster.js';
+import { benchCommandLine, benchFlags, benchWorkDir } from './lib/bench-cluster.js';
 import { promises as fs } from 'node:fs';
 
-const args = process.argv.slice(2);
-const flag = (name: string, fallback: string): string => {
-  const i = args.indexOf(name);
-  return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback;
-};
+const { args, flag } = benchFlags();
 const seconds = Number(flag('--seconds', '5'));
 const rounds = Number(flag('--rounds', '4'));
 const backends = Number(flag('--backends', '2'));
