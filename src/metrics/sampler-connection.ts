@@ -2,8 +2,9 @@ import type pg from 'pg';
 import { connectionFailure } from '../db/load-error.js';
 import { connect, type Target } from '../db/target.js';
 
+/** Names the session; and no statement_timeout from the role or database: a batch of wait looks runs for half a second. */
 function nameSession(client: pg.Client, name: string): Promise<unknown> {
-  return client.query(`SET application_name = '${name.replaceAll("'", "''")}'`);
+  return client.query(`SET application_name = '${name.replaceAll("'", "''")}'; SET statement_timeout = 0`);
 }
 
 /**
