@@ -65,8 +65,13 @@ describe('backend CPU time from /proc', () => {
   it('a reader kept open reads the CPU again and again, and nothing once its process has ended or it is closed', async () => {
     const self = ProcCpuReader.open(process.pid)!;
     const first = self.read()!;
-    const until = Date.now() + 60;
-    while (Date.now() < until) Math.sqrt(Math.random()); // ~60 ms of CPU: a tick or more
+    // 50 ms of this process's own CPU (not of wall time: a busy machine gives less): several 10 ms ticks
+    const c0 = process.cpuUsage();
+    for (const until = Date.now() + 10_000; Date.now() < until; ) {
+      for (let k = 0; k < 1e5; k++) Math.sqrt(k);
+      const c = process.cpuUsage(c0);
+      if (c.user + c.system >= 50_000) break;
+    }
     const again = self.read()!;
     assert.ok(again > first, `${first} then ${again}`);
     assert.ok(Math.abs(again - processCpuSeconds(process.pid)!) <= 0.02);
