@@ -102,8 +102,9 @@ export class Sampler implements LoadReporter {
     if (waitEvery !== 'off' && this.waitSampler === undefined) {
       const pid = await this.connection.run(async (c) => (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0);
       const local = serverIsLocal(this.target, pid);
-      this.waitConnection = await SamplerConnection.open(this.target, `${SAMPLER_NAME} waits`);
-      const waits = this.waitConnection;
+      // a server with no connection to spare: the looks share the samples' (node-postgres queues a sample behind a batch)
+      this.waitConnection = await SamplerConnection.open(this.target, `${SAMPLER_NAME} waits`).catch(() => undefined);
+      const waits = this.waitConnection ?? this.connection;
       this.waitSampler = new WaitSampler((fn) => waits.run(fn), info.workerPrefix === undefined ? [] : [info.workerPrefix], { everyMs: waitEvery, local, versionNum: this.facts.versionNum });
       await this.waitSampler.start();
     }

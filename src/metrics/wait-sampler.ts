@@ -19,6 +19,9 @@ export const DEFAULT_WAIT_EVERY_MS = 50;
  */
 export const WAIT_BATCH_MS = 500;
 
+/** Pause after a batch that failed. */
+const FAILED_BATCH_PAUSE_MS = 1000;
+
 /** Least time between two readings of the backends' CPU in /proc when a chunk ends (the event loop is awake then anyway). */
 const CPU_EVERY_MS = 50;
 
@@ -205,24 +208,28 @@ export class WaitSampler {
     this.next();
   }
 
-  private next(): void {
+  private next(failed = false): void {
     if (this.stopping) return;
+    // after a failure (the server restarting, or refusing the query) a batch a second, not a reconnection every 50 ms
     this.timer = setTimeout(() => {
-      this.inFlight = this.batch(Math.max(1, Math.round(WAIT_BATCH_MS / this.options.everyMs))).finally(() => {
+      this.inFlight = this.batch(Math.max(1, Math.round(WAIT_BATCH_MS / this.options.everyMs))).then((ok) => {
         this.inFlight = undefined;
-        this.next();
+        this.next(!ok);
       });
-    }, this.options.everyMs);
+    }, failed ? FAILED_BATCH_PAUSE_MS : this.options.everyMs);
     this.timer.unref();
   }
 
-  private async batch(looks: number): Promise<void> {
-    if (this.prefixes.length === 0) return;
+  /** One batch of looks, counted; false when it failed. */
+  private async batch(looks: number): Promise<boolean> {
+    if (this.prefixes.length === 0) return true;
     try {
       const r = await this.run((c) => c.query<BatchRow>({ name: WAIT_LOOK_NAME, text: WAIT_LOOK_SQL, values: [this.prefixes, looks, this.options.everyMs / 1000], rowMode: 'array' }));
       this.count(r.rows[0]);
+      return true;
     } catch {
-      // a batch that fails (server restarting) is looks not taken; the sampler reports its own failures
+      // a batch that fails is looks not taken; the sampler reports its own failures
+      return false;
     }
   }
 
