@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import { from as copyFrom } from 'pg-copy-streams';
 import { wireFormat } from '../writer/wire-format.js';
-import { readSessionFacts, readWireColumns } from './catalog.js';
+import { readSessionFacts, readWireColumns, type WireColumn } from './catalog.js';
 import { WireBuffer, type EncoderLookup, type SessionFacts } from './field-encoder.js';
 import { BINARY_COPY_HEADER, BINARY_COPY_TRAILER, writeRaw } from './binary-copy.js';
 import { encoderFor } from './encoders/index.js';
@@ -75,9 +75,48 @@ export function wireCopyWriter(choice: WireChoice, lookup: EncoderLookup = encod
     return plan;
   };
 
+  // A typed source's tables: their COPY columns' types, read once per table.
+  const typedColumns = new Map<string, Promise<readonly WireColumn[]>>();
+  const typedColumnsOf = (client: pg.Client, target: LoadTarget): Promise<readonly WireColumn[]> => {
+    const key = JSON.stringify([target.schema, target.table, target.columns]);
+    let columns = typedColumns.get(key);
+    if (columns === undefined) {
+      columns = readWireColumns(client, target);
+      typedColumns.set(key, columns);
+      columns.catch(() => typedColumns.delete(key));
+    }
+    return columns;
+  };
+
   async function send(client: pg.Client, chunk: Chunk, begin: boolean): Promise<ChunkResult> {
     const prefix = begin ? 'BEGIN; ' : '';
     const sql = `${prefix}${copySql(chunk.target, undefined, { binary: true })}`;
+    if (chunk.typed !== undefined && choice !== 'text') {
+      const state = await stateOf(client);
+      const tuples = state.facts.serverEncoding !== 'UTF8' ? `server_encoding is ${state.facts.serverEncoding}, not UTF8` : chunk.typed.binary(await typedColumnsOf(client, chunk.target), state.facts);
+      const tally = tallyOf(chunk.target.table, typeof tuples === 'string' ? tuples : undefined);
+      if (typeof tuples !== 'string') {
+        sentBinary.add(chunk);
+        let from = 0;
+        const streamed = await streamPieces(client, sql, state.out, (out) => {
+          if (from >= tuples.rows) return undefined;
+          const to = tuples.write(from, out, out.pos + PIECE_BINARY_BYTES);
+          if (typeof to !== 'number') return { record: to.row + 1, column: to.column, why: to.why };
+          const records = to - from;
+          from = to;
+          return records;
+        });
+        if (typeof streamed === 'number') {
+          tally.binaryChunks++;
+          return { loaded: streamed, skipped: 0 };
+        }
+        sentBinary.delete(chunk);
+        tally.fallbackChunks++;
+        tally.firstFallback ??= describeRefusal(streamed.refusal, chunk, chunk.target.columns ?? []);
+        if (streamed.sent) throw new RedoAsText(`part of the chunk went as binary before ${streamed.refusal.why}: loaded again as text`);
+      }
+      return begin ? copyWriter.beginAndWriteRows!(client, chunk) : copyWriter.writeRows(client, chunk);
+    }
     if (chunk.binary !== undefined) {
       const tally = tallyOf(chunk.target.table, undefined);
       sentBinary.add(chunk);
@@ -168,41 +207,65 @@ export function wireCopyWriter(choice: WireChoice, lookup: EncoderLookup = encod
 const PIECE_TEXT_BYTES = 64 * 1024;
 const NEWLINE = 0x0a;
 
+/** A typed chunk's tuples per piece: as much as the socket takes at once (see PIECE_TEXT_BYTES). */
+const PIECE_BINARY_BYTES = 112 * 1024;
+
 /**
  * Streams a COPY text chunk as binary COPY, encoding it a piece (whole records) at a time.
  * Returns the server's row count, or the refusal that sends the chunk as text and whether
  * pieces had gone out already (then the COPY was failed, and the transaction with it).
  */
 async function streamEncoded(client: pg.Client, sql: string, data: Buffer, splitter: RecordSplitter, out: WireBuffer): Promise<number | { refusal: SplitRefusal; sent: boolean }> {
-  let stream: ReturnType<typeof copyFrom> | undefined;
-  let done: Promise<void> | undefined;
   let records = 0;
-  for (let at = 0; at < data.length; ) {
+  let at = 0;
+  return streamPieces(client, sql, out, (piece) => {
+    if (at >= data.length) return undefined;
     const next = at + PIECE_TEXT_BYTES >= data.length ? -1 : data.indexOf(NEWLINE, at + PIECE_TEXT_BYTES - 1);
     const end = next < 0 ? data.length : next + 1;
-    out.pos = 0;
-    out.reserve(2 * (end - at) + 64);
-    if (at === 0) writeRaw(out, BINARY_COPY_HEADER);
-    const encoded = splitter.encode(data.subarray(at, end), out, at > 0);
-    if (typeof encoded !== 'number') {
-      const refusal = { ...encoded, record: records + encoded.record };
-      if (stream === undefined) return { refusal, sent: false };
-      // CopyFail: the server ends the COPY with an error and the transaction is aborted; wait for it.
-      stream.destroy(new Error(`pgsurge: ${refusal.why}`));
-      await done!.catch(() => undefined);
-      return { refusal, sent: true };
-    }
+    piece.reserve(2 * (end - at) + 64);
+    const encoded = splitter.encode(data.subarray(at, end), piece, at > 0);
+    if (typeof encoded !== 'number') return { ...encoded, record: records + encoded.record };
     records += encoded;
-    if (end === data.length) writeRaw(out, BINARY_COPY_TRAILER);
+    at = end;
+    return encoded;
+  });
+}
+
+/**
+ * Streams binary COPY a piece at a time: `next` appends a piece's tuples to `out` and
+ * returns how many, a refusal, or undefined when there are no more. Each piece goes while
+ * the next is made (the server parses one while pgsurge encodes the next). Returns the
+ * server's row count, or the refusal and whether pieces had gone out already (then the
+ * COPY was failed, and the transaction with it).
+ */
+async function streamPieces(client: pg.Client, sql: string, out: WireBuffer, next: (out: WireBuffer) => number | SplitRefusal | undefined): Promise<number | { refusal: SplitRefusal; sent: boolean }> {
+  let stream: ReturnType<typeof copyFrom> | undefined;
+  let done: Promise<void> | undefined;
+  let first = true;
+  for (;;) {
+    out.pos = 0;
+    if (first) writeRaw(out, BINARY_COPY_HEADER);
+    const made = next(out);
+    if (made !== undefined && typeof made !== 'number') {
+      if (stream === undefined) return { refusal: made, sent: false };
+      // CopyFail: the server ends the COPY with an error and the transaction is aborted; wait for it.
+      stream.destroy(new Error(`pgsurge: ${made.why}`));
+      await done!.catch(() => undefined);
+      return { refusal: made, sent: true };
+    }
+    if (made === undefined) {
+      if (stream === undefined) return streamCopy(client, sql, Buffer.from(BINARY_COPY_HEADER_AND_TRAILER));
+      writeRaw(out, BINARY_COPY_TRAILER);
+    }
     if (stream === undefined) {
       stream = client.query(copyFrom(sql));
       done = finished(stream);
     }
+    first = false;
     // A copy: the socket may still hold the piece when `out` is reused for the next one.
     if (!stream.write(Buffer.from(out.bytes.subarray(0, out.pos)))) await Promise.race([once(stream, 'drain'), done]);
-    at = end;
+    if (made === undefined) break;
   }
-  if (stream === undefined) return streamCopy(client, sql, Buffer.from(BINARY_COPY_HEADER_AND_TRAILER));
   stream.end();
   await done;
   return stream.rowCount;
