@@ -26,7 +26,7 @@ const FLAT_ENCODINGS = new Set(['PLAIN', 'PLAIN_DICTIONARY', 'RLE_DICTIONARY', '
  * A column chunk decoded: per row the index of its value (-1 for NULL), the values in the
  * order of the dictionary page then of the plain pages. Fixed-width values (every type but
  * BYTE_ARRAY; BOOLEAN one byte 0/1) are `width` bytes each in `bytes`, little-endian as in
- * the file; BYTE_ARRAY values are `bytes[start[i], start[i + 1])`.
+ * the file; BYTE_ARRAY values are `bytes[span[2i], span[2i + 1])`.
  */
 export interface FlatColumn {
   readonly type: FlatType;
@@ -35,8 +35,8 @@ export interface FlatColumn {
   /** Bytes a value takes, for fixed-width types; 0 for BYTE_ARRAY. */
   readonly width: number;
   readonly bytes: Uint8Array;
-  /** BYTE_ARRAY only: value i is `bytes[start[i], start[i + 1])`. */
-  readonly start: Int32Array | undefined;
+  /** BYTE_ARRAY only: value i is `bytes[span[2i], span[2i + 1])`. */
+  readonly span: Int32Array | undefined;
   /** Views of `bytes` (8-byte aligned) for the numeric types. */
   readonly i32: Int32Array;
   readonly f32: Float32Array;
@@ -50,6 +50,24 @@ export function isFlatColumn(element: SchemaElement, meta: ColumnMetaData | unde
   const t = meta.type;
   if (t === 'INT96' || (t === 'FIXED_LEN_BYTE_ARRAY' && !element.type_length)) return false;
   return meta.encodings.every((e) => FLAT_ENCODINGS.has(e));
+}
+
+/** Growable pairs of int32 (a BYTE_ARRAY value's start and end in the store). */
+class Spans {
+  values = new Int32Array(1024);
+  n = 0;
+  reserve(pairs: number): void {
+    if (this.n + 2 * pairs <= this.values.length) return;
+    let size = this.values.length * 2;
+    while (size < this.n + 2 * pairs) size *= 2;
+    const bigger = new Int32Array(size);
+    bigger.set(this.values.subarray(0, this.n));
+    this.values = bigger;
+  }
+  push(start: number, end: number): void {
+    this.values[this.n++] = start;
+    this.values[this.n++] = end;
+  }
 }
 
 /** A growable byte store, 8-byte aligned (so typed views of it need no copy). */
@@ -103,7 +121,7 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
   const optional = element.repetition_type === 'OPTIONAL';
   const index = new Int32Array(rows);
   const store = new ByteStore();
-  const starts: number[] | undefined = type === 'BYTE_ARRAY' ? [] : undefined;
+  const spans = new Spans();
   let values = 0; // values in the store
   let dictionary = -1; // values of the dictionary page (at the store's start), -1 before one
   let row = 0;
@@ -114,13 +132,18 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
   /** Appends `n` PLAIN values from `page` at `at`; returns the offset after them. */
   const plain = (page: Uint8Array, at: number, n: number): number => {
     if (type === 'BYTE_ARRAY') {
-      const view = new DataView(page.buffer, page.byteOffset, page.byteLength);
+      // The page's values as they are (each after its 4-byte length), copied at once; a value's span is found from the lengths.
+      let end = at;
+      spans.reserve(n);
+      const base = store.pos - at;
       for (let k = 0; k < n; k++) {
-        const len = view.getUint32(at, true);
-        starts!.push(store.pos);
-        store.append(page, at + 4, len);
-        at += 4 + len;
+        const len = page[end]! | (page[end + 1]! << 8) | (page[end + 2]! << 16) | (page[end + 3]! << 24);
+        spans.push(base + end + 4, base + end + 4 + len);
+        end += 4 + len;
       }
+      if (end > page.length) throw new Error(`a PLAIN page of ${meta.path_in_schema.join('.')} ends inside a value`);
+      store.append(page, at, end - at);
+      at = end;
     } else if (type === 'BOOLEAN') {
       store.reserve(n);
       const b = store.bytes;
@@ -230,7 +253,6 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
     row += count;
   }
   if (row !== rows) throw new Error(`the column chunk of ${meta.path_in_schema.join('.')} holds ${row} rows, its row group ${rows}`);
-  if (starts !== undefined) starts.push(store.pos);
   const buffer = store.bytes.buffer;
   const numeric = width === 4 || width === 8;
   return {
@@ -239,7 +261,7 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
     index,
     width,
     bytes: store.bytes.subarray(0, store.pos),
-    start: starts === undefined ? undefined : Int32Array.from(starts),
+    span: type === 'BYTE_ARRAY' ? spans.values.subarray(0, spans.n) : undefined,
     i32: numeric ? new Int32Array(buffer, 0, store.pos >> 2) : EMPTY_I32,
     f32: width === 4 ? new Float32Array(buffer, 0, store.pos >> 2) : EMPTY_F32,
     f64: width === 8 ? new Float64Array(buffer, 0, store.pos >> 3) : EMPTY_F64,
@@ -276,7 +298,7 @@ export function rawValueOf(c: FlatColumn, i: number): RawValue {
     case 'DOUBLE':
       return c.f64[i]!;
     case 'BYTE_ARRAY':
-      return c.bytes.subarray(c.start![i]!, c.start![i + 1]!);
+      return c.bytes.subarray(c.span![2 * i]!, c.span![2 * i + 1]!);
     case 'FIXED_LEN_BYTE_ARRAY':
       return c.bytes.subarray(i * c.width, (i + 1) * c.width);
   }

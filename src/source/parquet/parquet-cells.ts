@@ -4,7 +4,7 @@ import { putField, putInt16, putInt32 } from '../../wire/encoders/store.js';
 import { writeNull } from '../../wire/binary-copy.js';
 import type { ParquetColumn } from './parquet-columns.js';
 import { int64BigInt, int64Number, rawValueOf, type FlatColumn } from './flat-decoder.js';
-import { bigEndianSigned, dateText, decimalText, putCopyBytes, putCopyText, type RawValue } from './parquet-text.js';
+import { bigEndianSigned, dateText, decimalText, putCopyRange, putCopyText, type RawValue } from './parquet-text.js';
 import type { LeafKind } from './parquet-types.js';
 
 /*
@@ -124,9 +124,9 @@ export function textCell(decoded: DecodedColumn, column: ParquetColumn, slow: (v
         putCopyText(out, t);
       });
     }
-    if ((leaf.kind === 'string' || leaf.kind === 'json' || leaf.kind === 'bytes') && c.start !== undefined) {
-      const start = c.start;
-      return cell((i, out) => putCopyBytes(out, c.bytes.subarray(start[i]!, start[i + 1]!)));
+    if ((leaf.kind === 'string' || leaf.kind === 'json' || leaf.kind === 'bytes') && c.span !== undefined) {
+      const span = c.span;
+      return cell((i, out) => putCopyRange(out, c.bytes, span[2 * i]!, span[2 * i + 1]!));
     }
   }
   return cell((i, out) => slow(rawValueOf(c, i), out));
@@ -222,7 +222,8 @@ function valueWriter(leaf: LeafKind, rendering: 'text' | 'bytea', typname: strin
     case 'date':
       return typname === 'date' ? (v, out) => (writeDateDays(out, (v as number) - UNIX_TO_POSTGRES_DAYS), true) : undefined;
     case 'timestamp': {
-      if (typname !== (leaf.utc ? 'timestamptz' : 'timestamp')) return undefined;
+      // Into timestamp the text wire's `+00` is ignored, so either kind is its count of units; into timestamptz only an instant is (a local time would be read in the session's zone).
+      if (typname !== 'timestamp' && !(typname === 'timestamptz' && leaf.utc)) return undefined;
       const unit = leaf.unit;
       return (v, out) => {
         let units = BigInt(v as bigint | number);
@@ -299,13 +300,13 @@ function flatWriter(c: FlatColumn, leaf: LeafKind, typname: string): ((i: number
   }
   if (leaf.kind === 'date' && typname === 'date' && c.type === 'INT32') return (i, out) => (writeInt32(out, c.i32[i]! - UNIX_TO_POSTGRES_DAYS), true);
   if (leaf.kind === 'double' && typname === 'float8' && c.type === 'DOUBLE') return (i, out) => (putFieldLittleEndian8(out, c.bytes, i), true);
-  if (c.start !== undefined) {
-    const start = c.start;
+  if (c.span !== undefined) {
+    const span = c.span;
     const text = typname === 'text' || typname === 'varchar' || typname === 'bpchar';
     if ((leaf.kind === 'string' && text) || (leaf.kind === 'json' && (text || typname === 'json')) || (leaf.kind === 'bytes' && typname === 'bytea'))
       return (i, out) => {
-        const s = start[i]!;
-        putField(out, c.bytes, s, start[i + 1]! - s);
+        const s = span[2 * i]!;
+        putField(out, c.bytes, s, span[2 * i + 1]! - s);
         return true;
       };
   }

@@ -33,17 +33,18 @@ const VALUES = `SELECT i::BIGINT id, (i % 7)::INTEGER small, CASE WHEN i % 10 = 
     (i % 300 - 150)::SMALLINT tiny, ((i - 2500) * 1.25)::DECIMAL(9,2) d4, ((i - 2500) * 123456789.01)::DECIMAL(18,2) d8,
     ((i - 2500) * 1234567890123.0123456789)::DECIMAL(38,10) d16, date '1992-01-01' + (i % 2500)::INT dt,
     CASE WHEN i % 10 = 5 THEN NULL ELSE (i / 3)::FLOAT END f, (i / 7)::DOUBLE db, i % 3 = 0 b,
-    CASE WHEN i % 10 = 7 THEN NULL ELSE 'comment ' || i || repeat('x', i % 40) END s, ['RAIL', 'SHIP', 'AIR'][i % 3 + 1] mode,
+    CASE WHEN i % 10 = 7 THEN NULL ELSE 'comment ' || i || repeat('x', i % 40) END s, ['RAIL', 'SHIP', 'AIR'][i % 3 + 1] ship_mode,
     CASE WHEN i % 11 = 0 THEN NULL ELSE ('{"k": ' || i || '}')::JSON END j, md5(i::VARCHAR)::UUID u,
     timestamp '2020-01-01' + to_microseconds(i * 1000003) ts
   FROM range(5000) r(i)`;
 
-const FILES: { name: string; options: string }[] = [
+// `flat`: column chunks of each slice the flat decoder reads at least (V2 writes DELTA_* for many, left to hyparquet).
+const FILES: { name: string; options: string; flat?: number }[] = [
   { name: 'snappy, row groups of 1,024', options: 'COMPRESSION snappy, ROW_GROUP_SIZE 1024' },
   { name: 'zstd, one row group', options: 'COMPRESSION zstd, ROW_GROUP_SIZE 100000' },
   { name: 'gzip', options: 'COMPRESSION gzip, ROW_GROUP_SIZE 2048' },
   { name: 'uncompressed', options: 'COMPRESSION uncompressed, ROW_GROUP_SIZE 3000' },
-  { name: 'data pages v2 (DuckDB PARQUET_VERSION V2)', options: 'COMPRESSION snappy, ROW_GROUP_SIZE 2048, PARQUET_VERSION V2' },
+  { name: 'data pages v2 (DuckDB PARQUET_VERSION V2)', options: 'COMPRESSION snappy, ROW_GROUP_SIZE 2048, PARQUET_VERSION V2', flat: 4 },
 ];
 
 const valueAt = (d: DecodedColumn, r: number): RawValue => {
@@ -77,7 +78,7 @@ describe('the flat Parquet decoder reads what hyparquet reads', () => {
           }
         }
         // The dictionary-encoded and plain columns at least went through the flat decoder.
-        assert.ok(flatColumns >= groups.length * 2 * 8, `${flatColumns} flat column chunks`);
+        assert.ok(flatColumns >= groups.length * 2 * (f.flat ?? 14), `${flatColumns} flat column chunks`);
       } finally {
         await pf.close();
       }
