@@ -4,8 +4,8 @@ import { putField, putInt16, putInt32 } from '../../wire/encoders/store.js';
 import { writeNull } from '../../wire/binary-copy.js';
 import type { ParquetColumn } from './parquet-columns.js';
 import { int64BigInt, int64Number, rawValueOf, type FlatColumn } from './flat-decoder.js';
-import { bigEndianSigned, dateText, decimalText, putCopyRange, putCopyText, type RawValue } from './parquet-text.js';
-import type { LeafKind } from './parquet-types.js';
+import { bigEndianSigned, dateText, decimalText, jsonText, putCopyRange, putCopyText, type RawValue } from './parquet-text.js';
+import type { FieldShape, LeafKind } from './parquet-types.js';
 
 /*
  * One column of a decoded slice as cells: `text` writes row r as a COPY text field (`\N`
@@ -148,12 +148,11 @@ const INT8_MAX = 2n ** 63n - 1n;
  * has no exact binary form (the table then goes as text): integers into int2/int4/int8
  * (a value out of range: false) and numeric, DECIMAL into numeric, DATE into date,
  * TIMESTAMP into timestamp (local) or timestamptz (UTC-adjusted), FLOAT into float4,
- * DOUBLE into float8, BOOLEAN into bool, text into text/varchar/bpchar, JSON into
- * json/jsonb, bytes into bytea, UUID into uuid.
+ * DOUBLE into float8, BOOLEAN into bool, text into text/varchar/bpchar, bytes into bytea,
+ * UUID into uuid; and any field into json/jsonb as the JSON text the text wire sends.
  */
 export function binaryCell(decoded: DecodedColumn, column: ParquetColumn, target: BinaryTarget): BinaryCell | undefined {
-  if (column.shape.shape !== 'leaf' || (column.rendering !== 'text' && column.rendering !== 'bytea')) return undefined;
-  const write = valueWriter(column.shape.leaf, column.rendering, target.typname);
+  const write = column.rendering === 'json' ? jsonWriter(column.shape, target.typname) : column.shape.shape === 'leaf' && column.rendering !== 'array' ? valueWriter(column.shape.leaf, column.rendering, target.typname) : undefined;
   if (write === undefined) return undefined;
   if ('values' in decoded) {
     const values = decoded.values;
@@ -168,7 +167,7 @@ export function binaryCell(decoded: DecodedColumn, column: ParquetColumn, target
   }
   const { flat: c, base } = decoded;
   const index = c.index;
-  const fast = flatWriter(c, column.shape.leaf, target.typname);
+  const fast = column.shape.shape === 'leaf' && column.rendering !== 'json' ? flatWriter(c, column.shape.leaf, target.typname) : undefined;
   if (fast !== undefined) {
     return (r, out) => {
       const i = index[base + r]!;
@@ -190,6 +189,16 @@ export function binaryCell(decoded: DecodedColumn, column: ParquetColumn, target
 }
 
 type ValueWriter = (v: RawValue, out: WireBuffer) => boolean;
+
+/** Into json/jsonb: the JSON text the text wire sends (`jsonText`), framed as binary (jsonb's version byte first). */
+function jsonWriter(shape: FieldShape, typname: string): ValueWriter | undefined {
+  if (typname !== 'json' && typname !== 'jsonb') return undefined;
+  const write = typname === 'json' ? writeText : writeJsonb;
+  return (v, out) => {
+    write(out, Buffer.from(jsonText(shape, v), 'utf8'));
+    return true;
+  };
+}
 
 /** Writes one physical value (as hyparquet hands it) into the column type; undefined when the pair has no exact binary form. */
 function valueWriter(leaf: LeafKind, rendering: 'text' | 'bytea', typname: string): ValueWriter | undefined {
