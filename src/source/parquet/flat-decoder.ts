@@ -209,7 +209,9 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
 
     // Definition levels: a row is present when its level is 1.
     let present = count;
-    if (optional) {
+    // Writers mark an optional column without NULLs by one RLE run of level 1: then no level is read.
+    const allPresent = optional && isOneRun(page, levelsAt, count);
+    if (optional && !allPresent) {
       if (defLevels!.length < count) defLevels = new Int32Array(count);
       const levels = defLevels!.subarray(0, count);
       readRleBitPackedHybrid({ view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: levelsAt }, 1, levels, levelsLength);
@@ -239,9 +241,19 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
     } else throw new NotFlat(`values in ${encoding}`);
 
     // Rows → value indexes.
-    const levels = optional ? defLevels! : undefined;
+    const levels = optional && !allPresent ? defLevels! : undefined;
     let v = 0;
-    for (let k = 0; k < count; k++) {
+    if (levels === undefined && ids === undefined) {
+      for (let k = 0; k < count; k++) index[row + k] = first + k;
+      v = count;
+    } else if (levels === undefined) {
+      for (let k = 0; k < count; k++) {
+        const i = ids![k]!;
+        if (i >= dictionary) throw new Error(`a dictionary index ${i} past the dictionary's ${dictionary} values in ${meta.path_in_schema.join('.')}`);
+        index[row + k] = i;
+      }
+      v = count;
+    } else for (let k = 0; k < count; k++) {
       if (levels !== undefined && levels[k] === 0) index[row + k] = -1;
       else {
         const i = ids !== undefined ? ids[v]! : first + v;
@@ -266,6 +278,21 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
     f32: width === 4 ? new Float32Array(buffer, 0, store.pos >> 2) : EMPTY_F32,
     f64: width === 8 ? new Float64Array(buffer, 0, store.pos >> 3) : EMPTY_F64,
   };
+}
+
+/** Whether the RLE/bit-packed hybrid of 1-bit levels at `at` starts with one RLE run of 1 covering `count` levels. */
+function isOneRun(page: Uint8Array, at: number, count: number): boolean {
+  let header = 0;
+  let shift = 0;
+  let p = at;
+  for (;;) {
+    const b = page[p++];
+    if (b === undefined || shift > 28) return false;
+    header |= (b & 0x7f) << shift;
+    if ((b & 0x80) === 0) break;
+    shift += 7;
+  }
+  return (header & 1) === 0 && header >>> 1 >= count && page[p] === 1;
 }
 
 const EMPTY_I32 = new Int32Array(0);

@@ -291,6 +291,8 @@ export function jsonLinesOf(values: readonly Values[], slice: ParquetSlice, colu
 /** A decoded slice's rows, as COPY text cells and, per column types, binary cells (made once, kept). */
 class SliceRows {
   readonly text: readonly TextCell[];
+  /** Bytes of COPY text a row takes, as sampled (`textBytesPerRow`). */
+  rowBytes = 64;
   private tuples: { key: string; cells: readonly BinaryCell[] | string } | undefined;
 
   constructor(
@@ -349,10 +351,12 @@ export interface ParquetOpenOptions {
 /**
  * A Parquet input as chunk sources: one per worker, all taking the file's runs (row
  * groups) from one cursor, so the workers read different row groups at once. A reader
- * decodes its row group once (memory: one decoded row group per reader), then cuts it
- * into chunks of at most `chunkBytes` of COPY text (a row past the bound ends the chunk),
- * each made when the queue has room for it. A chunk's rows as JSON lines are made again
- * from the file only if the server refuses one of them.
+ * decodes its row group once (memory: one decoded row group per reader, and each chunk in
+ * flight holds its own until committed), then cuts it into chunks of about `chunkBytes`
+ * of COPY text by rows. A chunk holds references into the decoded rows: the binary wire
+ * has them write binary tuples (`typed`), and its COPY text (`data`) is made only when
+ * asked for. A chunk's rows as JSON lines are made again from the file only if the
+ * server refuses one of them.
  */
 export async function openParquetInput(target: LoadTarget, options: ParquetOpenOptions): Promise<{ sources: ChunkSource[]; size: number }> {
   const planned = target.parquetColumns;
@@ -381,7 +385,7 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
       // COPY text, made the first time the text wire (or a refused chunk's isolation) asks for it.
       get data(): Buffer {
         if (text === undefined) {
-          const out = new WireBuffer(Math.min(options.chunkBytes, 64 * 1024) + 64 * 1024);
+          const out = new WireBuffer(Math.ceil(1.1 * heldRows().rowBytes * slice.rows) + 64 * 1024);
           copyTextCells(heldRows().text, from, from + slice.rows, out);
           text = written(out);
         }
@@ -408,7 +412,8 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
     const span = cursor.span(run.rowGroup);
     const rows = new SliceRows(await decodeSlice(file, run, columns, span.firstRow), columns, writers);
     // Rows a chunk: as many as about `chunkBytes` of COPY text hold, the text's width sampled on the run's first rows.
-    const step = Math.max(1, Math.floor(options.chunkBytes / rows.textBytesPerRow(Math.min(run.rows, 2000))));
+    rows.rowBytes = rows.textBytesPerRow(Math.min(run.rows, 2000));
+    const step = Math.max(1, Math.floor(options.chunkBytes / rows.rowBytes));
     for (let r = 0; r < run.rows; r += step) {
       const n = Math.min(step, run.rows - r);
       const firstRow = run.firstRow + r;
