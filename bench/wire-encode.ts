@@ -4,7 +4,7 @@
  * chunk sent as the writers send it to a
  * sink process over a Unix socket (the kernel's copy of 1.75× the bytes is client CPU
  * too): text as 64 KB CopyData pieces, binary encoded a piece at a time as
- * `streamEncoded` does: through the encoders' general path only (`fastPaths: false`, the
+ * `streamPieces` does: through the encoders' general path only (`fastPaths: false`, the
  * splitter before the fast paths) with each piece copied into a fresh Buffer (the writer
  * before), with the fast paths, and with the fast paths and the pieces' buffers reused
  * (`PieceBuffers`, the writer now). Interleaved per
@@ -88,7 +88,7 @@ try {
   const sendText = async (): Promise<void> => {
     for (const c of chunks) for (let at = 0; at < c.length; at += TEXT_PIECE) await sendPiece(c.subarray(at, at + TEXT_PIECE));
   };
-  /** `reuse`: the pieces' buffers reused as streamEncoded does (PieceBuffers); otherwise each piece copied into a fresh Buffer, as it did before. */
+  /** `reuse`: the pieces' buffers reused as streamPieces does (PieceBuffers); otherwise each piece copied into a fresh Buffer, as it did before. */
   const sendBinary = (splitter: RecordSplitter, reuse: boolean) => async (): Promise<void> => {
     const buffers = new PieceBuffers();
     for (const c of chunks) {

@@ -53,6 +53,11 @@ export interface Chunk {
    * which stays the text form the reject path loads a refused chunk from.
    */
   readonly binary?: Buffer;
+  /**
+   * A typed source's rows (Parquet), which the binary wire has write themselves as binary
+   * COPY tuples; such a chunk makes its `data` (COPY text) only when something reads it.
+   */
+  readonly typed?: import('../wire/typed-rows.js').TypedRows;
   /** Records in `data`. */
   readonly records: number;
   /** Physical lines the records span in the source (more than `records` when CSV fields hold newlines). */

@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import { from as copyFrom } from 'pg-copy-streams';
 import { wireFormat } from '../writer/wire-format.js';
-import { readSessionFacts, readWireColumns } from './catalog.js';
+import { readSessionFacts, readWireColumns, type WireColumn } from './catalog.js';
 import { WireBuffer, type EncoderLookup, type SessionFacts } from './field-encoder.js';
 import { BINARY_COPY_HEADER, BINARY_COPY_TRAILER, writeRaw } from './binary-copy.js';
 import { encoderFor } from './encoders/index.js';
@@ -21,7 +21,7 @@ interface ConnectionState {
   /** The server shares this machine (a Unix socket, loopback): `auto`'s rule needs it. */
   readonly local: boolean;
   readonly out: WireBuffer;
-  /** The COPY text pieces' buffers (`streamEncoded`). */
+  /** The binary pieces' buffers (`streamPieces`). */
   readonly pieces: PieceBuffers;
   readonly splitters: Map<WirePlan, RecordSplitter>;
 }
@@ -79,9 +79,48 @@ export function wireCopyWriter(choice: WireChoice, lookup: EncoderLookup = encod
     return plan;
   };
 
+  // A typed source's tables: their COPY columns' types, read once per table.
+  const typedColumns = new Map<string, Promise<readonly WireColumn[]>>();
+  const typedColumnsOf = (client: pg.Client, target: LoadTarget): Promise<readonly WireColumn[]> => {
+    const key = JSON.stringify([target.schema, target.table, target.columns]);
+    let columns = typedColumns.get(key);
+    if (columns === undefined) {
+      columns = readWireColumns(client, target);
+      typedColumns.set(key, columns);
+      columns.catch(() => typedColumns.delete(key));
+    }
+    return columns;
+  };
+
   async function send(client: pg.Client, chunk: Chunk, begin: boolean): Promise<ChunkResult> {
     const prefix = begin ? 'BEGIN; ' : '';
     const sql = `${prefix}${copySql(chunk.target, undefined, { binary: true })}`;
+    if (chunk.typed !== undefined && choice !== 'text') {
+      const state = await stateOf(client);
+      const tuples = state.facts.serverEncoding !== 'UTF8' ? `server_encoding is ${state.facts.serverEncoding}, not UTF8` : chunk.typed.binary(await typedColumnsOf(client, chunk.target), state.facts);
+      const tally = tallyOf(chunk.target.table, typeof tuples === 'string' ? tuples : undefined);
+      if (typeof tuples !== 'string') {
+        sentBinary.add(chunk);
+        let from = 0;
+        const streamed = await streamPieces(client, sql, (out) => {
+          if (from >= tuples.rows) return undefined;
+          const to = tuples.write(from, out, out.pos + PIECE_BINARY_BYTES);
+          if (typeof to !== 'number') return { record: to.row + 1, column: to.column, why: to.why };
+          const records = to - from;
+          from = to;
+          return records;
+        }, state.pieces);
+        if (typeof streamed === 'number') {
+          tally.binaryChunks++;
+          return { loaded: streamed, skipped: 0 };
+        }
+        sentBinary.delete(chunk);
+        tally.fallbackChunks++;
+        tally.firstFallback ??= describeRefusal(streamed.refusal, chunk, chunk.target.columns ?? []);
+        if (streamed.sent) throw new RedoAsText(`part of the chunk went as binary before ${streamed.refusal.why}: loaded again as text`);
+      }
+      return begin ? copyWriter.beginAndWriteRows!(client, chunk) : copyWriter.writeRows(client, chunk);
+    }
     if (chunk.binary !== undefined) {
       const tally = tallyOf(chunk.target.table, undefined);
       sentBinary.add(chunk);
@@ -101,7 +140,7 @@ export function wireCopyWriter(choice: WireChoice, lookup: EncoderLookup = encod
           // COPY text: a raw newline always ends a record, so the chunk is encoded a piece at a time while the server parses the pieces before.
           // Marked before it goes: a chunk the server refuses part way is counted as redone by the text path.
           sentBinary.add(chunk);
-          const streamed = await streamEncoded(client, sql, chunk.data, splitter, state.pieces);
+          const streamed = await streamPieces(client, sql, textPieces(chunk.data, splitter), state.pieces);
           if (typeof streamed === 'number') {
             tally.binaryChunks++;
             return { loaded: streamed, skipped: 0 };
@@ -175,29 +214,56 @@ const NEWLINE = 0x0a;
 /** A chunk that went as binary: its record count; or the refusal that sends it as text, and whether pieces had gone out already. */
 export type PiecesResult = number | { refusal: SplitRefusal; sent: boolean };
 
+/** A typed chunk's tuples per piece: as much as the socket takes at once (see PIECE_TEXT_BYTES). */
+const PIECE_BINARY_BYTES = 112 * 1024;
+
 /**
- * Encodes a COPY text chunk as binary COPY a piece (whole records, ~PIECE_TEXT_BYTES of
- * text) at a time, handing each piece to `send` — header first, trailer last — before the
- * next is encoded. `send` gives back the buffer to encode the next piece into: the same
- * one when it is done with the bytes, another while something may still read them.
+ * Appends the next piece's tuples to `out` and says how many; a refusal (its record
+ * counted from the chunk's first); or undefined when there are no more.
  */
-export async function encodePieces(data: Buffer, splitter: RecordSplitter, first: WireBuffer, send: (piece: WireBuffer) => Promise<WireBuffer>): Promise<PiecesResult> {
+export type NextPiece = (out: WireBuffer) => number | SplitRefusal | undefined;
+
+/**
+ * Makes binary COPY a piece at a time, handing each piece to `send` — the header in the
+ * first, the trailer in the last — before the next is made. `send` gives back the buffer to
+ * make the next piece in: the same one when it is done with the bytes, another while
+ * something may still read them.
+ */
+export async function makePieces(first: WireBuffer, next: NextPiece, send: (piece: WireBuffer) => Promise<WireBuffer>): Promise<PiecesResult> {
   let records = 0;
   let out = first;
-  for (let at = 0; at < data.length; ) {
+  for (let sent = false; ; sent = true) {
+    out.pos = 0;
+    if (!sent) writeRaw(out, BINARY_COPY_HEADER);
+    const made = next(out);
+    if (made !== undefined && typeof made !== 'number') return { refusal: made, sent };
+    if (made === undefined) writeRaw(out, BINARY_COPY_TRAILER);
+    else records += made;
+    out = await send(out);
+    if (made === undefined) return records;
+  }
+}
+
+/** The pieces of a COPY text chunk: whole records, ~PIECE_TEXT_BYTES of text each. */
+function textPieces(data: Buffer, splitter: RecordSplitter): NextPiece {
+  let records = 0;
+  let at = 0;
+  return (piece) => {
+    if (at >= data.length) return undefined;
     const next = at + PIECE_TEXT_BYTES >= data.length ? -1 : data.indexOf(NEWLINE, at + PIECE_TEXT_BYTES - 1);
     const end = next < 0 ? data.length : next + 1;
-    out.pos = 0;
-    out.reserve(2 * (end - at) + 64);
-    if (at === 0) writeRaw(out, BINARY_COPY_HEADER);
-    const encoded = splitter.encode(data.subarray(at, end), out, at > 0);
-    if (typeof encoded !== 'number') return { refusal: { ...encoded, record: records + encoded.record }, sent: at > 0 };
+    piece.reserve(2 * (end - at) + 64);
+    const encoded = splitter.encode(data.subarray(at, end), piece, at > 0);
+    if (typeof encoded !== 'number') return { ...encoded, record: records + encoded.record };
     records += encoded;
-    if (end === data.length) writeRaw(out, BINARY_COPY_TRAILER);
-    out = await send(out);
     at = end;
-  }
-  return records;
+    return encoded;
+  };
+}
+
+/** Encodes a COPY text chunk as binary COPY a piece at a time (`makePieces`, `textPieces`). */
+export function encodePieces(data: Buffer, splitter: RecordSplitter, first: WireBuffer, send: (piece: WireBuffer) => Promise<WireBuffer>): Promise<PiecesResult> {
+  return makePieces(first, textPieces(data, splitter), send);
 }
 
 /** A socket-like writable: its `writableLength` is 0 once every byte written has been handed on (to the kernel). */
@@ -249,18 +315,19 @@ function socketOf(client: pg.Client): Drainable | undefined {
 }
 
 /**
- * Streams a COPY text chunk as binary COPY, encoding it a piece at a time (`encodePieces`).
- * Returns the server's row count, or the refusal that sends the chunk as text and whether
- * pieces had gone out already (then the COPY was failed, and the transaction with it).
+ * Streams binary COPY a piece at a time (`makePieces`): each piece goes while the next is
+ * made, so the server parses one while pgsurge encodes the next. Returns the server's row
+ * count, or the refusal that sends the chunk as text and whether pieces had gone out
+ * already (then the COPY was failed, and the transaction with it).
  */
-async function streamEncoded(client: pg.Client, sql: string, data: Buffer, splitter: RecordSplitter, buffers: PieceBuffers): Promise<PiecesResult> {
+async function streamPieces(client: pg.Client, sql: string, next: NextPiece, buffers: PieceBuffers): Promise<PiecesResult> {
   let stream: ReturnType<typeof copyFrom> | undefined;
   let done: Promise<void> | undefined;
   const socket = socketOf(client);
-  // The buffer being encoded into (nothing of an earlier chunk is still being written once the socket is idle: its
+  // The buffer being made into (nothing of an earlier chunk is still being written once the socket is idle: its
   // COPY's reply came after its bytes); the one left over when the chunk is done or refused goes back.
   let spare = buffers.take(socket === undefined ? [] : [socket]);
-  const encoded = await encodePieces(data, splitter, spare, async (piece) => {
+  const made = await makePieces(spare, next, async (piece) => {
     if (stream === undefined) {
       stream = client.query(copyFrom(sql));
       done = finished(stream);
@@ -276,21 +343,18 @@ async function streamEncoded(client: pg.Client, sql: string, data: Buffer, split
     return (spare = buffers.take([stream, socket]));
   });
   buffers.give(spare);
-  if (typeof encoded !== 'number') {
+  if (typeof made !== 'number') {
     if (stream !== undefined) {
       // CopyFail: the server ends the COPY with an error and the transaction is aborted; wait for it.
-      stream.destroy(new Error(`pgsurge: ${encoded.refusal.why}`));
+      stream.destroy(new Error(`pgsurge: ${made.refusal.why}`));
       await done!.catch(() => undefined);
     }
-    return encoded;
+    return made;
   }
-  if (stream === undefined) return streamCopy(client, sql, Buffer.from(BINARY_COPY_HEADER_AND_TRAILER));
-  stream.end();
+  stream!.end();
   await done;
   return stream!.rowCount;
 }
-
-const BINARY_COPY_HEADER_AND_TRAILER = Buffer.concat([Buffer.from(BINARY_COPY_HEADER), Buffer.from(BINARY_COPY_TRAILER)]);
 
 /** `line 7, column l_shipdate: "infinity" (a value its encoder cannot encode exactly)`. */
 function describeRefusal(r: SplitRefusal, chunk: Chunk, columns: readonly string[]): string {

@@ -96,6 +96,38 @@ describe('Parquet types, rejects, schema checks, crashes', () => {
     assert.deepEqual([...a].sort(), [...b].sort());
   });
 
+  it('binary wire: every type that has a binary form gives the table text gives, and the rest go as text', async () => {
+    // The types test's file (DuckDB's `types` table is still there): the fields with an exact binary form.
+    const binary = `a smallint, ua smallint, ui bigint, ub numeric, d1 numeric(5,2), d2 numeric(15,2), d3 numeric(38,10), di numeric(9,0), dt date,
+      ts timestamp, tz timestamptz, tms timestamp, f real, db double precision, b boolean, s text, e varchar(10), u uuid, bya bytea, j jsonb, n bigint`;
+    const names = binary.split(/,(?![^()]*\))/).map((c) => c.trim().split(' ')[0]!);
+    await client.query(`CREATE TABLE ${SCHEMA}.types_bin (${binary}); CREATE TABLE ${SCHEMA}.types_txt (${binary})`);
+    const p = path.join(dir, 'types_p.parquet');
+    const load = async (table: string, wire: string): Promise<{ wire: string; binaryChunks: number; fallbackChunks: number }> => {
+      const r = await runCli(['load', p, '-t', table, '--columns', names.join(','), '--wire', wire, '--chunk-size', '1KB', '--json', ...target()]);
+      assert.equal(r.code, 0, r.stderr);
+      const summary = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { total: { read: number; loaded: number }; wire?: { table: string; wire: string; binaryChunks: number; fallbackChunks: number }[] };
+      assert.deepEqual([summary.total.read, summary.total.loaded], [8, 8]);
+      return summary.wire!.find((w) => w.table === table)!;
+    };
+    const b = await load('types_bin', 'auto');
+    assert.equal(b.wire, 'binary', JSON.stringify(b));
+    assert.ok(b.binaryChunks >= 3 && b.fallbackChunks === 0, JSON.stringify(b));
+    assert.equal((await load('types_txt', 'text')).wire, 'text');
+    const a = await tableRecords(client, `${SCHEMA}.types_bin`, '(FORMAT text)');
+    assert.equal(a.length, 8);
+    assert.deepEqual([...a].sort(), (await tableRecords(client, `${SCHEMA}.types_txt`, '(FORMAT text)')).sort());
+    // And both equal the values loaded from DuckDB's text (the types test's table).
+    await client.query(`CREATE TABLE ${SCHEMA}.types_ref AS SELECT ${names.join(', ')} FROM ${SCHEMA}.types_t`);
+    assert.deepEqual([...a].sort(), (await tableRecords(client, `${SCHEMA}.types_ref`, '(FORMAT text)')).sort());
+    // A table with a type that has no binary form (time, arrays) goes as text, saying why.
+    const r = await runCli(['load', p, '-t', 'types_p', '--truncate', '--wire', 'binary', '--json', ...target()]);
+    assert.equal(r.code, 0, r.stderr);
+    const w = (JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { wire: { table: string; wire: string; why?: string }[] }).wire.find((x) => x.table === 'types_p')!;
+    assert.equal(w.wire, 'text');
+    assert.match(w.why ?? '', /no exact binary form/);
+  });
+
   it('values that do not fit their column are rejected with their row group and row, as JSON lines; the rest loads', async () => {
     await client.query(`CREATE TABLE ${SCHEMA}.fits (id integer, small integer, name varchar(5))`);
     const file = path.join(dir, 'fits.parquet');

@@ -1,4 +1,4 @@
-import { parquetRead, type ColumnData, type FileMetaData } from 'hyparquet';
+import { parquetRead, parquetSchema, type ColumnData, type FileMetaData } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import type { Chunk, LoadTarget } from '../../batching/chunk.js';
 import type { ChunkSource } from '../../batching/chunk-queue.js';
@@ -9,6 +9,11 @@ import type { ParquetColumn } from './parquet-columns.js';
 import { openParquet, type ParquetFile } from './parquet-file.js';
 import { ParquetRowRecords } from './parquet-rows.js';
 import { arrayLiteral, bigEndianSigned, decimalText, jsonText, leafText, putByte, putCopyBytes, putCopyText, type RawValue } from './parquet-text.js';
+import { decodeFlatColumn, isFlatColumn, NotFlat } from './flat-decoder.js';
+import { binaryCell, textCell, type BinaryCell, type DecodedColumn, type TextCell } from './parquet-cells.js';
+import type { WireColumn } from '../../wire/catalog.js';
+import type { TypedRows, TypedTuples } from '../../wire/typed-rows.js';
+import { writeTupleStart } from '../../wire/binary-copy.js';
 
 /** A run of rows of one row group: what one chunk holds. */
 export interface ParquetSlice {
@@ -116,6 +121,70 @@ export async function readSlice(file: ParquetFile, slice: ParquetSlice, columns:
   return columns.map((c) => byField.get(c.field)!);
 }
 
+/**
+ * Decodes a slice's columns: each top-level flat column chunk by the flat decoder (the
+ * whole row group's chunk, the slice's rows from `base`), every other column (nested, or
+ * an encoding the flat decoder does not read) by hyparquet (`readSlice`).
+ */
+export async function decodeSlice(file: ParquetFile, slice: ParquetSlice, columns: readonly ParquetColumn[], groupFirstRow: number): Promise<DecodedColumn[]> {
+  const group = file.raw.row_groups[slice.rowGroup]!;
+  const groupRows = Number(group.num_rows);
+  const elements = new Map(parquetSchema(file.raw).children.map((t) => [t.element.name, t.element]));
+  const decoded = new Map<string, DecodedColumn>();
+  const general: ParquetColumn[] = [];
+  for (const c of columns) {
+    if (decoded.has(c.field) || general.includes(c)) continue;
+    const chunk = group.columns.find((cc) => cc.meta_data?.path_in_schema.length === 1 && cc.meta_data.path_in_schema[0] === c.field);
+    const element = elements.get(c.field);
+    if (chunk === undefined || element === undefined || element.num_children || !isFlatColumn(element, chunk.meta_data)) {
+      general.push(c);
+      continue;
+    }
+    const meta = chunk.meta_data!;
+    const dict = meta.dictionary_page_offset;
+    const start = Number(dict !== undefined && dict > 0n && dict < meta.data_page_offset ? dict : meta.data_page_offset);
+    const bytes = new Uint8Array(await file.buffer.slice(start, start + Number(meta.total_compressed_size)));
+    try {
+      decoded.set(c.field, { flat: decodeFlatColumn(bytes, chunk, element, groupRows), base: slice.firstRow - groupFirstRow });
+    } catch (error) {
+      if (!(error instanceof NotFlat)) throw error;
+      general.push(c);
+    }
+  }
+  if (general.length > 0) {
+    const values = await readSlice(file, slice, general);
+    general.forEach((c, i) => decoded.set(c.field, { values: values[i]! }));
+  }
+  return columns.map((c) => decoded.get(c.field)!);
+}
+
+/** Rows [from, to) of a slice's cells as COPY text (see `copyTextRows`), until `out` holds `limit` bytes or more; returns the row it stopped before. */
+export function copyTextCells(cells: readonly TextCell[], from: number, to: number, out: WireBuffer, limit = Infinity): number {
+  const n = cells.length;
+  let r = from;
+  while (r < to && out.pos < limit) {
+    for (let c = 0; c < n; c++) {
+      if (c > 0) putByte(out, TAB);
+      cells[c]!(r, out);
+    }
+    putByte(out, NEWLINE);
+    r++;
+  }
+  return r;
+}
+
+/** A slice's rows [from, to) as binary COPY tuples until `out` reaches `limit`; the row it stopped before, or the first value it cannot encode. */
+export function binaryTupleRows(cells: readonly BinaryCell[], from: number, to: number, out: WireBuffer, limit: number): number | { row: number; column: number } {
+  const n = cells.length;
+  let r = from;
+  while (r < to && out.pos < limit) {
+    writeTupleStart(out, n);
+    for (let c = 0; c < n; c++) if (!cells[c]!(r, out)) return { row: r, column: c };
+    r++;
+  }
+  return r;
+}
+
 /** The rows [start, end) of a column from the pieces the reader handed over (which may reach past them). */
 function rowsOf(list: readonly ColumnData[], start: number, end: number, field: string, path: string): Values {
   const one = list.find((p) => p.rowStart <= start && p.rowEnd >= end);
@@ -219,6 +288,59 @@ export function jsonLinesOf(values: readonly Values[], slice: ParquetSlice, colu
   return Buffer.from(lines.join(''), 'utf8');
 }
 
+/** A decoded slice's rows, as COPY text cells and, per column types, binary cells (made once, kept). */
+class SliceRows {
+  readonly text: readonly TextCell[];
+  /** Bytes of COPY text a row takes, as sampled (`textBytesPerRow`). */
+  rowBytes = 64;
+  private tuples: { key: string; cells: readonly BinaryCell[] | string } | undefined;
+
+  constructor(
+    private readonly decoded: readonly DecodedColumn[],
+    private readonly columns: readonly ParquetColumn[],
+    writers: readonly FieldWriter[],
+  ) {
+    this.text = decoded.map((d, i) => textCell(d, columns[i]!, writers[i]!));
+  }
+
+  /** Bytes of COPY text a row of the first `rows` rows takes, on average. */
+  textBytesPerRow(rows: number): number {
+    if (rows === 0) return 1;
+    const out = new WireBuffer(256 * rows);
+    copyTextCells(this.text, 0, rows, out);
+    return Math.max(1, out.pos / rows);
+  }
+
+  /** The tuples of rows [from, from + rows) for the table's COPY columns, or why they go as text. */
+  binary(wire: readonly WireColumn[], from: number, rows: number): TypedTuples | string {
+    const key = wire.map((w) => w.typname).join(',');
+    if (this.tuples?.key !== key) this.tuples = { key, cells: this.binaryCells(wire) };
+    const cells = this.tuples.cells;
+    if (typeof cells === 'string') return cells;
+    const columns = this.columns;
+    return {
+      rows,
+      write(at, out, limit) {
+        const r = binaryTupleRows(cells, from + at, from + rows, out, limit);
+        if (typeof r === 'number') return r - from;
+        const c = columns[r.column]!;
+        return { row: r.row - from, column: r.column, why: `field ${c.field}'s value does not fit column ${c.column} (${wire[r.column]!.declared}): the server decides, as text` };
+      },
+    };
+  }
+
+  private binaryCells(wire: readonly WireColumn[]): readonly BinaryCell[] | string {
+    if (wire.length !== this.columns.length) return `the COPY has ${wire.length} columns, the Parquet plan ${this.columns.length}`;
+    const cells: BinaryCell[] = [];
+    for (const [i, c] of this.columns.entries()) {
+      const cell = binaryCell(this.decoded[i]!, c, wire[i]!);
+      if (cell === undefined) return `column ${c.column} is ${wire[i]!.declared}, field ${c.field} is ${c.shape.label}: no exact binary form`;
+      cells.push(cell);
+    }
+    return cells;
+  }
+}
+
 export interface ParquetOpenOptions {
   readonly workers: number;
   readonly chunkBytes: number;
@@ -229,10 +351,12 @@ export interface ParquetOpenOptions {
 /**
  * A Parquet input as chunk sources: one per worker, all taking the file's runs (row
  * groups) from one cursor, so the workers read different row groups at once. A reader
- * decodes its row group once (memory: one decoded row group per reader), then cuts it
- * into chunks of at most `chunkBytes` of COPY text (a row past the bound ends the chunk),
- * each made when the queue has room for it. A chunk's rows as JSON lines are made again
- * from the file only if the server refuses one of them.
+ * decodes its row group once (memory: one decoded row group per reader, and each chunk in
+ * flight holds its own until committed), then cuts it into chunks of about `chunkBytes`
+ * of COPY text by rows. A chunk holds references into the decoded rows: the binary wire
+ * has them write binary tuples (`typed`), and its COPY text (`data`) is made only when
+ * asked for. A chunk's rows as JSON lines are made again from the file only if the
+ * server refuses one of them.
  */
 export async function openParquetInput(target: LoadTarget, options: ParquetOpenOptions): Promise<{ sources: ChunkSource[]; size: number }> {
   const planned = target.parquetColumns;
@@ -244,7 +368,7 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
   const writers = columns.map(fieldWriter);
   const parts = Math.max(1, Math.min(options.workers, groups.length));
   let open = parts;
-  const chunkOf = (slice: ParquetSlice, data: Buffer): Chunk => {
+  const chunkOf = (slice: ParquetSlice, rows: SliceRows, from: number): Chunk => {
     // Read again from a file opened anew: the readers may be done and their file closed by the time a chunk is refused.
     const readSource = async (): Promise<Buffer> => {
       const again = await openParquet(target.file);
@@ -254,27 +378,46 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
         await again.close();
       }
     };
+    let text: Buffer | undefined;
+    let held: SliceRows | undefined = rows;
     const chunk: Chunk = {
       location: { file: target.file, byteOffset: slice.firstRow, byteLength: slice.rows, firstLine: slice.firstRow + 1, rowGroup: slice.rowGroup, sourceBytes: slice.bytes },
-      data,
+      // COPY text, made the first time the text wire (or a refused chunk's isolation) asks for it.
+      get data(): Buffer {
+        if (text === undefined) {
+          const out = new WireBuffer(Math.ceil(1.1 * heldRows().rowBytes * slice.rows) + 64 * 1024);
+          copyTextCells(heldRows().text, from, from + slice.rows, out);
+          text = written(out);
+        }
+        return text;
+      },
       readSource,
       records: slice.rows,
       lines: slice.rows,
       target,
       splitRecords: async () => new ParquetRowRecords(chunk, await readSource()),
+      typed: { binary: (wire, _session) => heldRows().binary(wire, from, slice.rows) },
+      // Committed: the decoded row group is needed no more (unless its text was made already).
+      release: () => {
+        held = undefined;
+      },
+    };
+    const heldRows = (): SliceRows => {
+      if (held === undefined) throw new Error(`internal: the Parquet chunk of rows ${slice.firstRow + 1}… was released and asked for its rows`);
+      return held;
     };
     return chunk;
   };
   async function* chunksOf(run: ParquetSlice): AsyncGenerator<Chunk> {
-    const values = await readSlice(file, run, columns);
     const span = cursor.span(run.rowGroup);
-    for (let r = 0; r < run.rows; ) {
-      // A little room past the bound: the row that crosses it is the chunk's last.
-      const out = new WireBuffer(options.chunkBytes + 64 * 1024);
-      const end = copyTextRows(values, r, run.rows, writers, out, options.chunkBytes);
+    const rows = new SliceRows(await decodeSlice(file, run, columns, span.firstRow), columns, writers);
+    // Rows a chunk: as many as about `chunkBytes` of COPY text hold, the text's width sampled on the run's first rows.
+    rows.rowBytes = rows.textBytesPerRow(Math.min(run.rows, 2000));
+    const step = Math.max(1, Math.floor(options.chunkBytes / rows.rowBytes));
+    for (let r = 0; r < run.rows; r += step) {
+      const n = Math.min(step, run.rows - r);
       const firstRow = run.firstRow + r;
-      yield chunkOf({ rowGroup: run.rowGroup, firstRow, rows: end - r, bytes: groupShare(span, firstRow - span.firstRow, end - r) }, written(out));
-      r = end;
+      yield chunkOf({ rowGroup: run.rowGroup, firstRow, rows: n, bytes: groupShare(span, firstRow - span.firstRow, n) }, rows, r);
     }
   }
   const sources = Array.from({ length: parts }, () =>

@@ -235,11 +235,15 @@ const BACKSLASH = 0x5c;
 
 /** Appends bytes as one COPY text field: backslash, newline, carriage return and tab escaped. */
 export function putCopyBytes(out: WireBuffer, b: Uint8Array): void {
-  const n = b.length;
-  out.reserve(2 * n);
+  putCopyRange(out, b, 0, b.length);
+}
+
+/** Appends `b[from, to)` as one COPY text field (see `putCopyBytes`). */
+export function putCopyRange(out: WireBuffer, b: Uint8Array, from: number, to: number): void {
+  out.reserve(2 * (to - from));
   const o = out.bytes;
   let p = out.pos;
-  for (let i = 0; i < n; i++) {
+  for (let i = from; i < to; i++) {
     const c = b[i]!;
     if (c === BACKSLASH || c === 0x0a || c === 0x0d || c === 0x09) {
       o[p++] = BACKSLASH;

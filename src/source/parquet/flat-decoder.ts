@@ -1,0 +1,332 @@
+import type { ColumnChunk, ColumnMetaData, CompressionCodec, SchemaElement } from 'hyparquet';
+import { compressors } from 'hyparquet-compressors';
+import { parquetHeader } from 'hyparquet/src/column.js';
+import { decompressPage } from 'hyparquet/src/datapage.js';
+import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
+import type { RawValue } from './parquet-text.js';
+
+/*
+ * A decoder of our own for the common column: a top-level leaf (REQUIRED or OPTIONAL, no
+ * repetition), PLAIN or dictionary-encoded values, data pages v1 or v2. hyparquet decodes
+ * such a column into a JavaScript array through its level assembly (`assembleLists`, run
+ * for every optional column) and a value object per row; here a column chunk becomes one
+ * typed array of value indexes (a row's value, -1 for NULL) and its values as bytes, with
+ * nothing made per row, so the writers read them straight into COPY text or binary.
+ * hyparquet still reads the footer, the page headers (thrift) and decompresses the pages;
+ * anything else (nested fields, DELTA_*, BYTE_STREAM_SPLIT, INT96) is left to its general path.
+ */
+
+/** The physical types this decoder reads. */
+type FlatType = 'BOOLEAN' | 'INT32' | 'INT64' | 'FLOAT' | 'DOUBLE' | 'BYTE_ARRAY' | 'FIXED_LEN_BYTE_ARRAY';
+
+/** The encodings a column chunk may list for this decoder (RLE and BIT_PACKED being the levels', or RLE booleans). */
+const FLAT_ENCODINGS = new Set(['PLAIN', 'PLAIN_DICTIONARY', 'RLE_DICTIONARY', 'RLE', 'BIT_PACKED']);
+
+/**
+ * A column chunk decoded: per row the index of its value (-1 for NULL), the values in the
+ * order of the dictionary page then of the plain pages. Fixed-width values (every type but
+ * BYTE_ARRAY; BOOLEAN one byte 0/1) are `width` bytes each in `bytes`, little-endian as in
+ * the file; BYTE_ARRAY values are `bytes[span[2i], span[2i + 1])`.
+ */
+export interface FlatColumn {
+  readonly type: FlatType;
+  readonly rows: number;
+  readonly index: Int32Array;
+  /** Bytes a value takes, for fixed-width types; 0 for BYTE_ARRAY. */
+  readonly width: number;
+  readonly bytes: Uint8Array;
+  /** BYTE_ARRAY only: value i is `bytes[span[2i], span[2i + 1])`. */
+  readonly span: Int32Array | undefined;
+  /** Views of `bytes` (8-byte aligned) for the numeric types. */
+  readonly i32: Int32Array;
+  readonly f32: Float32Array;
+  readonly f64: Float64Array;
+}
+
+/** Whether this decoder reads a top-level field's column chunk (else hyparquet's general path does). */
+export function isFlatColumn(element: SchemaElement, meta: ColumnMetaData | undefined): boolean {
+  if (meta === undefined || element.repetition_type === 'REPEATED') return false;
+  if (meta.path_in_schema.length !== 1) return false;
+  const t = meta.type;
+  if (t === 'INT96' || (t === 'FIXED_LEN_BYTE_ARRAY' && !element.type_length)) return false;
+  return meta.encodings.every((e) => FLAT_ENCODINGS.has(e));
+}
+
+/** Growable pairs of int32 (a BYTE_ARRAY value's start and end in the store). */
+class Spans {
+  values = new Int32Array(1024);
+  n = 0;
+  reserve(pairs: number): void {
+    if (this.n + 2 * pairs <= this.values.length) return;
+    let size = this.values.length * 2;
+    while (size < this.n + 2 * pairs) size *= 2;
+    const bigger = new Int32Array(size);
+    bigger.set(this.values.subarray(0, this.n));
+    this.values = bigger;
+  }
+  push(start: number, end: number): void {
+    this.values[this.n++] = start;
+    this.values[this.n++] = end;
+  }
+}
+
+/** A growable byte store, 8-byte aligned (so typed views of it need no copy). */
+class ByteStore {
+  bytes = new Uint8Array(new ArrayBuffer(1024));
+  pos = 0;
+  reserve(n: number): void {
+    if (this.pos + n <= this.bytes.length) return;
+    let size = this.bytes.length * 2;
+    while (size < this.pos + n) size *= 2;
+    const bigger = new Uint8Array(new ArrayBuffer(size));
+    bigger.set(this.bytes.subarray(0, this.pos));
+    this.bytes = bigger;
+  }
+  append(src: Uint8Array, from: number, n: number): void {
+    this.reserve(n);
+    this.bytes.set(src.subarray(from, from + n), this.pos);
+    this.pos += n;
+  }
+}
+
+function widthOf(type: FlatType, element: SchemaElement): number {
+  switch (type) {
+    case 'BOOLEAN':
+      return 1;
+    case 'INT32':
+    case 'FLOAT':
+      return 4;
+    case 'INT64':
+    case 'DOUBLE':
+      return 8;
+    case 'FIXED_LEN_BYTE_ARRAY':
+      return element.type_length!;
+    case 'BYTE_ARRAY':
+      return 0;
+  }
+}
+
+/** Thrown on a page this decoder does not read after all (an encoding the footer did not list): the caller uses hyparquet. */
+export class NotFlat extends Error {}
+
+/**
+ * Decodes a column chunk (`bytes`: the chunk as stored, from its first page) of a top-level
+ * field with `rows` rows. `optional`: the field has definition levels (max level 1).
+ */
+export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element: SchemaElement, rows: number): FlatColumn {
+  const meta = chunk.meta_data!;
+  const type = meta.type as FlatType;
+  const codec: CompressionCodec = meta.codec;
+  const width = widthOf(type, element);
+  const optional = element.repetition_type === 'OPTIONAL';
+  const index = new Int32Array(rows);
+  const store = new ByteStore();
+  const spans = new Spans();
+  let values = 0; // values in the store
+  let dictionary = -1; // values of the dictionary page (at the store's start), -1 before one
+  let row = 0;
+  const reader = { view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 };
+  const defs = optional ? new Int32Array(Math.min(rows, 1 << 20)) : undefined;
+  let defLevels = defs;
+
+  /** Appends `n` PLAIN values from `page` at `at`; returns the offset after them. */
+  const plain = (page: Uint8Array, at: number, n: number): number => {
+    if (type === 'BYTE_ARRAY') {
+      // The page's values as they are (each after its 4-byte length), copied at once; a value's span is found from the lengths.
+      let end = at;
+      spans.reserve(n);
+      const base = store.pos - at;
+      for (let k = 0; k < n; k++) {
+        const len = page[end]! | (page[end + 1]! << 8) | (page[end + 2]! << 16) | (page[end + 3]! << 24);
+        spans.push(base + end + 4, base + end + 4 + len);
+        end += 4 + len;
+      }
+      if (end > page.length) throw new Error(`a PLAIN page of ${meta.path_in_schema.join('.')} ends inside a value`);
+      store.append(page, at, end - at);
+      at = end;
+    } else if (type === 'BOOLEAN') {
+      store.reserve(n);
+      const b = store.bytes;
+      for (let k = 0; k < n; k++) b[store.pos + k] = (page[at + (k >> 3)]! >> (k & 7)) & 1;
+      store.pos += n;
+      at += (n + 7) >> 3;
+    } else {
+      store.append(page, at, n * width);
+      at += n * width;
+    }
+    values += n;
+    return at;
+  };
+
+  while (row < rows && reader.offset < bytes.length) {
+    const header = parquetHeader(reader);
+    const size = header.compressed_page_size;
+    const raw = bytes.subarray(reader.offset, reader.offset + size);
+    reader.offset += size;
+    if (header.type === 'DICTIONARY_PAGE') {
+      const page = decompressPage(raw, header.uncompressed_page_size, codec, compressors);
+      if (dictionary >= 0 || values > 0) throw new NotFlat('a dictionary page after data');
+      plain(page, 0, header.dictionary_page_header!.num_values);
+      dictionary = values;
+      continue;
+    }
+    let page: Uint8Array;
+    let at = 0;
+    let count: number; // levels (= rows, no repetition) in the page
+    let encoding: string;
+    let levelsAt = 0;
+    let levelsLength: number | undefined;
+    if (header.type === 'DATA_PAGE') {
+      const h = header.data_page_header!;
+      count = h.num_values;
+      encoding = h.encoding;
+      page = decompressPage(raw, header.uncompressed_page_size, codec, compressors);
+      if (optional) {
+        if (h.definition_level_encoding !== 'RLE') throw new NotFlat(`definition levels in ${h.definition_level_encoding}`);
+        levelsLength = new DataView(page.buffer, page.byteOffset, page.byteLength).getUint32(0, true);
+        levelsAt = 4;
+        at = 4 + levelsLength;
+      }
+    } else if (header.type === 'DATA_PAGE_V2') {
+      const h = header.data_page_header_v2!;
+      count = h.num_values;
+      encoding = h.encoding;
+      if (h.repetition_levels_byte_length !== 0) throw new NotFlat('repetition levels');
+      const levels = h.definition_levels_byte_length;
+      const body = raw.subarray(levels);
+      const bodySize = header.uncompressed_page_size - levels;
+      const values = h.is_compressed === false || bodySize === 0 ? body : decompressPage(body, bodySize, codec, compressors);
+      if (optional) {
+        // The levels are not compressed; put them before the values as in a v1 page.
+        page = new Uint8Array(levels + values.length);
+        page.set(raw.subarray(0, levels));
+        page.set(values, levels);
+        levelsLength = levels;
+        at = levels;
+      } else page = values;
+    } else continue; // an index page: nothing of the rows
+    if (row + count > rows) throw new Error(`a column chunk of ${meta.path_in_schema.join('.')} holds more than the row group's ${rows} rows`);
+
+    // Definition levels: a row is present when its level is 1.
+    let present = count;
+    // Writers mark an optional column without NULLs by one RLE run of level 1: then no level is read.
+    const allPresent = optional && isOneRun(page, levelsAt, count);
+    if (optional && !allPresent) {
+      if (defLevels!.length < count) defLevels = new Int32Array(count);
+      const levels = defLevels!.subarray(0, count);
+      readRleBitPackedHybrid({ view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: levelsAt }, 1, levels, levelsLength);
+      present = 0;
+      for (let k = 0; k < count; k++) present += levels[k]!;
+    }
+
+    // The page's values: PLAIN into the store, or dictionary indexes.
+    const first = values; // store index of the page's first plain value
+    let ids: Int32Array | undefined;
+    if (encoding === 'PLAIN') {
+      plain(page, at, present);
+    } else if (encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY') {
+      if (dictionary < 0) throw new Error(`a dictionary-encoded page of ${meta.path_in_schema.join('.')} without a dictionary`);
+      ids = new Int32Array(present);
+      if (present > 0) {
+        const bitWidth = page[at]!;
+        if (bitWidth > 0) readRleBitPackedHybrid({ view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: at + 1 }, bitWidth, ids, page.length - at - 1);
+      }
+    } else if (encoding === 'RLE' && type === 'BOOLEAN') {
+      const bits = new Int32Array(present);
+      readRleBitPackedHybrid({ view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: at }, 1, bits);
+      store.reserve(present);
+      for (let k = 0; k < present; k++) store.bytes[store.pos + k] = bits[k]!;
+      store.pos += present;
+      values += present;
+    } else throw new NotFlat(`values in ${encoding}`);
+
+    // Rows → value indexes.
+    const levels = optional && !allPresent ? defLevels! : undefined;
+    let v = 0;
+    if (levels === undefined && ids === undefined) {
+      for (let k = 0; k < count; k++) index[row + k] = first + k;
+      v = count;
+    } else if (levels === undefined) {
+      for (let k = 0; k < count; k++) {
+        const i = ids![k]!;
+        if (i >= dictionary) throw new Error(`a dictionary index ${i} past the dictionary's ${dictionary} values in ${meta.path_in_schema.join('.')}`);
+        index[row + k] = i;
+      }
+      v = count;
+    } else for (let k = 0; k < count; k++) {
+      if (levels !== undefined && levels[k] === 0) index[row + k] = -1;
+      else {
+        const i = ids !== undefined ? ids[v]! : first + v;
+        if (ids !== undefined && i >= dictionary) throw new Error(`a dictionary index ${i} past the dictionary's ${dictionary} values in ${meta.path_in_schema.join('.')}`);
+        index[row + k] = i;
+        v++;
+      }
+    }
+    row += count;
+  }
+  if (row !== rows) throw new Error(`the column chunk of ${meta.path_in_schema.join('.')} holds ${row} rows, its row group ${rows}`);
+  const buffer = store.bytes.buffer;
+  const numeric = width === 4 || width === 8;
+  return {
+    type,
+    rows,
+    index,
+    width,
+    bytes: store.bytes.subarray(0, store.pos),
+    span: type === 'BYTE_ARRAY' ? spans.values.subarray(0, spans.n) : undefined,
+    i32: numeric ? new Int32Array(buffer, 0, store.pos >> 2) : EMPTY_I32,
+    f32: width === 4 ? new Float32Array(buffer, 0, store.pos >> 2) : EMPTY_F32,
+    f64: width === 8 ? new Float64Array(buffer, 0, store.pos >> 3) : EMPTY_F64,
+  };
+}
+
+/** Whether the RLE/bit-packed hybrid of 1-bit levels at `at` starts with one RLE run of 1 covering `count` levels. */
+function isOneRun(page: Uint8Array, at: number, count: number): boolean {
+  let header = 0;
+  let shift = 0;
+  let p = at;
+  for (;;) {
+    const b = page[p++];
+    if (b === undefined || shift > 28) return false;
+    header |= (b & 0x7f) << shift;
+    if ((b & 0x80) === 0) break;
+    shift += 7;
+  }
+  return (header & 1) === 0 && header >>> 1 >= count && page[p] === 1;
+}
+
+const EMPTY_I32 = new Int32Array(0);
+const EMPTY_F32 = new Float32Array(0);
+const EMPTY_F64 = new Float64Array(0);
+
+/** INT64 value i as a number when it is a safe integer, else NaN (the caller takes the bigint). */
+export function int64Number(c: FlatColumn, i: number): number {
+  const lo = c.i32[2 * i]! >>> 0;
+  const hi = c.i32[2 * i + 1]!;
+  // |v| < 2^53 exactly when hi is in [-2^21, 2^21).
+  return hi >= -2097152 && hi < 2097152 ? hi * 4294967296 + lo : NaN;
+}
+
+export function int64BigInt(c: FlatColumn, i: number): bigint {
+  return (BigInt(c.i32[2 * i + 1]!) << 32n) | BigInt(c.i32[2 * i]! >>> 0);
+}
+
+/** Value i as hyparquet hands the physical value (annotations off): number, bigint, boolean or bytes. */
+export function rawValueOf(c: FlatColumn, i: number): RawValue {
+  switch (c.type) {
+    case 'BOOLEAN':
+      return c.bytes[i] === 1;
+    case 'INT32':
+      return c.i32[i]!;
+    case 'INT64':
+      return int64BigInt(c, i);
+    case 'FLOAT':
+      return c.f32[i]!;
+    case 'DOUBLE':
+      return c.f64[i]!;
+    case 'BYTE_ARRAY':
+      return c.bytes.subarray(c.span![2 * i]!, c.span![2 * i + 1]!);
+    case 'FIXED_LEN_BYTE_ARRAY':
+      return c.bytes.subarray(i * c.width, (i + 1) * c.width);
+  }
+}

@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { duckRun, sqlString } from '../../helpers/duckdb-parquet.js';
+import { parquetFields, type ParquetColumn } from '../../../src/source/parquet/parquet-columns.js';
+import { openParquet } from '../../../src/source/parquet/parquet-file.js';
+import { decodeSlice, readSlice, rowGroupSpans } from '../../../src/source/parquet/parquet-source.js';
+import { rawValueOf } from '../../../src/source/parquet/flat-decoder.js';
+import { writeSmallNumeric, putDecimal, putInteger } from '../../../src/source/parquet/parquet-cells.js';
+import { decimalText, type RawValue } from '../../../src/source/parquet/parquet-text.js';
+import type { DecodedColumn } from '../../../src/source/parquet/parquet-cells.js';
+import { WireBuffer } from '../../../src/wire/field-encoder.js';
+import { writeNumericFromDecimal } from '../../../src/wire/encoders/index.js';
+
+/*
+ * The flat decoder against hyparquet's general path, on files DuckDB writes: every value
+ * of every row the same (physical values, annotations off), with dictionary and plain
+ * pages, NULLs, several row groups, each compression, data pages v1 and v2.
+ */
+
+let dir: string;
+before(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-unit-flat-'));
+});
+after(async () => {
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+// 5,000 rows: low-cardinality columns get dictionary pages, the others plain ones; every tenth value NULL in the nullable ones.
+const VALUES = `SELECT i::BIGINT id, (i % 7)::INTEGER small, CASE WHEN i % 10 = 3 THEN NULL ELSE i * 1000003 END::BIGINT big,
+    (i % 300 - 150)::SMALLINT tiny, ((i - 2500) * 1.25)::DECIMAL(9,2) d4, ((i - 2500) * 123456789.01)::DECIMAL(18,2) d8,
+    ((i - 2500) * 1234567890123.0123456789)::DECIMAL(38,10) d16, date '1992-01-01' + (i % 2500)::INT dt,
+    CASE WHEN i % 10 = 5 THEN NULL ELSE (i / 3)::FLOAT END f, (i / 7)::DOUBLE db, i % 3 = 0 b,
+    CASE WHEN i % 10 = 7 THEN NULL ELSE 'comment ' || i || repeat('x', i % 40) END s, ['RAIL', 'SHIP', 'AIR'][i % 3 + 1] ship_mode,
+    CASE WHEN i % 11 = 0 THEN NULL ELSE ('{"k": ' || i || '}')::JSON END j, md5(i::VARCHAR)::UUID u,
+    timestamp '2020-01-01' + to_microseconds(i * 1000003) ts
+  FROM range(5000) r(i)`;
+
+// `flat`: column chunks of each slice the flat decoder reads at least (V2 writes DELTA_* for many, left to hyparquet).
+const FILES: { name: string; options: string; flat?: number }[] = [
+  { name: 'snappy, row groups of 1,024', options: 'COMPRESSION snappy, ROW_GROUP_SIZE 1024' },
+  { name: 'zstd, one row group', options: 'COMPRESSION zstd, ROW_GROUP_SIZE 100000' },
+  { name: 'gzip', options: 'COMPRESSION gzip, ROW_GROUP_SIZE 2048' },
+  { name: 'uncompressed', options: 'COMPRESSION uncompressed, ROW_GROUP_SIZE 3000' },
+  { name: 'data pages v2 (DuckDB PARQUET_VERSION V2)', options: 'COMPRESSION snappy, ROW_GROUP_SIZE 2048, PARQUET_VERSION V2', flat: 4 },
+];
+
+const valueAt = (d: DecodedColumn, r: number): RawValue => {
+  if ('values' in d) return d.values[r] ?? null;
+  const i = d.flat.index[d.base + r]!;
+  return i < 0 ? null : rawValueOf(d.flat, i);
+};
+
+describe('the flat Parquet decoder reads what hyparquet reads', () => {
+  for (const f of FILES) {
+    it(`${f.name}: every value of every row group, and the slice of a row group from a row on`, async () => {
+      const file = path.join(dir, `${f.name.replace(/\W+/g, '_')}.parquet`);
+      await duckRun(`COPY (${VALUES}) TO ${sqlString(file)} (FORMAT parquet, ${f.options})`);
+      const pf = await openParquet(file);
+      try {
+        const columns: ParquetColumn[] = parquetFields(pf.metadata, file).map((shape) => ({ column: shape.name, field: shape.name, shape, rendering: 'text' }));
+        const groups = rowGroupSpans(pf.metadata);
+        let flatColumns = 0;
+        for (const [rowGroup, g] of groups.entries()) {
+          // The whole group, then its rows from the middle on (a resumed run).
+          for (const at of [0, Math.floor(g.rows / 2)]) {
+            const slice = { rowGroup, firstRow: g.firstRow + at, rows: g.rows - at, bytes: 0 };
+            const ours = await decodeSlice(pf, slice, columns, g.firstRow);
+            const theirs = await readSlice(pf, slice, columns);
+            for (const [c, column] of columns.entries()) {
+              if ('flat' in ours[c]!) flatColumns++;
+              for (let r = 0; r < slice.rows; r++) {
+                assert.deepEqual(valueAt(ours[c]!, r), theirs[c]![r] ?? null, `${column.field}, row group ${rowGroup}, row ${slice.firstRow + r + 1}`);
+              }
+            }
+          }
+        }
+        // The dictionary-encoded and plain columns at least went through the flat decoder.
+        assert.ok(flatColumns >= groups.length * 2 * (f.flat ?? 14), `${flatColumns} flat column chunks`);
+      } finally {
+        await pf.close();
+      }
+    });
+  }
+});
+
+describe('Parquet values written without text', () => {
+  it('numeric from an unscaled integer: the same bytes as writeNumericFromDecimal (numeric_send)', () => {
+    const values = [0, 1, -1, 9, 10, 99, 100, 9999, 10000, 10001, 123456789, -123456789, 2 ** 53 - 1, -(2 ** 53 - 1), 100000000, 1000000000000, 5, 50, 500, 5000, 50000];
+    for (let k = 0; k < 2000; k++) values.push(Math.floor((Math.random() - 0.5) * 2 ** (1 + (k % 53))));
+    for (const v of values) {
+      for (let scale = 0; scale <= 8; scale++) {
+        const a = new WireBuffer(64);
+        const b = new WireBuffer(64);
+        writeSmallNumeric(a, v, scale);
+        assert.equal(writeNumericFromDecimal(b, BigInt(v), scale), true);
+        assert.deepEqual(Buffer.from(a.bytes.subarray(0, a.pos)), Buffer.from(b.bytes.subarray(0, b.pos)), `${v} scale ${scale}`);
+        const t = new WireBuffer(64);
+        putDecimal(t, v, scale);
+        assert.equal(Buffer.from(t.bytes.subarray(0, t.pos)).toString(), decimalText(v, scale), `${v} scale ${scale} as text`);
+      }
+      const t = new WireBuffer(64);
+      putInteger(t, v);
+      assert.equal(Buffer.from(t.bytes.subarray(0, t.pos)).toString(), String(v));
+    }
+  });
+});
