@@ -3,7 +3,10 @@
  * into a temp dir, timed from spawn to exit. Prints every run, the median, the command
  * and the machine.
  *
- *   node dist/bench/gen-speed.js [--scale 1] [--runs 3] [--workers n] [--narrow-rows 10000000]
+ *   node dist/bench/gen-speed.js [--scale 1] [--runs 3] [--workers n] [--narrow-rows 10000000] [--parquet]
+ *
+ * `--parquet` adds `dbt3 gen --format parquet` of lineitem at the scale and at a tenth of
+ * it: rows/s and the process's peak RSS at two sizes 10× apart (it should not grow).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,7 +20,15 @@ const self = fileURLToPath(import.meta.url);
 async function child(kind: string, args: Record<string, string | undefined>): Promise<void> {
   const started = performance.now();
   let bytes = 0;
-  if (kind === 'dbt3') {
+  let rows = 0;
+  if (kind === 'dbt3-parquet') {
+    const { generateDbt3 } = await import('../src/datasets/dbt3/generate.js');
+    const { files } = await generateDbt3({ scale: Number(args['scale']), outDir: args['out']!, tables: ['lineitem'], format: 'parquet' });
+    for (const f of files) {
+      bytes += f.bytes;
+      rows += f.rows;
+    }
+  } else if (kind === 'dbt3') {
     const { generateDbt3 } = await import('../src/datasets/dbt3/generate.js');
     const { files } = await generateDbt3({
       scale: Number(args['scale']),
@@ -31,7 +42,8 @@ async function child(kind: string, args: Record<string, string | undefined>): Pr
   }
   // CPU time of every thread of the process: less skewed than wall time by a busy machine
   const cpu = process.cpuUsage();
-  process.stdout.write(JSON.stringify({ bytes, innerMs: performance.now() - started, cpuMs: (cpu.user + cpu.system) / 1000 }) + '\n');
+  const peakRss = process.resourceUsage().maxRSS * 1024;
+  process.stdout.write(JSON.stringify({ bytes, rows, peakRss, innerMs: performance.now() - started, cpuMs: (cpu.user + cpu.system) / 1000 }) + '\n');
 }
 
 function median(values: number[]): number {
@@ -53,10 +65,11 @@ function run(label: string, childArgs: string[], runs: number): void {
       const result = spawnSync(process.execPath, [self, '--child', ...childArgs, '--out', out], { encoding: 'utf8', maxBuffer: 1 << 20 });
       const wallMs = performance.now() - started;
       if (result.status !== 0) throw new Error(`run ${i + 1} failed: ${result.stderr}`);
-      const { bytes, cpuMs } = JSON.parse(result.stdout) as { bytes: number; innerMs: number; cpuMs: number };
+      const { bytes, rows, peakRss, cpuMs } = JSON.parse(result.stdout) as { bytes: number; rows: number; peakRss: number; innerMs: number; cpuMs: number };
       const rate = bytes / 1e6 / (wallMs / 1000);
       rates.push(rate);
-      console.log(`  run ${i + 1}: ${(bytes / 1e6).toFixed(1)} MB in ${(wallMs / 1000).toFixed(2)} s = ${rate.toFixed(1)} MB/s; ${(cpuMs / 1000).toFixed(2)} CPU s (load average before: ${load})`);
+      const rowRate = rows > 0 ? `; ${Math.round(rows / (wallMs / 1000)).toLocaleString('en-US')} rows/s, ${Math.round(rows / (cpuMs / 1000)).toLocaleString('en-US')} rows per CPU s, peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MB` : '';
+      console.log(`  run ${i + 1}: ${(bytes / 1e6).toFixed(1)} MB in ${(wallMs / 1000).toFixed(2)} s = ${rate.toFixed(1)} MB/s; ${(cpuMs / 1000).toFixed(2)} CPU s${rowRate} (load average before: ${load})`);
     } finally {
       rmSync(out, { recursive: true, force: true });
     }
@@ -74,9 +87,11 @@ async function main(): Promise<void> {
       rows: { type: 'string' },
       'narrow-rows': { type: 'string', default: '10000000' },
       out: { type: 'string' },
+      parquet: { type: 'boolean', default: false },
     },
   });
-  if (values.child !== undefined) return child(values.child, values);
+  const { parquet, ...strings } = values;
+  if (values.child !== undefined) return child(values.child, strings);
   const cpu = cpus();
   console.log(`machine: ${cpu[0]?.model ?? 'unknown cpu'}, ${cpu.length} cores, node ${process.version}, ${process.platform} ${process.arch}`);
   console.log(`bench: node ${path.relative(process.cwd(), self)} ${process.argv.slice(2).join(' ')}`.trimEnd());
@@ -85,6 +100,10 @@ async function main(): Promise<void> {
   const workers = values.workers === undefined ? [] : ['--workers', values.workers];
   run(`dbt3 gen, SF ${values.scale}, all eight tables`, ['dbt3', '--scale', values.scale, ...workers], runs);
   run(`gen narrow, ${values['narrow-rows']} rows, random keys, text`, ['narrow', '--rows', values['narrow-rows']], runs);
+  if (parquet === true) {
+    // a tenth of the scale, or 0.01 (a smaller one gives some part the same supplier twice)
+    for (const sf of [Math.max(0.01, Number(values.scale) / 10), Number(values.scale)]) run(`dbt3 gen --format parquet, SF ${sf}, lineitem (snappy, row groups of 122,880)`, ['dbt3-parquet', '--scale', String(sf)], runs);
+  }
 }
 
 await main();

@@ -6,6 +6,7 @@ import { dbt3Builds, type Dbt3Build, type PhaseTiming } from './db/build-keys.js
 import { qualifiedName } from './db/identifiers.js';
 import { connectionFailure, isServerError, LoadError } from './db/load-error.js';
 import { connect, type Target } from './db/target.js';
+import { planInputColumns } from './db/plan-input-columns.js';
 import { createTableSql } from './datasets/table-ddl.js';
 import { DBT3_TABLES, type Dbt3Table } from './datasets/dbt3-schema.js';
 import { distributeDbt3, hasCitus } from './datasets/dbt3-citus.js';
@@ -103,6 +104,11 @@ export async function findDbt3Files(dir: string): Promise<Map<Dbt3Table, string[
   return found;
 }
 
+/** A table's files as load inputs: `.tbl` (and parts) or Parquet, by name. */
+function dbt3Inputs(files: ReadonlyMap<Dbt3Table, readonly string[]>, table: string, schema: string | undefined): LoadTarget[] {
+  return (files.get(table as Dbt3Table) ?? []).map((file) => ({ file, table, schema, format: file.includes('.parquet') ? ('parquet' as const) : ('tbl' as const) }));
+}
+
 /**
  * The DBT-3 kit's load test as one schedule: create the tables bare; then "load table X"
  * and "build Y" tasks on one budget of worker slots, each table's keys and indexes as
@@ -139,6 +145,10 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
     // Build sessions of a killed earlier run may still be running their statement (a backend notices its client gone only when it writes): end them first.
     await endOrphanSessions(control, sessionPrefix);
     prepared = await prepareTables(control, files, options);
+    // Every Parquet file's fields against its table now, before any table loads: one file
+    // that does not match stops the whole load with nothing loaded (exit 2), not after the
+    // tables scheduled before it have loaded.
+    await planInputColumns(control, [...files.keys()].flatMap((table) => dbt3Inputs(files, table, options.schema)));
     todo = options.keys ? await buildsStillToDo(control, options.schema) : { builds: [], alreadyBuilt: [], rebuilt: [] };
     if (todo.builds.length > 0 || options.analyze) {
       sizing = sizeBuildSessions({
@@ -180,7 +190,7 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
     const loads = plan.filter((t) => t.kind === 'load');
     const builds = plan.filter((t) => t.kind !== 'load');
 
-    const inputsOf = (table: string): LoadTarget[] => (files.get(table as Dbt3Table) ?? []).map((file) => ({ file, table, schema: options.schema, format: file.includes('.parquet') ? ('parquet' as const) : ('tbl' as const) }));
+    const inputsOf = (table: string): LoadTarget[] => dbt3Inputs(files, table, options.schema);
     const allInputs = [...files.keys()].flatMap(inputsOf);
     const totalBytes = [...sizes.values()].reduce((a, b) => a + b, 0);
     const summaries: LoadSummary[] = [];

@@ -7,6 +7,7 @@ import { Transform } from 'node:stream';
 import { DBT3_TABLES } from '../datasets/dbt3-schema.js';
 import { parseDbt3GenOptions, parseNarrowOptions, type RawDbt3GenOptions, type RawNarrowOptions } from './gen-options.js';
 import { formatCount } from '../report/format-count.js';
+import { DEFAULT_ROW_GROUP_ROWS } from '../datasets/dbt3/gen-formats.js';
 
 const PROGRESS_EVERY_MS = 250;
 
@@ -74,6 +75,8 @@ async function runDbt3Gen(raw: RawDbt3GenOptions): Promise<void> {
       ...slice,
       tables: opts.tables,
       outDir: opts.out,
+      format: opts.format,
+      parquet: { compression: opts.compression, rowGroupRows: opts.rowGroupRows },
       onProgress: (p) => progress.update(p.table, p.tableRows, p.totalBytes),
     });
     progress.done();
@@ -112,17 +115,20 @@ async function runNarrowGen(raw: RawNarrowOptions): Promise<void> {
 export function registerGenCommands(program: Command, dbt3: Command): void {
   dbt3
     .command('gen')
-    .description('Write the eight TPC-H tables as dbgen does (.tbl, | delimited), deterministically')
+    .description('Write the eight TPC-H tables as dbgen does (.tbl, | delimited) or as Parquet, deterministically')
     .option('--scale <sf>', 'scale factor: 1 is about 1.1 GB (6 million lineitems); fractions such as 0.01 work')
-    .option('--out <dir>', 'directory to write <table>.tbl into (created if missing), or - for stdout with one table')
+    .option('--out <dir>', 'directory to write <table>.tbl (or <table>.parquet) into (created if missing), or - for stdout with one .tbl table')
     .option('--tables <list>', `comma-separated tables to write (default: all of ${DBT3_TABLES.join(', ')})`)
     .option('--seed <n>', 'random seed: the same scale and seed give byte-identical files (default: 19920101)')
     .option('--parts <n>', 'split each table into n slices by row range and write one of them (with --part)')
-    .option('--part <k>', 'which slice to write, 1..n; files are named <table>.tbl.<k>')
+    .option('--part <k>', 'which slice to write, 1..n; files are named <table>.tbl.<k> (<table>.<k>.parquet)')
     .option('--workers <n>', 'generator threads (default: 2 on 2 or more cores, 0 for small runs)')
+    .option('--format <format>', 'tbl (dbgen\'s | text) or parquet (typed as the kit\'s schema: INT32/INT64 keys, DECIMAL(15,2), DATE, STRING)', 'tbl')
+    .option('--compression <codec>', `parquet only: snappy, gzip or none (default: snappy)`)
+    .option('--row-group-size <rows>', `parquet only: rows per row group (default: ${DEFAULT_ROW_GROUP_ROWS.toLocaleString('en-US')}, as DuckDB)`)
     .addHelpText(
       'after',
-      '\nExamples:\n  pgsurge dbt3 gen --scale 1 --out data/sf1\n  pgsurge dbt3 gen --scale 10 --parts 4 --part 2 --out data/sf10\n  pgsurge dbt3 gen --scale 1 --tables lineitem --out - | pgsurge load - -t lineitem -f tbl\n',
+      '\nExamples:\n  pgsurge dbt3 gen --scale 1 --out data/sf1\n  pgsurge dbt3 gen --scale 10 --parts 4 --part 2 --out data/sf10\n  pgsurge dbt3 gen --scale 1 --tables lineitem --out - | pgsurge load - -t lineitem -f tbl\n  pgsurge dbt3 gen --scale 1 --format parquet --out data/sf1-parquet && pgsurge dbt3 load data/sf1-parquet\n',
     )
     .action(async (raw: RawDbt3GenOptions) => runDbt3Gen(raw));
 

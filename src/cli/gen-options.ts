@@ -2,9 +2,11 @@
  * The options of `pgsurge dbt3 gen` and `pgsurge gen narrow`, parsed from commander's raw
  * strings and validated once, with messages that name the flag and the bad value.
  */
+import { LoadError } from '../db/load-error.js';
 import { DBT3_TABLES, isDbt3Table, type Dbt3Table } from '../datasets/dbt3-schema.js';
 import { DEFAULT_SEED } from '../datasets/dbt3/context.js';
 import { partsuppKeysUnique, dbt3Counts } from '../datasets/dbt3/scale.js';
+import { DBT3_GEN_FORMATS, DEFAULT_ROW_GROUP_ROWS, PARQUET_COMPRESSIONS, type Dbt3GenFormat, type ParquetCompression } from '../datasets/dbt3/gen-formats.js';
 import { DEFAULT_NARROW_SEED } from '../datasets/narrow/generate.js';
 import { NARROW_FORMATS, NARROW_KEY_ORDERS, type NarrowFormat, type NarrowKeyOrder } from '../datasets/narrow/narrow-rows.js';
 
@@ -17,6 +19,9 @@ export interface RawDbt3GenOptions {
   parts?: string;
   part?: string;
   workers?: string;
+  format?: string;
+  compression?: string;
+  rowGroupSize?: string;
 }
 
 export interface Dbt3GenCliOptions {
@@ -27,6 +32,10 @@ export interface Dbt3GenCliOptions {
   readonly parts: number;
   readonly part: number;
   readonly workers: number | undefined;
+  readonly format: Dbt3GenFormat;
+  /** Parquet only (refused with `--format tbl`). */
+  readonly compression: ParquetCompression;
+  readonly rowGroupRows: number;
 }
 
 export interface RawNarrowOptions {
@@ -49,8 +58,9 @@ function shown(value: string | undefined): string {
   return value === undefined ? 'nothing' : `\`${value}\``;
 }
 
+/** A usage error: the command line is wrong and nothing was written (exit 2). */
 function fail(flag: string, expected: string, value: string | undefined): never {
-  throw new Error(`Expected \`${flag}\` to be ${expected}, got ${shown(value)}`);
+  throw new LoadError('bad-option', `Expected \`${flag}\` to be ${expected}, got ${shown(value)}`);
 }
 
 /** Whole numbers, with `_` or `,` between digit groups allowed (100_000_000) or in e-notation (1e8). */
@@ -101,7 +111,18 @@ export function parseDbt3GenOptions(raw: RawDbt3GenOptions): Dbt3GenCliOptions {
   const part = raw.part === undefined ? 1 : parseWholeNumber('--part', raw.part, 1, parts);
   if (raw.parts !== undefined && raw.part === undefined && parts > 1) fail('--part', `a whole number from 1 to ${parts} (which slice to write)`, raw.part);
   const workers = raw.workers === undefined ? undefined : parseWholeNumber('--workers', raw.workers, 0, 64);
-  return { scale, out: raw.out, seed, tables, parts, part, workers };
+  const format = raw.format ?? 'tbl';
+  if (!(DBT3_GEN_FORMATS as readonly string[]).includes(format)) fail('--format', DBT3_GEN_FORMATS.join(' or '), raw.format);
+  if (format !== 'parquet') {
+    if (raw.compression !== undefined) fail('--format', 'parquet when `--compression` is given (a .tbl file is written uncompressed)', raw.format);
+    if (raw.rowGroupSize !== undefined) fail('--format', 'parquet when `--row-group-size` is given', raw.format);
+  } else if (raw.out === '-') {
+    fail('--out', 'a directory with `--format parquet` (a Parquet file ends in its footer; it is not streamed to stdout)', raw.out);
+  }
+  const compression = raw.compression ?? 'snappy';
+  if (!(PARQUET_COMPRESSIONS as readonly string[]).includes(compression)) fail('--compression', PARQUET_COMPRESSIONS.join(', ') + ' (zstd needs a compressor Node 20 lacks)', raw.compression);
+  const rowGroupRows = raw.rowGroupSize === undefined ? DEFAULT_ROW_GROUP_ROWS : parseWholeNumber('--row-group-size', raw.rowGroupSize, 1, 100_000_000);
+  return { scale, out: raw.out, seed, tables, parts, part, workers, format: format as Dbt3GenFormat, compression: compression as ParquetCompression, rowGroupRows };
 }
 
 export function parseNarrowOptions(raw: RawNarrowOptions): NarrowCliOptions {

@@ -36,8 +36,10 @@ function duckType(pgType: string): string {
 }
 
 export interface ParquetWrite {
-  readonly compression: 'snappy' | 'zstd' | 'gzip' | 'uncompressed';
+  readonly compression: 'snappy' | 'zstd' | 'gzip' | 'uncompressed' | 'brotli' | 'lz4_raw';
   readonly rowGroupSize: number;
+  /** More COPY options: `PARQUET_VERSION V2` (delta encodings), `DICTIONARY_SIZE_LIMIT 1` (plain pages only). */
+  readonly options?: string;
 }
 
 /** Writes a DBT-3 `.tbl` file as Parquet, typed as the kit's schema (DECIMAL(15,2), DATE, …). */
@@ -47,7 +49,7 @@ export async function tblToParquet(table: Dbt3Table, tbl: string, out: string, w
   const columns = [...cols.map(([name, type]) => `${sqlString(name)}: ${sqlString(duckType(type))}`), "'trailing_bar': 'VARCHAR'"].join(', ');
   await duckRun(
     `COPY (SELECT ${cols.map(([n]) => n).join(', ')} FROM read_csv(${sqlString(tbl)}, delim='|', header=false, quote='', escape='', columns={${columns}}))
-     TO ${sqlString(out)} (FORMAT parquet, COMPRESSION ${write.compression}, ROW_GROUP_SIZE ${write.rowGroupSize})`,
+     TO ${sqlString(out)} (FORMAT parquet, COMPRESSION ${write.compression}, ROW_GROUP_SIZE ${write.rowGroupSize}${write.options === undefined ? '' : `, ${write.options}`})`,
   );
 }
 

@@ -11,6 +11,8 @@ import { groupBlocks, type BlockMaker } from './block-source.js';
 import { buildContext, DEFAULT_SEED, type GenContext } from './context.js';
 import { dbt3Counts, drivingRows, partsuppKeysUnique, sliceRange } from './scale.js';
 import { BlockWorkers } from './worker-pool.js';
+import { Dbt3ParquetFile, type ParquetOutOptions } from './parquet-out.js';
+import type { Dbt3GenFormat } from './gen-formats.js';
 import type { Block, TableGroup } from './block.js';
 
 export { DEFAULT_SEED } from './context.js';
@@ -38,6 +40,10 @@ export interface Dbt3SliceOptions {
 export interface Dbt3GenerateOptions extends Dbt3SliceOptions {
   readonly tables?: readonly Dbt3Table[];
   readonly outDir: string;
+  /** `.tbl` (dbgen's `|` text, the default) or Parquet (typed as the kit's schema). */
+  readonly format?: Dbt3GenFormat;
+  /** Parquet only: compression and rows per row group. */
+  readonly parquet?: ParquetOutOptions;
   readonly onProgress?: (p: Dbt3Progress) => void;
 }
 
@@ -109,8 +115,13 @@ function unitsOf(r: Resolved, tables: readonly Dbt3Table[]): number {
   return units;
 }
 
-/** The file name dbgen gives a table, or one of its slices: `lineitem.tbl`, `lineitem.tbl.3`. */
-export function dbt3FileName(table: Dbt3Table, parts = 1, part = 1): string {
+/**
+ * The file name dbgen gives a table, or one of its slices: `lineitem.tbl`, `lineitem.tbl.3`;
+ * as Parquet, `lineitem.parquet`, `lineitem.3.parquet` (the extension last, as Parquet
+ * tools expect; `dbt3 load` takes both).
+ */
+export function dbt3FileName(table: Dbt3Table, parts = 1, part = 1, format: Dbt3GenFormat = 'tbl'): string {
+  if (format === 'parquet') return parts > 1 ? `${table}.${part}.parquet` : `${table}.parquet`;
   return parts > 1 ? `${table}.tbl.${part}` : `${table}.tbl`;
 }
 
@@ -135,6 +146,7 @@ export async function generateDbt3(opts: Dbt3GenerateOptions): Promise<{ files: 
   } catch (error) {
     throw new Error(`Cannot use ${opts.outDir} as the output directory: ${(error as Error).message}`);
   }
+  const format = opts.format ?? 'tbl';
   const { maker, close } = blockMaker(r, unitsOf(r, tables));
   const started = Date.now();
   const files: Dbt3File[] = [];
@@ -144,31 +156,87 @@ export async function generateDbt3(opts: Dbt3GenerateOptions): Promise<{ files: 
     for (const group of tableGroups(tables)) {
       // a group's tables share their driving rows, so one slice range serves them all
       const { start, end } = sliceOf(r, group[0]!);
-      const outputs = group.map((table) => ({ table, path: path.join(opts.outDir, dbt3FileName(table, r.parts, r.part)), rows: 0, bytes: 0 }));
-      const handles: FileHandle[] = [];
+      const outputs = group.map((table) => ({ table, path: path.join(opts.outDir, dbt3FileName(table, r.parts, r.part, format)), rows: 0, bytes: 0 }));
+      const sinks = format === 'parquet' ? parquetSinks(outputs, opts.parquet) : await tblSinks(outputs);
+      let finished = false;
       try {
-        for (const out of outputs) handles.push(await open(out.path, 'w'));
         for await (const blocks of groupBlocks(maker, group, start, end)) {
-          await Promise.all(blocks.map((block, i) => writeAll(handles[i]!, block.buf)));
+          await Promise.all(blocks.map((block, i) => sinks[i]!.write(block.buf)));
           blocks.forEach((block, i) => {
             const out = outputs[i]!;
+            const written = sinks[i]!.bytes();
+            totalBytes += written - out.bytes;
+            out.bytes = written;
             out.rows += block.rows;
-            out.bytes += block.buf.length;
             totalRows += block.rows;
-            totalBytes += block.buf.length;
           });
           const last = outputs[outputs.length - 1]!;
           opts.onProgress?.({ table: last.table, tableRows: last.rows, tableBytes: last.bytes, totalRows, totalBytes, elapsedMs: Date.now() - started });
         }
+        finished = true;
       } finally {
-        for (const handle of handles) await handle.close();
+        for (const sink of sinks) await sink.close(finished);
       }
+      outputs.forEach((out, i) => {
+        const written = sinks[i]!.bytes();
+        totalBytes += written - out.bytes;
+        out.bytes = written;
+      });
       files.push(...outputs);
     }
   } finally {
     await close();
   }
   return { files };
+}
+
+/** Where one table's blocks go: a `.tbl` file (the bytes as made) or a Parquet file. */
+interface TableSink {
+  write(buf: Buffer): Promise<void> | void;
+  /** Bytes in the file so far. */
+  bytes(): number;
+  /** `finished` false: an error stopped the run; close without completing the file. */
+  close(finished: boolean): Promise<void> | void;
+}
+
+async function tblSinks(outputs: readonly { path: string }[]): Promise<TableSink[]> {
+  const sinks: TableSink[] = [];
+  try {
+    for (const out of outputs) {
+      const handle = await open(out.path, 'w');
+      let bytes = 0;
+      sinks.push({
+        write: async (buf) => {
+          await writeAll(handle, buf);
+          bytes += buf.length;
+        },
+        bytes: () => bytes,
+        close: () => handle.close(),
+      });
+    }
+  } catch (error) {
+    for (const sink of sinks) await sink.close(false);
+    throw error;
+  }
+  return sinks;
+}
+
+function parquetSinks(outputs: readonly { table: Dbt3Table; path: string }[], options: ParquetOutOptions | undefined): TableSink[] {
+  const sinks: TableSink[] = [];
+  try {
+    for (const out of outputs) {
+      const file = new Dbt3ParquetFile(out.table, out.path, options);
+      sinks.push({
+        write: (buf) => file.write(buf),
+        bytes: () => file.bytes,
+        close: (finished) => (finished ? file.close() : file.abandon()),
+      });
+    }
+  } catch (error) {
+    for (const sink of sinks) sink.close(false);
+    throw error;
+  }
+  return sinks;
 }
 
 async function writeAll(handle: FileHandle, buf: Buffer): Promise<void> {

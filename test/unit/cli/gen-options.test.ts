@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import { parseDbt3GenOptions, parseNarrowOptions, parseWholeNumber } from '../../../src/cli/gen-options.js';
 import { registerGenCommands } from '../../../src/cli/gen-commands.js';
 import { DBT3_TABLES } from '../../../src/datasets/dbt3-schema.js';
+import { LoadError } from '../../../src/db/load-error.js';
 
 describe('dbt3 gen options', () => {
   it('parses a full command line', () => {
@@ -15,11 +16,25 @@ describe('dbt3 gen options', () => {
       parts: 4,
       part: 2,
       workers: 1,
+      format: 'tbl',
+      compression: 'snappy',
+      rowGroupRows: 122_880,
     });
     const defaults = parseDbt3GenOptions({ scale: '1', out: '.' });
     assert.deepEqual(defaults.tables, DBT3_TABLES);
     assert.equal(defaults.parts, 1);
     assert.equal(defaults.part, 1);
+    assert.equal(defaults.format, 'tbl');
+  });
+
+  it('parses --format parquet with its compression and row-group size', () => {
+    const opts = parseDbt3GenOptions({ scale: '0.1', out: 'pq', format: 'parquet', compression: 'gzip', rowGroupSize: '1_000_000' });
+    assert.deepEqual([opts.format, opts.compression, opts.rowGroupRows], ['parquet', 'gzip', 1_000_000]);
+    assert.deepEqual([parseDbt3GenOptions({ scale: '1', out: 'pq', format: 'parquet' }).compression], ['snappy']);
+  });
+
+  it('option errors are usage errors (exit 2)', () => {
+    assert.throws(() => parseDbt3GenOptions({ scale: '1', out: 'x', format: 'csv' }), (e: unknown) => e instanceof LoadError && e.code === 'bad-option');
   });
 
   const BAD = [
@@ -37,6 +52,12 @@ describe('dbt3 gen options', () => {
     { raw: { scale: '1', out: 'x', parts: '4' }, message: /`--part` to be a whole number from 1 to 4 \(which slice/ },
     { raw: { scale: '1', out: 'x', part: '2' }, message: /`--parts` to be given with `--part`/ },
     { raw: { scale: '1', out: 'x', workers: 'two' }, message: 'Expected `--workers` to be a whole number from 0 to 64, got `two`' },
+    { raw: { scale: '1', out: 'x', format: 'csv' }, message: 'Expected `--format` to be tbl or parquet, got `csv`' },
+    { raw: { scale: '1', out: 'x', format: 'parquet', compression: 'lzo' }, message: /Expected `--compression` to be snappy, gzip, none .*, got `lzo`$/ },
+    { raw: { scale: '1', out: 'x', format: 'parquet', rowGroupSize: '0' }, message: 'Expected `--row-group-size` to be a whole number from 1 to 100000000, got `0`' },
+    { raw: { scale: '1', out: 'x', compression: 'gzip' }, message: /`--format` to be parquet when `--compression` is given/ },
+    { raw: { scale: '1', out: 'x', format: 'tbl', rowGroupSize: '10' }, message: /`--format` to be parquet when `--row-group-size` is given, got `tbl`/ },
+    { raw: { scale: '1', out: '-', tables: 'region', format: 'parquet' }, message: /`--out` to be a directory with `--format parquet`/ },
   ] as const;
   for (const { raw, message } of BAD) {
     it(`rejects ${JSON.stringify(raw)}`, () => {
@@ -75,7 +96,7 @@ describe('registerGenCommands', () => {
     registerGenCommands(program, dbt3);
     const gen = dbt3.commands.find((c) => c.name() === 'gen');
     assert.ok(gen !== undefined);
-    assert.deepEqual(gen.options.map((o) => o.long), ['--scale', '--out', '--tables', '--seed', '--parts', '--part', '--workers']);
+    assert.deepEqual(gen.options.map((o) => o.long), ['--scale', '--out', '--tables', '--seed', '--parts', '--part', '--workers', '--format', '--compression', '--row-group-size']);
     const narrow = program.commands.find((c) => c.name() === 'gen')?.commands.find((c) => c.name() === 'narrow');
     assert.ok(narrow !== undefined);
     assert.deepEqual(narrow.options.map((o) => o.long), ['--rows', '--out', '--keys', '--format', '--seed']);
