@@ -44,7 +44,11 @@ export async function snapshotReaderFor(client: pg.Client, versionNum: number, n
   // The load's Citus session settings on the sampler's connection too (a new one after a
   // reconnect as well): `citus_table_size` over many shards then goes through one cached
   // connection per node instead of opening more each sample and closing them after.
+  // Applied now as well: the sampler's first query, the rows already in the tables, counts
+  // over every shard and would open connections of its own.
   const configured = new WeakSet<pg.Client>();
+  await applyCitusSettings(client);
+  configured.add(client);
   const read = async (c: pg.Client, tables: readonly string[], fresh = false): Promise<ServerSnapshot> => {
     if (!configured.has(c)) {
       await applyCitusSettings(c);
