@@ -7,6 +7,9 @@
  *
  *   node dist/bench/citus.js [--scale 1] [--repeat 3] [--shards 32] [--variants 'psql x1,psql x2,pgsurge -w1,pgsurge -w2,pgsurge -w4']
  *
+ * `psql x2 pool1` (not in the default list) is psql ×2 with pgsurge's Citus session
+ * settings, through PGOPTIONS.
+ *
  * `--ab '<env>'` adds `pgsurge -w2 (<env>)`, the same load with an environment variable set
  * (e.g. `PGSURGE_CITUS_SETTINGS=none`, the Citus session settings left at their defaults);
  * `--ab '--<flag> <value>'` the same load with more pgsurge options (e.g. `--chunk-size 32MB`).
