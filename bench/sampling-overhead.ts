@@ -16,17 +16,14 @@ import { writeNarrowRows } from '../src/decay/narrow-rows.js';
 import { connect, openTarget } from '../src/db/target.js';
 import { load } from '../src/load.js';
 import { parseSampleEvery, describeSampleEvery } from '../src/metrics/sample-every.js';
-import { Sampler } from '../src/metrics/sampler.js';
+import { Sampler, SAMPLER_NAME } from '../src/metrics/sampler.js';
 import { median } from '../src/metrics/series.js';
 import { DEFAULT_WAIT_EVERY_MS } from '../src/metrics/wait-sampler.js';
 import { processCpuSeconds } from '../src/metrics/proc-stat.js';
 import { allReporters } from '../src/report/progress-line.js';
+import { benchFlags } from './lib/bench-cluster.js';
 
-const args = process.argv.slice(2);
-const flag = (name: string, fallback: string): string => {
-  const i = args.indexOf(name);
-  return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback;
-};
+const { args, flag } = benchFlags();
 const rows = Number(flag('--rows', '1000000'));
 const pairs = Number(flag('--pairs', '5'));
 const every = parseSampleEvery(flag('--every', '1s'));
@@ -53,12 +50,15 @@ try {
     await admin.query('CHECKPOINT');
     const sampler = sampled || waitsOnly ? await Sampler.open(target, { every, waitEveryMs: sampled ? waitEveryMs : 'off' }) : undefined;
     const cpu0 = process.cpuUsage();
-    // the sampler's own backend, read from /proc (a local server): what its queries cost the server, immune to a busy machine
-    const samplerPid = sampler ? (await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE application_name = 'pgsurge sampler' ORDER BY backend_start DESC LIMIT 1")).rows[0]?.pid : undefined;
-    const samplerCpu0 = samplerPid !== undefined ? processCpuSeconds(samplerPid) : undefined;
-    let samplerCpu1: number | undefined;
-    const summary = await load([{ file, format: 'text', table: 'bench_sampling', schema: undefined }], { workers: 2, chunkBytes: 1 << 20, create: false, truncate: false }, target, sampler ? allReporters(sampler, {}) : {});
-    if (samplerPid !== undefined) samplerCpu1 = processCpuSeconds(samplerPid);
+    // the sampler's own backends (its samples' connection, and its wait looks' opened when the load starts), read from /proc
+    // (a local server): what its queries cost the server, immune to a busy machine; the looks' backend counts from its start
+    const samplerPids = async (): Promise<number[]> => (await admin.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE application_name IN ('${SAMPLER_NAME}', '${SAMPLER_NAME} waits')`)).rows.map((r) => r.pid);
+    const samplerCpu = (pids: number[]): number => pids.reduce((n, pid) => n + (processCpuSeconds(pid) ?? 0), 0);
+    const samplerCpu0 = sampler ? samplerCpu(await samplerPids()) : undefined;
+    let pidsAtStart: number[] = [];
+    const reporter = sampler ? allReporters(sampler, { start: async () => void (pidsAtStart = await samplerPids()) }) : {};
+    const summary = await load([{ file, format: 'text', table: 'bench_sampling', schema: undefined }], { workers: 2, chunkBytes: 1 << 20, create: false, truncate: false }, target, reporter);
+    const samplerCpu1 = sampler ? samplerCpu(pidsAtStart) : undefined;
     const samples = (await sampler?.stop())?.length ?? 0;
     const cpu = process.cpuUsage(cpu0);
     if (summary.total.rows !== rows) throw new Error(`loaded ${summary.total.rows} rows, expected ${rows}`);
@@ -89,7 +89,7 @@ try {
     clientExtra.push((b.clientCpu - a.clientCpu) / b.seconds);
     // with --waits-only both sides have a sampler: what the wait looks add is the difference of its backend's CPU
     if (b.samplerServerCpu !== undefined && b.loadServerCpu) serverShare.push((b.samplerServerCpu - (a.samplerServerCpu ?? 0)) / b.loadServerCpu);
-    process.stdout.write(`pair ${p + 1}: without ${Math.round(a.rowsPerSecond).toLocaleString('en-US')} rows/s, with ${Math.round(b.rowsPerSecond).toLocaleString('en-US')} rows/s (${b.samples} samples, ${b.looks} wait looks, sample queries busy ${(100 * b.busyShare).toFixed(2)}% of the load's time), ratio ${(b.rowsPerSecond / a.rowsPerSecond).toFixed(3)}\n`);
+    process.stdout.write(`pair ${p + 1}: without ${Math.round(a.rowsPerSecond).toLocaleString('en-US')} rows/s, with ${Math.round(b.rowsPerSecond).toLocaleString('en-US')} rows/s (${b.samples} samples, ${b.looks} wait looks, sample queries busy ${(100 * b.busyShare).toFixed(2)}% of the load's time; pgsurge's CPU ${(1000 * a.clientCpu / a.seconds).toFixed(1)} ms/s without, ${(1000 * b.clientCpu / b.seconds).toFixed(1)} with), ratio ${(b.rowsPerSecond / a.rowsPerSecond).toFixed(3)}\n`);
   }
   const m = median(ratios)!;
   process.stdout.write(`median ratio with/without sampling: ${m.toFixed(3)} (cost ${((1 - m) * 100).toFixed(1)}%; ratios ${ratios.map((r) => r.toFixed(3)).join(' ')})\n`);

@@ -1,76 +1,138 @@
 /**
  * The binary wire's client cost, in process and without a server: lineitem.tbl framed
- * into chunks (what the text wire sends), then those chunks encoded into binary COPY
- * tuples (what the binary wire sends on top). Prints µs per row of each, CPU time from
- * process.cpuUsage, median of --repeat rounds.
+ * into chunks once (the framing, the same for both wires, is timed on its own), then each
+ * chunk sent as the writers send it to a
+ * sink process over a Unix socket (the kernel's copy of 1.75× the bytes is client CPU
+ * too): text as 64 KB CopyData pieces, binary encoded a piece at a time as
+ * `streamEncoded` does: through the encoders' general path only (`fastPaths: false`, the
+ * splitter before the fast paths) with each piece copied into a fresh Buffer (the writer
+ * before), with the fast paths, and with the fast paths and the pieces' buffers reused
+ * (`PieceBuffers`, the writer now). Interleaved per
+ * round; CPU time of this process (process.cpuUsage: user + system, the sink's not
+ * counted) per row, medians over rounds, and the medians of the per-round ratios.
  *
- *   node dist/bench/wire-encode.js [--scale 0.05] [--repeat 5]
+ * Under contention a process's CPU time per row still varies between rounds (up to 2× on
+ * a 2-core machine at load average 10), so the least disturbed round — the minimum — is
+ * printed beside the median.
+ *
+ *   node dist/bench/wire-encode.js [--scale 0.05] [--repeat 9] [--only <variant>]
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { promises as fs } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { DBT3_COLUMNS } from '../src/datasets/dbt3-schema.js';
 import { generateDbt3 } from '../src/datasets/dbt3/generate.js';
 import { TblFramer } from '../src/framing/tbl-framer.js';
 import { encoderFor } from '../src/wire/encoders/index.js';
-import { WireBuffer, type ColumnType, type SessionFacts } from '../src/wire/field-encoder.js';
+import type { ColumnType, SessionFacts } from '../src/wire/field-encoder.js';
 import { RecordSplitter, splitFormatOf, type SplitFormat } from '../src/wire/record-splitter.js';
+import { encodePieces, PieceBuffers } from '../src/wire/wire-writer.js';
 import { arg, describeMachine, median } from './lib/machine.js';
 import { typnameOf } from './lib/dbt3-types.js';
 
 const scale = Number(arg('scale', '0.05'));
-const repeat = Number(arg('repeat', '5'));
+const repeat = Number(arg('repeat', '9'));
+/** `--only <substring>`: the variants whose name holds it (to profile one: node --cpu-prof …). */
+const only = arg('only', '');
 const CHUNK = 8 * 1024 * 1024;
+const TEXT_PIECE = 64 * 1024;
 
 const session: SessionFacts = { serverVersionNum: 150000, timeZone: 'UTC', dateStyle: 'ISO, MDY', serverEncoding: 'UTF8' };
 const work = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-wire-encode-'));
+const sinkPath = path.join(work, 'sink.sock');
+// The sink: another process, so reading the bytes is not this process's CPU.
+const sink = spawn(process.execPath, ['-e', `require('net').createServer((s) => s.on('data', () => {})).listen(${JSON.stringify(sinkPath)}, () => console.log('ready'))`], { stdio: ['ignore', 'pipe', 'inherit'] });
 try {
+  await once(sink.stdout!, 'data');
   console.log(`# bench/wire-encode: ${process.argv.slice(1).map((a) => path.relative(process.cwd(), a) || a).join(' ')}`);
   console.log(`# machine: ${describeMachine()}; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   const { files } = await generateDbt3({ scale, outDir: work, tables: ['lineitem'] });
   const file = files[0]!;
   const raw = await fs.readFile(file.path);
-  console.log(`# input: lineitem.tbl at scale ${scale}: ${file.rows.toLocaleString('en-US')} rows, ${(raw.length / 1e6).toFixed(0)} MB`);
+  console.log(`# input: lineitem.tbl at scale ${scale}: ${file.rows.toLocaleString('en-US')} rows, ${(raw.length / 1e6).toFixed(0)} MB; chunks of ${CHUNK / 2 ** 20} MB`);
   const types: ColumnType[] = DBT3_COLUMNS.lineitem.map(([, t]) => ({ typname: typnameOf(t), typmod: -1, oid: 0 }));
   const encoders = types.map((t) => encoderFor(t, session)!);
   const format = splitFormatOf({ format: 'text', delimiter: '|' }) as SplitFormat;
+  const socket = net.connect(sinkPath);
+  await once(socket, 'connect');
   const cpu = (): number => {
     const u = process.cpuUsage();
     return (u.user + u.system) / 1e6;
   };
-
-  const frame = (): Buffer[] => {
+  /** One CopyData message, as pg-copy-streams writes it: a 5-byte header, then the bytes. */
+  const sendPiece = async (piece: Uint8Array): Promise<void> => {
+    const header = Buffer.from([0x64, 0, 0, 0, 0]);
+    header.writeUInt32BE(piece.length + 4, 1);
+    socket.write(header);
+    if (!socket.write(piece)) await once(socket, 'drain');
+  };
+  const frameChunks = (): Buffer[] => {
     const framer = new TblFramer();
     const out: Buffer[] = [];
     for (let at = 0; at < raw.length; ) {
       const end = Math.min(raw.length, at + CHUNK);
       const framed = framer.frame(raw.subarray(at, end), end === raw.length);
-      out.push(Buffer.from(framed.out));
+      out.push(framed.out);
       at += framed.consumed;
     }
     return out;
   };
-  const chunks = frame();
-  const framing: number[] = [];
-  const encoding: number[] = [];
-  const out = new WireBuffer(CHUNK * 2);
-  const splitter = new RecordSplitter(format, encoders);
-  for (let r = 0; r < repeat; r++) {
-    let t = cpu();
-    frame();
-    framing.push(((cpu() - t) * 1e6) / file.rows);
-    t = cpu();
-    let rows = 0;
+  // Framed once: the framing is the same work for both wires (and its 8 MB allocations per chunk made the rounds' CPU time jump), timed on its own.
+  const chunks = frameChunks();
+  const frame = async (): Promise<void> => {
+    frameChunks();
+  };
+  const sendText = async (): Promise<void> => {
+    for (const c of chunks) for (let at = 0; at < c.length; at += TEXT_PIECE) await sendPiece(c.subarray(at, at + TEXT_PIECE));
+  };
+  /** `reuse`: the pieces' buffers reused as streamEncoded does (PieceBuffers); otherwise each piece copied into a fresh Buffer, as it did before. */
+  const sendBinary = (splitter: RecordSplitter, reuse: boolean) => async (): Promise<void> => {
+    const buffers = new PieceBuffers();
     for (const c of chunks) {
-      out.pos = 0;
-      const n = splitter.encode(c, out);
-      if (typeof n !== 'number') throw new Error(`refused: ${JSON.stringify(n)}`);
-      rows += n;
+      const r = await encodePieces(c, splitter, buffers.take([socket]), async (piece) => {
+        const bytes = Buffer.from(piece.bytes.buffer, piece.bytes.byteOffset, piece.pos);
+        if (!reuse) {
+          await sendPiece(Buffer.from(bytes));
+          return piece;
+        }
+        buffers.hold(piece);
+        await sendPiece(bytes);
+        return buffers.take([socket]);
+      });
+      if (typeof r !== 'number') throw new Error(`refused: ${JSON.stringify(r)}`);
     }
-    encoding.push(((cpu() - t) * 1e6) / rows);
+  };
+  const all: [string, () => Promise<void>][] = [
+    ['text: send', sendText],
+    ['binary, general path, copies', sendBinary(new RecordSplitter(format, encoders, { fastPaths: false }), false)],
+    ['binary, fast paths, copies', sendBinary(new RecordSplitter(format, encoders), false)],
+    ['binary, fast paths, reused', sendBinary(new RecordSplitter(format, encoders), true)],
+  ];
+  const variants = all.filter(([name], i) => i === 0 || name.includes(only));
+  variants.push(['tbl framing (both wires)', frame]);
+  const perRow: number[][] = variants.map(() => []);
+  for (let r = 0; r < repeat + 1; r++) {
+    for (const [i, [, run]] of variants.entries()) {
+      const t = cpu();
+      await run();
+      // The first round warms up (the JIT).
+      if (r > 0) perRow[i]!.push(((cpu() - t) * 1e6) / file.rows);
+    }
   }
-  console.log(`tbl framing (the text wire's client work):  ${median(framing).toFixed(3)} µs/row`);
-  console.log(`binary encoding, on top of the framing:     ${median(encoding).toFixed(3)} µs/row (issue's prototype: 0.74)`);
+  const text = perRow[0]!;
+  for (const [i, [name]] of variants.entries()) {
+    const m = median(perRow[i]!);
+    const extra = i === 0 || i === variants.length - 1 ? '' : `; on top of text: median ${median(perRow[i]!.map((v, k) => v - text[k]!)).toFixed(3)}, of the minima ${(Math.min(...perRow[i]!) - Math.min(...text)).toFixed(3)} µs/row`;
+    console.log(`${name.padEnd(28)} median ${m.toFixed(3)}, min ${Math.min(...perRow[i]!).toFixed(3)} µs/row (rounds: ${perRow[i]!.map((v) => v.toFixed(3)).join(' ')})${extra}`);
+  }
+  if (variants.length < all.length + 1) process.exit(0);
+  const ratio = (a: number, b: number): string => median(perRow[a]!.map((v, k) => v / perRow[b]![k]!)).toFixed(2);
+  console.log(`medians of per-round ratios: fast/general ${ratio(2, 1)}, reused/copies ${ratio(3, 2)}, before → after (general+copies → fast+reused) ${ratio(3, 1)}`);
+  socket.end();
 } finally {
+  sink.kill();
   await fs.rm(work, { recursive: true, force: true });
 }

@@ -102,7 +102,7 @@ try {
   for (const s of shapes) {
     const r = results[s.name]!;
     const m = (v: number[]): number => median(v);
-    const verdict = autoPicksBinary(s.columns.map(([, t]) => ({ typname: typnameOf(t), typmod: -1, oid: 0 })), false);
+    const verdict = autoPicksBinary(s.columns.map(([, t]) => ({ typname: typnameOf(t), typmod: -1, oid: 0 })), { serverIsLocal: false });
     const typedShare = verdict.why.match(/\((\d+%)\)/)?.[1] ?? '?';
     const st = m(r.text.server), sb = m(r.binary.server), ct = m(r.text.client), cb = m(r.binary.client);
     console.log(

@@ -20,3 +20,14 @@ export async function openBenchCluster(prefix: string, pgBin: string): Promise<{
 export function benchCommandLine(name: string): string {
   return `# bench/${name}: ${process.argv.slice(1).map((a) => path.relative(process.cwd(), a) || a).join(' ')}`;
 }
+
+/** A bench's `--name value` flags: `flag('--rows', '1000000')` is the value after `--rows`, or the fallback. */
+export function benchFlags(args: readonly string[] = process.argv.slice(2)): { args: readonly string[]; flag: (name: string, fallback: string) => string } {
+  return {
+    args,
+    flag: (name, fallback) => {
+      const i = args.indexOf(name);
+      return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback;
+    },
+  };
+}

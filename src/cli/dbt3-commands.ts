@@ -125,7 +125,7 @@ Examples:
           rejectDir: flags.rejectDir,
           retryForMs: flags.retryFor,
           signal: abort.signal,
-          writer: writerFor({ mode: 'copy', ...(flags.wire !== undefined ? { wire: flags.wire } : {}) }),
+          writer: writerFor({ mode: 'copy', workers: flags.workers, ...(flags.wire !== undefined ? { wire: flags.wire } : {}) }),
         },
         target,
         observed.reporter,

@@ -91,7 +91,7 @@ Examples:
   cmd.action(async (files: string[], flags: LoadCommandFlags) => {
     const inputs = planInputs(files, { ...flags, input: flags });
     const writerSpec = writerSpecFromFlags(flags);
-    const writer = writerFor(writerSpec);
+    const writer = writerFor({ ...writerSpec, workers: flags.workers });
     const target = await openTarget(flags);
     if (flags.durability === 'unsafe' && target.managed !== undefined) process.stderr.write(UNSAFE_WARNING);
     const say = !flags.quiet && !flags.json;

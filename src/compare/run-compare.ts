@@ -163,7 +163,7 @@ async function runOnce(admin: pg.Client, options: CompareOptions, target: Target
       truncate: false,
       // Each run is a fresh table measured once: no ledger to write (or to resume from).
       ledger: false,
-      writer: writerFor(variantWriterSpec(variant, options.onConflict)),
+      writer: writerFor({ ...variantWriterSpec(variant, options.onConflict), workers }),
     },
     target,
   );

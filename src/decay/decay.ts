@@ -65,8 +65,8 @@ export interface DecayWatch {
 }
 
 /** The writer for `--mode`: COPY (through `--wire`), or batched INSERT (unnest, the best an application does). */
-export async function decayWriter(mode: DecayMode, wire?: WireChoice): Promise<ChunkWriter | undefined> {
-  return mode === 'copy' ? writerFor({ mode: 'copy', ...(wire !== undefined ? { wire } : {}) }) : writerFor({ mode: 'insert', style: 'unnest' });
+export async function decayWriter(mode: DecayMode, wire?: WireChoice, workers?: number): Promise<ChunkWriter | undefined> {
+  return mode === 'copy' ? writerFor({ mode: 'copy', workers, ...(wire !== undefined ? { wire } : {}) }) : writerFor({ mode: 'insert', style: 'unnest' });
 }
 
 export function decayTableSql(table: string, schema: string | undefined, index: DecayIndex): string {
@@ -75,7 +75,7 @@ export function decayTableSql(table: string, schema: string | undefined, index: 
 }
 
 export async function runDecay(options: DecayOptions, target: Target, watch: DecayWatch): Promise<DecayResult> {
-  const writer = await decayWriter(options.mode, options.wire);
+  const writer = await decayWriter(options.mode, options.wire, options.workers);
   const name = qualifiedName(options.table, options.schema);
   const phases: DecayPhase[] = [];
   const timed = async <T>(phase: string, fn: () => Promise<T>): Promise<T> => {

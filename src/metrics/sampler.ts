@@ -1,13 +1,12 @@
-import type pg from 'pg';
 import { inputBytesOf, type ChunkLocation } from '../batching/chunk.js';
 import { qualifiedName } from '../db/identifiers.js';
-import { connectionFailure } from '../db/load-error.js';
-import { connect, type Target } from '../db/target.js';
+import type { Target } from '../db/target.js';
 import type { LoadReporter } from '../load.js';
 import type { SampleEvery } from './sample-every.js';
 import { intervalBetween, type Interval, type Sample } from './series.js';
 import { countRowsBefore, readServerFacts, type ServerFacts, type ServerSnapshot } from './server-snapshot.js';
 import { snapshotReaderFor, type SnapshotReader } from './citus-snapshot.js';
+import { SamplerConnection } from './sampler-connection.js';
 import { DEFAULT_WAIT_EVERY_MS, serverIsLocal, WaitSampler, type WaitSnapshot, type WaitSummary } from './wait-sampler.js';
 
 /** What a sample tells whoever listens (the progress output, a report, a test). */
@@ -24,6 +23,9 @@ export interface SamplerOptions {
   /** How often the load's backends' wait events are looked at (default 50 ms); `off` for never. */
   readonly waitEveryMs?: number | 'off';
 }
+
+/** The sampler's session name; its wait looks' connection is `pgsurge sampler waits`. */
+export const SAMPLER_NAME = 'pgsurge sampler';
 
 const processCpuSeconds = (): number => {
   const u = process.cpuUsage();
@@ -51,15 +53,15 @@ export class Sampler implements LoadReporter {
   /** Milliseconds spent waiting for the server's answers to samples (what sampling costs, at most). */
   busyMs = 0;
   private waitSampler: WaitSampler | undefined;
-  /** The wait looks and the samples share the connection: one at a time, in turn. */
-  private queue: Promise<unknown> = Promise.resolve();
+  /** The wait looks' own connection (a batch of looks runs for up to half a second: on the samples' connection it would hold them up). */
+  private waitConnection: SamplerConnection | undefined;
   /** Where the load's backends spent their time, once stopped (undefined without wait sampling). */
   waitSummary: WaitSummary | undefined;
   /** The last sample recorded was read `fresh`. */
   private lastFresh = false;
 
   private constructor(
-    private client: pg.Client,
+    private readonly connection: SamplerConnection,
     private readonly target: Target,
     readonly facts: ServerFacts,
     private readonly options: SamplerOptions,
@@ -69,40 +71,17 @@ export class Sampler implements LoadReporter {
   ) {}
 
   static async open(target: Target, options: SamplerOptions, listeners: readonly SampleListener[] = []): Promise<Sampler> {
-    const client = await connect(target.config).catch((e: unknown) => {
-      throw connectionFailure(e, target.description);
-    });
+    const connection = await SamplerConnection.open(target, SAMPLER_NAME);
     try {
-      await client.query("SET application_name = 'pgsurge sampler'");
-      const facts = await readServerFacts(client);
-      return new Sampler(client, target, facts, options, listeners, await snapshotReaderFor(client, facts.versionNum));
+      const { facts, read } = await connection.run(async (c) => {
+        const facts = await readServerFacts(c);
+        return { facts, read: await snapshotReaderFor(c, facts.versionNum) };
+      });
+      return new Sampler(connection, target, facts, options, listeners, read);
     } catch (error) {
-      await client.end().catch(() => undefined);
+      await connection.end();
       throw error;
     }
-  }
-
-  /**
-   * Runs a query on the sampler's connection, on a fresh one if that is gone: the server
-   * may restart under a load (a durability preset, a crash the load survives).
-   */
-  private async withClient<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
-    try {
-      return await fn(this.client);
-    } catch (error) {
-      const fresh = await connect(this.target.config).catch(() => undefined);
-      if (fresh === undefined) throw error;
-      await this.client.end().catch(() => undefined);
-      this.client = fresh;
-      await fresh.query("SET application_name = 'pgsurge sampler'");
-      return fn(fresh);
-    }
-  }
-
-  private inTurn<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(fn, fn);
-    this.queue = run.catch(() => undefined);
-    return run;
   }
 
   private now(): number {
@@ -123,14 +102,17 @@ export class Sampler implements LoadReporter {
     this.tables = [...new Set(info.inputs.map((i) => qualifiedName(i.table, i.schema)))];
     const waitEvery = this.options.waitEveryMs ?? DEFAULT_WAIT_EVERY_MS;
     if (waitEvery !== 'off' && this.waitSampler === undefined) {
-      const pid = await this.withClient(async (c) => (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0);
+      const pid = await this.connection.run(async (c) => (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0);
       const local = serverIsLocal(this.target, pid);
-      this.waitSampler = new WaitSampler((fn) => this.inTurn(() => this.withClient(fn)), info.workerPrefix === undefined ? [] : [info.workerPrefix], { everyMs: waitEvery, local, versionNum: this.facts.versionNum });
+      // a server with no connection to spare: the looks share the samples' (node-postgres queues a sample behind a batch)
+      this.waitConnection = await SamplerConnection.open(this.target, `${SAMPLER_NAME} waits`).catch(() => undefined);
+      const waits = this.waitConnection ?? this.connection;
+      this.waitSampler = new WaitSampler((fn) => waits.run(fn), info.workerPrefix === undefined ? [] : [info.workerPrefix], { everyMs: waitEvery, local, versionNum: this.facts.versionNum });
       await this.waitSampler.start();
     }
-    const before = await this.withClient((c) => countRowsBefore(c, this.tables));
+    const before = await this.connection.run((c) => countRowsBefore(c, this.tables));
     this.rowsBeforeEstimated = before.estimated;
-    const snapshot = await this.withClient((c) => this.read(c, this.tables, true));
+    const snapshot = await this.connection.run((c) => this.read(c, this.tables, true));
     this.base = { snapshot, at: this.now(), cpu: this.cpu(), rowsBefore: before.rows };
     this.record(snapshot, this.base.at, this.base.cpu, 0, 0, this.waitSampler?.snapshot());
     const { every } = this.options;
@@ -147,6 +129,8 @@ export class Sampler implements LoadReporter {
   chunkLoaded(info: { rows: number; chunk: { location: ChunkLocation } }): void {
     this.rows += info.rows;
     this.bytes += inputBytesOf(info.chunk.location);
+    // the event loop is awake anyway: the moment to read the backends' CPU (the last chunk's reading is what a backend that then ends keeps)
+    this.waitSampler?.readCpuSoon();
     const { every } = this.options;
     if ('rows' in every && this.rows >= this.nextRows) {
       this.nextRows = (Math.floor(this.rows / every.rows) + 1) * every.rows;
@@ -161,13 +145,15 @@ export class Sampler implements LoadReporter {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     try {
+      // the looks first (their batch in flight ends at the first look that finds the load's backends gone), so the last sample holds them all
+      this.waitSummary = await this.waitSampler?.stop();
       while (this.inFlight) await this.inFlight;
       const last = this.samples.at(-1);
       // The last sample must be current: a reader that reuses counters between samples is asked once more, fresh.
       if (this.base && (last === undefined || last.rowsLoaded !== this.rows || this.samples.length === 1 || (this.read.reuses === true && !this.lastFresh))) await this.sampleNow();
-      this.waitSummary = await this.waitSampler?.stop();
     } finally {
-      await this.client.end().catch(() => undefined);
+      await this.connection.end();
+      await this.waitConnection?.end();
     }
     return this.samples;
   }
@@ -187,7 +173,7 @@ export class Sampler implements LoadReporter {
     const at = this.now();
     const cpu = this.cpu();
     const waits = this.waitSampler?.snapshot();
-    this.inFlight = this.inTurn(() => this.withClient((c) => this.read(c, this.tables, fresh)))
+    this.inFlight = this.connection.run((c) => this.read(c, this.tables, fresh))
       .finally(() => {
         this.busyMs += this.now() - at;
       })

@@ -1,4 +1,4 @@
-import { processCpuSeconds } from './proc-stat.js';
+import { ProcCpuReader } from './proc-stat.js';
 import { readFileSync } from 'node:fs';
 import type pg from 'pg';
 import type { Target } from '../db/target.js';
@@ -6,24 +6,59 @@ import { addWaits, classifyWait, NO_WAITS, WAIT_CLASSES, type WaitClass, type Wa
 
 /**
  * How often the load's backends are looked at by default: 20 looks per backend in a 1 s
- * interval. Each look costs pgsurge ~0.2 ms of CPU back to back and up to ~1 ms on a busy
- * machine (a wake-up of an idle process), the server ~0.06 ms: at 25 ms that was ~4% of a
- * core on this 2-core machine, over the 2% budget.
+ * interval. The server takes the looks itself, a batch of them per query (WAIT_BATCH_MS),
+ * so pgsurge wakes twice per batch, not per look (docs/diagnostics.md, "What sampling costs").
  */
 export const DEFAULT_WAIT_EVERY_MS = 50;
 
-/** Looks between readings of the backends' CPU in /proc: often enough to lose little when a backend ends, rarely enough to cost nothing. */
-const CPU_EVERY_LOOKS = 2;
+/**
+ * How long one batch of looks runs on the server. Waking pgsurge costs it ~0.3 ms of CPU
+ * (a timer, or a socket with an answer; measured on this 2-core VM), a look sent by
+ * pgsurge two wake-ups and its parsing: ~1 ms, 2% of a core at 50 ms. A batch of half a
+ * second costs the same ~1 ms for 10 looks; the samples' waits lag by at most a batch.
+ */
+export const WAIT_BATCH_MS = 500;
+
+/** Pause after a batch that failed. */
+const FAILED_BATCH_PAUSE_MS = 1000;
+
+/** Least time between two readings of the backends' CPU in /proc when a chunk ends (the event loop is awake then anyway). */
+const CPU_EVERY_MS = 50;
+
+/** One look at the load's backends (matched by their application_name prefixes, $1), `arg` the pid argument of pg_stat_get_activity. */
+const lookAt = (arg: string): string =>
+  `SELECT count(*)::int, array_agg(s.pid), array_agg(s.state), array_agg(s.wait_event_type), array_agg(s.wait_event)
+     FROM pg_stat_get_activity(${arg}) AS s
+    WHERE EXISTS (SELECT FROM unnest($1::text[]) AS p WHERE left(s.application_name, length(p)) = p)`;
 
 /**
- * One small query: the load's backends only, matched by their application_name prefixes
- * (one per load: a dbt3 load watches the loads of its tables).
- * The function under the pg_stat_activity view, without the view's joins to pg_database
- * and pg_authid, and prepared once (named): parsing and planning the view each time cost
- * the server ~10× the look itself.
+ * Up to $2 looks, $3 seconds apart, taken by the server in one query: a recursive query
+ * whose each step sleeps, drops the backend-status snapshot the transaction keeps
+ * (pg_stat_clear_snapshot: without it every look in one statement would see the first
+ * one's), then looks again. The pid argument depends on the previous step (`l.n`), so
+ * the look is run again at each step, after the sleep (a CASE evaluates its test first).
+ * A look that finds none of the load's backends ends the batch: the load is over (or not
+ * yet begun), and stop() need not wait out the batch. The answer is one row: the looks
+ * taken, the pids seen, and backend-looks per (state, wait_event_type, wait_event).
+ * pg_stat_get_activity, not the pg_stat_activity view: the view's joins cost the server
+ * ~10× the look. Prepared once (named).
  */
-export const WAIT_LOOK_SQL = `SELECT pid, state, wait_event_type, wait_event FROM pg_stat_get_activity(NULL) WHERE EXISTS (SELECT FROM unnest($1::text[]) AS p WHERE left(application_name, length(p)) = p)`;
-const WAIT_LOOK_NAME = 'pgsurge-wait-look';
+export const WAIT_LOOK_SQL = `WITH RECURSIVE look(n, seen, pids, states, types, events) AS (
+  SELECT 1, a.* FROM (${lookAt('NULL')}) AS a
+  UNION ALL
+  SELECT l.n + 1, a.* FROM look AS l,
+    LATERAL (${lookAt("(CASE WHEN l.n > 0 AND pg_sleep($3::float8)::text IS NOT NULL AND pg_stat_clear_snapshot()::text IS NOT NULL THEN NULL END)::int")}) AS a
+   WHERE l.n < $2::int AND l.seen > 0
+), seen AS (
+  SELECT b.* FROM look, unnest(look.pids, look.states, look.types, look.events) AS b(pid, state, type, event)
+)
+SELECT (SELECT max(n) FROM look) AS looks, (SELECT array_agg(DISTINCT pid) FROM seen) AS pids,
+       array_agg(g.state), array_agg(g.type), array_agg(g.event), array_agg(g.n)
+  FROM (SELECT state, type, event, count(*)::int AS n FROM seen GROUP BY 1, 2, 3) AS g`;
+const WAIT_LOOK_NAME = 'pgsurge-wait-looks';
+
+/** The batch's answer, as rowMode 'array' gives it. */
+type BatchRow = [looks: number, pids: number[] | null, states: (string | null)[] | null, types: (string | null)[] | null, events: (string | null)[] | null, counts: number[] | null];
 
 /** Cluster-wide counters read at the start and end of the load, where the version has them. */
 export interface ServerIoCounters {
@@ -137,19 +172,22 @@ function ioDelta(a: ServerIoCounters, b: ServerIoCounters): ServerIoCounters {
 }
 
 /**
- * Looks at the load's backends in pg_stat_activity every `everyMs` on a connection it is
- * handed (the sampler's), and counts what each was doing. A look that comes due while the
- * last one is still in flight is skipped, so a slow server gets fewer looks, never a queue.
+ * Looks at the load's backends in pg_stat_activity every `everyMs`, in batches the server
+ * takes on a connection it is handed (the sampler's looks connection), and counts what
+ * each was doing. The next batch starts `everyMs` after the last one answered: a slow
+ * server gets fewer looks, never a queue.
  */
 export class WaitSampler {
   private waits: WaitCounts = NO_WAITS;
   private looks = 0;
   private readonly events = new Map<string, { class: WaitClass; looks: number }>();
-  /** CPU seconds per backend pid: at first sight and last read. */
-  private readonly cpu = new Map<number, { first: number; last: number }>();
+  /** CPU seconds per backend pid: at first sight and last read, and its open /proc file. */
+  private readonly cpu = new Map<number, { first: number; last: number; reader: ProcCpuReader }>();
+  private cpuReadAt = 0;
   private timer: NodeJS.Timeout | undefined;
-  private inFlight = false;
+  private inFlight: Promise<void> | undefined;
   private ioBefore: ServerIoCounters | undefined;
+  private stopping = false;
   private stopped: WaitSummary | undefined;
 
   constructor(
@@ -158,59 +196,84 @@ export class WaitSampler {
     private readonly options: { readonly everyMs: number; readonly local: boolean; readonly versionNum: number },
   ) {}
 
-  /** Another load's workers to look at, from the next look on. */
+  /** Another load's workers to look at, from the next batch on. */
   addPrefix(prefix: string): void {
     if (!this.prefixes.includes(prefix)) this.prefixes.push(prefix);
   }
 
-  /** The first look (the backends' CPU baseline) and the cluster-wide counters; then the timer. */
+  /** The first look (the backends' CPU baseline) and the cluster-wide counters; then the batches. */
   async start(): Promise<void> {
     this.ioBefore = await this.run((c) => readIoCounters(c, this.options.versionNum)).catch(() => undefined);
-    await this.look();
-    this.timer = setInterval(() => {
-      if (!this.inFlight) void this.look();
-    }, this.options.everyMs);
+    await this.batch(1);
+    this.next();
+  }
+
+  private next(failed = false): void {
+    if (this.stopping) return;
+    // after a failure (the server restarting, or refusing the query) a batch a second, not a reconnection every 50 ms
+    this.timer = setTimeout(() => {
+      this.inFlight = this.batch(Math.max(1, Math.round(WAIT_BATCH_MS / this.options.everyMs))).then((ok) => {
+        this.inFlight = undefined;
+        this.next(!ok);
+      });
+    }, failed ? FAILED_BATCH_PAUSE_MS : this.options.everyMs);
     this.timer.unref();
   }
 
-  private async look(): Promise<void> {
-    this.inFlight = true;
+  /** One batch of looks, counted; false when it failed. */
+  private async batch(looks: number): Promise<boolean> {
+    if (this.prefixes.length === 0) return true;
     try {
-      const r = await this.run((c) => c.query<{ pid: number; state: string | null; wait_event_type: string | null; wait_event: string | null }>({ name: WAIT_LOOK_NAME, text: WAIT_LOOK_SQL, values: [this.prefixes] }));
-      if (this.stopped) return;
-      const counts: Record<WaitClass, number> = { ...NO_WAITS };
-      for (const row of r.rows) {
-        const c = classifyWait(row.state, row.wait_event_type, row.wait_event);
-        if (c === undefined) continue;
-        counts[c]++;
-        if (c !== 'cpu' && row.wait_event !== null) {
-          const key = `${row.wait_event_type}:${row.wait_event}`;
-          const e = this.events.get(key) ?? { class: c, looks: 0 };
-          e.looks++;
-          this.events.set(key, e);
-        }
-        if (this.options.local && !this.cpu.has(row.pid)) {
-          const s = processCpuSeconds(row.pid);
-          if (s !== undefined) this.cpu.set(row.pid, { first: s, last: s });
-        }
-      }
-      // every 2nd look (~100 ms) the backends' CPU is read again: a backend that ends keeps its last reading
-      if (this.options.local && this.looks % CPU_EVERY_LOOKS === 0) this.serverCpuSeconds();
-      this.waits = addWaits(this.waits, counts);
-      this.looks++;
+      const r = await this.run((c) => c.query<BatchRow>({ name: WAIT_LOOK_NAME, text: WAIT_LOOK_SQL, values: [this.prefixes, looks, this.options.everyMs / 1000], rowMode: 'array' }));
+      this.count(r.rows[0]);
+      return true;
     } catch {
-      // a look that fails (server restarting) is a look not taken; the sampler reports its own failures
-    } finally {
-      this.inFlight = false;
+      // a batch that fails is looks not taken; the sampler reports its own failures
+      return false;
     }
+  }
+
+  private count(row: BatchRow | undefined): void {
+    if (row === undefined) return;
+    const [looks, pids, states, types, events, counts] = row;
+    const add: Record<WaitClass, number> = { ...NO_WAITS };
+    for (let g = 0; g < (counts?.length ?? 0); g++) {
+      const type = types![g] ?? null;
+      const event = events![g] ?? null;
+      const c = classifyWait(states![g] ?? null, type, event);
+      if (c === undefined) continue;
+      add[c] += counts![g]!;
+      if (c !== 'cpu' && event !== null) {
+        const key = `${type}:${event}`;
+        const e = this.events.get(key) ?? { class: c, looks: 0 };
+        e.looks += counts![g]!;
+        this.events.set(key, e);
+      }
+    }
+    if (this.options.local) {
+      for (const pid of pids ?? []) {
+        if (this.cpu.has(pid)) continue;
+        const reader = ProcCpuReader.open(pid);
+        const s = reader?.read();
+        if (reader && s !== undefined) this.cpu.set(pid, { first: s, last: s, reader });
+      }
+    }
+    this.waits = addWaits(this.waits, add);
+    this.looks += looks;
+  }
+
+  /** Reads the backends' CPU again unless it was read in the last CPU_EVERY_MS (called as chunks end). */
+  readCpuSoon(): void {
+    if (this.options.local && performance.now() - this.cpuReadAt >= CPU_EVERY_MS) this.serverCpuSeconds();
   }
 
   /** CPU seconds the backends seen so far used since first seen (a backend that ended keeps its last reading). */
   private serverCpuSeconds(): number | undefined {
     if (!this.options.local) return undefined;
+    this.cpuReadAt = performance.now();
     let total = 0;
-    for (const [pid, c] of this.cpu) {
-      const now = processCpuSeconds(pid);
+    for (const c of this.cpu.values()) {
+      const now = c.reader.read();
       if (now !== undefined && now >= c.last) c.last = now;
       total += c.last - c.first;
     }
@@ -219,15 +282,18 @@ export class WaitSampler {
 
   /** The cumulative figures now, for a sample. */
   snapshot(): WaitSnapshot {
-    const cpu = this.serverCpuSeconds();
+    const cpu = this.stopped?.serverCpuSeconds ?? this.serverCpuSeconds();
     return { waits: this.waits, ...(cpu !== undefined ? { serverCpuSeconds: cpu } : {}) };
   }
 
-  /** Stops looking; the whole load's figures. */
+  /** Stops looking (the batch in flight is counted: it ends at its first look without the load's backends); the whole load's figures. */
   async stop(): Promise<WaitSummary> {
     if (this.stopped) return this.stopped;
-    if (this.timer) clearInterval(this.timer);
+    this.stopping = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.inFlight;
     const cpu = this.serverCpuSeconds();
+    for (const c of this.cpu.values()) c.reader.close();
     const ioAfter = this.ioBefore ? await this.run((c) => readIoCounters(c, this.options.versionNum)).catch(() => undefined) : undefined;
     const events = [...this.events.entries()]
       .map(([event, e]) => ({ event, class: e.class, looks: e.looks }))

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { closeSync, fdatasyncSync, openSync, writeSync, existsSync, promises as fs } from 'node:fs';
+import { closeSync, fdatasyncSync, openSync, writeSync, existsSync, rmSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { filesystemInfo } from '../cluster/filesystem-info.js';
 import type { DiskFigures } from './probe-store.js';
@@ -67,7 +67,8 @@ export function fsyncLoop(dir: string, seconds: number): number {
     return n / (elapsed / 1000);
   } finally {
     closeSync(fd);
-    void fs.rm(file, { force: true });
+    // removed before returning: the caller (and its test) may look at the directory next
+    rmSync(file, { force: true });
   }
 }
 

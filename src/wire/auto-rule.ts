@@ -1,20 +1,26 @@
+import os from 'node:os';
 import type { ColumnType } from './field-encoder.js';
 
 /**
  * `--wire auto`'s rule, in one place with the numbers behind it (docs/binary-wire.md,
- * "The auto rule"; bench/wire-shapes.ts and bench/wire.ts measure them).
+ * "The auto rule"; bench/wire.ts, bench/wire-shapes.ts and bench/wire-encode.ts measure
+ * them).
  *
  * Binary saves the server the parsing of values whose input function does real work
  * (numeric_in, date_in, timestamp_in, float8in) and costs pgsurge their encoding plus a
- * length prefix and a copy for every other field. Measured on 2 shared cores (PostgreSQL
- * 15, lineitem): the server spent ~0.95 µs/row less (4.0 → 3.1), pgsurge ~1.1 µs/row
- * more (2.1 → 3.2): no gain in total, and with -w2 the client's single thread lost
- * outright (57k → 38k rows/s). Narrow rows (bigint, integer, text) saved the server
- * nothing measurable (int4in and int8in are cheap) and cost the client ~1.2 µs/row.
+ * length prefix for every other field, on its one event loop. Narrow rows (bigint,
+ * integer, text) save the server nothing measurable (int4in and int8in are cheap), so
+ * binary needs at least a quarter of the columns to be of a type the server is spared.
  *
- * So: binary only when the server runs on another machine (its CPU is then the scarce
- * one, and pgsurge's does not compete with it) and at least a quarter of the columns are
- * of a type whose parsing the server is spared.
+ * Where the server runs matters because of whose CPU the encoding takes:
+ * - on another machine, pgsurge's CPU does not compete with the server's: binary;
+ * - on this machine, binary wins while the cores have room for pgsurge's thread beside
+ *   every backend (workers < cores): SF 1 lineitem, PostgreSQL 15, 2 cores, -w1: binary
+ *   1.17× psql's rows/s, text 0.95× — the backend is the bottleneck and binary spares it
+ *   ~20% of its CPU. With as many workers as cores the client's encoding takes CPU the
+ *   backends need: -w2 on 2 cores, binary 0.75×, text 0.86× (before the splitter's fast
+ *   paths cut the client's cost per row by ~30%; rerun bench/wire.ts before moving this
+ *   line). An unknown worker count counts as "as many as cores".
  */
 
 /** Types whose text input function costs the server enough that binary measurably spares it. */
@@ -23,14 +29,24 @@ const COSTLY_TO_PARSE = new Set(['numeric', 'date', 'timestamp', 'timestamptz', 
 /** Binary when at least this share of the columns is costly to parse (lineitem: 7 of 16). */
 export const AUTO_MIN_COSTLY_SHARE = 0.25;
 
-export function autoPicksBinary(columns: readonly ColumnType[], serverIsLocal: boolean): { binary: boolean; why: string } {
+/** Where the load runs: `workers`, the load's connections (undefined: unknown); `cores`, this machine's (default: availableParallelism). */
+export interface AutoContext {
+  readonly serverIsLocal: boolean;
+  readonly workers?: number | undefined;
+  readonly cores?: number;
+}
+
+export function autoPicksBinary(columns: readonly ColumnType[], context: AutoContext): { binary: boolean; why: string } {
   const costly = columns.filter((c) => COSTLY_TO_PARSE.has(c.typname)).length;
   const share = columns.length === 0 ? 0 : costly / columns.length;
   const what = `${costly} of ${columns.length} columns (${Math.round(share * 100)}%) are numeric, date/time or float`;
-  if (serverIsLocal) return { binary: false, why: `the server runs on this machine, where the encoding's client CPU costs as much as it spares the server (${what}); --wire binary to use it anyway` };
-  return share >= AUTO_MIN_COSTLY_SHARE
-    ? { binary: true, why: what }
-    : { binary: false, why: `only ${what}; binary measured no faster below ${Math.round(AUTO_MIN_COSTLY_SHARE * 100)}%` };
+  if (share < AUTO_MIN_COSTLY_SHARE) return { binary: false, why: `only ${what}; binary measured no faster below ${Math.round(AUTO_MIN_COSTLY_SHARE * 100)}%` };
+  if (!context.serverIsLocal) return { binary: true, why: what };
+  const cores = context.cores ?? os.availableParallelism();
+  const { workers } = context;
+  if (workers !== undefined && workers < cores) return { binary: true, why: `${what}; the server runs on this machine, and its ${workers} backend${workers === 1 ? '' : 's'} leave${workers === 1 ? 's' : ''} a core of ${cores} for the encoding` };
+  const many = workers === undefined ? 'an unknown number of workers' : `${workers} workers on ${cores} cores`;
+  return { binary: false, why: `the server runs on this machine, where with ${many} the encoding's client CPU takes what the backends need (${what}); --wire binary to use it anyway` };
 }
 
 /** A Unix socket, or a loopback address: the server shares this machine's cores. */

@@ -68,7 +68,15 @@ export interface FieldEncoder {
    * it was (whatever was written past it does not count).
    */
   encode(src: Uint8Array, start: number, end: number, out: WireBuffer): boolean;
+  /**
+   * The record splitter's inlined fast path for this encoder's common forms (src/wire/fast-fields.ts),
+   * which writes exactly what `encode` writes for them and leaves every other form to `encode`.
+   */
+  readonly fast?: FastKind;
 }
+
+/** The common forms the record splitter encodes in its own loop: plain integers, short decimals, ISO dates, ASCII text. */
+export type FastKind = 'int2' | 'int4' | 'int8' | 'numeric' | 'date' | 'text';
 
 /** Finds the encoder for a column type, or undefined when the type has none (its table goes as text). */
 export type EncoderLookup = (type: ColumnType, session: SessionFacts) => FieldEncoder | undefined;

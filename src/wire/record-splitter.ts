@@ -2,6 +2,7 @@ import type { WireFormat } from '../writer/wire-format.js';
 import { unescapeTextInto } from '../writer/decode-records.js';
 import { writeNull, writeTupleStart } from './binary-copy.js';
 import type { FieldEncoder, WireBuffer } from './field-encoder.js';
+import { fastDate, fastInteger, fastKinds, fastNumeric, fastText, KIND_DATE, KIND_INT2, KIND_INT4, KIND_INT8, KIND_NONE, KIND_NUMERIC, KIND_TEXT, textStops } from './fast-fields.js';
 
 /**
  * The binary wire's hot path: a chunk's framed records (COPY text or CSV, as the text
@@ -87,16 +88,23 @@ function stopBytes(format: SplitFormat): Uint8Array {
  */
 export class RecordSplitter {
   private readonly stops: Uint8Array;
+  /** Per column, its fast path's kind (src/wire/fast-fields.ts), KIND_NONE for the encoder's general one. COPY text only. */
+  private readonly kinds: Int8Array;
+  private readonly textStops: Uint8Array;
   private scratch: Uint8Array = new Uint8Array(4096);
   private refusal: SplitRefusal | undefined;
   /** The chunk's line ending so far (one chunk is one COPY). */
   private eol = EOL_UNKNOWN;
 
+  /** `options.fastPaths: false`: every field through its encoder's `encode` (the tests' reference). */
   constructor(
     private readonly format: SplitFormat,
     private readonly encoders: readonly FieldEncoder[],
+    options: { fastPaths?: boolean } = {},
   ) {
     this.stops = stopBytes(format);
+    this.kinds = options.fastPaths === false || format.csv ? new Int8Array(encoders.length + 1) : fastKinds(encoders, format.delimiter);
+    this.textStops = textStops(format.delimiter);
   }
 
   /**
@@ -165,11 +173,12 @@ export class RecordSplitter {
   }
 
   private encodeText(d: Uint8Array, out: WireBuffer): number {
-    const { stops, encoders } = this;
+    const { stops, encoders, kinds, textStops } = this;
     const delim = this.format.delimiter;
     const nul = this.format.null;
     const nulLen = nul.length;
     const ncols = encoders.length;
+    const last = ncols - 1;
     const len = d.length;
     let p = 0;
     let record = 0;
@@ -178,6 +187,38 @@ export class RecordSplitter {
       writeTupleStart(out, ncols);
       for (let col = 0; ; col++) {
         const s = p;
+        const kind = kinds[col]!;
+        if (kind !== KIND_NONE) {
+          // The fast path (src/wire/fast-fields.ts); kept only when it read the whole field and the field is not the NULL string.
+          const mark = out.pos;
+          const e =
+            kind === KIND_TEXT
+              ? fastText(d, s, len, textStops, out)
+              : kind === KIND_NUMERIC
+                ? fastNumeric(d, s, len, out)
+                : kind === KIND_DATE
+                  ? fastDate(d, s, len, out)
+                  : kind === KIND_INT4
+                    ? fastInteger(d, s, len, 9, 4, out)
+                    : kind === KIND_INT8
+                      ? fastInteger(d, s, len, 15, 8, out)
+                      : kind === KIND_INT2
+                        ? fastInteger(d, s, len, 4, 2, out)
+                        : -1;
+          if (e >= 0 && e < len && (e - s !== nulLen || !equalAt(d, s, nul))) {
+            const c = d[e]!;
+            if (c === delim && col < last) {
+              p = e + 1;
+              continue;
+            }
+            if (c === NL && col === last && this.eol !== EOL_CRNL) {
+              this.eol = EOL_NL;
+              p = e + 1;
+              break;
+            }
+          }
+          out.pos = mark;
+        }
         let c = at(d, p, len);
         while (stops[c] === 0) c = at(d, ++p, len);
         let escaped = false;

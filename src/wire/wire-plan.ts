@@ -1,7 +1,7 @@
 import type { WireColumn } from './catalog.js';
 import type { EncoderLookup, FieldEncoder, SessionFacts } from './field-encoder.js';
 import type { SplitFormat } from './record-splitter.js';
-import { autoPicksBinary } from './auto-rule.js';
+import { autoPicksBinary, type AutoContext } from './auto-rule.js';
 import type { WireChoice } from './wire-report.js';
 
 /** What one table's chunks go through: binary with an encoder per column, or text and why. */
@@ -12,7 +12,7 @@ export type WirePlan = { readonly binary: true; readonly columns: readonly WireC
  * a framing the splitter can cut, an encoder for every column; and for `auto`, a shape
  * of table that binary measured faster on (`autoPicksBinary`).
  */
-export function planWire(choice: WireChoice, columns: readonly WireColumn[], session: SessionFacts, format: SplitFormat | string, lookup: EncoderLookup, serverIsLocal = true): WirePlan {
+export function planWire(choice: WireChoice, columns: readonly WireColumn[], session: SessionFacts, format: SplitFormat | string, lookup: EncoderLookup, context: AutoContext = { serverIsLocal: true }): WirePlan {
   if (choice === 'text') return { binary: false, why: '--wire text' };
   if (session.serverEncoding !== 'UTF8') return { binary: false, why: `server_encoding is ${session.serverEncoding}, not UTF8` };
   if (typeof format === 'string') return { binary: false, why: `the input's framing: ${format}` };
@@ -24,7 +24,7 @@ export function planWire(choice: WireChoice, columns: readonly WireColumn[], ses
     encoders.push(e);
   }
   if (choice === 'auto') {
-    const verdict = autoPicksBinary(columns, serverIsLocal);
+    const verdict = autoPicksBinary(columns, context);
     if (!verdict.binary) return { binary: false, why: `auto: ${verdict.why}` };
   }
   return { binary: true, columns, encoders, format };

@@ -19,11 +19,13 @@ export interface WriterSpec {
   readonly onConflict?: OnConflict;
   /** Plain COPY only (no --on-conflict skip): text, binary, or auto (the default). */
   readonly wire?: WireChoice;
+  /** The load's connections (-w), for `--wire auto`'s rule; undefined when not known. */
+  readonly workers?: number | undefined;
 }
 
 export function writerFor(spec: WriterSpec): ChunkWriter {
   const onConflict = spec.onConflict ?? 'error';
-  if (spec.mode === 'copy') return onConflict === 'skip' ? copySkipConflictsWriter() : wireCopyWriter(spec.wire ?? 'auto');
+  if (spec.mode === 'copy') return onConflict === 'skip' ? copySkipConflictsWriter() : wireCopyWriter(spec.wire ?? 'auto', undefined, { workers: spec.workers });
   const style = spec.style ?? 'unnest';
   return insertWriter({
     style,

@@ -8,6 +8,7 @@ import { writeNarrowRows } from '../../src/decay/narrow-rows.js';
 import { openTarget } from '../../src/db/target.js';
 import { load } from '../../src/load.js';
 import { Sampler, type SampleListener } from '../../src/metrics/sampler.js';
+import { WAIT_LOOK_SQL, WaitSampler } from '../../src/metrics/wait-sampler.js';
 import { intervalsOf, type Interval, type Sample } from '../../src/metrics/series.js';
 import { allReporters } from '../../src/report/progress-line.js';
 import { closeTestSchema, digest, freshSchema, tableRecords, testClient, testUrl, openTestSchema } from '../helpers/test-db.js';
@@ -109,5 +110,62 @@ describe('the sampler, with a listener handed in, against a real server', () => 
     assert.equal(samples.at(-1)!.rowsLoaded, 3000);
     assert.equal(samples.at(-1)!.rowsInTable, 3000);
     assert.equal(Number((await client.query(`SELECT count(*) AS n FROM ${SCHEMA}.timed`)).rows[0].n), 3000);
+  });
+});
+
+describe('the wait looks, taken by the server in batches', () => {
+  const prefix = 'pgsurge it-looks w';
+  const batch = async (c: pg.Client, looks: number, everyMs: number): Promise<{ looks: number; pids: number[]; states: Map<string, number> }> => {
+    const [n, pids, states, , , counts] = (await c.query<unknown[]>({ text: WAIT_LOOK_SQL, values: [[prefix], looks, everyMs / 1000], rowMode: 'array' })).rows[0]! as [number, number[] | null, (string | null)[] | null, unknown, unknown, number[] | null];
+    const byState = new Map<string, number>();
+    (states ?? []).forEach((s, i) => byState.set(s ?? 'null', (byState.get(s ?? 'null') ?? 0) + counts![i]!));
+    return { looks: n, pids: pids ?? [], states: byState };
+  };
+
+  it('each look of one query sees the backends afresh (the snapshot is cleared), and a look without them ends the batch', async () => {
+    const watched = await testClient();
+    try {
+      await watched.query(`SET application_name = '${prefix}1'`);
+      const pid = (await watched.query<{ p: number }>('SELECT pg_backend_pid() AS p')).rows[0]!.p;
+      // 20 looks 30 ms apart (~0.6 s) while the backend sleeps 0.25 s, then sits idle: both states in one query's looks
+      const sleeping = watched.query('SELECT pg_sleep(0.25)');
+      const seen = await batch(client, 20, 30);
+      await sleeping;
+      assert.equal(seen.looks, 20);
+      assert.deepEqual(seen.pids, [pid]);
+      assert.ok((seen.states.get('active') ?? 0) >= 3, JSON.stringify([...seen.states]));
+      assert.ok((seen.states.get('idle') ?? 0) >= 3, JSON.stringify([...seen.states]));
+      assert.equal((seen.states.get('active') ?? 0) + (seen.states.get('idle') ?? 0), 20);
+      // the backend goes away 0.2 s into a batch of 50 looks (1.5 s): the batch ends at the first look without it
+      const ending = new Promise((r) => setTimeout(r, 200)).then(() => watched.end());
+      const ended = await batch(client, 50, 30);
+      await ending;
+      assert.ok(ended.looks > 1 && ended.looks < 50, `${ended.looks} looks`);
+    } finally {
+      await watched.end().catch(() => undefined);
+    }
+  });
+
+  it('a WaitSampler counts the batches, the wait events and the backend CPU; its stop counts the batch in flight', async () => {
+    const watched = await testClient();
+    const looksClient = await testClient();
+    try {
+      await watched.query(`SET application_name = '${prefix}2'`);
+      const sampler = new WaitSampler((fn) => fn(looksClient), [prefix], { everyMs: 20, local: true, versionNum: 150000 });
+      await sampler.start();
+      await watched.query('SELECT pg_sleep(0.7)');
+      // on CPU for a while: the backend's CPU moves
+      await watched.query('SELECT count(*) FROM generate_series(1, 3000000)');
+      sampler.readCpuSoon();
+      await watched.end();
+      const summary = await sampler.stop();
+      assert.ok(summary.looks >= 20, `${summary.looks} looks`);
+      assert.ok(summary.waits.other >= 10, JSON.stringify(summary.waits)); // Timeout:PgSleep
+      assert.ok(summary.events.some((e) => e.event === 'Timeout:PgSleep'), JSON.stringify(summary.events));
+      assert.ok((summary.serverCpuSeconds ?? 0) > 0, `CPU ${summary.serverCpuSeconds}`);
+    } finally {
+      await watched.end().catch(() => undefined);
+      await looksClient.end();
+    }
   });
 });

@@ -65,6 +65,7 @@ export function parseIsoDate(src: Uint8Array, p: number): number {
 }
 
 export const dateEncoder: FieldEncoder = {
+  fast: 'date',
   encode(src, start, end, out) {
     if (end - start !== 10) return false;
     const days = parseIsoDate(src, start);

@@ -37,6 +37,7 @@ function parseSmallInteger(src: Uint8Array, start: number, end: number, maxDigit
 }
 
 export const int2Encoder: FieldEncoder = {
+  fast: 'int2',
   encode(src, start, end, out) {
     const v = parseSmallInteger(src, start, end, 5);
     if (!(v >= -32768 && v <= 32767)) return false;
@@ -46,6 +47,7 @@ export const int2Encoder: FieldEncoder = {
 };
 
 export const int4Encoder: FieldEncoder = {
+  fast: 'int4',
   encode(src, start, end, out) {
     const v = parseSmallInteger(src, start, end, 10);
     if (!(v >= -2147483648 && v <= 2147483647)) return false;
@@ -58,6 +60,7 @@ const INT8_MIN = -(2n ** 63n);
 const INT8_MAX = 2n ** 63n - 1n;
 
 export const int8Encoder: FieldEncoder = {
+  fast: 'int8',
   encode(src, start, end, out) {
     const v = parseSmallInteger(src, start, end, 15);
     if (v === v) {

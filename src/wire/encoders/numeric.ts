@@ -33,8 +33,8 @@ export function numericEncoder(withInfinity: boolean): FieldEncoder {
   return withInfinity ? numericWithInfinity : numericWithoutInfinity;
 }
 
-const numericWithInfinity: FieldEncoder = { encode: (src, start, end, out) => encodeNumericText(src, start, end, out, true) };
-const numericWithoutInfinity: FieldEncoder = { encode: (src, start, end, out) => encodeNumericText(src, start, end, out, false) };
+const numericWithInfinity: FieldEncoder = { encode: (src, start, end, out) => encodeNumericText(src, start, end, out, true), fast: 'numeric' };
+const numericWithoutInfinity: FieldEncoder = { encode: (src, start, end, out) => encodeNumericText(src, start, end, out, false), fast: 'numeric' };
 
 function encodeNumericText(src: Uint8Array, start: number, end: number, out: WireBuffer, withInfinity: boolean): boolean {
   let p = start;
@@ -182,7 +182,15 @@ function writeSmallNumeric(src: Uint8Array, i: number, intEnd: number, fracStart
   for (; i < intEnd; i++) iv = iv * 10 + (src[i]! - 48);
   let fv = 0;
   for (let f = fracStart; f < fracEnd; f++) fv = fv * 10 + (src[f]! - 48);
-  const dscale = fracEnd - fracStart;
+  putSmallNumeric(out, iv, fv, fracEnd - fracStart, neg);
+}
+
+/**
+ * Appends the numeric `iv.fv` written with `dscale` (0–4) fraction digits, `iv` < 10^8:
+ * `fv` is the fraction digits' value (`.05` → 5 with dscale 2). Shared by the small case
+ * above and the record splitter's fast path (src/wire/fast-fields.ts).
+ */
+export function putSmallNumeric(out: WireBuffer, iv: number, fv: number, dscale: number, neg: boolean): void {
   fv *= FRACTION_GROUP_SCALE[dscale]!;
   const hi = Math.floor(iv / 10000);
   const lo = iv - hi * 10000;

@@ -45,7 +45,7 @@ function encodeUtf8(src: Uint8Array, start: number, end: number, out: WireBuffer
   return true;
 }
 
-export const textEncoder: FieldEncoder = { encode: encodeUtf8 };
+export const textEncoder: FieldEncoder = { encode: encodeUtf8, fast: 'text' };
 
 export const nameEncoder: FieldEncoder = {
   encode(src, start, end, out) {

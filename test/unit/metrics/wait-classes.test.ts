@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { addWaits, busyShare, classifyWait, NO_WAITS, subtractWaits, waitShares, type WaitClass } from '../../../src/metrics/wait-classes.js';
-import { processCpuSeconds } from '../../../src/metrics/proc-stat.js';
+import { ProcCpuReader, processCpuSeconds } from '../../../src/metrics/proc-stat.js';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { serverIsLocal } from '../../../src/metrics/wait-sampler.js';
 import type { Target } from '../../../src/db/target.js';
 
@@ -60,6 +62,30 @@ describe('backend CPU time from /proc', () => {
     assert.equal(processCpuSeconds(1, () => { throw new Error('ENOENT'); }), undefined);
   });
   it('this process has a CPU time', () => assert.ok((processCpuSeconds(process.pid) ?? -1) >= 0));
+  it('a reader kept open reads the CPU again and again, and nothing once its process has ended or it is closed', async () => {
+    const self = ProcCpuReader.open(process.pid)!;
+    const first = self.read()!;
+    // 50 ms of this process's own CPU (not of wall time: a busy machine gives less): several 10 ms ticks
+    const c0 = process.cpuUsage();
+    for (const until = Date.now() + 10_000; Date.now() < until; ) {
+      for (let k = 0; k < 1e5; k++) Math.sqrt(k);
+      const c = process.cpuUsage(c0);
+      if (c.user + c.system >= 50_000) break;
+    }
+    const again = self.read()!;
+    assert.ok(again > first, `${first} then ${again}`);
+    assert.ok(Math.abs(again - processCpuSeconds(process.pid)!) <= 0.02);
+    self.close();
+    assert.equal(self.read(), undefined);
+    const child = spawn('sleep', ['5']);
+    await once(child, 'spawn');
+    const reader = ProcCpuReader.open(child.pid!)!;
+    assert.ok(reader.read()! >= 0);
+    child.kill();
+    await once(child, 'exit');
+    assert.equal(reader.read(), undefined, 'ended (and reaped): the open file reads nothing');
+    assert.equal(ProcCpuReader.open(child.pid!), undefined);
+  });
   it('a server is local when managed, or when its backend is a postgres process here reached by socket or loopback', () => {
     const t = (config: Target['config'], managed = false): Target => ({ config, description: '', managed: managed ? ({} as Target['managed']) : undefined, release: async () => {} });
     const isPostgres = (): string => 'postgres\n';

@@ -15,19 +15,21 @@ const tbl = splitFormatOf({ format: 'text', delimiter: '|' });
 const lineitemLike = [col('k', 'int8'), col('p', 'int4'), col('q', 'numeric'), col('d', 'date'), col('f', 'bpchar'), col('c', 'varchar')];
 
 describe('planWire: binary only where every step is exact', () => {
-  const cases: { name: string; choice: 'text' | 'binary' | 'auto'; columns: WireColumn[]; session?: SessionFacts; format?: ReturnType<typeof splitFormatOf>; local?: boolean; binary: boolean; why?: RegExp }[] = [
+  const cases: { name: string; choice: 'text' | 'binary' | 'auto'; columns: WireColumn[]; session?: SessionFacts; format?: ReturnType<typeof splitFormatOf>; local?: boolean; workers?: number; binary: boolean; why?: RegExp }[] = [
     { name: 'binary with an encoder for every column', choice: 'binary', columns: lineitemLike, binary: true },
     { name: '--wire text', choice: 'text', columns: lineitemLike, binary: false, why: /^--wire text$/ },
     { name: 'a column without an encoder names the column and its type', choice: 'binary', columns: [col('id', 'int4'), col('doc', 'xml', 'xml')], binary: false, why: /^column doc is xml: no binary encoder$/ },
     { name: 'a server encoding other than UTF8', choice: 'binary', columns: lineitemLike, session: { ...session, serverEncoding: 'LATIN1' }, binary: false, why: /server_encoding is LATIN1/ },
     { name: 'a framing the splitter cannot cut', choice: 'binary', columns: lineitemLike, format: splitFormatOf({ format: 'text', delimiter: '§' }), binary: false, why: /framing: its delimiter/ },
     { name: 'auto on a typed table, the server elsewhere', choice: 'auto', columns: lineitemLike, local: false, binary: true },
-    { name: 'auto on a typed table, the server on this machine', choice: 'auto', columns: lineitemLike, local: true, binary: false, why: /^auto: the server runs on this machine/ },
+    { name: 'auto on a typed table, the server on this machine, workers unknown', choice: 'auto', columns: lineitemLike, local: true, binary: false, why: /^auto: the server runs on this machine, where with an unknown number of workers/ },
+    { name: 'auto on a typed table, the server on this machine, as many workers as cores', choice: 'auto', columns: lineitemLike, local: true, workers: 2, binary: false, why: /^auto: the server runs on this machine, where with 2 workers on 2 cores the encoding's client CPU takes what the backends need/ },
+    { name: 'auto on a typed table, the server on this machine, fewer workers than cores', choice: 'auto', columns: lineitemLike, local: true, workers: 1, binary: true },
     { name: 'auto on a text-heavy table says why', choice: 'auto', columns: [col('id', 'int4'), col('a', 'text'), col('b', 'text'), col('c', 'varchar'), col('d', 'int8')], local: false, binary: false, why: /^auto: only 0 of 5 columns \(0%\) are numeric, date\/time or float/ },
   ];
   for (const c of cases) {
     it(c.name, () => {
-      const plan = planWire(c.choice, c.columns, c.session ?? session, c.format ?? tbl, encoderFor, c.local ?? true);
+      const plan = planWire(c.choice, c.columns, c.session ?? session, c.format ?? tbl, encoderFor, { serverIsLocal: c.local ?? true, workers: c.workers, cores: 2 });
       assert.equal(plan.binary, c.binary);
       if (!plan.binary && c.why) assert.match(plan.why, c.why);
       if (plan.binary) assert.equal(plan.encoders.length, c.columns.length);
@@ -36,10 +38,16 @@ describe('planWire: binary only where every step is exact', () => {
 });
 
 describe('auto rule', () => {
-  it('counts the columns costly to parse; a server on this machine always gets text', () => {
-    assert.equal(autoPicksBinary([col('a', 'numeric'), col('b', 'text'), col('c', 'int4'), col('d', 'int4')], false).binary, true);
-    assert.equal(autoPicksBinary([col('a', 'numeric'), col('b', 'text'), col('c', 'int4'), col('d', 'int4'), col('e', 'int4')], false).binary, false);
-    assert.equal(autoPicksBinary([col('a', 'numeric')], true).binary, false);
+  it('counts the columns costly to parse; a server on this machine gets binary only with a core to spare for the encoding', () => {
+    const remote = { serverIsLocal: false };
+    assert.equal(autoPicksBinary([col('a', 'numeric'), col('b', 'text'), col('c', 'int4'), col('d', 'int4')], remote).binary, true);
+    assert.equal(autoPicksBinary([col('a', 'numeric'), col('b', 'text'), col('c', 'int4'), col('d', 'int4'), col('e', 'int4')], remote).binary, false);
+    assert.equal(autoPicksBinary([col('a', 'numeric')], { serverIsLocal: true }).binary, false);
+    assert.equal(autoPicksBinary([col('a', 'numeric')], { serverIsLocal: true, workers: 1, cores: 2 }).binary, true);
+    assert.equal(autoPicksBinary([col('a', 'numeric')], { serverIsLocal: true, workers: 2, cores: 2 }).binary, false);
+    assert.equal(autoPicksBinary([col('a', 'numeric')], { serverIsLocal: true, workers: 4, cores: 8 }).binary, true);
+    // Too few costly columns: text, wherever the server is.
+    assert.equal(autoPicksBinary([col('a', 'int4'), col('b', 'text')], { serverIsLocal: true, workers: 1, cores: 2 }).binary, false);
   });
   it('knows a Unix socket and loopback as this machine', () => {
     for (const h of ['/tmp/x', 'localhost', '127.0.0.1', '::1', undefined]) assert.equal(isLocalHost(h), true, String(h));
