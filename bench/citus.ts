@@ -7,9 +7,18 @@
  *
  *   node dist/bench/citus.js [--scale 1] [--repeat 3] [--shards 32] [--variants 'psql x1,psql x2,pgsurge -w1,pgsurge -w2,pgsurge -w4']
  *
+ * `psql x2 pool1` (not in the default list) is psql ×2 with pgsurge's Citus session
+ * settings, through PGOPTIONS.
+ *
  * `--ab '<env>'` adds `pgsurge -w2 (<env>)`, the same load with an environment variable set
  * (e.g. `PGSURGE_CITUS_SETTINGS=none`, the Citus session settings left at their defaults);
  * `--ab '--<flag> <value>'` the same load with more pgsurge options (e.g. `--chunk-size 32MB`).
+ * Several, separated by `;`, add one variant each.
+ *
+ * Every run also reports the CPU seconds of each node's backends (the coordinator's and
+ * each worker's, from /proc: the postmasters' reaped children plus their long-lived
+ * processes meanwhile) and of the client (psql or pgsurge), the measure contention on a
+ * busy machine disturbs least; the medians per variant are printed at the end.
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
@@ -23,6 +32,8 @@ import { run } from './lib/run.js';
 import { interleave } from './lib/interleave.js';
 import { stripTrailingPipe } from './lib/tbl-strip.js';
 import { benchCommandLine, benchWorkDir } from './lib/bench-cluster.js';
+import { CITUS_SESSION_SETTINGS } from '../src/db/citus.js';
+import { measureNodesCpu, postmasterPid } from './lib/server-cpu.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const pgsurge = path.join(root, 'bin', 'pgsurge.js');
@@ -51,6 +62,8 @@ try {
   cluster = await CitusCluster.start({ dir: path.join(work, 'cluster'), workers: 2, basePort: 5700 });
   const url = cluster.url();
   const admin = new pg.Client({ connectionString: url });
+  // Stopping the cluster after a failed run ends this connection: the run's own error is the one to report.
+  admin.on('error', () => undefined);
   await admin.connect();
   const version = (await admin.query<{ v: string; c: string }>("SELECT version() AS v, (SELECT extversion FROM pg_extension WHERE extname = 'citus') AS c")).rows[0]!;
   console.log(`# server: ${version.v.split(' on ')[0]}, Citus ${version.c}: a coordinator and 2 workers on this machine, default settings, Unix sockets`);
@@ -71,22 +84,47 @@ try {
       await Promise.all(halves.map((h) => run(psql, copyCmd(h))));
       return (performance.now() - started) / 1000;
     },
+    // psql with pgsurge's Citus session settings (one connection per worker node): what they cost or save a single COPY.
+    'psql x2 pool1': async () => {
+      const started = performance.now();
+      await Promise.all(halves.map((h) => run(psql, copyCmd(h), { PGOPTIONS: CITUS_SESSION_SETTINGS.map(([k, v]) => `-c ${k}=${v}`).join(' ') })));
+      return (performance.now() - started) / 1000;
+    },
     'pgsurge -w1': pgsurgeRun(1),
     'pgsurge -w2': pgsurgeRun(2),
     'pgsurge -w4': pgsurgeRun(4),
   };
-  const variants: Record<string, () => Promise<number>> = Object.fromEntries(wanted.filter((w) => all[w]).map((w) => [w, all[w]!]));
-  if (ab.startsWith('--')) variants[`pgsurge -w2 (${ab})`] = pgsurgeRun(2, {}, ab.split(/\s+/));
-  else if (ab) {
-    const [k, ...v] = ab.split('=');
-    variants[`pgsurge -w2 (${ab})`] = pgsurgeRun(2, { [k!]: v.join('=') });
+  const plain: Record<string, () => Promise<number>> = Object.fromEntries(wanted.filter((w) => all[w]).map((w) => [w, all[w]!]));
+  const abs = ab.split(';').map((a) => a.trim()).filter((a) => a !== '');
+  for (const one of abs) {
+    if (one.startsWith('--')) plain[`pgsurge -w2 (${one})`] = pgsurgeRun(2, {}, one.split(/\s+/));
+    else {
+      const [k, ...v] = one.split('=');
+      plain[`pgsurge -w2 (${one})`] = pgsurgeRun(2, { [k!]: v.join('=') });
+    }
   }
+  // Each run's CPU by node: coordinator, worker 1, worker 2, client.
+  const postmasters = cluster.nodes.map((n) => postmasterPid(n.dataDir));
+  const cpu: Record<string, number[][]> = Object.fromEntries(Object.keys(plain).map((k) => [k, []]));
+  const measured = (name: string, fn: () => Promise<number>) => async (): Promise<number> => {
+    const { result, serverCpu, clientCpu } = await measureNodesCpu(postmasters, fn);
+    cpu[name]!.push([...serverCpu, clientCpu]);
+    return result;
+  };
+  const variants = Object.fromEntries(Object.entries(plain).map(([k, fn]) => [k, measured(k, fn)]));
   const rates = await interleave(variants, { repeat, rows: lineitem.rows, reset, count: async () => Number((await admin.query('SELECT count(*) AS n FROM lineitem')).rows[0].n) });
   const ratio = (a: string, b: string): number => median(rates[a]!.map((v, i) => v / rates[b]![i]!));
-  console.log('\nvariant              median rows/s');
-  for (const [name, values] of Object.entries(rates)) console.log(`${name.padEnd(20)} ${Math.round(median(values)).toLocaleString('en-US').padStart(12)}`);
+  console.log('\nvariant                                median rows/s');
+  for (const [name, values] of Object.entries(rates)) console.log(`${name.padEnd(38)} ${Math.round(median(values)).toLocaleString('en-US').padStart(12)}`);
+  const us = (s: number): string => ((s / lineitem.rows) * 1e6).toFixed(2).padStart(8);
+  console.log(`\nCPU µs per row, medians (coordinator's backends, each worker's, the client; total)`);
+  console.log(`variant                                  coord  ${postmasters.slice(1).map((_, i) => `  worker${i + 1}`).join('')}   client    total`);
+  for (const [name, runs] of Object.entries(cpu)) {
+    const cols = runs[0]!.map((_, c) => median(runs.map((r) => r[c]!)));
+    console.log(`${name.padEnd(38)} ${cols.map(us).join(' ')} ${us(median(runs.map((r) => r.reduce((a, b) => a + b, 0))))}`);
+  }
   const pairs: [string, string][] = [['pgsurge -w1', 'psql x1'], ['pgsurge -w2', 'psql x2'], ['pgsurge -w4', 'psql x2']];
-  if (ab) pairs.push([`pgsurge -w2 (${ab})`, 'pgsurge -w2']);
+  for (const one of abs) pairs.push([`pgsurge -w2 (${one})`, 'pgsurge -w2'], [`pgsurge -w2 (${one})`, 'psql x2']);
   console.log('');
   for (const [a, b] of pairs) if (rates[a] && rates[b]) console.log(`${a} / ${b}: ${ratio(a, b).toFixed(2)} (median of ${repeat} paired runs${b === 'psql x2' && a === 'pgsurge -w2' ? '; target ≥ 1.0' : ''})`);
   await admin.end();

@@ -66,6 +66,42 @@ export async function measureCpu<T>(postmaster: number, fn: () => Promise<T>): P
   return { result, serverCpu: reapedChildrenCpu(postmaster) - s0 + live, clientCpu: reapedChildrenCpu('self') - c0 };
 }
 
+/**
+ * CPU seconds of several servers' processes while `fn` runs (a Citus coordinator and its
+ * workers), one figure per postmaster, and the client's. Unlike measureCpu, a process a
+ * server started meanwhile that is still there after a short wait (a worker's backend
+ * behind a connection the coordinator caches, Citus's maintenance daemon) is counted live
+ * rather than waited for.
+ */
+export async function measureNodesCpu<T>(postmasters: readonly number[], fn: () => Promise<T>): Promise<{ result: T; serverCpu: number[]; clientCpu: number }> {
+  const before = postmasters.map((pm) => new Map(childrenOf(pm).map((pid) => [pid, ownCpu(pid)])));
+  const reaped0 = postmasters.map((pm) => reapedChildrenCpu(pm));
+  const c0 = reapedChildrenCpu('self');
+  const result = await fn();
+  for (let i = 0; i < 100; i++) {
+    if (postmasters.every((pm, n) => childrenOf(pm).every((pid) => before[n]!.has(pid)))) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const serverCpu = postmasters.map((pm, n) => {
+    let live = 0;
+    for (const pid of childrenOf(pm)) live += Math.max(0, ownCpu(pid) - (before[n]!.get(pid) ?? 0));
+    // A process of `before` that ended meanwhile: its CPU since then is in the reaped
+    // figure, which also holds what it spent before; take that part back out.
+    for (const [pid, cpu] of before[n]!) if (!childrenAlive(pid)) live -= cpu;
+    return reapedChildrenCpu(pm) - reaped0[n]! + live;
+  });
+  return { result, serverCpu, clientCpu: reapedChildrenCpu('self') - c0 };
+}
+
+function childrenAlive(pid: number): boolean {
+  try {
+    statFields(pid);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The postmaster's children, for pinning them with it. */
 function childrenOf(pid: number): number[] {
   const out: number[] = [];

@@ -56,12 +56,17 @@ export const CITUS_SESSION_SETTINGS: readonly (readonly [string, string])[] = [
   ['citus.max_cached_conns_per_worker', '4'],
 ];
 
+/** Sets `settings` for the rest of `client`'s session. */
+export async function applyCitusSettings(client: pg.Client, settings: readonly (readonly [string, string])[] = CITUS_SESSION_SETTINGS): Promise<void> {
+  for (const [name, value] of settings) await client.query('SELECT set_config($1, $2, false)', [name, value]);
+}
+
 /** `writer` with the Citus session settings applied to each connection before its own `prepare`. */
 export function citusSessionWriter(writer: ChunkWriter, settings: readonly (readonly [string, string])[] = CITUS_SESSION_SETTINGS): ChunkWriter {
   const inner = writer.prepare?.bind(writer);
   return Object.assign(Object.create(writer) as ChunkWriter, {
     async prepare(client: pg.Client): Promise<void> {
-      for (const [name, value] of settings) await client.query('SELECT set_config($1, $2, false)', [name, value]);
+      await applyCitusSettings(client, settings);
       await inner?.(client);
     },
   });

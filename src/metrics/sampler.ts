@@ -57,6 +57,8 @@ export class Sampler implements LoadReporter {
   private waitConnection: SamplerConnection | undefined;
   /** Where the load's backends spent their time, once stopped (undefined without wait sampling). */
   waitSummary: WaitSummary | undefined;
+  /** The last sample recorded was read `fresh`. */
+  private lastFresh = false;
 
   private constructor(
     private readonly connection: SamplerConnection,
@@ -110,7 +112,7 @@ export class Sampler implements LoadReporter {
     }
     const before = await this.connection.run((c) => countRowsBefore(c, this.tables));
     this.rowsBeforeEstimated = before.estimated;
-    const snapshot = await this.connection.run((c) => this.read(c, this.tables));
+    const snapshot = await this.connection.run((c) => this.read(c, this.tables, true));
     this.base = { snapshot, at: this.now(), cpu: this.cpu(), rowsBefore: before.rows };
     this.record(snapshot, this.base.at, this.base.cpu, 0, 0, this.waitSampler?.snapshot());
     const { every } = this.options;
@@ -147,7 +149,8 @@ export class Sampler implements LoadReporter {
       this.waitSummary = await this.waitSampler?.stop();
       while (this.inFlight) await this.inFlight;
       const last = this.samples.at(-1);
-      if (this.base && (last === undefined || last.rowsLoaded !== this.rows || this.samples.length === 1)) await this.sampleNow();
+      // The last sample must be current: a reader that reuses counters between samples is asked once more, fresh.
+      if (this.base && (last === undefined || last.rowsLoaded !== this.rows || this.samples.length === 1 || (this.read.reuses === true && !this.lastFresh))) await this.sampleNow();
     } finally {
       await this.connection.end();
       await this.waitConnection?.end();
@@ -158,23 +161,27 @@ export class Sampler implements LoadReporter {
   /** A sample now, outside the schedule (e.g. after an index build). */
   async sampleNow(): Promise<void> {
     while (this.inFlight) await this.inFlight;
-    this.take();
+    this.take(true);
     await this.inFlight;
   }
 
-  private take(): void {
+  /** `fresh`: every figure read now (a reader may otherwise reuse counters costly to read: Citus's nodes'). */
+  private take(fresh = false): void {
     if (this.base === undefined) return;
     const rows = this.rows;
     const bytes = this.bytes;
     const at = this.now();
     const cpu = this.cpu();
     const waits = this.waitSampler?.snapshot();
-    this.inFlight = this.connection.run((c) => this.read(c, this.tables))
+    this.inFlight = this.connection.run((c) => this.read(c, this.tables, fresh))
       .finally(() => {
         this.busyMs += this.now() - at;
       })
       .then(
-        (snapshot) => this.record(snapshot, at, cpu, rows, bytes, waits),
+        (snapshot) => {
+          this.lastFresh = fresh;
+          this.record(snapshot, at, cpu, rows, bytes, waits);
+        },
         (error: unknown) => {
           for (const l of this.listeners) l.sampleFailed?.(error);
         },

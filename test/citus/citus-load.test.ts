@@ -49,6 +49,21 @@ describe('loads into Citus tables through the coordinator', () => {
     });
   }
 
+  it('--wire binary into a distributed table: the coordinator takes binary COPY and forwards it, and the shards hold the input exactly (digest)', async () => {
+    const { file, expected, good } = await input('bin.tbl', 5000);
+    await citusTable('bin', 'distributed');
+    const r = await runCli(['load', file, '-t', 'bin', '-w', '2', '--chunk-size', '64KB', '--wire', 'binary', '--json', ...target()]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(await tableDigest('bin'), { count: good, digest: expected });
+    const summary = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { total: { read: number; loaded: number; rejected: number; skipped: number }; wire?: { table: string; wire: string; binaryChunks: number; fallbackChunks: number }[] };
+    assert.equal(summary.total.loaded, good);
+    assert.equal(summary.total.read, summary.total.loaded + summary.total.rejected + summary.total.skipped);
+    const wire = summary.wire?.find((w) => w.table === 'bin');
+    assert.equal(wire?.wire, 'binary', JSON.stringify(summary.wire));
+    assert.equal(wire.fallbackChunks, 0);
+    assert.ok(wire.binaryChunks > 3, `several binary chunks: ${wire.binaryChunks}`);
+  });
+
   it('a reference table holds the input exactly on every node', async () => {
     const { file, expected, good } = await input('ref.tbl', 3000);
     await citusTable('ref', 'reference');
