@@ -55,7 +55,8 @@ export interface PlannedTask extends TaskSpec {
 /**
  * Orders the tasks longest critical path first (the classic list-scheduling heuristic):
  * lineitem's load, then the loads the foreign keys wait on, lineitem's builds before the
- * small tables'. Ties: bigger task first, then by id, so the plan is deterministic.
+ * small tables'. A build that runs alone on its table (see `serialTail`) counts the
+ * table's builds that can run side by side as still to come after it. Ties: bigger task first, then by id, so the plan is deterministic.
  * `loadsFirst`: every load before any build (a build then only fills a slot no load can
  * use), so the rows are in as soon as the kit's load phase would have them.
  */
@@ -67,6 +68,7 @@ export function orderTasks(tasks: readonly TaskSpec[], budget: number, options: 
   const rank = (t: TaskSpec): number => (options.loadsFirst === true && t.kind !== 'load' ? 1 : 0);
   const successors = new Map<string, string[]>(tasks.map((t) => [t.id, []]));
   for (const t of tasks) for (const dep of t.after) successors.get(dep)!.push(t.id);
+  const tail = serialTail(tasks, budget);
   const priority = new Map<string, number>();
   const visiting = new Set<string>();
   const level = (id: string): number => {
@@ -75,7 +77,7 @@ export function orderTasks(tasks: readonly TaskSpec[], budget: number, options: 
     if (visiting.has(id)) throw new Error(`the schedule has a cycle through ${id}`);
     visiting.add(id);
     const t = byId.get(id)!;
-    const own = t.cost / Math.min(t.maxSlots, budget);
+    const own = t.cost / Math.min(t.maxSlots, budget) + (tail.get(id) ?? 0);
     const p = own + Math.max(0, ...successors.get(id)!.map(level));
     visiting.delete(id);
     priority.set(id, p);
@@ -86,6 +88,38 @@ export function orderTasks(tasks: readonly TaskSpec[], budget: number, options: 
     .sort((a, b) => rank(a) - rank(b) || b.priority - a.priority || b.cost - a.cost || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
+/** A lock two tasks cannot both hold on one table: the tasks taking it on a table run one after another. */
+function selfConflicting(mode: LockMode): boolean {
+  return locksConflict(mode, mode);
+}
+
+/**
+ * Builds on one table take locks that serialise some of them (ADD PRIMARY KEY, ADD FOREIGN
+ * KEY, ANALYZE: one at a time, and none beside a CREATE INDEX) and let others run side by
+ * side (CREATE INDEX beside CREATE INDEX). The table's builds take at least the serial ones
+ * one after another plus the side-by-side ones `budget` at a time, and the schedule ends
+ * best with the side-by-side ones, which fill every slot; the serial ones want a partner
+ * from another table, which only exists early. So each serial build gets, on top of its
+ * critical path, the side-by-side builds' span on its table (their cost / budget): lineitem's
+ * primary key, ANALYZE and foreign keys go before its indexes, with the small tables'
+ * builds beside them.
+ */
+function serialTail(tasks: readonly TaskSpec[], budget: number): Map<string, number> {
+  const ownLock = (t: TaskSpec): LockMode | undefined => t.locks.find((l) => l.table === t.table)?.mode;
+  const sideBySide = new Map<string, number>();
+  for (const t of tasks) {
+    const mode = ownLock(t);
+    if (t.kind === 'load' || mode === undefined || selfConflicting(mode)) continue;
+    sideBySide.set(t.table, (sideBySide.get(t.table) ?? 0) + t.cost / Math.min(t.maxSlots, budget) / budget);
+  }
+  const tail = new Map<string, number>();
+  for (const t of tasks) {
+    const mode = ownLock(t);
+    if (t.kind !== 'load' && mode !== undefined && selfConflicting(mode)) tail.set(t.id, sideBySide.get(t.table) ?? 0);
+  }
+  return tail;
+}
+
 export interface RunningTask {
   readonly task: PlannedTask;
   readonly slots: number;
@@ -94,19 +128,29 @@ export interface RunningTask {
 /**
  * The next task to start, given what is done and what runs: the first in plan order whose
  * dependencies are done and whose locks would not wait on a running task's (a session
- * blocked on a lock holds a slot and does nothing). It gets as many slots as are free, up
- * to what it can use. Undefined: nothing can start now.
+ * blocked on a lock holds a slot and does nothing), nor hold back an earlier task that
+ * waits only for a running task's lock: lineitem's foreign key to partsupp, waiting for
+ * an index on partsupp to end, is not overtaken by lineitem's indexes, which would keep
+ * it waiting for all of them (partsupp's own builds may run meanwhile). It gets as many slots as are free, up to what it can use.
+ * Undefined: nothing can start now.
  */
 export function nextToStart(plan: readonly PlannedTask[], done: ReadonlySet<string>, running: readonly RunningTask[], budget: number): RunningTask | undefined {
   const used = running.reduce((n, r) => n + r.slots, 0);
   const free = budget - used;
   if (free <= 0) return undefined;
   const busy = new Set(running.map((r) => r.task.id));
+  const clash = (a: TaskSpec, b: TaskSpec): boolean => a.locks.some((x) => b.locks.some((y) => x.table === y.table && locksConflict(x.mode, y.mode)));
+  // Ready tasks a running one's lock holds back: a later task must not hold them back longer on their table.
+  const waiting: PlannedTask[] = [];
   for (const task of plan) {
     if (done.has(task.id) || busy.has(task.id)) continue;
     if (!task.after.every((d) => done.has(d))) continue;
-    const blocked = running.some((r) => r.task.locks.some((held) => task.locks.some((want) => want.table === held.table && locksConflict(want.mode, held.mode))));
-    if (blocked) continue;
+    if (running.some((r) => clash(task, r.task))) {
+      waiting.push(task);
+      continue;
+    }
+    // Held back only on the waiting task's own table: another table's builds keep the free slots busy meanwhile.
+    if (waiting.some((w) => clash(task, { ...w, locks: w.locks.filter((l) => l.table === w.table) }))) continue;
     return { task, slots: Math.min(task.maxSlots, free) };
   }
   return undefined;

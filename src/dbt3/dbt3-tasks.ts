@@ -2,11 +2,19 @@ import { analyzeStatement, type Dbt3Build } from '../db/build-keys.js';
 import type { TaskSpec } from './build-schedule.js';
 
 /**
- * Relative costs per input byte, in one slot's seconds (from SF 1 on PostgreSQL 15: a
- * table's load is the unit; an index or key over it about a quarter to a third of that).
- * They only rank tasks against each other: the real durations are measured.
+ * Relative costs per input byte, in one slot's seconds, a table's load the unit. Calibrated
+ * from the timeline of `pgsurge dbt3 load` (docs/dbt3-load.md, "Levers"): per byte of its
+ * table, a primary key or an index took about a quarter of the load's slot-seconds (its
+ * sort; in memory, with the sized maintenance_work_mem); a foreign key's check (a hash anti
+ * join, once the tables have statistics) about a tenth per byte of both tables; ANALYZE
+ * reads a sample of 30,000 pages (300 × default_statistics_target 100), i.e. at most ~240MB
+ * of its table, at about a fourteenth of the load's cost per byte. They only rank tasks
+ * against each other: the real durations are measured.
  */
-export const COST_PER_BYTE = { load: 1, 'primary key': 0.35, index: 0.25, 'foreign key': 0.25, analyze: 0.01 } as const;
+export const COST_PER_BYTE = { load: 1, 'primary key': 0.25, index: 0.25, 'foreign key': 0.1, analyze: 0.07 } as const;
+
+/** The most of a table ANALYZE reads: its sample of 30,000 pages of 8kB. */
+const ANALYZE_SAMPLE_BYTES = 30_000 * 8192;
 
 /** The one load task of a schedule without overlap. */
 export const LOAD_ALL = 'load all tables';
@@ -34,9 +42,13 @@ export interface Dbt3TaskOptions {
 
 /**
  * The DBT-3 load as tasks: each table's load; its primary key and indexes once it is
- * loaded; a foreign key once its table is loaded and the referenced key exists; ANALYZE
- * of a table after everything built on it. Builds already in place (a resume) are left out
- * and count as done for what waits on them.
+ * loaded; ANALYZE of a table as soon as it is loaded (it reads the rows, not the indexes,
+ * and the statistics are the ones an ANALYZE after the builds would gather); a foreign key
+ * once its table is loaded, the referenced key exists and both tables are analyzed. The
+ * foreign key's check is a query the planner plans: without statistics it chose, for
+ * lineitem → partsupp, a merge anti join sorting all of lineitem (9.7 s at SF 0.3) instead
+ * of the hash anti join it picks with them (docs/dbt3-load.md, "Levers"). Builds already in
+ * place (a resume) are left out and count as done for what waits on them.
  */
 export function dbt3Tasks(tables: readonly TableInput[], builds: readonly Dbt3Build[], options: Dbt3TaskOptions): TaskSpec[] {
   const bytes = new Map(tables.map((t) => [t.table, t.bytes]));
@@ -71,6 +83,8 @@ export function dbt3Tasks(tables: readonly TableInput[], builds: readonly Dbt3Bu
   const loadOf = (table: string): string[] => (options.overlap ? [`load ${table}`] : [LOAD_ALL]).filter((id) => loadIds.has(id));
   const pending = new Set(builds.map((b) => b.id));
   const primaryKeyOf = (table: string): string[] => [`primary key ${table}`].filter((id) => pending.has(id));
+  const analyzed = new Set(options.analyze ? tables.map((t) => t.table) : []);
+  const analyzeOf = (table: string): string[] => (analyzed.has(table) ? [`analyze ${table}`] : []);
   const buildTasks: TaskSpec[] = builds.map((b) => {
     if (b.kind === 'foreign key') {
       return {
@@ -78,13 +92,13 @@ export function dbt3Tasks(tables: readonly TableInput[], builds: readonly Dbt3Bu
         kind: b.kind,
         table: b.table,
         statement: b.statement,
-        after: [...new Set([...loadOf(b.table), ...loadOf(b.references), ...primaryKeyOf(b.references)])],
+        after: [...new Set([...loadOf(b.table), ...loadOf(b.references), ...primaryKeyOf(b.references), ...analyzeOf(b.table), ...analyzeOf(b.references)])],
         locks: [
           { table: b.table, mode: 'share row exclusive' },
           { table: b.references, mode: 'share row exclusive' },
         ],
         maxSlots: 1,
-        cost: Math.max(1, size(b.table) + size(b.references) / 4) * COST_PER_BYTE['foreign key'],
+        cost: Math.max(1, size(b.table) + size(b.references)) * COST_PER_BYTE['foreign key'],
       };
     }
     return {
@@ -104,12 +118,11 @@ export function dbt3Tasks(tables: readonly TableInput[], builds: readonly Dbt3Bu
         kind: 'analyze',
         table: t.table,
         statement: analyzeStatement(t.table, options.schema),
-        after: [...loadOf(t.table), ...buildTasks.filter((b) => b.table === t.table).map((b) => b.id)],
+        after: loadOf(t.table),
         locks: [{ table: t.table, mode: 'share update exclusive' }],
         maxSlots: 1,
-        // ANALYZE reads a sample (300 × default_statistics_target rows), not the table.
-        cost: Math.max(1, Math.min(t.bytes, 64 * 1024 * 1024)) * COST_PER_BYTE.analyze,
+        cost: Math.max(1, Math.min(t.bytes, ANALYZE_SAMPLE_BYTES)) * COST_PER_BYTE.analyze,
       }))
     : [];
-  return [...loads, ...buildTasks, ...analyzes];
+  return [...loads, ...analyzes, ...buildTasks];
 }

@@ -85,6 +85,11 @@ describe('pgsurge dbt3 load', () => {
       if (b.kind !== 'load') assert.ok(at(`load ${b.table}`).end <= b.start, `${b.id} started before its table was loaded`);
     }
     assert.ok(at('primary key orders').end <= at('foreign key lineitem (l_orderkey) → orders').start);
+    // A foreign key's check is planned with both tables' statistics: their ANALYZE ended before it started.
+    for (const fk of bars.filter((b) => b.kind === 'foreign key')) {
+      const referenced = /→ (\w+)$/.exec(fk.id)![1]!;
+      for (const t of [fk.table, referenced]) assert.ok(at(`analyze ${t}`).end <= fk.start, `${fk.id} started before ANALYZE ${t} ended`);
+    }
     assert.match(at('index i_l_shipdate').statement, /^CREATE INDEX "i_l_shipdate" ON "it_dbt3"."lineitem" \("l_shipdate"\)$/);
     // The verdict is read from the table loads' own backends (their names come from each load's id, not from the dbt3 load's).
     const seen = Object.values(summary.diagnosis.waits.waits as Record<string, number>).reduce((a, b) => a + b, 0);
