@@ -14,6 +14,7 @@ import { RecordSplitter, splitFormatOf, type SplitRefusal } from './record-split
 import { planWire, type WirePlan } from './wire-plan.js';
 import { isLocalHost } from './auto-rule.js';
 import type { TableWire, WireChoice } from './wire-report.js';
+import type { TypedTuples } from './typed-rows.js';
 
 /** What one connection keeps: its session's facts, its output buffer (reused chunk after chunk), a splitter per table. */
 interface ConnectionState {
@@ -92,6 +93,26 @@ export function wireCopyWriter(choice: WireChoice, lookup: EncoderLookup = encod
     return columns;
   };
 
+  /**
+   * Streams a chunk as binary pieces (`streamPieces`) and counts it: its result, or
+   * undefined when a refusal came before any piece went (the caller sends it as text).
+   * Marked as sent before it goes: a chunk the server refuses part way is counted as
+   * redone by the text path; one refused by pgsurge after pieces went is redone as text.
+   */
+  async function sendPieces(client: pg.Client, sql: string, chunk: Chunk, next: NextPiece, buffers: PieceBuffers, tally: Tally, columns: readonly string[]): Promise<ChunkResult | undefined> {
+    sentBinary.add(chunk);
+    const streamed = await streamPieces(client, sql, next, buffers);
+    if (typeof streamed === 'number') {
+      tally.binaryChunks++;
+      return { loaded: streamed, skipped: 0 };
+    }
+    sentBinary.delete(chunk);
+    tally.fallbackChunks++;
+    tally.firstFallback ??= describeRefusal(streamed.refusal, chunk, columns);
+    if (streamed.sent) throw new RedoAsText(`part of the chunk went as binary before ${streamed.refusal.why}: loaded again as text`);
+    return undefined;
+  }
+
   async function send(client: pg.Client, chunk: Chunk, begin: boolean): Promise<ChunkResult> {
     const prefix = begin ? 'BEGIN; ' : '';
     const sql = `${prefix}${copySql(chunk.target, undefined, { binary: true })}`;
@@ -100,24 +121,8 @@ export function wireCopyWriter(choice: WireChoice, lookup: EncoderLookup = encod
       const tuples = state.facts.serverEncoding !== 'UTF8' ? `server_encoding is ${state.facts.serverEncoding}, not UTF8` : chunk.typed.binary(await typedColumnsOf(client, chunk.target), state.facts);
       const tally = tallyOf(chunk.target.table, typeof tuples === 'string' ? tuples : undefined);
       if (typeof tuples !== 'string') {
-        sentBinary.add(chunk);
-        let from = 0;
-        const streamed = await streamPieces(client, sql, (out) => {
-          if (from >= tuples.rows) return undefined;
-          const to = tuples.write(from, out, out.pos + PIECE_BINARY_BYTES);
-          if (typeof to !== 'number') return { record: to.row + 1, column: to.column, why: to.why };
-          const records = to - from;
-          from = to;
-          return records;
-        }, state.pieces);
-        if (typeof streamed === 'number') {
-          tally.binaryChunks++;
-          return { loaded: streamed, skipped: 0 };
-        }
-        sentBinary.delete(chunk);
-        tally.fallbackChunks++;
-        tally.firstFallback ??= describeRefusal(streamed.refusal, chunk, chunk.target.columns ?? []);
-        if (streamed.sent) throw new RedoAsText(`part of the chunk went as binary before ${streamed.refusal.why}: loaded again as text`);
+        const sent = await sendPieces(client, sql, chunk, typedPieces(tuples), state.pieces, tally, chunk.target.columns ?? []);
+        if (sent !== undefined) return sent;
       }
       return begin ? copyWriter.beginAndWriteRows!(client, chunk) : copyWriter.writeRows(client, chunk);
     }
@@ -138,18 +143,8 @@ export function wireCopyWriter(choice: WireChoice, lookup: EncoderLookup = encod
         const out = state.out;
         if (!plan.format.csv) {
           // COPY text: a raw newline always ends a record, so the chunk is encoded a piece at a time while the server parses the pieces before.
-          // Marked before it goes: a chunk the server refuses part way is counted as redone by the text path.
-          sentBinary.add(chunk);
-          const streamed = await streamPieces(client, sql, textPieces(chunk.data, splitter), state.pieces);
-          if (typeof streamed === 'number') {
-            tally.binaryChunks++;
-            return { loaded: streamed, skipped: 0 };
-          }
-          sentBinary.delete(chunk);
-          tally.fallbackChunks++;
-          tally.firstFallback ??= describeRefusal(streamed.refusal, chunk, plan.columns.map((c) => c.name));
-          if (streamed.sent) throw new RedoAsText(`part of the chunk went as binary before ${streamed.refusal.why}: loaded again as text`);
-          return begin ? copyWriter.beginAndWriteRows!(client, chunk) : copyWriter.writeRows(client, chunk);
+          const sent = await sendPieces(client, sql, chunk, textPieces(chunk.data, splitter), state.pieces, tally, plan.columns.map((c) => c.name));
+          return sent ?? (begin ? copyWriter.beginAndWriteRows!(client, chunk) : copyWriter.writeRows(client, chunk));
         }
         out.pos = 0;
         // Room for the whole chunk up front (binary lineitem is ~1.75× its text): the buffer grows once, on the first chunk.
@@ -258,6 +253,19 @@ function textPieces(data: Buffer, splitter: RecordSplitter): NextPiece {
     records += encoded;
     at = end;
     return encoded;
+  };
+}
+
+/** The pieces of a typed chunk: ~PIECE_BINARY_BYTES of tuples each. */
+function typedPieces(tuples: TypedTuples): NextPiece {
+  let from = 0;
+  return (piece) => {
+    if (from >= tuples.rows) return undefined;
+    const to = tuples.write(from, piece, piece.pos + PIECE_BINARY_BYTES);
+    if (typeof to !== 'number') return { record: to.row + 1, column: to.column, why: to.why };
+    const records = to - from;
+    from = to;
+    return records;
   };
 }
 
