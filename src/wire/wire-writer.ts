@@ -70,27 +70,13 @@ export function wireCopyWriter(choice: WireChoice, lookup: EncoderLookup = encod
   const planOf = (client: pg.Client, target: LoadTarget, state: ConnectionState): Promise<WirePlan> => {
     const { facts, local } = state;
     const key = JSON.stringify([target.schema, target.table, target.columns, target.format, target.input?.delimiter, target.input?.null, target.input?.quote, target.input?.escape, facts, local]);
-    let plan = plans.get(key);
-    if (plan === undefined) {
-      plan = readWireColumns(client, target).then((columns) => planWire(choice, columns, facts, splitFormatOf(wireFormat(target)), lookup, { serverIsLocal: local, workers: options.workers }));
-      plans.set(key, plan);
-      // A failed read (a lost connection) is tried again by the next chunk.
-      plan.catch(() => plans.delete(key));
-    }
-    return plan;
+    return remembered(plans, key, () => readWireColumns(client, target).then((columns) => planWire(choice, columns, facts, splitFormatOf(wireFormat(target)), lookup, { serverIsLocal: local, workers: options.workers })));
   };
 
   // A typed source's tables: their COPY columns' types, read once per table.
   const typedColumns = new Map<string, Promise<readonly WireColumn[]>>();
   const typedColumnsOf = (client: pg.Client, target: LoadTarget): Promise<readonly WireColumn[]> => {
-    const key = JSON.stringify([target.schema, target.table, target.columns]);
-    let columns = typedColumns.get(key);
-    if (columns === undefined) {
-      columns = readWireColumns(client, target);
-      typedColumns.set(key, columns);
-      columns.catch(() => typedColumns.delete(key));
-    }
-    return columns;
+    return remembered(typedColumns, JSON.stringify([target.schema, target.table, target.columns]), () => readWireColumns(client, target));
   };
 
   /**
@@ -194,6 +180,17 @@ export function wireCopyWriter(choice: WireChoice, lookup: EncoderLookup = encod
     refusedWriter,
     wireReport: () => [...tallies.values()].map((t) => ({ ...t })),
   };
+}
+
+/** The promise `make` gives for `key`, made once; forgotten if it fails (a lost connection), so the next chunk tries again. */
+function remembered<T>(cache: Map<string, Promise<T>>, key: string, make: () => Promise<T>): Promise<T> {
+  let p = cache.get(key);
+  if (p === undefined) {
+    p = make();
+    cache.set(key, p);
+    p.catch(() => cache.delete(key));
+  }
+  return p;
 }
 
 /**
