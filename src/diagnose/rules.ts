@@ -127,9 +127,9 @@ export const RULES: readonly Rule[] = [
   {
     id: 'extension',
     when: (i) => i.shares.extension >= 0.1,
-    bound: 'relation extension: workers queueing to add blocks to the table',
+    bound: 'relation extension: workers queueing to add blocks to the table or its indexes',
     change: (i) => (i.workers > 1 ? `fewer workers (-w ${Math.max(1, Math.floor(i.workers / 2))}) or bigger chunks (--chunk-size)` : 'bigger chunks (--chunk-size)'),
-    why: 'each relation has one extension lock: backends that fill their pages at the same time queue on it (Lock:extend) and each waits for another\'s new block; fewer writers, or longer runs per transaction, queue less',
+    why: 'each relation has one extension lock: backends that fill their pages at the same time queue on it (Lock:extend) and each waits for another\'s new block; a B-tree adds one page per split, so wide random index keys take it nearly every row; fewer writers, or longer runs per transaction, queue less',
   },
   {
     id: 'index-reads',

@@ -1,0 +1,33 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { diagnoseLoad } from '../../../src/diagnose/diagnose-load.js';
+import type { LoadSummary } from '../../../src/metrics/load-counters.js';
+import type { Sample } from '../../../src/metrics/series.js';
+import { NO_WAITS, type WaitCounts } from '../../../src/metrics/wait-classes.js';
+
+/**
+ * diagnoseLoad on a sample series built by hand: the sampler's cumulative counts, the
+ * load's summary and the server's facts become the rules' input and one verdict. (The
+ * same verdict from a real load is in test/integration/diagnose.test.ts.)
+ */
+describe('diagnoseLoad', () => {
+  it('a series whose looks find a third of the backends on Lock:extend: the extension verdict, fewer workers', () => {
+    const waits = (cpu: number, extension: number, client: number): WaitCounts => ({ ...NO_WAITS, cpu, extension, client });
+    const sample = (seconds: number, rows: number, w: WaitCounts): Sample => ({
+      seconds, rowsLoaded: rows, bytesLoaded: rows * 45, rowsInTable: rows, heapBytes: rows * 60, indexBytes: 0, walBytes: rows * 120,
+      checkpointsTimed: 0, checkpointsRequested: 0, heapBlocksRead: 0, heapBlocksHit: 0, indexBlocksRead: 0, indexBlocksHit: 0, clientCpuSeconds: seconds * 0.3, waits: w, serverCpuSeconds: seconds * 4,
+    });
+    // 8 workers, 40 looks a second each: a third of the looks on Lock:extend
+    const samples = [0, 1, 2, 3, 4].map((s) => sample(s, s * 100_000, waits(s * 190, s * 110, s * 20)));
+    const summary = { workers: 8, total: { seconds: 4, chunks: 400, mbPerSecond: 4.5 }, tables: [], files: [], target: 't' } as unknown as LoadSummary;
+    const d = diagnoseLoad({
+      waits: { everyMs: 25, looks: 160, waits: samples.at(-1)!.waits!, events: [{ event: 'Lock:extend', class: 'extension', looks: 440 }], local: true, serverCpuSeconds: 16 },
+      samples, summary,
+      facts: { version: 'PostgreSQL 18', versionNum: 180000, settings: { synchronous_commit: 'on' }, sharedBuffersBytes: 128 << 20 },
+      context: { input: 'files' },
+    });
+    assert.equal(d.verdict.rule, 'extension', d.verdict.text);
+    assert.match(d.verdict.change, /fewer workers \(-w 4\)/);
+    assert.match(d.verdict.text, /extension lock 34% \(extend\)/);
+  });
+});
