@@ -2,7 +2,7 @@
  * What a load's backend is doing at one look at `pg_stat_activity`, in the classes a DBA
  * reasons with. Names of wait events differ between versions (WALWriteLock became the
  * LWLock `WALWrite` in 13; the extension lock is the heavyweight Lock `extend` in every
- * version this tool supports; `DataFileExtend` is an IO event from 16): both spellings
+ * version this tool supports, and `DataFileExtend` its IO event, seen on 15 and 18): both spellings
  * are listed, and 17's new spelling of the IO events (WalSync) is matched without case,
  * so the same load classifies alike on 15 and 18.
  */
@@ -46,7 +46,7 @@ const BY_EVENT: Readonly<Record<string, Readonly<Record<string, WaitClass>>>> = 
     DataFileFlush: 'dataWrite',
     DataFileSync: 'dataWrite',
     DataFileTruncate: 'dataWrite',
-    // writing the new block at the end of the relation (16+): part of extending it
+    // writing the new block at the end of the relation (16+: a run of zeroed blocks): part of extending it
     DataFileExtend: 'extension',
     BufFileRead: 'dataRead',
     // 18's asynchronous I/O: a backend waiting for a read it handed to an I/O worker (a load's I/O is reads)
