@@ -128,9 +128,11 @@ try {
     const extra = i === 0 || i === variants.length - 1 ? '' : `; on top of text: median ${median(perRow[i]!.map((v, k) => v - text[k]!)).toFixed(3)}, of the minima ${(Math.min(...perRow[i]!) - Math.min(...text)).toFixed(3)} µs/row`;
     console.log(`${name.padEnd(28)} median ${m.toFixed(3)}, min ${Math.min(...perRow[i]!).toFixed(3)} µs/row (rounds: ${perRow[i]!.map((v) => v.toFixed(3)).join(' ')})${extra}`);
   }
-  if (variants.length < all.length + 1) process.exit(0);
-  const ratio = (a: number, b: number): string => median(perRow[a]!.map((v, k) => v / perRow[b]![k]!)).toFixed(2);
-  console.log(`medians of per-round ratios: fast/general ${ratio(2, 1)}, reused/copies ${ratio(3, 2)}, before → after (general+copies → fast+reused) ${ratio(3, 1)}`);
+  // With --only there are no ratios to print. (It exited here, before `finally`, leaving the sink running with the caller's stderr.)
+  if (variants.length === all.length + 1) {
+    const ratio = (a: number, b: number): string => median(perRow[a]!.map((v, k) => v / perRow[b]![k]!)).toFixed(2);
+    console.log(`medians of per-round ratios: fast/general ${ratio(2, 1)}, reused/copies ${ratio(3, 2)}, before → after (general+copies → fast+reused) ${ratio(3, 1)}`);
+  }
   socket.end();
 } finally {
   sink.kill();
