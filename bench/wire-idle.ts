@@ -15,7 +15,7 @@
  * `--before <dir>`, the same from another build (a copy of a worktree's bin/ and dist/),
  * so a change's effect is measured side by side.
  *
- *   node dist/bench/wire-idle.js [--scale 0.1] [--repeat 3] [--every-ms 4] [--wire binary] [--before <dir>] [--pg-bin system|embedded|<dir>]
+ *   node dist/bench/wire-idle.js [--scale 0.1] [--repeat 3] [--every-ms 4] [--wire binary] [--before <dir>] [--cpu-prof-dir <dir>] [--also "<load flags>"] [--pg-bin system|embedded|<dir>]
  */
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
@@ -27,6 +27,7 @@ import { arg, describeMachine, median, psqlPath } from './lib/machine.js';
 import { run } from './lib/run.js';
 import { lineitemBench } from './lib/lineitem-bench.js';
 import { measureCpu, pinServer, postmasterPid } from './lib/server-cpu.js';
+import { processCpuSeconds } from '../src/metrics/proc-stat.js';
 import { benchCommandLine, openBenchCluster } from './lib/bench-cluster.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -35,6 +36,10 @@ const repeat = Number(arg('repeat', '3'));
 const everyMs = Number(arg('every-ms', '4'));
 const wire = arg('wire', 'binary');
 const before = arg('before', '');
+/** `--cpu-prof-dir <dir>`: pgsurge's runs write a CPU profile there (node --cpu-prof), to see where its core goes. */
+const cpuProfDir = arg('cpu-prof-dir', '');
+/** `--also "<pgsurge load flags>"`: one more variant, this build with these flags (`--also "--chunk-size 32MB"`). */
+const also = arg('also', '');
 const pgBin = arg('pg-bin', systemBinDirs().length > 0 ? 'system' : 'embedded');
 const psql = psqlPath();
 
@@ -96,12 +101,15 @@ try {
   const postmaster = postmasterPid(cluster.dataDir);
   const watcher = new pg.Client(cluster.connection());
   await watcher.connect();
+  // The looks' own backend is one of the server's processes: its CPU is taken out of the server's.
+  const watcherPid = (await watcher.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
   const pinned = (c: string, args: string[]): Promise<unknown> => run('taskset', ['-c', '1', c, ...args]);
-  const load = (bin: string) => (): Promise<unknown> =>
-    pinned(process.execPath, [path.join(bin, 'bin', 'pgsurge.js'), 'load', lineitem.path, '--truncate', '--db', url, '-w', '1', '--wire', wire, '-q']);
+  const load = (bin: string, extra: readonly string[] = []) => (): Promise<unknown> =>
+    pinned(process.execPath, [...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(cpuProfDir)}`] : []), path.join(bin, 'bin', 'pgsurge.js'), 'load', lineitem.path, '--truncate', '--db', url, '-w', '1', '--wire', wire, '-q', ...extra]);
   const variants: Record<string, () => Promise<unknown>> = {
     'psql x1': () => pinned(psql, copyCmd(stripped)),
     ...(before ? { [`${wire} before`]: load(path.resolve(before)) } : {}),
+    ...(also ? { [`${wire} ${also}`]: load(root, also.split(/\s+/).filter(Boolean)) } : {}),
     [`${wire} -w1`]: load(root),
   };
   const runs: Record<string, Run[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
@@ -113,12 +121,14 @@ try {
         await reset();
         const started = performance.now();
         let looked: Promise<Pick<Run, 'looks' | 'otherWaits'>> | undefined;
-        const { serverCpu, clientCpu } = await measureCpu(postmaster, () => {
+        const looker0 = processCpuSeconds(watcherPid) ?? 0;
+        const { serverCpu: withLooks, clientCpu } = await measureCpu(postmaster, () => {
           const loading = fn();
           looked = lookAt(watcher, loading);
           return loading;
         });
         const seconds = (performance.now() - started) / 1000;
+        const serverCpu = withLooks - ((processCpuSeconds(watcherPid) ?? 0) - looker0);
         const count = Number((await admin.query('SELECT count(*) AS n FROM lineitem')).rows[0].n);
         if (count !== rows) throw new Error(`${name} loaded ${count} rows, expected ${rows}`);
         const seen = await looked!;
@@ -126,7 +136,7 @@ try {
         runs[name]!.push(r);
         const total = CLASSES.reduce((n, c) => n + r.looks[c], 0) || 1;
         const shares = CLASSES.map((c) => `${((100 * r.looks[c]) / total).toFixed(1).padStart(5)}%`).join(' ');
-        console.log(`${String(round).padStart(5)} ${name.padEnd(16)} ${seconds.toFixed(2).padStart(7)} s ${Math.round(rows / seconds).toLocaleString('en-US').padStart(9)} rows/s  server busy ${((100 * serverCpu) / seconds).toFixed(0).padStart(3)}%  client busy ${((100 * clientCpu) / seconds).toFixed(0).padStart(3)}%  looks ${total}: ${shares}`);
+        console.log(`${String(round).padStart(5)} ${name.padEnd(16)} ${seconds.toFixed(2).padStart(7)} s ${Math.round(rows / seconds).toLocaleString('en-US').padStart(9)} rows/s  server ${((serverCpu * 1e6) / rows).toFixed(2)} µs/row, busy ${((100 * serverCpu) / seconds).toFixed(0).padStart(3)}%  client ${((clientCpu * 1e6) / rows).toFixed(2)} µs/row, busy ${((100 * clientCpu) / seconds).toFixed(0).padStart(3)}%  looks ${total}: ${shares}`);
       }
     }
   } finally {
@@ -137,7 +147,7 @@ try {
   for (const [name, rs] of Object.entries(runs)) {
     const share = (c: Look): number => median(rs.map((r) => r.looks[c] / (CLASSES.reduce((n, k) => n + r.looks[k], 0) || 1)));
     const busy = median(rs.map((r) => r.serverCpu / r.seconds));
-    console.log(`${name.padEnd(16)} rows/s ${Math.round(median(rs.map((r) => rows / r.seconds))).toLocaleString('en-US').padStart(9)}  server busy ${(100 * busy).toFixed(0)}%  ${CLASSES.map((c) => `${(100 * share(c)).toFixed(1)}%`).join(' | ')}`);
+    console.log(`${name.padEnd(16)} rows/s ${Math.round(median(rs.map((r) => rows / r.seconds))).toLocaleString('en-US').padStart(9)}  server ${median(rs.map((r) => (r.serverCpu * 1e6) / rows)).toFixed(2)} µs/row, busy ${(100 * busy).toFixed(0)}%  client ${median(rs.map((r) => (r.clientCpu * 1e6) / rows)).toFixed(2)} µs/row  ${CLASSES.map((c) => `${(100 * share(c)).toFixed(1)}%`).join(' | ')}`);
     const others = new Map<string, number>();
     for (const r of rs) for (const [k, v] of r.otherWaits) others.set(k, (others.get(k) ?? 0) + v);
     if (others.size > 0) console.log(`${''.padEnd(16)} other waits (all rounds): ${[...others].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([k, v]) => `${k} ×${v}`).join(', ')}`);
@@ -145,7 +155,8 @@ try {
   const names = Object.keys(runs);
   const last = names.at(-1)!;
   for (const base of names.slice(0, -1)) {
-    console.log(`${last} / ${base}: rows/s ${median(runs[last]!.map((r, i) => runs[base]![i]!.seconds / r.seconds)).toFixed(2)} (median of the per-round ratios)`);
+    const ratio = (f: (r: Run) => number): string => median(runs[last]!.map((r, i) => f(r) / f(runs[base]![i]!))).toFixed(2);
+    console.log(`${last} / ${base}: rows/s ${ratio((r) => 1 / r.seconds)}, server CPU ${ratio((r) => r.serverCpu)}, client CPU ${ratio((r) => r.clientCpu)} (medians of the per-round ratios)`);
   }
   await watcher.end();
   await admin.end();
