@@ -14,15 +14,20 @@ import { ChunkBuffers } from './chunk-buffers.js';
 export const READ_STEP = 1 << 20;
 
 /**
- * The step for a load with this many workers. With one, a core is left to pgsurge and 1 MB
- * steps take the fewest calls. With more, the server's backends take every core, pgsurge
- * waits for its turn, and the kernel wakes a socket's writer only when ~50 KB are left
- * (a couple of milliseconds of COPY): 256 KB steps get the bytes out sooner (-w 2 on 2
- * cores: ~5% faster, median of 12 interleaved pairs; the server waited for data in 2.4%
- * of samples with 1 MB steps, psql 0.7%).
+ * The step for a load with this many workers: 256 KB, whatever the count. A step (its
+ * read's copy and its framing) is one slice of the event loop, and the COPY in flight must
+ * not run dry during it: a Unix socket holds ~200 KB, which the server parses in ~3.5 ms
+ * as text but in ~1.3 ms as binary (1.75× the bytes, ~0.6× the server's time per row). A
+ * 1 MB step of `.tbl` is 0.5–2.5 ms (0.06 µs/row framed into a buffer in cache, up to
+ * 0.3 into cold memory): as long as that, or longer, so with 1 MB steps the binary
+ * wire's server could run dry in every step (bench/wire-idle.ts measures it). With more workers than one, the backends take
+ * every core and the kernel wakes a socket's writer only when ~50 KB are left: 256 KB
+ * steps were measured ~5% faster there too (-w 2 on 2 cores, median of 12 interleaved
+ * pairs; the server waited for data in 2.4% of samples with 1 MB steps, psql 0.7%). The
+ * cost, a read call per step, is ~0.01 µs a row.
  */
-export function readStepFor(workers: number): number {
-  return workers > 1 ? 256 * 1024 : READ_STEP;
+export function readStepFor(_workers: number): number {
+  return 256 * 1024;
 }
 
 export interface ChunkerOptions {
