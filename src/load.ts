@@ -175,11 +175,13 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     // Every reader lends and borrows the same chunk buffers: at most (3 × workers + 1) chunks are alive at once
     // (read ahead, in flight, held until their commit is flushed, being read).
     const buffers = new ChunkBuffers(options.chunkBytes, 2 * (3 * options.workers + 1));
+    for (const { input } of order) progress.expect(input.table);
     for (const { input } of order) {
       const share = part?.shares.get(input.file);
       const opened = await openInput(input, { workers: options.workers, chunkBytes: options.chunkBytes, stdin: options.stdin, covered: coveredOf(input).ranges, buffers, ...(share ? { share } : {}) });
       sources.push(...opened.sources.map((source) => progress.track(input.table, source)));
     }
+    progress.opened();
     const totalBytes = part
       ? [...part.shares.values()].reduce((a, r) => a + (r.end - r.start), 0)
       : sizes.every((s) => s !== undefined)

@@ -98,6 +98,8 @@ export async function runSchedule(plan: readonly PlannedTask[], budget: number, 
           const ended = runner.run(task, slots, stop.signal, progress).then(
             ({ statement }) => {
               runs.push({ id: task.id, kind: task.kind, table: task.table, statement, slots, start, end: runner.now(), ...resized() });
+              // A task that ended has passed all its milestones (a load that ended has every table in), said or not.
+              for (const m of task.milestones ?? []) done.add(m.id);
               done.add(task.id);
               return task.id;
             },

@@ -2,7 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { dbt3Builds } from '../../../src/db/build-keys.js';
 import { DBT3_TABLES } from '../../../src/datasets/dbt3-schema.js';
-import { locksConflict, nextToStart, orderTasks, simulate, type PlannedTask, type SimulatedRun } from '../../../src/dbt3/build-schedule.js';
+import { locksConflict, nextToStart, orderTasks, simulate, slotToTakeBack, type PlannedTask, type SimulatedRun, type TaskSpec } from '../../../src/dbt3/build-schedule.js';
+import { runSchedule } from '../../../src/dbt3/run-schedule.js';
 import { dbt3Tasks, LOAD_ALL, type TableInput } from '../../../src/dbt3/dbt3-tasks.js';
 import { phasesOf } from '../../../src/dbt3-load.js';
 
@@ -203,5 +204,71 @@ describe('the dbt3 schedule', () => {
       { phase: 'load', seconds: 4, statements: 2 },
       { phase: 'indexes', seconds: 2.5, statements: 1 },
     ]);
+  });
+});
+
+describe('one load of all tables, giving slots back (milestones)', () => {
+  const group = (budget: number): PlannedTask[] => plan(budget, { overlap: false });
+
+  it('slotToTakeBack: none while a slot is free or before the first table is in; once lineitem is in, the load gives one back; never its last', () => {
+    const p = group(2);
+    const load = p.find((t) => t.id === LOAD_ALL)!;
+    assert.equal(slotToTakeBack(p, new Set(), [{ task: load, slots: 1 }], 2), undefined, 'a slot is free: nothing to take back');
+    assert.equal(slotToTakeBack(p, new Set(), [{ task: load, slots: 2 }], 2), undefined, 'no table in: no build could use the slot');
+    assert.equal(slotToTakeBack(p, new Set(['load lineitem']), [{ task: load, slots: 2 }], 2), LOAD_ALL);
+    assert.equal(slotToTakeBack(p, new Set(['load lineitem']), [{ task: load, slots: 1 }, { task: p.find((t) => t.id === 'analyze lineitem')!, slots: 1 }], 2), undefined, 'the last worker stays');
+    // lineitem's builds wait for a lock a running one holds: the slot would only idle.
+    assert.equal(nextToStart(p, new Set(['load lineitem']), [{ task: load, slots: 2 }], 2), undefined, 'no free slot: the build waits for the take-back');
+    const started = nextToStart(p, new Set(['load lineitem']), [{ task: load, slots: 1 }], 2)!;
+    assert.equal(started.task.table, 'lineitem', `${started.task.id} starts on the slot given back`);
+    assert.equal(nextToStart(p, new Set(), [{ task: load, slots: 1 }], 2), undefined, 'a table still loading holds its lock: nothing on it starts');
+  });
+
+  it('slotToTakeBack: not when the rest of the load is longer than what would start (eight tables of one size: the first in is no long pole)', () => {
+    const p = plan(2, { overlap: false, tables: SF1.map((t) => ({ table: t.table, bytes: 100 * MB })) });
+    const load = p.find((t) => t.id === LOAD_ALL)!;
+    const first = load.milestones![0]!;
+    assert.ok(nextToStart(p, new Set([first.id]), [{ task: load, slots: 1 }], 2) !== undefined, 'a build could use a slot');
+    assert.equal(slotToTakeBack(p, new Set([first.id]), [{ task: load, slots: 2 }], 2), undefined, 'seven tables still to load on two workers come first');
+  });
+
+  it('runSchedule: a table\'s builds start at its milestone on the slot the load gives back; the timeline says when', async () => {
+    const tables: TableInput[] = [
+      { table: 'big', bytes: 100 * MB },
+      { table: 'small', bytes: 10 * MB },
+    ];
+    const build = (id: string, table: string, kind: 'primary key' | 'index', cost: number): TaskSpec => ({ id, kind, table, statement: id, after: [`load ${table}`], locks: [{ table, mode: kind === 'primary key' ? 'access exclusive' : 'share' }], maxSlots: 1, cost });
+    const load = dbt3Tasks(tables, [], { budget: 2, chunkBytes: 8 * MB, overlap: false, analyze: false })[0]!;
+    const p = orderTasks([load, build('primary key big', 'big', 'primary key', 50 * MB), build('index small', 'small', 'index', 5 * MB)], 2, { loadsFirst: true });
+    let clock = 0;
+    const events: string[] = [];
+    const outcome = await runSchedule(p, 2, {
+      now: () => clock,
+      run: async (task, slots, _signal, progress) => {
+        events.push(`start ${task.id} on ${slots}`);
+        if (task.kind === 'load') {
+          // Two workers: big is in, then the schedule asks for a worker before the next chunk.
+          clock = 1;
+          progress.reached('load big');
+          await new Promise((r) => setImmediate(r));
+          assert.equal(progress.takeBack(), true, 'the schedule wants a slot for big\'s key');
+          assert.equal(progress.takeBack(), false, 'one request, taken once');
+          clock = 1.5;
+          progress.gaveBack();
+          await new Promise((r) => setImmediate(r));
+          clock = 3;
+          progress.reached('load small');
+          return { statement: 'COPY' };
+        }
+        await new Promise((r) => setImmediate(r));
+        clock += 1;
+        return { statement: task.statement! };
+      },
+    });
+    assert.equal(outcome.error, undefined);
+    assert.deepEqual(events, [`start ${LOAD_ALL} on 2`, 'start primary key big on 1', 'start index small on 1']);
+    const loadRun = outcome.runs.find((r) => r.id === LOAD_ALL)!;
+    assert.deepEqual(loadRun.resized, [{ at: 1.5, slots: 1 }]);
+    assert.equal(outcome.runs.find((r) => r.id === 'primary key big')!.start, 1.5);
   });
 });
