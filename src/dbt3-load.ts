@@ -38,6 +38,11 @@ export interface Dbt3LoadOptions extends Omit<LoadOptions, 'create' | 'truncate'
    * tables and then the builds (false, the default: measured faster on 2 cores, see docs/dbt3-load.md).
    */
   readonly overlap?: boolean;
+  /**
+   * Without overlap: every build after the whole load (the kit's phases: the rows are all in
+   * soonest), instead of each table's builds once it is in, on a slot the load gives back.
+   */
+  readonly buildsAfterLoad?: boolean;
   /** Every load before any build in the plan's order (default true): builds fill the slots the loads leave free. */
   readonly loadsFirst?: boolean;
   /** The memory all build sessions together may use (default: from the machine or the server's settings). */
@@ -182,7 +187,7 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
       dbt3Tasks(
         [...sizes].map(([table, bytes]) => ({ table, bytes })),
         todo.builds,
-        { budget: options.workers, chunkBytes: options.chunkBytes, overlap, analyze: options.analyze, schema: options.schema },
+        { budget: options.workers, chunkBytes: options.chunkBytes, overlap, buildsAfterLoad: options.buildsAfterLoad === true, analyze: options.analyze, schema: options.schema },
       ),
       options.workers,
       { loadsFirst: options.loadsFirst ?? true },
@@ -251,10 +256,10 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
     };
 
     // Builds beside the loads (each table's as soon as it is in), unless the durability preset makes them wait until it is undone.
-    const rest = overlapSafe ? [] : builds;
+    const rest = overlapSafe && (overlap || options.buildsAfterLoad !== true) ? [] : builds;
     if (builds.length > 0) sessions.warm(Math.min(options.workers, builds.length));
     const durable = await runWithDurability(target, durability, prepared.durable, { writer: options.writer ?? copyWriter, workers: options.workers }, async (writer) => {
-      const outcome = await runSchedule(overlapSafe ? plan : loads, options.workers, { run: runTask(writer), now, signal: options.signal });
+      const outcome = await runSchedule(rest.length === 0 ? plan : loads, options.workers, { run: runTask(writer), now, signal: options.signal });
       timeline.push(...outcome.runs);
       if (outcome.error !== undefined) throw outcome.error;
       return mergeSummaries(summaries, options.workers, target.description, loadSpan(outcome.runs));
@@ -293,7 +298,9 @@ function splitGroupLoads(timeline: TaskRun[], plan: readonly PlannedTask[], span
       const span = spans.get(table) ?? { start: group.start, end: group.start };
       // The workers the load had when the table's first chunk started (it gives slots back to builds as tables are in).
       const slots = [...(group.resized ?? [])].reverse().find((r) => r.at <= span.start)?.slots ?? group.slots;
-      return { id: `load ${table}`, kind: 'load', table, statement: statement(table), slots, start: span.start, end: span.end };
+      // A slot given back while the table was loading: on its bar (it loaded on fewer workers from then on).
+      const resized = (group.resized ?? []).filter((r) => span.start <= r.at && r.at < span.end);
+      return { id: `load ${table}`, kind: 'load', table, statement: statement(table), slots, start: span.start, end: span.end, ...(resized.length > 0 ? { resized } : {}) };
     });
     timeline.splice(at, 1, ...bars);
   }

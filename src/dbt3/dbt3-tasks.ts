@@ -37,6 +37,8 @@ export interface Dbt3TaskOptions {
    * (the load's milestone `load <table>`), on a slot the load gives back (`slotToTakeBack`).
    */
   readonly overlap: boolean;
+  /** Without overlap: every build after the whole load, as the kit's phases (the load has no milestones, the rows are all in soonest). */
+  readonly buildsAfterLoad?: boolean;
   readonly analyze: boolean;
   readonly schema?: string;
 }
@@ -77,14 +79,14 @@ export function dbt3Tasks(tables: readonly TableInput[], builds: readonly Dbt3Bu
             after: [],
             locks: tables.map((t) => ({ table: t.table, mode: 'row exclusive' as const })),
             // Each table is in at its milestone (the load reads the biggest first): its builds may start then.
-            milestones: [...tables].sort((a, b) => b.bytes - a.bytes).map((t) => ({ id: `load ${t.table}`, table: t.table, cost: Math.max(1, t.bytes) * COST_PER_BYTE.load })),
+            milestones: options.buildsAfterLoad === true ? undefined : [...tables].sort((a, b) => b.bytes - a.bytes).map((t) => ({ id: `load ${t.table}`, table: t.table, cost: Math.max(1, t.bytes) * COST_PER_BYTE.load })),
             maxSlots: slotsFor(allBytes),
             cost: Math.max(1, allBytes) * COST_PER_BYTE.load,
           },
         ];
   // With overlap, `load <table>` is a task; without, a milestone of the one load.
   const loadIds = new Set(loads.flatMap((l) => [l.id, ...(l.milestones ?? []).map((m) => m.id)]));
-  const loadOf = (table: string): string[] => [`load ${table}`].filter((id) => loadIds.has(id));
+  const loadOf = (table: string): string[] => (loadIds.has(`load ${table}`) ? [`load ${table}`] : loadIds.has(LOAD_ALL) ? [LOAD_ALL] : []);
   const pending = new Set(builds.map((b) => b.id));
   const primaryKeyOf = (table: string): string[] => [`primary key ${table}`].filter((id) => pending.has(id));
   const analyzed = new Set(options.analyze ? tables.map((t) => t.table) : []);

@@ -27,10 +27,7 @@ function plan(budget: number, options: { overlap?: boolean; analyze?: boolean; l
 
 /** The kit's phases: one load of all tables, every build after all of it (no milestones). */
 function phasedPlan(budget: number): PlannedTask[] {
-  const tasks = dbt3Tasks(SF1, dbt3Builds(), { budget, chunkBytes: 8 * MB, overlap: false, analyze: true }).map((t) =>
-    t.kind === 'load' ? { ...t, milestones: undefined } : { ...t, after: [...new Set(t.after.map((d) => (d.startsWith('load ') ? LOAD_ALL : d)))] },
-  );
-  return orderTasks(tasks, budget, { loadsFirst: true });
+  return orderTasks(dbt3Tasks(SF1, dbt3Builds(), { budget, chunkBytes: 8 * MB, overlap: false, buildsAfterLoad: true, analyze: true }), budget, { loadsFirst: true });
 }
 
 /** Durations as the estimates say: a load's cost spread over its slots, a build's cost on one. */
@@ -209,6 +206,12 @@ describe('the dbt3 schedule', () => {
 
 describe('one load of all tables, giving slots back (milestones)', () => {
   const group = (budget: number): PlannedTask[] => plan(budget, { overlap: false });
+
+  it('--load-then-build: the one load has no milestones, every build waits for all of it', () => {
+    const p = phasedPlan(2);
+    assert.equal(p.find((t) => t.id === LOAD_ALL)!.milestones, undefined);
+    for (const t of p.filter((x) => x.kind !== 'load')) assert.ok(t.after.includes(LOAD_ALL) && !t.after.some((d) => d.startsWith('load ')), `${t.id} waits for the whole load`);
+  });
 
   it('slotToTakeBack: none while a slot is free or before the first table is in; once lineitem is in, the load gives one back; never its last', () => {
     const p = group(2);
