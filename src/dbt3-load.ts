@@ -39,10 +39,11 @@ export interface Dbt3LoadOptions extends Omit<LoadOptions, 'create' | 'truncate'
    */
   readonly overlap?: boolean;
   /**
-   * Without overlap: every build after the whole load (the kit's phases: the rows are all in
-   * soonest), instead of each table's builds once it is in, on a slot the load gives back.
+   * Without overlap: each table's builds once it is in, on a worker the load gives back
+   * (measured on the shared machine: not faster; see docs/dbt3-load.md), instead of every
+   * build after the whole load (the default: the kit's phases, the rows all in soonest).
    */
-  readonly buildsAfterLoad?: boolean;
+  readonly buildAsLoaded?: boolean;
   /** Every load before any build in the plan's order (default true): builds fill the slots the loads leave free. */
   readonly loadsFirst?: boolean;
   /** The memory all build sessions together may use (default: from the machine or the server's settings). */
@@ -187,7 +188,7 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
       dbt3Tasks(
         [...sizes].map(([table, bytes]) => ({ table, bytes })),
         todo.builds,
-        { budget: options.workers, chunkBytes: options.chunkBytes, overlap, buildsAfterLoad: options.buildsAfterLoad === true, analyze: options.analyze, schema: options.schema },
+        { budget: options.workers, chunkBytes: options.chunkBytes, overlap, buildAsLoaded: options.buildAsLoaded === true, analyze: options.analyze, schema: options.schema },
       ),
       options.workers,
       { loadsFirst: options.loadsFirst ?? true },
@@ -256,7 +257,7 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
     };
 
     // Builds beside the loads (each table's as soon as it is in), unless the durability preset makes them wait until it is undone.
-    const rest = overlapSafe && (overlap || options.buildsAfterLoad !== true) ? [] : builds;
+    const rest = overlapSafe && (overlap || options.buildAsLoaded === true) ? [] : builds;
     if (builds.length > 0) sessions.warm(Math.min(options.workers, builds.length));
     const durable = await runWithDurability(target, durability, prepared.durable, { writer: options.writer ?? copyWriter, workers: options.workers }, async (writer) => {
       const outcome = await runSchedule(rest.length === 0 ? plan : loads, options.workers, { run: runTask(writer), now, signal: options.signal });

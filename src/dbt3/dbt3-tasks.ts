@@ -33,12 +33,16 @@ export interface Dbt3TaskOptions {
   /**
    * Each table is its own load and its builds start once it is loaded. False: one load of
    * all tables (one worker pool over all their files, biggest first: no gap between one
-   * table's last chunk and the next one's first); a table's builds start once it is in
-   * (the load's milestone `load <table>`), on a slot the load gives back (`slotToTakeBack`).
+   * table's last chunk and the next one's first), every build after it (or, with
+   * `buildAsLoaded`, a table's builds once it is in).
    */
   readonly overlap: boolean;
-  /** Without overlap: every build after the whole load, as the kit's phases (the load has no milestones, the rows are all in soonest). */
-  readonly buildsAfterLoad?: boolean;
+  /**
+   * Without overlap: a milestone per table in the one load, each table's builds once it is
+   * in, on a slot the load gives back (`slotToTakeBack`). Else every build after the whole
+   * load, as the kit's phases (the rows are all in soonest).
+   */
+  readonly buildAsLoaded?: boolean;
   readonly analyze: boolean;
   readonly schema?: string;
 }
@@ -79,7 +83,7 @@ export function dbt3Tasks(tables: readonly TableInput[], builds: readonly Dbt3Bu
             after: [],
             locks: tables.map((t) => ({ table: t.table, mode: 'row exclusive' as const })),
             // Each table is in at its milestone (the load reads the biggest first): its builds may start then.
-            milestones: options.buildsAfterLoad === true ? undefined : [...tables].sort((a, b) => b.bytes - a.bytes).map((t) => ({ id: `load ${t.table}`, table: t.table, cost: Math.max(1, t.bytes) * COST_PER_BYTE.load })),
+            milestones: options.buildAsLoaded !== true ? undefined : [...tables].sort((a, b) => b.bytes - a.bytes).map((t) => ({ id: `load ${t.table}`, table: t.table, cost: Math.max(1, t.bytes) * COST_PER_BYTE.load })),
             maxSlots: slotsFor(allBytes),
             cost: Math.max(1, allBytes) * COST_PER_BYTE.load,
           },

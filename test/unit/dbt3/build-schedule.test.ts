@@ -20,14 +20,14 @@ const SF1: TableInput[] = [
 ];
 const MB = 1024 * 1024;
 
-function plan(budget: number, options: { overlap?: boolean; analyze?: boolean; loadsFirst?: boolean; tables?: TableInput[] } = {}): PlannedTask[] {
-  const tasks = dbt3Tasks(options.tables ?? SF1, dbt3Builds(), { budget, chunkBytes: 8 * MB, overlap: options.overlap ?? true, analyze: options.analyze ?? true });
+function plan(budget: number, options: { overlap?: boolean; buildAsLoaded?: boolean; analyze?: boolean; loadsFirst?: boolean; tables?: TableInput[] } = {}): PlannedTask[] {
+  const tasks = dbt3Tasks(options.tables ?? SF1, dbt3Builds(), { budget, chunkBytes: 8 * MB, overlap: options.overlap ?? true, buildAsLoaded: options.buildAsLoaded ?? false, analyze: options.analyze ?? true });
   return orderTasks(tasks, budget, { loadsFirst: options.loadsFirst ?? true });
 }
 
 /** The kit's phases: one load of all tables, every build after all of it (no milestones). */
 function phasedPlan(budget: number): PlannedTask[] {
-  return orderTasks(dbt3Tasks(SF1, dbt3Builds(), { budget, chunkBytes: 8 * MB, overlap: false, buildsAfterLoad: true, analyze: true }), budget, { loadsFirst: true });
+  return orderTasks(dbt3Tasks(SF1, dbt3Builds(), { budget, chunkBytes: 8 * MB, overlap: false, analyze: true }), budget, { loadsFirst: true });
 }
 
 /** Durations as the estimates say: a load's cost spread over its slots, a build's cost on one. */
@@ -92,8 +92,8 @@ describe('the dbt3 schedule', () => {
     assert.ok(end - to < Math.min(...indexes.map((r) => r.end - r.start)), `the schedule ends ${end - to} s after lineitem's last index`);
   });
 
-  it('without overlap: one load of all eight tables on every slot, each table a milestone of it (biggest first), each build after its tables\' milestones', () => {
-    const p = plan(2, { overlap: false });
+  it('--build-as-loaded: one load of all eight tables on every slot, each table a milestone of it (biggest first), each build after its tables\' milestones', () => {
+    const p = plan(2, { overlap: false, buildAsLoaded: true });
     const loads = p.filter((x) => x.kind === 'load');
     assert.deepEqual(loads.map((l) => [l.id, l.maxSlots, [...(l.tables ?? [])].sort()]), [[LOAD_ALL, 2, [...DBT3_TABLES].sort()]]);
     assert.deepEqual(loads[0]!.milestones!.map((m) => m.id), ['load lineitem', 'load orders', 'load partsupp', 'load customer', 'load part', 'load supplier', 'load nation', 'load region']);
@@ -143,7 +143,7 @@ describe('the dbt3 schedule', () => {
     for (const budget of [2, 4]) {
       const end = (runs: SimulatedRun[]): number => Math.max(...runs.map((r) => r.end));
       const overlapped = end(simulate(plan(budget), budget, estimate));
-      const grouped = end(simulate(plan(budget, { overlap: false }), budget, estimate));
+      const grouped = end(simulate(plan(budget, { overlap: false, buildAsLoaded: true }), budget, estimate));
       const phased = end(simulate(phasedPlan(budget), budget, estimate));
       // A list schedule is a heuristic, not an optimum: overlapping may lose a hair where a lock holds a task back (0.04% at budget 2).
       assert.ok(overlapped <= phased * 1.01, `budget ${budget}: overlapped ${overlapped} > phased ${phased}`);
@@ -204,10 +204,10 @@ describe('the dbt3 schedule', () => {
   });
 });
 
-describe('one load of all tables, giving slots back (milestones)', () => {
-  const group = (budget: number): PlannedTask[] => plan(budget, { overlap: false });
+describe('--build-as-loaded: one load of all tables, giving slots back (milestones)', () => {
+  const group = (budget: number): PlannedTask[] => plan(budget, { overlap: false, buildAsLoaded: true });
 
-  it('--load-then-build: the one load has no milestones, every build waits for all of it', () => {
+  it('by default the one load has no milestones, every build waits for all of it', () => {
     const p = phasedPlan(2);
     assert.equal(p.find((t) => t.id === LOAD_ALL)!.milestones, undefined);
     for (const t of p.filter((x) => x.kind !== 'load')) assert.ok(t.after.includes(LOAD_ALL) && !t.after.some((d) => d.startsWith('load ') && d !== LOAD_ALL), `${t.id} waits for the whole load`);
@@ -228,7 +228,7 @@ describe('one load of all tables, giving slots back (milestones)', () => {
   });
 
   it('slotToTakeBack: not when the rest of the load is longer than what would start (eight tables of one size: the first in is no long pole)', () => {
-    const p = plan(2, { overlap: false, tables: SF1.map((t) => ({ table: t.table, bytes: 100 * MB })) });
+    const p = plan(2, { overlap: false, buildAsLoaded: true, tables: SF1.map((t) => ({ table: t.table, bytes: 100 * MB })) });
     const load = p.find((t) => t.id === LOAD_ALL)!;
     const first = load.milestones![0]!;
     assert.ok(nextToStart(p, new Set([first.id]), [{ task: load, slots: 1 }], 2) !== undefined, 'a build could use a slot');
@@ -241,7 +241,7 @@ describe('one load of all tables, giving slots back (milestones)', () => {
       { table: 'small', bytes: 10 * MB },
     ];
     const build = (id: string, table: string, kind: 'primary key' | 'index', cost: number): TaskSpec => ({ id, kind, table, statement: id, after: [`load ${table}`], locks: [{ table, mode: kind === 'primary key' ? 'access exclusive' : 'share' }], maxSlots: 1, cost });
-    const load = dbt3Tasks(tables, [], { budget: 2, chunkBytes: 8 * MB, overlap: false, analyze: false })[0]!;
+    const load = dbt3Tasks(tables, [], { budget: 2, chunkBytes: 8 * MB, overlap: false, buildAsLoaded: true, analyze: false })[0]!;
     const p = orderTasks([load, build('primary key big', 'big', 'primary key', 50 * MB), build('index small', 'small', 'index', 5 * MB)], 2, { loadsFirst: true });
     let clock = 0;
     const events: string[] = [];
@@ -278,8 +278,8 @@ describe('one load of all tables, giving slots back (milestones)', () => {
 
 describe('runSchedule with milestones', () => {
   it('a load that ends has passed all its milestones, said or not (a resume with every table in): what waits on them runs', async () => {
-    const load = dbt3Tasks([{ table: 'a', bytes: MB }], [], { budget: 2, chunkBytes: 8 * MB, overlap: false, analyze: true })[0]!;
-    const p = orderTasks(dbt3Tasks([{ table: 'a', bytes: MB }], [], { budget: 2, chunkBytes: 8 * MB, overlap: false, analyze: true }), 2, { loadsFirst: true });
+    const load = dbt3Tasks([{ table: 'a', bytes: MB }], [], { budget: 2, chunkBytes: 8 * MB, overlap: false, buildAsLoaded: true, analyze: true })[0]!;
+    const p = orderTasks(dbt3Tasks([{ table: 'a', bytes: MB }], [], { budget: 2, chunkBytes: 8 * MB, overlap: false, buildAsLoaded: true, analyze: true }), 2, { loadsFirst: true });
     assert.deepEqual(load.milestones!.map((m) => m.id), ['load a']);
     const ran: string[] = [];
     const outcome = await runSchedule(p, 2, { now: () => 0, run: async (task) => (ran.push(task.id), { statement: '' }) });
