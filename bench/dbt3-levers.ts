@@ -40,6 +40,40 @@ interface Measured {
   readonly load: number;
   readonly serverCpu: number;
   readonly walMB: number;
+  /** Slot-seconds no task used, from the first build's start to the end (the schedule's own waste, less stretched by a busy machine than wall times). */
+  readonly idleSlots: number;
+}
+
+interface Bar {
+  readonly id: string;
+  readonly kind: string;
+  readonly start: number;
+  readonly end: number;
+  readonly slots: number;
+  readonly resized?: readonly { at: number; slots: number }[];
+}
+
+/**
+ * Slot-seconds left unused from the first build's start to the last task's end: builds
+ * take one slot each, loads their workers (one load of all tables: its workers less the
+ * ones it gave back, whichever table bars cover the moment).
+ */
+function idleSlotSeconds(timeline: readonly Bar[], workers: number): number {
+  const builds = timeline.filter((t) => t.kind !== 'load');
+  const loads = timeline.filter((t) => t.kind === 'load');
+  if (builds.length === 0) return 0;
+  const from = Math.min(...builds.map((t) => t.start));
+  const to = Math.max(...timeline.map((t) => t.end));
+  const givenBack = [...new Set(loads.flatMap((t) => (t.resized ?? []).map((r) => r.at)))];
+  const points = [...new Set([from, to, ...timeline.flatMap((t) => [t.start, t.end]), ...givenBack])].filter((x) => x >= from && x <= to).sort((a, b) => a - b);
+  let idle = 0;
+  for (let i = 0; i + 1 < points.length; i++) {
+    const at = (points[i]! + points[i + 1]!) / 2;
+    const covering = (t: Bar): boolean => t.start <= at && at < t.end;
+    const loadSlots = Math.min(workers - givenBack.filter((g) => g <= at).length, loads.filter(covering).reduce((n, t) => n + t.slots, 0));
+    idle += Math.max(0, workers - loadSlots - builds.filter(covering).length) * (points[i + 1]! - points[i]!);
+  }
+  return idle;
 }
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -101,13 +135,13 @@ try {
           await c.query('SELECT pg_reload_conf()');
         });
       }
-      const summary = JSON.parse(result.stdout.trim().split('\n').at(-1)!) as { seconds: number; timeline: { id: string; kind: string; start: number; end: number; slots: number }[] };
+      const summary = JSON.parse(result.stdout.trim().split('\n').at(-1)!) as { seconds: number; timeline: Bar[] };
       const loads = summary.timeline.filter((t) => t.kind === 'load');
       const loadsEnd = Math.max(...loads.map((t) => t.end));
-      const m: Measured = { total: result.seconds, builds: summary.seconds - loadsEnd, load: loadsEnd - Math.min(...loads.map((t) => t.start)), serverCpu, walMB };
+      const m: Measured = { total: result.seconds, builds: summary.seconds - loadsEnd, load: loadsEnd - Math.min(...loads.map((t) => t.start)), serverCpu, walMB, idleSlots: idleSlotSeconds(summary.timeline, workers) };
       results.get(arm.name)!.push(m);
-      timelines[arm.name] ??= summary.timeline.map((t) => ({ id: t.id, kind: t.kind, start: +t.start.toFixed(2), seconds: +(t.end - t.start).toFixed(2), slots: t.slots }));
-      console.log(`round ${round} ${arm.name.padEnd(24)} total ${m.total.toFixed(2)} s, load ${m.load.toFixed(2)} s, builds ${m.builds.toFixed(2)} s, server CPU ${m.serverCpu.toFixed(1)} s, WAL ${m.walMB.toFixed(0)} MB; load average ${os.loadavg()[0]!.toFixed(1)}`);
+      timelines[arm.name] ??= summary.timeline.map((t) => ({ id: t.id, kind: t.kind, start: +t.start.toFixed(2), seconds: +(t.end - t.start).toFixed(2), slots: t.slots, ...(t.resized ? { resized: t.resized } : {}) }));
+      console.log(`round ${round} ${arm.name.padEnd(24)} total ${m.total.toFixed(2)} s, load ${m.load.toFixed(2)} s, builds ${m.builds.toFixed(2)} s, idle slot-s ${m.idleSlots.toFixed(1)}, server CPU ${m.serverCpu.toFixed(1)} s, WAL ${m.walMB.toFixed(0)} MB; load average ${os.loadavg()[0]!.toFixed(1)}`);
     }
   }
   if (restartedWith !== '{}') {
@@ -116,12 +150,12 @@ try {
   }
   const base = results.get(arms[0]!.name)!;
   const ratio = (ms: Measured[], f: (m: Measured) => number): string => median(ms.map((m, i) => f(base[i]!) / f(m))).toFixed(2);
-  console.log(`\n| arm | total (median s) | builds | server CPU s | WAL MB | ${arms[0]!.name} / arm: total, builds, server CPU (medians of pairs) |`);
-  console.log('| --- | --- | --- | --- | --- | --- |');
+  console.log(`\n| arm | total (median s) | builds | idle slot-s | server CPU s | WAL MB | ${arms[0]!.name} / arm: total, builds, server CPU (medians of pairs) |`);
+  console.log('| --- | --- | --- | --- | --- | --- | --- |');
   for (const arm of arms) {
     const ms = results.get(arm.name)!;
     const med = (f: (m: Measured) => number): string => median(ms.map(f)).toFixed(2);
-    console.log(`| ${arm.name} | ${med((m) => m.total)} | ${med((m) => m.builds)} | ${med((m) => m.serverCpu)} | ${med((m) => m.walMB)} | ${ratio(ms, (m) => m.total)}, ${ratio(ms, (m) => m.builds)}, ${ratio(ms, (m) => m.serverCpu)} |`);
+    console.log(`| ${arm.name} | ${med((m) => m.total)} | ${med((m) => m.builds)} | ${med((m) => m.idleSlots)} | ${med((m) => m.serverCpu)} | ${med((m) => m.walMB)} | ${ratio(ms, (m) => m.total)}, ${ratio(ms, (m) => m.builds)}, ${ratio(ms, (m) => m.serverCpu)} |`);
   }
   if (timelinesFile !== '') await fs.writeFile(timelinesFile, JSON.stringify(timelines, null, 1));
 } finally {

@@ -15,7 +15,7 @@ import { buildSessionSql, isLocalServer, localMachineMemory, readServerBuildSett
 import { orderTasks, type PlannedTask } from './dbt3/build-schedule.js';
 import { dbt3Tasks } from './dbt3/dbt3-tasks.js';
 import { mergeSummaries } from './dbt3/merge-summaries.js';
-import { runSchedule, type TaskRun } from './dbt3/run-schedule.js';
+import { runSchedule, type TaskProgress, type TaskRun } from './dbt3/run-schedule.js';
 import { LoadStopped } from './faults/load-stopped.js';
 import { load, type LoadOptions, type LoadReporter } from './load.js';
 import type { LoadSummary } from './metrics/load-counters.js';
@@ -38,6 +38,12 @@ export interface Dbt3LoadOptions extends Omit<LoadOptions, 'create' | 'truncate'
    * tables and then the builds (false, the default: measured faster on 2 cores, see docs/dbt3-load.md).
    */
   readonly overlap?: boolean;
+  /**
+   * Without overlap: each table's builds once it is in, on a worker the load gives back
+   * (measured on the shared machine: not faster; see docs/dbt3-load.md), instead of every
+   * build after the whole load (the default: the kit's phases, the rows all in soonest).
+   */
+  readonly buildAsLoaded?: boolean;
   /** Every load before any build in the plan's order (default true): builds fill the slots the loads leave free. */
   readonly loadsFirst?: boolean;
   /** The memory all build sessions together may use (default: from the machine or the server's settings). */
@@ -182,7 +188,7 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
       dbt3Tasks(
         [...sizes].map(([table, bytes]) => ({ table, bytes })),
         todo.builds,
-        { budget: options.workers, chunkBytes: options.chunkBytes, overlap, analyze: options.analyze, schema: options.schema },
+        { budget: options.workers, chunkBytes: options.chunkBytes, overlap, buildAsLoaded: options.buildAsLoaded === true, analyze: options.analyze, schema: options.schema },
       ),
       options.workers,
       { loadsFirst: options.loadsFirst ?? true },
@@ -214,16 +220,27 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
       retrying: (i) => reporter.retrying?.(i),
     };
 
-    const runTask = (writer: ChunkWriter) => async (task: PlannedTask, slots: number, signal: AbortSignal): Promise<{ statement: string }> => {
+    const runTask = (writer: ChunkWriter) => async (task: PlannedTask, slots: number, signal: AbortSignal, progress: TaskProgress): Promise<{ statement: string }> => {
       if (task.kind === 'load') {
         const tables = task.tables ?? [task.table];
         const inputs = tables.flatMap((t) => inputsOf(t));
+        // A load of several tables: each table in is its milestone (its builds may start), and the schedule may take workers back for them.
+        const grouped = (task.milestones?.length ?? 0) > 0;
         const summary = await load(
           inputs,
           // A table holding rows must have an earlier run of this load to resume (else its rows would be loaded twice).
-          { ...options, workers: slots, create: false, truncate: false, writer, resume: tables.some((t) => prepared.resuming.has(t as Dbt3Table)), signal },
+          {
+            ...options,
+            workers: slots,
+            create: false,
+            truncate: false,
+            writer,
+            resume: tables.some((t) => prepared.resuming.has(t as Dbt3Table)),
+            signal,
+            ...(grouped ? { shrink: { take: progress.takeBack, released: progress.gaveBack } } : {}),
+          },
           target,
-          perTable,
+          grouped ? { ...perTable, tableLoaded: (table) => progress.reached(`load ${table}`) } : perTable,
         );
         summaries.push(summary);
         return { statement: `COPY ${tables.map((t) => qualifiedName(t, options.schema)).join(', ')} FROM STDIN: ${inputs.length} file(s), ${slots} worker(s)` };
@@ -239,16 +256,17 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
       throw new Dbt3LoadStopped(cause, summary, [...timeline].sort((a, b) => a.start - b.start));
     };
 
-    const rest = overlap ? [] : builds;
+    // Builds beside the loads (each table's as soon as it is in), unless the durability preset makes them wait until it is undone.
+    const rest = overlapSafe && (overlap || options.buildAsLoaded === true) ? [] : builds;
     if (builds.length > 0) sessions.warm(Math.min(options.workers, builds.length));
     const durable = await runWithDurability(target, durability, prepared.durable, { writer: options.writer ?? copyWriter, workers: options.workers }, async (writer) => {
-      const outcome = await runSchedule(overlap ? plan : loads, options.workers, { run: runTask(writer), now, signal: options.signal });
+      const outcome = await runSchedule(rest.length === 0 ? plan : loads, options.workers, { run: runTask(writer), now, signal: options.signal });
       timeline.push(...outcome.runs);
       if (outcome.error !== undefined) throw outcome.error;
       return mergeSummaries(summaries, options.workers, target.description, loadSpan(outcome.runs));
     }).catch(stopped);
     if (rest.length > 0) {
-      const outcome = await runSchedule(plan, options.workers, { run: runTask(options.writer ?? copyWriter), now, signal: options.signal, done: new Set(loads.map((l) => l.id)) });
+      const outcome = await runSchedule(plan, options.workers, { run: runTask(options.writer ?? copyWriter), now, signal: options.signal, done: new Set(loads.flatMap((l) => [l.id, ...(l.milestones ?? []).map((m) => m.id)])) });
       timeline.push(...outcome.runs);
       if (outcome.error !== undefined) stopped(outcome.error);
     }
@@ -279,7 +297,11 @@ function splitGroupLoads(timeline: TaskRun[], plan: readonly PlannedTask[], span
     const group = timeline[at]!;
     const bars = task.tables!.map((table): TaskRun => {
       const span = spans.get(table) ?? { start: group.start, end: group.start };
-      return { id: `load ${table}`, kind: 'load', table, statement: statement(table), slots: group.slots, start: span.start, end: span.end };
+      // The workers the load had when the table's first chunk started (it gives slots back to builds as tables are in).
+      const slots = [...(group.resized ?? [])].reverse().find((r) => r.at <= span.start)?.slots ?? group.slots;
+      // A slot given back while the table was loading: on its bar (it loaded on fewer workers from then on).
+      const resized = (group.resized ?? []).filter((r) => span.start <= r.at && r.at < span.end);
+      return { id: `load ${table}`, kind: 'load', table, statement: statement(table), slots, start: span.start, end: span.end, ...(resized.length > 0 ? { resized } : {}) };
     });
     timeline.splice(at, 1, ...bars);
   }

@@ -27,6 +27,8 @@ export interface WorkerContext {
   readonly signal: AbortSignal;
   /** True once the load stops (first error, Ctrl-C): take no more chunks, retry nothing. */
   stopping(): boolean;
+  /** Asked before each chunk: true, and this worker takes no more (its slot is wanted elsewhere); it ends as at the end of the input. */
+  leave?(): boolean;
   /** A chunk is committed; `fromLedger` when a lost COMMIT reply was found committed in the ledger. */
   committed(chunk: Chunk, outcome: ChunkOutcome & { fromLedger: boolean }, startedAt: number, endedAt: number): Promise<void>;
   now(): number;
@@ -82,6 +84,8 @@ export class LoadWorker {
   private connections = 0;
   /** The backend of a connection lost since: ended (and seen gone) before the ledger is asked. */
   private lostBackend: Backend | undefined;
+  /** This worker ended early because `leave` said so. */
+  left = false;
 
   constructor(
     private client: pg.Client | undefined,
@@ -92,6 +96,10 @@ export class LoadWorker {
     try {
       for (;;) {
         if (this.ctx.stopping()) break;
+        if (this.ctx.leave?.() === true) {
+          this.left = true;
+          break;
+        }
         const chunk = await this.ctx.queue.take();
         if (chunk === undefined || this.ctx.stopping()) break;
         const startedAt = this.ctx.now();

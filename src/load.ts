@@ -5,6 +5,7 @@ import type pg from 'pg';
 import type { Readable } from 'node:stream';
 import { inputBytesOf, type Chunk, type LoadTarget } from './batching/chunk.js';
 import { ChunkQueue, type ChunkSource } from './batching/chunk-queue.js';
+import { TableProgress } from './batching/table-progress.js';
 import { checkColumnCount } from './db/column-check.js';
 import { qualifiedName } from './db/identifiers.js';
 import { connect, type Target } from './db/target.js';
@@ -54,6 +55,12 @@ export interface LoadOptions {
   readonly signal?: AbortSignal;
   /** `--part K/N`: load only the K-th of N shares of every input, under the load id all N parts share. */
   readonly part?: LoadPart;
+  /**
+   * Lets the caller take workers back while the load runs (`dbt3 load` gives their slots to
+   * key builds once a table is in): each worker asks `take()` before its next chunk and, on
+   * true, ends once its chunks are counted, then `released()` is called. The last worker never leaves.
+   */
+  readonly shrink?: { take(): boolean; released(): void };
 }
 
 
@@ -64,6 +71,8 @@ export interface LoadReporter {
   /** The application_name prefix of the workers of one of several loads under one watcher (dbt3 load's tables), once they are connected. */
   workersNamed?(workerPrefix: string): void;
   chunkLoaded?(info: { chunk: Chunk; rows: number; result: ChunkResult; seconds: number; counters: LoadCounters }): void;
+  /** Every row of the table's inputs is in (its chunks counted): its keys may be built while other tables still load. */
+  tableLoaded?(table: string): void;
   /** Something the user should know before the load goes on (e.g. the same file was loaded before, differently). */
   note?(message: string): void;
   /** A chunk's connection or server went away; it is retried on a fresh connection. */
@@ -162,14 +171,17 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     // Biggest input first, so the long pole starts early and the small ones fill in.
     const order = planned.map((input, i) => ({ input, size: sizes[i] })).sort((a, b) => (b.size ?? Infinity) - (a.size ?? Infinity));
     const sources: ChunkSource[] = [];
+    const progress = new TableProgress((table) => reporter.tableLoaded?.(table));
     // Every reader lends and borrows the same chunk buffers: at most (3 × workers + 1) chunks are alive at once
     // (read ahead, in flight, held until their commit is flushed, being read).
     const buffers = new ChunkBuffers(options.chunkBytes, 2 * (3 * options.workers + 1));
+    for (const { input } of order) progress.expect(input.table);
     for (const { input } of order) {
       const share = part?.shares.get(input.file);
       const opened = await openInput(input, { workers: options.workers, chunkBytes: options.chunkBytes, stdin: options.stdin, covered: coveredOf(input).ranges, buffers, ...(share ? { share } : {}) });
-      sources.push(...opened.sources);
+      sources.push(...opened.sources.map((source) => progress.track(input.table, source)));
     }
+    progress.opened();
     const totalBytes = part
       ? [...part.shares.values()].reduce((a, r) => a + (r.end - r.start), 0)
       : sizes.every((s) => s !== undefined)
@@ -210,6 +222,8 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
       });
 
     let nextWorker = clients.length;
+    // Workers not (yet) given back by `shrink`.
+    let staying = clients.length;
     const workers = clients.map(
       (client) =>
         new LoadWorker(client, {
@@ -228,6 +242,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
           retryForMs: options.retryForMs ?? DEFAULT_RETRY_FOR_MS,
           signal,
           stopping,
+          leave: () => staying > 1 && options.shrink?.take() === true && staying-- > 0,
           now: () => counters.now(),
           retrying: (chunk, error, attempt, waitMs) => reporter.retrying?.({ chunk, error, attempt, waitMs }),
           deferFlush: withLedger && citus === undefined,
@@ -245,6 +260,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
             }
             await rejectFileOf.get(chunk.target.file)!.append(outcome.rejects);
             reporter.chunkLoaded?.({ chunk, rows: outcome.loaded, result: { loaded: outcome.loaded, skipped: outcome.skipped }, seconds: (endedAt - startedAt) / 1000, counters });
+            progress.counted(chunk.target.table);
           },
         }),
     );
@@ -257,10 +273,15 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     try {
       await Promise.all(
         workers.map((w) =>
-          w.run().catch(async (error: unknown) => {
-            if (!signal.aborted) firstError ??= error;
-            await queue.close();
-          }),
+          w.run().then(
+            () => {
+              if (w.left) options.shrink?.released();
+            },
+            async (error: unknown) => {
+              if (!signal.aborted) firstError ??= error;
+              await queue.close();
+            },
+          ),
         ),
       );
     } finally {

@@ -21,6 +21,7 @@ interface Dbt3LoadFlags extends LoadFlags, ObserveFlags {
   keys: boolean;
   analyze: boolean;
   overlap?: boolean;
+  buildAsLoaded?: boolean;
   buildMemory?: number;
   schema?: string;
   wire?: WireChoice;
@@ -56,6 +57,7 @@ export function registerDbt3Commands(program: Command): Command {
     .option('--no-keys', 'skip the primary keys, foreign keys and indexes')
     .option('--no-analyze', 'skip ANALYZE')
     .option('--overlap', 'load each table on its own and start its keys and indexes as soon as it is loaded, while other tables still load (default: one load of all eight tables, then the builds, which measured faster on 2 cores)')
+    .addOption(new Option('--build-as-loaded', 'one load of all eight tables, biggest first; each table\'s keys and indexes start once it is in, on a worker the load gives back when they are the longest path (default: the builds after the load)').conflicts('overlap'))
     .addOption(
       new Option('--build-memory <size>', 'memory all key/index build sessions may use together (each gets its share as maintenance_work_mem, at most 1GB); default: half of MemAvailable for a server on this machine, else from shared_buffers and effective_cache_size').argParser(
         (v) => parseSize('--build-memory', v),
@@ -118,6 +120,7 @@ Examples:
           keys: flags.keys,
           analyze: flags.analyze,
           overlap: flags.overlap === true,
+          buildAsLoaded: flags.buildAsLoaded === true,
           buildMemoryBytes: flags.buildMemory,
           schema: flags.schema,
           durability: { preset: flags.durability, unlogged: flags.unlogged === true },
@@ -137,7 +140,7 @@ Examples:
         series &&
         observed.report({
           title: `pgsurge dbt3 load ${dir}`,
-          settings: { workers: flags.workers, chunkBytes: flags.chunkSize, keys: flags.keys, analyze: flags.analyze, overlap: flags.overlap === true, durability: flags.durability, wire: flags.wire ?? 'auto', ...buildSettingsForReport(result) },
+          settings: { workers: flags.workers, chunkBytes: flags.chunkSize, keys: flags.keys, analyze: flags.analyze, overlap: flags.overlap === true, buildAsLoaded: flags.buildAsLoaded === true, durability: flags.durability, wire: flags.wire ?? 'auto', ...buildSettingsForReport(result) },
           series: [series],
           notes: [...wireLines(summary.wire), ...(diagnosis ? [diagnosis.verdict.text, ...(diagnosis.againstProbe ?? [])] : [])],
         });

@@ -33,9 +33,16 @@ export interface Dbt3TaskOptions {
   /**
    * Each table is its own load and its builds start once it is loaded. False: one load of
    * all tables (one worker pool over all their files, biggest first: no gap between one
-   * table's last chunk and the next one's first), every build after it.
+   * table's last chunk and the next one's first), every build after it (or, with
+   * `buildAsLoaded`, a table's builds once it is in).
    */
   readonly overlap: boolean;
+  /**
+   * Without overlap: a milestone per table in the one load, each table's builds once it is
+   * in, on a slot the load gives back (`slotToTakeBack`). Else every build after the whole
+   * load, as the kit's phases (the rows are all in soonest).
+   */
+  readonly buildAsLoaded?: boolean;
   readonly analyze: boolean;
   readonly schema?: string;
 }
@@ -75,12 +82,15 @@ export function dbt3Tasks(tables: readonly TableInput[], builds: readonly Dbt3Bu
             tables: tables.map((t) => t.table),
             after: [],
             locks: tables.map((t) => ({ table: t.table, mode: 'row exclusive' as const })),
+            // Each table is in at its milestone (the load reads the biggest first): its builds may start then.
+            milestones: options.buildAsLoaded !== true ? undefined : [...tables].sort((a, b) => b.bytes - a.bytes).map((t) => ({ id: `load ${t.table}`, table: t.table, cost: Math.max(1, t.bytes) * COST_PER_BYTE.load })),
             maxSlots: slotsFor(allBytes),
             cost: Math.max(1, allBytes) * COST_PER_BYTE.load,
           },
         ];
-  const loadIds = new Set(loads.map((l) => l.id));
-  const loadOf = (table: string): string[] => (options.overlap ? [`load ${table}`] : [LOAD_ALL]).filter((id) => loadIds.has(id));
+  // With overlap, `load <table>` is a task; without, a milestone of the one load.
+  const loadIds = new Set(loads.flatMap((l) => [l.id, ...(l.milestones ?? []).map((m) => m.id)]));
+  const loadOf = (table: string): string[] => (loadIds.has(`load ${table}`) ? [`load ${table}`] : loadIds.has(LOAD_ALL) ? [LOAD_ALL] : []);
   const pending = new Set(builds.map((b) => b.id));
   const primaryKeyOf = (table: string): string[] => [`primary key ${table}`].filter((id) => pending.has(id));
   const analyzed = new Set(options.analyze ? tables.map((t) => t.table) : []);

@@ -231,6 +231,49 @@ describe('pgsurge dbt3 load', () => {
       await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     }
   });
+  it('--build-as-loaded: lineitem\'s builds start on a worker the load gives back while the other tables load; killed then, --resume: every table equals its file, once, and the kit\'s keys and indexes are all there', async () => {
+    const schema = await freshSchema(client, 'it_dbt3_bal');
+    try {
+      const r = await runCli(['dbt3', 'load', dir, '--db', testUrl(), '--schema', schema, '--build-as-loaded', '-w', '2', '--chunk-size', '32KB', '--json', '--sample-every', 'off']);
+      assert.equal(r.code, 0, r.stderr);
+      await expectTablesEqualFiles(schema);
+      assert.deepEqual(await catalogOf(schema), kitCatalog());
+      type Bar = { id: string; kind: string; table: string; start: number; end: number; slots: number; resized?: { at: number; slots: number }[] };
+      const bars: Bar[] = JSON.parse(r.stdout.trim().split('\n').at(-1)!).timeline;
+      const at = (id: string): Bar => bars.find((b) => b.id === id)!;
+      for (const b of bars) if (b.kind !== 'load') assert.ok(at(`load ${b.table}`).end <= b.start, `${b.id} started before its table was loaded`);
+      const givenBack = bars.flatMap((b) => b.resized ?? []);
+      assert.ok(givenBack.length > 0 && givenBack.every((g) => g.slots === 1), `the load gave a worker back: ${JSON.stringify(givenBack)}`);
+      const loadsEnd = Math.max(...bars.filter((b) => b.kind === 'load').map((b) => b.end));
+      assert.ok(bars.some((b) => b.table === 'lineitem' && b.kind !== 'load' && b.start < loadsEnd), 'a build on lineitem ran while other tables loaded');
+
+      await client.query(`DROP SCHEMA ${schema} CASCADE`);
+      await client.query(`CREATE SCHEMA ${schema}`);
+      const run = startCli(['dbt3', 'load', dir, '--db', testUrl(), '--schema', schema, '--build-as-loaded', '-w', '2', '--chunk-size', '32KB', '-q', '--sample-every', 'off']);
+      // Kill as soon as a build session runs a statement while the load still has a worker connected.
+      const deadline = Date.now() + 30_000;
+      let both = false;
+      while (!both && Date.now() < deadline && run.child.exitCode === null) {
+        const a = await client.query<{ builds: number; workers: number }>(
+          "SELECT count(*) FILTER (WHERE application_name LIKE 'pgsurge dbt3 ' || $1 || ' b%' AND state = 'active')::int AS builds, count(*) FILTER (WHERE application_name LIKE 'pgsurge %w%' AND application_name NOT LIKE 'pgsurge dbt3 %')::int AS workers FROM pg_stat_activity",
+          [schema],
+        );
+        both = a.rows[0]!.builds > 0 && a.rows[0]!.workers > 0;
+        if (!both) await sleep(5);
+      }
+      run.child.kill('SIGKILL');
+      await run.exited;
+      assert.ok(both, 'killed while a build ran beside the load');
+      assert.ok((await catalogOf(schema)).length < 31);
+      const resumed = await runCli(['dbt3', 'load', dir, '--db', testUrl(), '--schema', schema, '--build-as-loaded', '--resume', '-w', '2', '--chunk-size', '32KB', '-q']);
+      assert.equal(resumed.code, 0, resumed.stderr);
+      await expectTablesEqualFiles(schema);
+      assert.deepEqual(await catalogOf(schema), kitCatalog());
+    } finally {
+      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    }
+  });
+
   it('Ctrl-C while a build runs: it is cancelled, exit 130 with the resume command; --resume builds the rest', async () => {
     const schema = await freshSchema(client, 'it_dbt3_int');
     // The tables made beforehand (a dbt3 load uses empty tables as they are), and one held so that its primary key waits: a build surely running when Ctrl-C comes.

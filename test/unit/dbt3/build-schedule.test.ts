@@ -2,7 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { dbt3Builds } from '../../../src/db/build-keys.js';
 import { DBT3_TABLES } from '../../../src/datasets/dbt3-schema.js';
-import { locksConflict, nextToStart, orderTasks, simulate, type PlannedTask, type SimulatedRun } from '../../../src/dbt3/build-schedule.js';
+import { locksConflict, nextToStart, orderTasks, simulate, slotToTakeBack, type PlannedTask, type SimulatedRun, type TaskSpec } from '../../../src/dbt3/build-schedule.js';
+import { runSchedule } from '../../../src/dbt3/run-schedule.js';
 import { dbt3Tasks, LOAD_ALL, type TableInput } from '../../../src/dbt3/dbt3-tasks.js';
 import { phasesOf } from '../../../src/dbt3-load.js';
 
@@ -19,9 +20,14 @@ const SF1: TableInput[] = [
 ];
 const MB = 1024 * 1024;
 
-function plan(budget: number, options: { overlap?: boolean; analyze?: boolean; loadsFirst?: boolean; tables?: TableInput[] } = {}): PlannedTask[] {
-  const tasks = dbt3Tasks(options.tables ?? SF1, dbt3Builds(), { budget, chunkBytes: 8 * MB, overlap: options.overlap ?? true, analyze: options.analyze ?? true });
+function plan(budget: number, options: { overlap?: boolean; buildAsLoaded?: boolean; analyze?: boolean; loadsFirst?: boolean; tables?: TableInput[] } = {}): PlannedTask[] {
+  const tasks = dbt3Tasks(options.tables ?? SF1, dbt3Builds(), { budget, chunkBytes: 8 * MB, overlap: options.overlap ?? true, buildAsLoaded: options.buildAsLoaded ?? false, analyze: options.analyze ?? true });
   return orderTasks(tasks, budget, { loadsFirst: options.loadsFirst ?? true });
+}
+
+/** The kit's phases: one load of all tables, every build after all of it (no milestones). */
+function phasedPlan(budget: number): PlannedTask[] {
+  return orderTasks(dbt3Tasks(SF1, dbt3Builds(), { budget, chunkBytes: 8 * MB, overlap: false, analyze: true }), budget, { loadsFirst: true });
 }
 
 /** Durations as the estimates say: a load's cost spread over its slots, a build's cost on one. */
@@ -29,9 +35,11 @@ const estimate = (t: PlannedTask, slots: number): number => t.cost / slots / 1e8
 
 function assertRespectsDependencies(p: readonly PlannedTask[], runs: readonly SimulatedRun[]): void {
   const byId = new Map(runs.map((r) => [r.id, r]));
+  // A milestone is done when its task reached it.
+  const doneAt = new Map([...runs.map((r) => [r.id, r.end] as const), ...runs.flatMap((r) => (r.reached ?? []).map((m) => [m.id, m.at] as const))]);
   for (const t of p) {
     const run = byId.get(t.id)!;
-    for (const dep of t.after) assert.ok(byId.get(dep)!.end <= run.start, `${t.id} started at ${run.start} before ${dep} ended at ${byId.get(dep)!.end}`);
+    for (const dep of t.after) assert.ok(doneAt.get(dep)! <= run.start, `${t.id} started at ${run.start} before ${dep} was done at ${doneAt.get(dep)}`);
   }
 }
 
@@ -70,20 +78,33 @@ describe('the dbt3 schedule', () => {
     for (const id of ['primary key lineitem', 'analyze lineitem', 'foreign key lineitem (l_orderkey) → orders', 'foreign key lineitem (l_partkey, l_suppkey) → partsupp']) {
       assert.ok(at(id) < Math.min(...lineitemIndexes), `${id} is planned before lineitem's indexes`);
     }
-    // With the durations of a measured SF 0.3 timeline, the schedule ends with lineitem's indexes two at a time: no slot idles at the end.
+    // With the durations of a measured SF 0.3 timeline, lineitem's indexes run two at a time to the end: no slot idles
+    // once they start, and what runs after the last of them (a small table's index that filled in) is shorter than one of them.
     const measured: Record<string, number> = { 'primary key lineitem': 5, 'analyze lineitem': 1.5, 'foreign key lineitem (l_orderkey) → orders': 2.3, 'foreign key lineitem (l_partkey, l_suppkey) → partsupp': 2.5, 'primary key orders': 1.1, 'primary key partsupp': 0.9 };
-    const runs = simulate(p, 2, (t) => (t.kind === 'load' ? 12.5 : (measured[t.id] ?? t.cost / 3.8e7)));
+    const runs = simulate(p, 2, (t, slots) => (t.kind === 'load' ? 25 / slots : (measured[t.id] ?? t.cost / 3.8e7)));
     const end = Math.max(...runs.map((r) => r.end));
-    const last = runs.filter((r) => r.start < end - 0.01 && r.end > end - 0.01);
-    assert.deepEqual(last.map((r) => p.find((t) => t.id === r.id)!.id.startsWith('index i_l_')), [true, true], `at the end run ${last.map((r) => r.id).join(', ')}`);
+    const indexes = runs.filter((r) => r.id.startsWith('index i_l_'));
+    const from = Math.min(...indexes.map((r) => r.start));
+    const to = Math.max(...indexes.map((r) => r.end));
+    for (const at of runs.flatMap((r) => [r.start, r.end]).filter((t) => t >= from && t < to)) {
+      assert.equal(runs.filter((r) => r.start <= at && at < r.end).reduce((n, r) => n + r.slots, 0), 2, `a slot idles at ${at} while lineitem's indexes run`);
+    }
+    assert.ok(end - to < Math.min(...indexes.map((r) => r.end - r.start)), `the schedule ends ${end - to} s after lineitem's last index`);
   });
 
-  it('without overlap: one load of all eight tables on every slot, every build after it', () => {
-    const p = plan(2, { overlap: false });
+  it('--build-as-loaded: one load of all eight tables on every slot, each table a milestone of it (biggest first), each build after its tables\' milestones', () => {
+    const p = plan(2, { overlap: false, buildAsLoaded: true });
     const loads = p.filter((x) => x.kind === 'load');
     assert.deepEqual(loads.map((l) => [l.id, l.maxSlots, [...(l.tables ?? [])].sort()]), [[LOAD_ALL, 2, [...DBT3_TABLES].sort()]]);
-    for (const t of p.filter((x) => x.kind !== 'load')) assert.ok(t.after.includes(LOAD_ALL), `${t.id} waits for the load`);
-    assertRespectsDependencies(p, simulate(p, 2, estimate));
+    assert.deepEqual(loads[0]!.milestones!.map((m) => m.id), ['load lineitem', 'load orders', 'load partsupp', 'load customer', 'load part', 'load supplier', 'load nation', 'load region']);
+    for (const t of p.filter((x) => x.kind !== 'load')) assert.ok(t.after.includes(`load ${t.table}`) && !t.after.includes(LOAD_ALL), `${t.id} waits for its table's milestone`);
+    assert.deepEqual([...p.find((t) => t.id === 'foreign key lineitem (l_orderkey) → orders')!.after].sort(), ['analyze lineitem', 'analyze orders', 'load lineitem', 'load orders', 'primary key orders']);
+    const runs = simulate(p, 2, estimate);
+    const group = runs.find((r) => r.id === LOAD_ALL)!;
+    const first = Math.min(...runs.filter((r) => r.id !== LOAD_ALL).map((r) => r.start));
+    assert.ok(first < group.end, 'lineitem\'s builds start while the other tables load');
+    assert.deepEqual(group.resized, [{ at: first, slots: 1 }], 'the load gives one slot back, once lineitem is in, and keeps one');
+    assertRespectsDependencies(p, runs);
   });
 
   it('never runs two tasks whose locks conflict, never exceeds the budget, keeps the dependencies (budgets 1 to 4)', () => {
@@ -118,13 +139,15 @@ describe('the dbt3 schedule', () => {
     assert.ok(loadEnd <= serial + 1e-9, `loads end at ${loadEnd}, serial ${serial}`);
   });
 
-  it('overlapping builds with loads ends no later than the kit\'s phases, on the estimates', () => {
+  it('overlapping builds with loads (a load per table, or one load giving slots back) ends no later than the kit\'s phases, on the estimates', () => {
     for (const budget of [2, 4]) {
       const end = (runs: SimulatedRun[]): number => Math.max(...runs.map((r) => r.end));
       const overlapped = end(simulate(plan(budget), budget, estimate));
-      const phased = end(simulate(plan(budget, { overlap: false }), budget, estimate));
+      const grouped = end(simulate(plan(budget, { overlap: false, buildAsLoaded: true }), budget, estimate));
+      const phased = end(simulate(phasedPlan(budget), budget, estimate));
       // A list schedule is a heuristic, not an optimum: overlapping may lose a hair where a lock holds a task back (0.04% at budget 2).
       assert.ok(overlapped <= phased * 1.01, `budget ${budget}: overlapped ${overlapped} > phased ${phased}`);
+      assert.ok(grouped <= phased * 1.01, `budget ${budget}: one load with milestones ${grouped} > phased ${phased}`);
     }
   });
 
@@ -178,5 +201,89 @@ describe('the dbt3 schedule', () => {
       { phase: 'load', seconds: 4, statements: 2 },
       { phase: 'indexes', seconds: 2.5, statements: 1 },
     ]);
+  });
+});
+
+describe('--build-as-loaded: one load of all tables, giving slots back (milestones)', () => {
+  const group = (budget: number): PlannedTask[] => plan(budget, { overlap: false, buildAsLoaded: true });
+
+  it('by default the one load has no milestones, every build waits for all of it', () => {
+    const p = phasedPlan(2);
+    assert.equal(p.find((t) => t.id === LOAD_ALL)!.milestones, undefined);
+    for (const t of p.filter((x) => x.kind !== 'load')) assert.ok(t.after.includes(LOAD_ALL) && !t.after.some((d) => d.startsWith('load ') && d !== LOAD_ALL), `${t.id} waits for the whole load`);
+  });
+
+  it('slotToTakeBack: none while a slot is free or before the first table is in; once lineitem is in, the load gives one back; never its last', () => {
+    const p = group(2);
+    const load = p.find((t) => t.id === LOAD_ALL)!;
+    assert.equal(slotToTakeBack(p, new Set(), [{ task: load, slots: 1 }], 2), undefined, 'a slot is free: nothing to take back');
+    assert.equal(slotToTakeBack(p, new Set(), [{ task: load, slots: 2 }], 2), undefined, 'no table in: no build could use the slot');
+    assert.equal(slotToTakeBack(p, new Set(['load lineitem']), [{ task: load, slots: 2 }], 2), LOAD_ALL);
+    assert.equal(slotToTakeBack(p, new Set(['load lineitem']), [{ task: load, slots: 1 }, { task: p.find((t) => t.id === 'analyze lineitem')!, slots: 1 }], 2), undefined, 'the last worker stays');
+    // lineitem's builds wait for a lock a running one holds: the slot would only idle.
+    assert.equal(nextToStart(p, new Set(['load lineitem']), [{ task: load, slots: 2 }], 2), undefined, 'no free slot: the build waits for the take-back');
+    const started = nextToStart(p, new Set(['load lineitem']), [{ task: load, slots: 1 }], 2)!;
+    assert.equal(started.task.table, 'lineitem', `${started.task.id} starts on the slot given back`);
+    assert.equal(nextToStart(p, new Set(), [{ task: load, slots: 1 }], 2), undefined, 'a table still loading holds its lock: nothing on it starts');
+  });
+
+  it('slotToTakeBack: not when the rest of the load is longer than what would start (eight tables of one size: the first in is no long pole)', () => {
+    const p = plan(2, { overlap: false, buildAsLoaded: true, tables: SF1.map((t) => ({ table: t.table, bytes: 100 * MB })) });
+    const load = p.find((t) => t.id === LOAD_ALL)!;
+    const first = load.milestones![0]!;
+    assert.ok(nextToStart(p, new Set([first.id]), [{ task: load, slots: 1 }], 2) !== undefined, 'a build could use a slot');
+    assert.equal(slotToTakeBack(p, new Set([first.id]), [{ task: load, slots: 2 }], 2), undefined, 'seven tables still to load on two workers come first');
+  });
+
+  it('runSchedule: a table\'s builds start at its milestone on the slot the load gives back; the timeline says when', async () => {
+    const tables: TableInput[] = [
+      { table: 'big', bytes: 100 * MB },
+      { table: 'small', bytes: 10 * MB },
+    ];
+    const build = (id: string, table: string, kind: 'primary key' | 'index', cost: number): TaskSpec => ({ id, kind, table, statement: id, after: [`load ${table}`], locks: [{ table, mode: kind === 'primary key' ? 'access exclusive' : 'share' }], maxSlots: 1, cost });
+    const load = dbt3Tasks(tables, [], { budget: 2, chunkBytes: 8 * MB, overlap: false, buildAsLoaded: true, analyze: false })[0]!;
+    const p = orderTasks([load, build('primary key big', 'big', 'primary key', 50 * MB), build('index small', 'small', 'index', 5 * MB)], 2, { loadsFirst: true });
+    let clock = 0;
+    const events: string[] = [];
+    const outcome = await runSchedule(p, 2, {
+      now: () => clock,
+      run: async (task, slots, _signal, progress) => {
+        events.push(`start ${task.id} on ${slots}`);
+        if (task.kind === 'load') {
+          // Two workers: big is in, then the schedule asks for a worker before the next chunk.
+          clock = 1;
+          progress.reached('load big');
+          await new Promise((r) => setImmediate(r));
+          assert.equal(progress.takeBack(), true, 'the schedule wants a slot for big\'s key');
+          assert.equal(progress.takeBack(), false, 'one request, taken once');
+          clock = 1.5;
+          progress.gaveBack();
+          await new Promise((r) => setImmediate(r));
+          clock = 3;
+          progress.reached('load small');
+          return { statement: 'COPY' };
+        }
+        await new Promise((r) => setImmediate(r));
+        clock += 1;
+        return { statement: task.statement! };
+      },
+    });
+    assert.equal(outcome.error, undefined);
+    assert.deepEqual(events, [`start ${LOAD_ALL} on 2`, 'start primary key big on 1', 'start index small on 1']);
+    const loadRun = outcome.runs.find((r) => r.id === LOAD_ALL)!;
+    assert.deepEqual(loadRun.resized, [{ at: 1.5, slots: 1 }]);
+    assert.equal(outcome.runs.find((r) => r.id === 'primary key big')!.start, 1.5);
+  });
+});
+
+describe('runSchedule with milestones', () => {
+  it('a load that ends has passed all its milestones, said or not (a resume with every table in): what waits on them runs', async () => {
+    const load = dbt3Tasks([{ table: 'a', bytes: MB }], [], { budget: 2, chunkBytes: 8 * MB, overlap: false, buildAsLoaded: true, analyze: true })[0]!;
+    const p = orderTasks(dbt3Tasks([{ table: 'a', bytes: MB }], [], { budget: 2, chunkBytes: 8 * MB, overlap: false, buildAsLoaded: true, analyze: true }), 2, { loadsFirst: true });
+    assert.deepEqual(load.milestones!.map((m) => m.id), ['load a']);
+    const ran: string[] = [];
+    const outcome = await runSchedule(p, 2, { now: () => 0, run: async (task) => (ran.push(task.id), { statement: '' }) });
+    assert.equal(outcome.error, undefined);
+    assert.deepEqual(ran, [LOAD_ALL, 'analyze a']);
   });
 });
