@@ -72,8 +72,11 @@ class Spans {
 
 /** A growable byte store, 8-byte aligned (so typed views of it need no copy). */
 class ByteStore {
-  bytes = new Uint8Array(new ArrayBuffer(1024));
+  bytes: Uint8Array;
   pos = 0;
+  constructor(initial: number) {
+    this.bytes = new Uint8Array(new ArrayBuffer(Math.max(1024, (initial + 7) & ~7)));
+  }
   reserve(n: number): void {
     if (this.pos + n <= this.bytes.length) return;
     let size = this.bytes.length * 2;
@@ -120,7 +123,8 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
   const width = widthOf(type, element);
   const optional = element.repetition_type === 'OPTIONAL';
   const index = new Int32Array(rows);
-  const store = new ByteStore();
+  // A plain chunk's values are about its uncompressed size: room made once, not by doubling (a dictionary's are few).
+  const store = new ByteStore(meta.dictionary_page_offset === undefined && type !== 'BOOLEAN' ? Number(meta.total_uncompressed_size) : 0);
   const spans = new Spans();
   let values = 0; // values in the store
   let dictionary = -1; // values of the dictionary page (at the store's start), -1 before one
@@ -214,7 +218,7 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
     if (optional && !allPresent) {
       if (defLevels!.length < count) defLevels = new Int32Array(count);
       const levels = defLevels!.subarray(0, count);
-      readRleBitPackedHybrid({ view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: levelsAt }, 1, levels, levelsLength);
+      readHybrid(page, levelsAt, levelsAt + levelsLength!, 1, levels, 0, count, meta.path_in_schema);
       present = 0;
       for (let k = 0; k < count; k++) present += levels[k]!;
     }
@@ -226,10 +230,20 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
       plain(page, at, present);
     } else if (encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY') {
       if (dictionary < 0) throw new Error(`a dictionary-encoded page of ${meta.path_in_schema.join('.')} without a dictionary`);
-      ids = new Int32Array(present);
-      if (present > 0) {
-        const bitWidth = page[at]!;
-        if (bitWidth > 0) readRleBitPackedHybrid({ view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: at + 1 }, bitWidth, ids, page.length - at - 1);
+      const bitWidth = present > 0 ? page[at]! : 0;
+      const direct = !(optional && !allPresent);
+      if (bitWidth > MAX_HYBRID_WIDTH) {
+        ids = new Int32Array(present);
+        readRleBitPackedHybrid({ view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: at + 1 }, bitWidth, ids, page.length - at - 1);
+      } else if (direct) {
+        // No NULLs: the indexes are the rows' value indexes, read straight into place, then checked.
+        readHybrid(page, at + 1, page.length, bitWidth, index, row, count, meta.path_in_schema);
+        for (let k = row; k < row + count; k++) if (index[k]! >= dictionary) throw new Error(`a dictionary index ${index[k]} past the dictionary's ${dictionary} values in ${meta.path_in_schema.join('.')}`);
+        row += count;
+        continue;
+      } else {
+        ids = new Int32Array(present);
+        readHybrid(page, at + 1, page.length, bitWidth, ids, 0, present, meta.path_in_schema);
       }
     } else if (encoding === 'RLE' && type === 'BOOLEAN') {
       const bits = new Int32Array(present);
@@ -278,6 +292,67 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
     f32: width === 4 ? new Float32Array(buffer, 0, store.pos >> 2) : EMPTY_F32,
     f64: width === 8 ? new Float64Array(buffer, 0, store.pos >> 3) : EMPTY_F64,
   };
+}
+
+/** The widest values `readHybrid` reads (its 32-bit accumulator); wider ones (dictionaries of 2^24 values and more) are read by hyparquet's reader. */
+const MAX_HYBRID_WIDTH = 24;
+
+/**
+ * Reads `count` values of the RLE/bit-packed hybrid encoding (bit width 0–24) from
+ * `page[at, end)` into `out[to…]`, as hyparquet's `readRleBitPackedHybrid` does, with a
+ * 32-bit accumulator instead of its byte-by-byte state machine; the padding of a last
+ * bit-packed group is skipped. A run that reaches past `end` is an error. Returns the
+ * offset after the runs read.
+ */
+export function readHybrid(page: Uint8Array, at: number, end: number, width: number, out: Int32Array, to: number, count: number, path: readonly string[] = []): number {
+  const mask = width === 0 ? 0 : width === 32 ? -1 : (1 << width) - 1;
+  const rleBytes = (width + 7) >> 3;
+  let p = at;
+  let n = 0;
+  while (n < count) {
+    let header = 0;
+    let shift = 0;
+    for (;;) {
+      if (p >= end || shift > 28) throw new Error(`an RLE/bit-packed run of ${path.join('.')} ends past its page`);
+      const b = page[p++]!;
+      header |= (b & 0x7f) << shift;
+      if ((b & 0x80) === 0) break;
+      shift += 7;
+    }
+    header >>>= 0;
+    if (header & 1) {
+      const groups = header >>> 1;
+      const bytes = groups * width;
+      if (p + bytes > end) throw new Error(`an RLE/bit-packed run of ${path.join('.')} ends past its page`);
+      const take = Math.min(groups * 8, count - n);
+      let acc = 0;
+      let bits = 0;
+      let q = p;
+      const base = to + n;
+      for (let k = 0; k < take; k++) {
+        while (bits < width) {
+          acc |= page[q++]! << bits;
+          bits += 8;
+        }
+        out[base + k] = acc & mask;
+        acc >>>= width;
+        bits -= width;
+      }
+      n += take;
+      p += bytes;
+    } else {
+      const run = header >>> 1;
+      if (p + rleBytes > end) throw new Error(`an RLE/bit-packed run of ${path.join('.')} ends past its page`);
+      let v = 0;
+      for (let k = 0; k < rleBytes; k++) v |= page[p + k]! << (8 * k);
+      p += rleBytes;
+      const take = Math.min(run, count - n);
+      if (take < 16) for (let k = 0; k < take; k++) out[to + n + k] = v;
+      else out.fill(v, to + n, to + n + take);
+      n += take;
+    }
+  }
+  return p;
 }
 
 /** Whether the RLE/bit-packed hybrid of 1-bit levels at `at` starts with one RLE run of 1 covering `count` levels. */

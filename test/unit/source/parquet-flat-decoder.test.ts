@@ -9,7 +9,8 @@ import { openParquet } from '../../../src/source/parquet/parquet-file.js';
 import { binaryTupleRows, decodeSlice, readSlice, rowGroupSpans, tuplePlan } from '../../../src/source/parquet/parquet-source.js';
 import { writeFlatTuples } from '../../../src/source/parquet/flat-tuples.js';
 import type { WireColumn } from '../../../src/wire/catalog.js';
-import { rawValueOf } from '../../../src/source/parquet/flat-decoder.js';
+import { rawValueOf, readHybrid } from '../../../src/source/parquet/flat-decoder.js';
+import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
 import { binaryCell, writeSmallNumeric, putDecimal, putInteger } from '../../../src/source/parquet/parquet-cells.js';
 import { decimalText, type RawValue } from '../../../src/source/parquet/parquet-text.js';
 import type { DecodedColumn } from '../../../src/source/parquet/parquet-cells.js';
@@ -166,4 +167,62 @@ describe('binary tuples written straight from the decoded columns (flat-tuples.t
       }
     });
   }
+});
+
+describe('the RLE/bit-packed hybrid reader (readHybrid)', () => {
+  /** A random hybrid stream of `width`-bit values: RLE runs (short and long) and bit-packed groups of random bytes; and how many values it holds. */
+  const stream = (width: number, seed: number): { bytes: Uint8Array; values: number } => {
+    let x = seed;
+    const random = (n: number): number => {
+      x = (x * 1103515245 + 12345) % 2147483648;
+      return x % n;
+    };
+    const out: number[] = [];
+    const varint = (v: number): void => {
+      for (; v >= 0x80; v >>>= 7) out.push((v & 0x7f) | 0x80);
+      out.push(v);
+    };
+    let values = 0;
+    for (let run = 0; run < 40; run++) {
+      // (At width 0 only RLE runs: hyparquet reads a byte at a bit-packed run's start that the spec's 0 bits do not hold.)
+      if (width === 0 || random(2) === 0) {
+        const count = random(3) === 0 ? 1 + random(400) : 1 + random(9);
+        varint(count << 1);
+        const v = width === 0 ? 0 : random(2 ** width);
+        for (let k = 0; k < (width + 7) >> 3; k++) out.push((v >>> (8 * k)) & 0xff);
+        values += count;
+      } else {
+        const groups = 1 + random(5);
+        varint((groups << 1) | 1);
+        for (let k = 0; k < groups * width; k++) out.push(random(256));
+        values += groups * 8;
+      }
+    }
+    return { bytes: Uint8Array.from(out), values };
+  };
+
+  it('reads what hyparquet reads, at every width 0–24, a last group cut short, into an offset', () => {
+    for (let width = 0; width <= 24; width++) {
+      for (let seed = 1; seed <= 20; seed++) {
+        const { bytes, values } = stream(width, seed * 7919 + width);
+        // All the values, or fewer (the rest of a group is padding, as at a page's end).
+        for (const count of [values, Math.max(0, values - 1 - (seed % 7))]) {
+          const theirs = new Int32Array(count);
+          readRleBitPackedHybrid({ view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 }, width, theirs, bytes.length);
+          const ours = new Int32Array(count + 3).fill(-7);
+          readHybrid(bytes, 0, bytes.length, width, ours, 3, count);
+          assert.deepEqual(ours.subarray(3), theirs, `width ${width}, seed ${seed}, ${count} values`);
+          assert.deepEqual([...ours.subarray(0, 3)], [-7, -7, -7], 'nothing written before the offset');
+        }
+      }
+    }
+  });
+
+  it('a run past the end of its page is an error, not values made up', () => {
+    const { bytes, values } = stream(5, 3);
+    assert.throws(() => readHybrid(bytes, 0, bytes.length - 1, 5, new Int32Array(values), 0, values, ['l_x']), /an RLE\/bit-packed run of l_x ends past its page/);
+    // A run header, then nothing.
+    assert.throws(() => readHybrid(Uint8Array.from([0x03]), 0, 1, 8, new Int32Array(8), 0, 8), /ends past its page/);
+    assert.throws(() => readHybrid(Uint8Array.from([0x80]), 0, 1, 8, new Int32Array(8), 0, 8), /ends past its page/);
+  });
 });
