@@ -130,8 +130,8 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
   let dictionary = -1; // values of the dictionary page (at the store's start), -1 before one
   let row = 0;
   const reader = { view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 };
-  const defs = optional ? new Int32Array(Math.min(rows, 1 << 20)) : undefined;
-  let defLevels = defs;
+  // The definition levels of a page, made when a page has NULLs (a writer marks a page without any by one run, read without them).
+  let defLevels: Int32Array | undefined;
 
   /** Appends `n` PLAIN values from `page` at `at`; returns the offset after them. */
   const plain = (page: Uint8Array, at: number, n: number): number => {
@@ -216,7 +216,7 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
     // Writers mark an optional column without NULLs by one RLE run of level 1: then no level is read.
     const allPresent = optional && isOneRun(page, levelsAt, count);
     if (optional && !allPresent) {
-      if (defLevels!.length < count) defLevels = new Int32Array(count);
+      if (defLevels === undefined || defLevels.length < count) defLevels = new Int32Array(count);
       const levels = defLevels!.subarray(0, count);
       readHybrid(page, levelsAt, levelsAt + levelsLength!, 1, levels, 0, count, meta.path_in_schema);
       present = 0;
