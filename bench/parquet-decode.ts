@@ -20,7 +20,7 @@ import { generateDbt3 } from '../src/datasets/dbt3/generate.js';
 import { tblToParquet } from '../test/helpers/duckdb-parquet.js';
 import { parquetFields, type ParquetColumn } from '../src/source/parquet/parquet-columns.js';
 import { openParquet } from '../src/source/parquet/parquet-file.js';
-import { binaryTupleRows, copyTextCells, copyTextRows, decodeSlice, fieldWriter, readSlice, rowGroupSpans, sliceTuples, tuplePlan } from '../src/source/parquet/parquet-source.js';
+import { binaryTupleRows, copyTextCells, copyTextRows, decodeSlice, fieldWriter, readSlice, ROW_WIDTH_SAMPLE, rowGroupSpans, SliceRows } from '../src/source/parquet/parquet-source.js';
 import type { WireColumn } from '../src/wire/catalog.js';
 import { binaryCell, textCell } from '../src/source/parquet/parquet-cells.js';
 import { DBT3_COLUMNS } from '../src/datasets/dbt3-schema.js';
@@ -89,8 +89,10 @@ async function flat(how: 'decode' | 'text' | 'binary-cells' | 'binary'): Promise
     const decoded = await decodeSlice(pf, slice, columns, g.firstRow);
     if (how === 'decode') continue;
     if (how === 'binary') {
-      // What a load does: the slice's tuple plan (made once per row group), its rows written piece by piece.
-      const tuples = sliceTuples(tuplePlan(decoded, columns, wire), columns, wire, 0, g.rows);
+      // What a load does: a row group's rows, the width of their COPY text sampled (chunk sizes), their tuple plan made once, written piece by piece.
+      const rows = new SliceRows(decoded, columns, writers);
+      rows.rowBytes = rows.textBytesPerRow(Math.min(g.rows, ROW_WIDTH_SAMPLE));
+      const tuples = rows.binary(wire, 0, g.rows);
       if (typeof tuples === 'string') throw new Error(tuples);
       for (let r = 0; r < g.rows; ) {
         out.pos = 0;

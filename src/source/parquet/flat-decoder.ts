@@ -64,10 +64,6 @@ class Spans {
     bigger.set(this.values.subarray(0, this.n));
     this.values = bigger;
   }
-  push(start: number, end: number): void {
-    this.values[this.n++] = start;
-    this.values[this.n++] = end;
-  }
 }
 
 /** A growable byte store, 8-byte aligned (so typed views of it need no copy). */
@@ -137,21 +133,15 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
   const plain = (page: Uint8Array, at: number, n: number): number => {
     if (type === 'BYTE_ARRAY') {
       // The page's values as they are (each after its 4-byte length), copied at once; a value's span is found from the lengths.
-      let end = at;
       spans.reserve(n);
-      const base = store.pos - at;
-      for (let k = 0; k < n; k++) {
-        const len = page[end]! | (page[end + 1]! << 8) | (page[end + 2]! << 16) | (page[end + 3]! << 24);
-        spans.push(base + end + 4, base + end + 4 + len);
-        end += 4 + len;
-      }
+      const end = plainSpans(page, at, n, store.pos - at, spans.values, spans.n);
+      spans.n += 2 * n;
       if (end > page.length) throw new Error(`a PLAIN page of ${meta.path_in_schema.join('.')} ends inside a value`);
       store.append(page, at, end - at);
       at = end;
     } else if (type === 'BOOLEAN') {
       store.reserve(n);
-      const b = store.bytes;
-      for (let k = 0; k < n; k++) b[store.pos + k] = (page[at + (k >> 3)]! >> (k & 7)) & 1;
+      unpackBits(page, at, n, store.bytes, store.pos);
       store.pos += n;
       at += (n + 7) >> 3;
     } else {
@@ -219,8 +209,7 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
       if (defLevels === undefined || defLevels.length < count) defLevels = new Int32Array(count);
       const levels = defLevels!.subarray(0, count);
       readHybrid(page, levelsAt, levelsAt + levelsLength!, 1, levels, 0, count, meta.path_in_schema);
-      present = 0;
-      for (let k = 0; k < count; k++) present += levels[k]!;
+      present = sum(levels);
     }
 
     // The page's values: PLAIN into the store, or dictionary indexes.
@@ -238,7 +227,8 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
       } else if (direct) {
         // No NULLs: the indexes are the rows' value indexes, read straight into place, then checked.
         readHybrid(page, at + 1, page.length, bitWidth, index, row, count, meta.path_in_schema);
-        for (let k = row; k < row + count; k++) if (index[k]! >= dictionary) throw new Error(`a dictionary index ${index[k]} past the dictionary's ${dictionary} values in ${meta.path_in_schema.join('.')}`);
+        const bad = firstAtOrPast(index, row, row + count, dictionary);
+        if (bad >= 0) throw new Error(`a dictionary index ${index[bad]} past the dictionary's ${dictionary} values in ${meta.path_in_schema.join('.')}`);
         row += count;
         continue;
       } else {
@@ -256,25 +246,10 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
 
     // Rows → value indexes.
     const levels = optional && !allPresent ? defLevels! : undefined;
-    let v = 0;
-    if (levels === undefined && ids === undefined) {
-      for (let k = 0; k < count; k++) index[row + k] = first + k;
-      v = count;
-    } else if (levels === undefined) {
-      for (let k = 0; k < count; k++) {
-        const i = ids![k]!;
-        if (i >= dictionary) throw new Error(`a dictionary index ${i} past the dictionary's ${dictionary} values in ${meta.path_in_schema.join('.')}`);
-        index[row + k] = i;
-      }
-      v = count;
-    } else for (let k = 0; k < count; k++) {
-      if (levels !== undefined && levels[k] === 0) index[row + k] = -1;
-      else {
-        const i = ids !== undefined ? ids[v]! : first + v;
-        if (ids !== undefined && i >= dictionary) throw new Error(`a dictionary index ${i} past the dictionary's ${dictionary} values in ${meta.path_in_schema.join('.')}`);
-        index[row + k] = i;
-        v++;
-      }
+    if (levels === undefined && ids === undefined) countUp(index, row, count, first);
+    else {
+      const bad = levels === undefined ? copyIndexes(ids!, index, row, count, dictionary) : indexesWithNulls(levels, ids, first, index, row, count, dictionary);
+      if (bad >= 0) throw new Error(`a dictionary index ${bad} past the dictionary's ${dictionary} values in ${meta.path_in_schema.join('.')}`);
     }
     row += count;
   }
@@ -292,6 +267,71 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
     f32: width === 4 ? new Float32Array(buffer, 0, store.pos >> 2) : EMPTY_F32,
     f64: width === 8 ? new Float64Array(buffer, 0, store.pos >> 3) : EMPTY_F64,
   };
+}
+
+/*
+ * The per-value loops, each a small function of its own: the page loop above takes new
+ * branches as it meets new column types and pages, and each costs it its optimized code;
+ * these stay optimized (a cold load spent most of its decoding in them, deoptimized).
+ */
+
+/** The spans of `n` PLAIN BYTE_ARRAY values at `page[at…]` (each after its 4-byte length), offset by `base`, into `spans[to…]`; returns the offset after them. */
+function plainSpans(page: Uint8Array, at: number, n: number, base: number, spans: Int32Array, to: number): number {
+  let end = at;
+  for (let k = 0; k < n; k++) {
+    const len = page[end]! | (page[end + 1]! << 8) | (page[end + 2]! << 16) | (page[end + 3]! << 24);
+    spans[to + 2 * k] = base + end + 4;
+    spans[to + 2 * k + 1] = base + end + 4 + len;
+    end += 4 + len;
+  }
+  return end;
+}
+
+/** `n` PLAIN booleans (bits, least significant first) at `page[at…]` as bytes 0/1 into `out[to…]`. */
+function unpackBits(page: Uint8Array, at: number, n: number, out: Uint8Array, to: number): void {
+  for (let k = 0; k < n; k++) out[to + k] = (page[at + (k >> 3)]! >> (k & 7)) & 1;
+}
+
+/** The first k in [from, to) with `a[k] >= limit`, or -1. */
+function firstAtOrPast(a: Int32Array, from: number, to: number, limit: number): number {
+  for (let k = from; k < to; k++) if (a[k]! >= limit) return k;
+  return -1;
+}
+
+function sum(a: Int32Array): number {
+  let n = 0;
+  for (let k = 0; k < a.length; k++) n += a[k]!;
+  return n;
+}
+
+/** `index[row + k] = first + k` for k < count (a plain page without NULLs). */
+function countUp(index: Int32Array, row: number, count: number, first: number): void {
+  for (let k = 0; k < count; k++) index[row + k] = first + k;
+}
+
+/** Dictionary indexes of a page without NULLs into `index[row…]`; returns an index past the dictionary, or -1. */
+function copyIndexes(ids: Int32Array, index: Int32Array, row: number, count: number, dictionary: number): number {
+  for (let k = 0; k < count; k++) {
+    const i = ids[k]!;
+    if (i >= dictionary) return i;
+    index[row + k] = i;
+  }
+  return -1;
+}
+
+/** A page with NULLs (level 0): -1, else its next value (`ids`' next, or the next plain value from `first`); returns an index past the dictionary, or -1. */
+function indexesWithNulls(levels: Int32Array, ids: Int32Array | undefined, first: number, index: Int32Array, row: number, count: number, dictionary: number): number {
+  let v = 0;
+  for (let k = 0; k < count; k++) {
+    if (levels[k] === 0) index[row + k] = -1;
+    else {
+      const i = ids !== undefined ? ids[v]! : first + v;
+      if (ids !== undefined && i >= dictionary) return i;
+      index[row + k] = i;
+      v++;
+    }
+  }
+  return -1;
 }
 
 /** The widest values `readHybrid` reads (its 32-bit accumulator); wider ones (dictionaries of 2^24 values and more) are read by hyparquet's reader. */
@@ -325,19 +365,7 @@ export function readHybrid(page: Uint8Array, at: number, end: number, width: num
       const bytes = groups * width;
       if (p + bytes > end) throw new Error(`an RLE/bit-packed run of ${path.join('.')} ends past its page`);
       const take = Math.min(groups * 8, count - n);
-      let acc = 0;
-      let bits = 0;
-      let q = p;
-      const base = to + n;
-      for (let k = 0; k < take; k++) {
-        while (bits < width) {
-          acc |= page[q++]! << bits;
-          bits += 8;
-        }
-        out[base + k] = acc & mask;
-        acc >>>= width;
-        bits -= width;
-      }
+      unpackValues(page, p, width, mask, out, to + n, take);
       n += take;
       p += bytes;
     } else {
@@ -353,6 +381,21 @@ export function readHybrid(page: Uint8Array, at: number, end: number, width: num
     }
   }
   return p;
+}
+
+/** `take` bit-packed values of `width` bits (least significant first) from `page[q…]` into `out[to…]`. */
+function unpackValues(page: Uint8Array, q: number, width: number, mask: number, out: Int32Array, to: number, take: number): void {
+  let acc = 0;
+  let bits = 0;
+  for (let k = 0; k < take; k++) {
+    while (bits < width) {
+      acc |= page[q++]! << bits;
+      bits += 8;
+    }
+    out[to + k] = acc & mask;
+    acc >>>= width;
+    bits -= width;
+  }
 }
 
 /** Whether the RLE/bit-packed hybrid of 1-bit levels at `at` starts with one RLE run of 1 covering `count` levels. */

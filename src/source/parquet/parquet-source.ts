@@ -289,8 +289,8 @@ export function jsonLinesOf(values: readonly Values[], slice: ParquetSlice, colu
   return Buffer.from(lines.join(''), 'utf8');
 }
 
-/** A decoded slice's rows, as COPY text cells and, per column types, binary cells (made once, kept). */
-class SliceRows {
+/** A decoded slice's rows, as COPY text cells and, per column types, binary tuples (planned once, kept). */
+export class SliceRows {
   readonly text: readonly TextCell[];
   /** Bytes of COPY text a row takes, as sampled (`textBytesPerRow`). */
   rowBytes = 64;
@@ -359,6 +359,9 @@ export function sliceTuples(plan: TuplePlan | string, columns: readonly ParquetC
     },
   };
 }
+
+/** Rows of a run whose COPY text is made to measure a row's width (and so the rows a chunk takes). */
+export const ROW_WIDTH_SAMPLE = 2000;
 
 export interface ParquetOpenOptions {
   readonly workers: number;
@@ -431,7 +434,7 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
     const span = cursor.span(run.rowGroup);
     const rows = new SliceRows(await decodeSlice(file, run, columns, span.firstRow), columns, writers);
     // Rows a chunk: as many as about `chunkBytes` of COPY text hold, the text's width sampled on the run's first rows.
-    rows.rowBytes = rows.textBytesPerRow(Math.min(run.rows, 2000));
+    rows.rowBytes = rows.textBytesPerRow(Math.min(run.rows, ROW_WIDTH_SAMPLE));
     const step = Math.max(1, Math.floor(options.chunkBytes / rows.rowBytes));
     for (let r = 0; r < run.rows; r += step) {
       const n = Math.min(step, run.rows - r);
