@@ -130,6 +130,18 @@ function copyField(to: DataView<ArrayBufferLike>, b: Uint8Array, p: number, from
   return p + n;
 }
 
+let viewed: Uint8Array | undefined;
+let lastView: DataView<ArrayBufferLike> = EMPTY_VIEW;
+
+/** `b` as a DataView, the last one made kept (a piece's buffer changes only when a reserve grows it). */
+function viewOf(b: Uint8Array): DataView<ArrayBufferLike> {
+  if (b !== viewed) {
+    viewed = b;
+    lastView = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  }
+  return lastView;
+}
+
 /** Bytes a tuple of these columns takes at most, but for the fields written by their own writers. */
 export function tupleRoom(columns: readonly ColumnTuples[]): number {
   return columns.reduce((n, c) => n + c.room, 2);
@@ -142,16 +154,10 @@ export function tupleRoom(columns: readonly ColumnTuples[]): number {
 export function writeFlatTuples(columns: readonly ColumnTuples[], room: number, from: number, to: number, out: WireBuffer, limit: number): number | { row: number; column: number } {
   const n = columns.length;
   let r = from;
-  // `out.bytes` as a DataView (made again when a reserve grows it).
-  let viewed: Uint8Array | undefined;
-  let view: DataView<ArrayBufferLike> = EMPTY_VIEW;
   while (r < to && out.pos < limit) {
     out.reserve(room);
     let b = out.bytes;
-    if (b !== viewed) {
-      viewed = b;
-      view = new DataView(b.buffer, b.byteOffset, b.byteLength);
-    }
+    let view = viewOf(b);
     let p = out.pos;
     b[p] = n >> 8;
     b[p + 1] = n;
@@ -159,101 +165,88 @@ export function writeFlatTuples(columns: readonly ColumnTuples[], room: number, 
     for (let k = 0; k < n; k++) {
       const c = columns[k]!;
       const kind = c.kind;
+      // A field written by its own writer (which makes its own room): false when it does not fit the column.
+      let own: boolean | undefined;
       if (kind === CELL) {
         out.pos = p;
-        if (!c.cell(r, out)) return { row: r, column: k };
-        out.reserve(room);
-        b = out.bytes;
-        if (b !== viewed) {
-          viewed = b;
-          view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+        own = c.cell(r, out);
+      } else {
+        const i = c.index[c.base + r]!;
+        if (i < 0) {
+          b[p] = 0xff;
+          b[p + 1] = 0xff;
+          b[p + 2] = 0xff;
+          b[p + 3] = 0xff;
+          p += 4;
+          continue;
         }
-        p = out.pos;
-        continue;
-      }
-      const i = c.index[c.base + r]!;
-      if (i < 0) {
-        b[p] = 0xff;
-        b[p + 1] = 0xff;
-        b[p + 2] = 0xff;
-        b[p + 3] = 0xff;
-        p += 4;
-        continue;
-      }
-      switch (kind) {
-        case TABLE: {
-          const len = c.len[i]!;
-          if (len < 0) return { row: r, column: k };
-          p = copyField(view, b, p, c.view, c.bytes, c.at[i]!, len);
-          break;
-        }
-        case INT32:
-        case DATE: {
-          const v = kind === DATE ? c.i32[i]! - UNIX_TO_POSTGRES_DAYS : c.i32[i]!;
-          b[p] = 0;
-          b[p + 1] = 0;
-          b[p + 2] = 0;
-          b[p + 3] = 4;
-          b[p + 4] = v >> 24;
-          b[p + 5] = v >> 16;
-          b[p + 6] = v >> 8;
-          b[p + 7] = v;
-          p += 8;
-          break;
-        }
-        case LE8: {
-          // The little-endian 8 bytes reversed: its high word first, each word big-endian.
-          const s = 8 * i;
-          view.setInt32(p, 8);
-          view.setUint32(p + 4, c.view.getUint32(s + 4, true));
-          view.setUint32(p + 8, c.view.getUint32(s, true));
-          p += 12;
-          break;
-        }
-        case SPAN: {
-          const src = c.bytes;
-          const s = c.span[2 * i]!;
-          const len = c.span[2 * i + 1]! - s;
-          b[p] = len >> 24;
-          b[p + 1] = len >> 16;
-          b[p + 2] = len >> 8;
-          b[p + 3] = len;
-          p = copyField(view, b, p + 4, c.view, src, s, len);
-          break;
-        }
-        case DECIMAL32:
-          p = putSmallNumeric(b, p, c.i32[i]!, c.scale);
-          break;
-        case DECIMAL64: {
-          const lo = c.i32[2 * i]! >>> 0;
-          const hi = c.i32[2 * i + 1]!;
-          // A safe integer (|v| < 2^53: hi in [-2^21, 2^21)) inline; a bigger one by the column's writer.
-          if (hi >= -2097152 && hi < 2097152) {
-            p = putSmallNumeric(b, p, hi * 4294967296 + lo, c.scale);
+        switch (kind) {
+          case TABLE: {
+            const len = c.len[i]!;
+            if (len < 0) return { row: r, column: k };
+            p = copyField(view, b, p, c.view, c.bytes, c.at[i]!, len);
             break;
           }
-          out.pos = p;
-          if (!c.write(i, out)) return { row: r, column: k };
-          out.reserve(room);
-          b = out.bytes;
-        if (b !== viewed) {
-          viewed = b;
-          view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+          case INT32:
+          case DATE: {
+            const v = kind === DATE ? c.i32[i]! - UNIX_TO_POSTGRES_DAYS : c.i32[i]!;
+            b[p] = 0;
+            b[p + 1] = 0;
+            b[p + 2] = 0;
+            b[p + 3] = 4;
+            b[p + 4] = v >> 24;
+            b[p + 5] = v >> 16;
+            b[p + 6] = v >> 8;
+            b[p + 7] = v;
+            p += 8;
+            break;
+          }
+          case LE8: {
+            // The little-endian 8 bytes reversed: its high word first, each word big-endian.
+            const s = 8 * i;
+            view.setInt32(p, 8);
+            view.setUint32(p + 4, c.view.getUint32(s + 4, true));
+            view.setUint32(p + 8, c.view.getUint32(s, true));
+            p += 12;
+            break;
+          }
+          case SPAN: {
+            const src = c.bytes;
+            const s = c.span[2 * i]!;
+            const len = c.span[2 * i + 1]! - s;
+            b[p] = len >> 24;
+            b[p + 1] = len >> 16;
+            b[p + 2] = len >> 8;
+            b[p + 3] = len;
+            p = copyField(view, b, p + 4, c.view, src, s, len);
+            break;
+          }
+          case DECIMAL32:
+            p = putSmallNumeric(b, p, c.i32[i]!, c.scale);
+            break;
+          case DECIMAL64: {
+            const lo = c.i32[2 * i]! >>> 0;
+            const hi = c.i32[2 * i + 1]!;
+            // A safe integer (|v| < 2^53: hi in [-2^21, 2^21)) inline; a bigger one by the column's writer.
+            if (hi >= -2097152 && hi < 2097152) {
+              p = putSmallNumeric(b, p, hi * 4294967296 + lo, c.scale);
+              break;
+            }
+            out.pos = p;
+            own = c.write(i, out);
+            break;
+          }
+          default:
+            out.pos = p;
+            own = c.write(i, out);
         }
-          p = out.pos;
-          break;
-        }
-        default: {
-          out.pos = p;
-          if (!c.write(i, out)) return { row: r, column: k };
-          out.reserve(room);
-          b = out.bytes;
-        if (b !== viewed) {
-          viewed = b;
-          view = new DataView(b.buffer, b.byteOffset, b.byteLength);
-        }
-          p = out.pos;
-        }
+      }
+      if (own !== undefined) {
+        if (!own) return { row: r, column: k };
+        out.reserve(room);
+        b = out.bytes;
+        view = viewOf(b);
+        p = out.pos;
       }
     }
     out.pos = p;
