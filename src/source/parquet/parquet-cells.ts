@@ -1,6 +1,6 @@
 import type { WireBuffer } from '../../wire/field-encoder.js';
 import { writeBool, writeBytea, writeDateDays, writeFloat4, writeFloat8, writeInt16, writeInt32, writeInt64, writeJsonb, writeNumericFromDecimal, writeText, writeTimestampMicros, writeUuid } from '../../wire/encoders/index.js';
-import { putField, putInt16, putInt32 } from '../../wire/encoders/store.js';
+import { putField } from '../../wire/encoders/store.js';
 import { writeNull } from '../../wire/binary-copy.js';
 import type { ParquetColumn } from './parquet-columns.js';
 import { int64BigInt, int64Number, rawValueOf, type FlatColumn } from './flat-decoder.js';
