@@ -7,8 +7,11 @@
  *   node dist/bench/parquet-decode.js [--scale 0.1] [--repeat 5] [--file x.parquet] [--variants a,b]
  *
  * Variants: `hyparquet-text` (hyparquet's parquetRead, then COPY text: the reader before
- * the flat decoder), `text` (the flat decoder, then COPY text), `binary` (the flat
- * decoder, then binary COPY tuples for lineitem's column types).
+ * the flat decoder), `decode` (the flat decoder alone: file bytes to decoded columns),
+ * `text` (the flat decoder, then COPY text), `binary-cells` (the flat decoder, then binary
+ * COPY tuples by a call per value: the typed wire before flat-tuples.ts), `binary` (the
+ * flat decoder, then binary COPY tuples as a load writes them, flat-tuples.ts: the whole
+ * client path of `--wire auto` from the file's bytes to the COPY pieces).
  */
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
@@ -17,7 +20,8 @@ import { generateDbt3 } from '../src/datasets/dbt3/generate.js';
 import { tblToParquet } from '../test/helpers/duckdb-parquet.js';
 import { parquetFields, type ParquetColumn } from '../src/source/parquet/parquet-columns.js';
 import { openParquet } from '../src/source/parquet/parquet-file.js';
-import { binaryTupleRows, copyTextCells, copyTextRows, decodeSlice, fieldWriter, readSlice, rowGroupSpans } from '../src/source/parquet/parquet-source.js';
+import { binaryTupleRows, copyTextCells, copyTextRows, decodeSlice, fieldWriter, readSlice, ROW_WIDTH_SAMPLE, rowGroupSpans, SliceRows } from '../src/source/parquet/parquet-source.js';
+import type { WireColumn } from '../src/wire/catalog.js';
 import { binaryCell, textCell } from '../src/source/parquet/parquet-cells.js';
 import { DBT3_COLUMNS } from '../src/datasets/dbt3-schema.js';
 import { WireBuffer } from '../src/wire/field-encoder.js';
@@ -25,7 +29,7 @@ import { arg, describeMachine, median } from './lib/machine.js';
 
 const scale = Number(arg('scale', '0.1'));
 const repeat = Number(arg('repeat', '5'));
-const variants = arg('variants', 'hyparquet-text,text,binary').split(',');
+const variants = arg('variants', 'hyparquet-text,decode,text,binary-cells,binary').split(',');
 let file = arg('file', '');
 if (file === '') {
   const dir = path.join(os.tmpdir(), `pgsurge-parquet-decode-sf${scale}`);
@@ -47,6 +51,8 @@ const rows = groups.reduce((n, g) => n + g.rows, 0);
 console.log(`# input: ${rows.toLocaleString('en-US')} rows, ${groups.length} row groups, ${columns.length} columns, ${(pf.size / 1e6).toFixed(1)} MB`);
 
 const CHUNK = 8 * 1024 * 1024;
+/** The binary wire's pieces (wire-writer.ts's PIECE_BINARY_BYTES): tuples are written ~112 KB at a time. */
+const PIECE = 112 * 1024;
 const out = new WireBuffer(CHUNK + 64 * 1024);
 let sink = 0;
 
@@ -73,16 +79,33 @@ function typnameOf(type: string): string {
 }
 const lineitemTypes = new Map(DBT3_COLUMNS.lineitem.map(([n, t]) => [n, typnameOf(t)]));
 
-async function flat(binary: boolean): Promise<void> {
+/** The table's COPY columns as the catalog gives them (what the typed tuples are planned for). */
+const wire: WireColumn[] = columns.map((c) => ({ name: c.column, declared: lineitemTypes.get(c.field) ?? 'text', typname: lineitemTypes.get(c.field) ?? 'text', typmod: -1, oid: 0 }));
+
+async function flat(how: 'decode' | 'text' | 'binary-cells' | 'binary'): Promise<void> {
   const writers = columns.map(fieldWriter);
   for (const [rowGroup, g] of groups.entries()) {
     const slice = { rowGroup, firstRow: g.firstRow, rows: g.rows, bytes: g.compressedBytes };
     const decoded = await decodeSlice(pf, slice, columns, g.firstRow);
-    if (binary) {
+    if (how === 'decode') continue;
+    if (how === 'binary') {
+      // What a load does: a row group's rows, the width of their COPY text sampled (chunk sizes), their tuple plan made once, written piece by piece.
+      const rows = new SliceRows(decoded, columns, writers);
+      rows.rowBytes = rows.textBytesPerRow(Math.min(g.rows, ROW_WIDTH_SAMPLE));
+      const tuples = rows.binary(wire, 0, g.rows);
+      if (typeof tuples === 'string') throw new Error(tuples);
+      for (let r = 0; r < g.rows; ) {
+        out.pos = 0;
+        const to = tuples.write(r, out, PIECE);
+        if (typeof to !== 'number') throw new Error(`refused at row ${to.row}: ${to.why}`);
+        r = to;
+        sink += out.pos;
+      }
+    } else if (how === 'binary-cells') {
       const cells = decoded.map((d, i) => binaryCell(d, columns[i]!, { typname: lineitemTypes.get(columns[i]!.field) ?? 'text' })!);
       for (let r = 0; r < g.rows; ) {
         out.pos = 0;
-        const to = binaryTupleRows(cells, r, g.rows, out, CHUNK);
+        const to = binaryTupleRows(cells, r, g.rows, out, PIECE);
         if (typeof to !== 'number') throw new Error(`refused at row ${to.row}`);
         r = to;
         sink += out.pos;
@@ -98,7 +121,7 @@ async function flat(binary: boolean): Promise<void> {
   }
 }
 
-const run: Record<string, () => Promise<void>> = { 'hyparquet-text': hyparquetText, text: () => flat(false), binary: () => flat(true) };
+const run: Record<string, () => Promise<void>> = { 'hyparquet-text': hyparquetText, decode: () => flat('decode'), text: () => flat('text'), 'binary-cells': () => flat('binary-cells'), binary: () => flat('binary') };
 
 const cpu = (): number => {
   const u = process.cpuUsage();

@@ -64,16 +64,15 @@ class Spans {
     bigger.set(this.values.subarray(0, this.n));
     this.values = bigger;
   }
-  push(start: number, end: number): void {
-    this.values[this.n++] = start;
-    this.values[this.n++] = end;
-  }
 }
 
 /** A growable byte store, 8-byte aligned (so typed views of it need no copy). */
 class ByteStore {
-  bytes = new Uint8Array(new ArrayBuffer(1024));
+  bytes: Uint8Array;
   pos = 0;
+  constructor(initial: number) {
+    this.bytes = new Uint8Array(new ArrayBuffer(Math.max(1024, (initial + 7) & ~7)));
+  }
   reserve(n: number): void {
     if (this.pos + n <= this.bytes.length) return;
     let size = this.bytes.length * 2;
@@ -120,34 +119,29 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
   const width = widthOf(type, element);
   const optional = element.repetition_type === 'OPTIONAL';
   const index = new Int32Array(rows);
-  const store = new ByteStore();
+  // A plain chunk's values are about its uncompressed size: room made once, not by doubling (a dictionary's are few).
+  const store = new ByteStore(meta.dictionary_page_offset === undefined && type !== 'BOOLEAN' ? Number(meta.total_uncompressed_size) : 0);
   const spans = new Spans();
   let values = 0; // values in the store
   let dictionary = -1; // values of the dictionary page (at the store's start), -1 before one
   let row = 0;
   const reader = { view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 };
-  const defs = optional ? new Int32Array(Math.min(rows, 1 << 20)) : undefined;
-  let defLevels = defs;
+  // The definition levels of a page, made when a page has NULLs (a writer marks a page without any by one run, read without them).
+  let defLevels: Int32Array | undefined;
 
   /** Appends `n` PLAIN values from `page` at `at`; returns the offset after them. */
   const plain = (page: Uint8Array, at: number, n: number): number => {
     if (type === 'BYTE_ARRAY') {
       // The page's values as they are (each after its 4-byte length), copied at once; a value's span is found from the lengths.
-      let end = at;
       spans.reserve(n);
-      const base = store.pos - at;
-      for (let k = 0; k < n; k++) {
-        const len = page[end]! | (page[end + 1]! << 8) | (page[end + 2]! << 16) | (page[end + 3]! << 24);
-        spans.push(base + end + 4, base + end + 4 + len);
-        end += 4 + len;
-      }
+      const end = plainSpans(page, at, n, store.pos - at, spans.values, spans.n);
+      spans.n += 2 * n;
       if (end > page.length) throw new Error(`a PLAIN page of ${meta.path_in_schema.join('.')} ends inside a value`);
       store.append(page, at, end - at);
       at = end;
     } else if (type === 'BOOLEAN') {
       store.reserve(n);
-      const b = store.bytes;
-      for (let k = 0; k < n; k++) b[store.pos + k] = (page[at + (k >> 3)]! >> (k & 7)) & 1;
+      unpackBits(page, at, n, store.bytes, store.pos);
       store.pos += n;
       at += (n + 7) >> 3;
     } else {
@@ -212,11 +206,10 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
     // Writers mark an optional column without NULLs by one RLE run of level 1: then no level is read.
     const allPresent = optional && isOneRun(page, levelsAt, count);
     if (optional && !allPresent) {
-      if (defLevels!.length < count) defLevels = new Int32Array(count);
+      if (defLevels === undefined || defLevels.length < count) defLevels = new Int32Array(count);
       const levels = defLevels!.subarray(0, count);
-      readRleBitPackedHybrid({ view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: levelsAt }, 1, levels, levelsLength);
-      present = 0;
-      for (let k = 0; k < count; k++) present += levels[k]!;
+      readHybrid(page, levelsAt, levelsAt + levelsLength!, 1, levels, 0, count, meta.path_in_schema);
+      present = sum(levels);
     }
 
     // The page's values: PLAIN into the store, or dictionary indexes.
@@ -226,10 +219,21 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
       plain(page, at, present);
     } else if (encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY') {
       if (dictionary < 0) throw new Error(`a dictionary-encoded page of ${meta.path_in_schema.join('.')} without a dictionary`);
-      ids = new Int32Array(present);
-      if (present > 0) {
-        const bitWidth = page[at]!;
-        if (bitWidth > 0) readRleBitPackedHybrid({ view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: at + 1 }, bitWidth, ids, page.length - at - 1);
+      const bitWidth = present > 0 ? page[at]! : 0;
+      const direct = !(optional && !allPresent);
+      if (bitWidth > MAX_HYBRID_WIDTH) {
+        ids = new Int32Array(present);
+        readRleBitPackedHybrid({ view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: at + 1 }, bitWidth, ids, page.length - at - 1);
+      } else if (direct) {
+        // No NULLs: the indexes are the rows' value indexes, read straight into place, then checked.
+        readHybrid(page, at + 1, page.length, bitWidth, index, row, count, meta.path_in_schema);
+        const bad = firstAtOrPast(index, row, row + count, dictionary);
+        if (bad >= 0) throw new Error(`a dictionary index ${index[bad]} past the dictionary's ${dictionary} values in ${meta.path_in_schema.join('.')}`);
+        row += count;
+        continue;
+      } else {
+        ids = new Int32Array(present);
+        readHybrid(page, at + 1, page.length, bitWidth, ids, 0, present, meta.path_in_schema);
       }
     } else if (encoding === 'RLE' && type === 'BOOLEAN') {
       const bits = new Int32Array(present);
@@ -242,25 +246,10 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
 
     // Rows → value indexes.
     const levels = optional && !allPresent ? defLevels! : undefined;
-    let v = 0;
-    if (levels === undefined && ids === undefined) {
-      for (let k = 0; k < count; k++) index[row + k] = first + k;
-      v = count;
-    } else if (levels === undefined) {
-      for (let k = 0; k < count; k++) {
-        const i = ids![k]!;
-        if (i >= dictionary) throw new Error(`a dictionary index ${i} past the dictionary's ${dictionary} values in ${meta.path_in_schema.join('.')}`);
-        index[row + k] = i;
-      }
-      v = count;
-    } else for (let k = 0; k < count; k++) {
-      if (levels !== undefined && levels[k] === 0) index[row + k] = -1;
-      else {
-        const i = ids !== undefined ? ids[v]! : first + v;
-        if (ids !== undefined && i >= dictionary) throw new Error(`a dictionary index ${i} past the dictionary's ${dictionary} values in ${meta.path_in_schema.join('.')}`);
-        index[row + k] = i;
-        v++;
-      }
+    if (levels === undefined && ids === undefined) countUp(index, row, count, first);
+    else {
+      const bad = levels === undefined ? copyIndexes(ids!, index, row, count, dictionary) : indexesWithNulls(levels, ids, first, index, row, count, dictionary);
+      if (bad >= 0) throw new Error(`a dictionary index ${bad} past the dictionary's ${dictionary} values in ${meta.path_in_schema.join('.')}`);
     }
     row += count;
   }
@@ -278,6 +267,135 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
     f32: width === 4 ? new Float32Array(buffer, 0, store.pos >> 2) : EMPTY_F32,
     f64: width === 8 ? new Float64Array(buffer, 0, store.pos >> 3) : EMPTY_F64,
   };
+}
+
+/*
+ * The per-value loops, each a small function of its own: the page loop above takes new
+ * branches as it meets new column types and pages, and each costs it its optimized code;
+ * these stay optimized (a cold load spent most of its decoding in them, deoptimized).
+ */
+
+/** The spans of `n` PLAIN BYTE_ARRAY values at `page[at…]` (each after its 4-byte length), offset by `base`, into `spans[to…]`; returns the offset after them. */
+function plainSpans(page: Uint8Array, at: number, n: number, base: number, spans: Int32Array, to: number): number {
+  let end = at;
+  for (let k = 0; k < n; k++) {
+    const len = page[end]! | (page[end + 1]! << 8) | (page[end + 2]! << 16) | (page[end + 3]! << 24);
+    spans[to + 2 * k] = base + end + 4;
+    spans[to + 2 * k + 1] = base + end + 4 + len;
+    end += 4 + len;
+  }
+  return end;
+}
+
+/** `n` PLAIN booleans (bits, least significant first) at `page[at…]` as bytes 0/1 into `out[to…]`. */
+function unpackBits(page: Uint8Array, at: number, n: number, out: Uint8Array, to: number): void {
+  for (let k = 0; k < n; k++) out[to + k] = (page[at + (k >> 3)]! >> (k & 7)) & 1;
+}
+
+/** The first k in [from, to) with `a[k] >= limit`, or -1. */
+function firstAtOrPast(a: Int32Array, from: number, to: number, limit: number): number {
+  for (let k = from; k < to; k++) if (a[k]! >= limit) return k;
+  return -1;
+}
+
+function sum(a: Int32Array): number {
+  let n = 0;
+  for (let k = 0; k < a.length; k++) n += a[k]!;
+  return n;
+}
+
+/** `index[row + k] = first + k` for k < count (a plain page without NULLs). */
+function countUp(index: Int32Array, row: number, count: number, first: number): void {
+  for (let k = 0; k < count; k++) index[row + k] = first + k;
+}
+
+/** Dictionary indexes of a page without NULLs into `index[row…]`; returns an index past the dictionary, or -1. */
+function copyIndexes(ids: Int32Array, index: Int32Array, row: number, count: number, dictionary: number): number {
+  for (let k = 0; k < count; k++) {
+    const i = ids[k]!;
+    if (i >= dictionary) return i;
+    index[row + k] = i;
+  }
+  return -1;
+}
+
+/** A page with NULLs (level 0): -1, else its next value (`ids`' next, or the next plain value from `first`); returns an index past the dictionary, or -1. */
+function indexesWithNulls(levels: Int32Array, ids: Int32Array | undefined, first: number, index: Int32Array, row: number, count: number, dictionary: number): number {
+  let v = 0;
+  for (let k = 0; k < count; k++) {
+    if (levels[k] === 0) index[row + k] = -1;
+    else {
+      const i = ids !== undefined ? ids[v]! : first + v;
+      if (ids !== undefined && i >= dictionary) return i;
+      index[row + k] = i;
+      v++;
+    }
+  }
+  return -1;
+}
+
+/** The widest values `readHybrid` reads (its 32-bit accumulator); wider ones (dictionaries of 2^24 values and more) are read by hyparquet's reader. */
+const MAX_HYBRID_WIDTH = 24;
+
+/**
+ * Reads `count` values of the RLE/bit-packed hybrid encoding (bit width 0–24) from
+ * `page[at, end)` into `out[to…]`, as hyparquet's `readRleBitPackedHybrid` does, with a
+ * 32-bit accumulator instead of its byte-by-byte state machine; the padding of a last
+ * bit-packed group is skipped. A run that reaches past `end` is an error. Returns the
+ * offset after the runs read.
+ */
+export function readHybrid(page: Uint8Array, at: number, end: number, width: number, out: Int32Array, to: number, count: number, path: readonly string[] = []): number {
+  const mask = width === 0 ? 0 : width === 32 ? -1 : (1 << width) - 1;
+  const rleBytes = (width + 7) >> 3;
+  let p = at;
+  let n = 0;
+  while (n < count) {
+    let header = 0;
+    let shift = 0;
+    for (;;) {
+      if (p >= end || shift > 28) throw new Error(`an RLE/bit-packed run of ${path.join('.')} ends past its page`);
+      const b = page[p++]!;
+      header |= (b & 0x7f) << shift;
+      if ((b & 0x80) === 0) break;
+      shift += 7;
+    }
+    header >>>= 0;
+    if (header & 1) {
+      const groups = header >>> 1;
+      const bytes = groups * width;
+      if (p + bytes > end) throw new Error(`an RLE/bit-packed run of ${path.join('.')} ends past its page`);
+      const take = Math.min(groups * 8, count - n);
+      unpackValues(page, p, width, mask, out, to + n, take);
+      n += take;
+      p += bytes;
+    } else {
+      const run = header >>> 1;
+      if (p + rleBytes > end) throw new Error(`an RLE/bit-packed run of ${path.join('.')} ends past its page`);
+      let v = 0;
+      for (let k = 0; k < rleBytes; k++) v |= page[p + k]! << (8 * k);
+      p += rleBytes;
+      const take = Math.min(run, count - n);
+      if (take < 16) for (let k = 0; k < take; k++) out[to + n + k] = v;
+      else out.fill(v, to + n, to + n + take);
+      n += take;
+    }
+  }
+  return p;
+}
+
+/** `take` bit-packed values of `width` bits (least significant first) from `page[q…]` into `out[to…]`. */
+function unpackValues(page: Uint8Array, q: number, width: number, mask: number, out: Int32Array, to: number, take: number): void {
+  let acc = 0;
+  let bits = 0;
+  for (let k = 0; k < take; k++) {
+    while (bits < width) {
+      acc |= page[q++]! << bits;
+      bits += 8;
+    }
+    out[to + k] = acc & mask;
+    acc >>>= width;
+    bits -= width;
+  }
 }
 
 /** Whether the RLE/bit-packed hybrid of 1-bit levels at `at` starts with one RLE run of 1 covering `count` levels. */

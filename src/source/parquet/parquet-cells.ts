@@ -1,6 +1,6 @@
 import type { WireBuffer } from '../../wire/field-encoder.js';
 import { writeBool, writeBytea, writeDateDays, writeFloat4, writeFloat8, writeInt16, writeInt32, writeInt64, writeJsonb, writeNumericFromDecimal, writeText, writeTimestampMicros, writeUuid } from '../../wire/encoders/index.js';
-import { putField, putInt16, putInt32 } from '../../wire/encoders/store.js';
+import { putField } from '../../wire/encoders/store.js';
 import { writeNull } from '../../wire/binary-copy.js';
 import type { ParquetColumn } from './parquet-columns.js';
 import { int64BigInt, int64Number, rawValueOf, type FlatColumn } from './flat-decoder.js';
@@ -138,7 +138,7 @@ export interface BinaryTarget {
   readonly typname: string;
 }
 
-const UNIX_TO_POSTGRES_DAYS = 10957; // 1970-01-01 → 2000-01-01
+export const UNIX_TO_POSTGRES_DAYS = 10957; // 1970-01-01 → 2000-01-01
 const UNIX_TO_POSTGRES_MICROS = 946_684_800_000_000n;
 const INT8_MIN = -(2n ** 63n);
 const INT8_MAX = 2n ** 63n - 1n;
@@ -152,7 +152,7 @@ const INT8_MAX = 2n ** 63n - 1n;
  * UUID into uuid; and any field into json/jsonb as the JSON text the text wire sends.
  */
 export function binaryCell(decoded: DecodedColumn, column: ParquetColumn, target: BinaryTarget): BinaryCell | undefined {
-  const write = column.rendering === 'json' ? jsonWriter(column.shape, target.typname) : column.shape.shape === 'leaf' && column.rendering !== 'array' ? valueWriter(column.shape.leaf, column.rendering, target.typname) : undefined;
+  const write = valueWriterOf(column, target);
   if (write === undefined) return undefined;
   if ('values' in decoded) {
     const values = decoded.values;
@@ -167,25 +167,46 @@ export function binaryCell(decoded: DecodedColumn, column: ParquetColumn, target
   }
   const { flat: c, base } = decoded;
   const index = c.index;
-  const fast = column.shape.shape === 'leaf' && column.rendering !== 'json' ? flatWriter(c, column.shape.leaf, target.typname) : undefined;
-  if (fast !== undefined) {
-    return (r, out) => {
-      const i = index[base + r]!;
-      if (i < 0) {
-        writeNull(out);
-        return true;
-      }
-      return fast(i, out);
-    };
-  }
+  const value = flatValueWriter(c, column, target.typname, write);
   return (r, out) => {
     const i = index[base + r]!;
     if (i < 0) {
       writeNull(out);
       return true;
     }
-    return write(rawValueOf(c, i), out);
+    return value.write(i, out);
   };
+}
+
+/**
+ * How a flat column's value i is written into the column type: `write` writes any value
+ * (false: it does not fit the column); `kind` names the forms the tuple writer
+ * (flat-tuples.ts) writes inline, from the decoded bytes: `int32` (INT32 into int4), `date`
+ * (DATE into date), `le8` (INT64 into int8, DOUBLE into float8: the 8 bytes reversed),
+ * `span` (the bytes as they are: text, json, bytea), `decimal32`/`decimal64` (a DECIMAL of
+ * `scale` 0–8 on INT32/INT64 into numeric: `putSmallNumeric`, a safe integer's); `value`
+ * any other (a call of `write`).
+ */
+export interface FlatValueWriter {
+  readonly kind: 'int32' | 'date' | 'le8' | 'span' | 'decimal32' | 'decimal64' | 'value';
+  readonly write: (i: number, out: WireBuffer) => boolean;
+  /** decimal32/decimal64: digits after the point. */
+  readonly scale?: number;
+}
+
+/** The writer of a flat column's values into `target`'s type, or undefined when the pair has no exact binary form (as `binaryCell`). */
+export function flatColumnWriter(c: FlatColumn, column: ParquetColumn, target: BinaryTarget): FlatValueWriter | undefined {
+  const write = valueWriterOf(column, target);
+  return write === undefined ? undefined : flatValueWriter(c, column, target.typname, write);
+}
+
+function valueWriterOf(column: ParquetColumn, target: BinaryTarget): ValueWriter | undefined {
+  return column.rendering === 'json' ? jsonWriter(column.shape, target.typname) : column.shape.shape === 'leaf' && column.rendering !== 'array' ? valueWriter(column.shape.leaf, column.rendering, target.typname) : undefined;
+}
+
+function flatValueWriter(c: FlatColumn, column: ParquetColumn, typname: string, write: ValueWriter): FlatValueWriter {
+  const fast = column.shape.shape === 'leaf' && column.rendering !== 'json' ? flatWriter(c, column.shape.leaf, typname) : undefined;
+  return fast ?? { kind: 'value', write: (i, out) => write(rawValueOf(c, i), out) };
 }
 
 type ValueWriter = (v: RawValue, out: WireBuffer) => boolean;
@@ -274,49 +295,57 @@ function fits(v: bigint, min: bigint, max: bigint, write: (v: bigint) => void): 
 }
 
 /** Fast writers straight from the flat decoder's bytes for lineitem-like columns; undefined where `valueWriter` does. */
-function flatWriter(c: FlatColumn, leaf: LeafKind, typname: string): ((i: number, out: WireBuffer) => boolean) | undefined {
+function flatWriter(c: FlatColumn, leaf: LeafKind, typname: string): FlatValueWriter | undefined {
+  const value = (write: (i: number, out: WireBuffer) => boolean): FlatValueWriter => ({ kind: 'value', write });
   if (leaf.kind === 'int' && c.type === 'INT32') {
     const i32 = c.i32;
-    if (typname === 'int4') return (i, out) => (writeInt32(out, i32[i]!), true);
-    if (typname === 'int8') return (i, out) => (writeInt64(out, i32[i]!), true);
+    if (typname === 'int4') return { kind: 'int32', write: (i, out) => (writeInt32(out, i32[i]!), true) };
+    if (typname === 'int8') return value((i, out) => (writeInt64(out, i32[i]!), true));
     if (typname === 'int2')
-      return (i, out) => {
+      return value((i, out) => {
         const v = i32[i]!;
         if (v < -32768 || v > 32767) return false;
         writeInt16(out, v);
         return true;
-      };
+      });
   }
   if (leaf.kind === 'int' && c.type === 'INT64') {
-    if (typname === 'int8') return (i, out) => (putFieldLittleEndian8(out, c.bytes, i), true);
+    if (typname === 'int8') return { kind: 'le8', write: (i, out) => (putFieldLittleEndian8(out, c.bytes, i), true) };
     if (typname === 'int4')
-      return (i, out) => {
+      return value((i, out) => {
         const n = int64Number(c, i);
         if (!(n >= -2147483648 && n <= 2147483647)) return false;
         writeInt32(out, n);
         return true;
-      };
+      });
   }
   if (leaf.kind === 'decimal' && typname === 'numeric' && (c.type === 'INT32' || c.type === 'INT64') && leaf.scale >= 0 && leaf.scale <= 8) {
     const scale = leaf.scale;
-    if (c.type === 'INT32') return (i, out) => (writeSmallNumeric(out, c.i32[i]!, scale), true);
-    return (i, out) => {
+    if (c.type === 'INT32') return { kind: 'decimal32', scale, write: (i, out) => (writeSmallNumeric(out, c.i32[i]!, scale), true) };
+    return {
+      kind: 'decimal64',
+      scale,
+      write: (i, out) => {
       const n = int64Number(c, i);
       if (n === n) writeSmallNumeric(out, n, scale);
-      else return writeNumericFromDecimal(out, int64BigInt(c, i), scale);
-      return true;
+        else return writeNumericFromDecimal(out, int64BigInt(c, i), scale);
+        return true;
+      },
     };
   }
-  if (leaf.kind === 'date' && typname === 'date' && c.type === 'INT32') return (i, out) => (writeInt32(out, c.i32[i]! - UNIX_TO_POSTGRES_DAYS), true);
-  if (leaf.kind === 'double' && typname === 'float8' && c.type === 'DOUBLE') return (i, out) => (putFieldLittleEndian8(out, c.bytes, i), true);
+  if (leaf.kind === 'date' && typname === 'date' && c.type === 'INT32') return { kind: 'date', write: (i, out) => (writeInt32(out, c.i32[i]! - UNIX_TO_POSTGRES_DAYS), true) };
+  if (leaf.kind === 'double' && typname === 'float8' && c.type === 'DOUBLE') return { kind: 'le8', write: (i, out) => (putFieldLittleEndian8(out, c.bytes, i), true) };
   if (c.span !== undefined) {
     const span = c.span;
     const text = typname === 'text' || typname === 'varchar' || typname === 'bpchar';
     if ((leaf.kind === 'string' && text) || (leaf.kind === 'json' && (text || typname === 'json')) || (leaf.kind === 'bytes' && typname === 'bytea'))
-      return (i, out) => {
-        const s = span[2 * i]!;
-        putField(out, c.bytes, s, span[2 * i + 1]! - s);
-        return true;
+      return {
+        kind: 'span',
+        write: (i, out) => {
+          const s = span[2 * i]!;
+          putField(out, c.bytes, s, span[2 * i + 1]! - s);
+          return true;
+        },
       };
   }
   return undefined;
@@ -345,52 +374,92 @@ const GROUP_SCALE = [1, 1000, 100, 10, 1, 1000, 100, 10, 1];
  * leading and trailing zero ones dropped, dscale = scale.
  */
 export function writeSmallNumeric(out: WireBuffer, unscaled: number, scale: number): void {
+  out.reserve(SMALL_NUMERIC_ROOM);
+  out.pos = putSmallNumeric(out.bytes, out.pos, unscaled, scale);
+}
+
+/** Bytes `putSmallNumeric` writes at most: length, header, and 6 base-10000 digits (4 whole ones below 2^53, 2 of fraction). */
+export const SMALL_NUMERIC_ROOM = 24;
+
+/** `writeSmallNumeric` into `b` at `p` (room reserved by the caller); returns the position after it. */
+export function putSmallNumeric(b: Uint8Array, p: number, unscaled: number, scale: number): number {
   const neg = unscaled < 0;
   const a = neg ? -unscaled : unscaled;
   const p10 = POW10[scale]!;
-  let whole = Math.floor(a / p10);
-  const frac = a - whole * p10;
-  // Fraction groups: scale 1–4 one group, 5–8 two; the fraction padded to whole groups.
-  const fracGroups = (scale + 3) >> 2;
-  const padded = frac * GROUP_SCALE[scale]!;
-  const groups: number[] = SCRATCH;
-  let n = 0;
-  // Integer groups, least significant first, then reversed into place.
-  let intGroups = 0;
-  while (whole > 0) {
-    const q = Math.floor(whole / 10000);
-    INT_SCRATCH[intGroups++] = whole - q * 10000;
-    whole = q;
+  let whole: number;
+  let frac: number;
+  if (a <= 0x7fffffff) {
+    // int32 arithmetic (a division by a constant becomes a multiplication).
+    whole = (a / p10) | 0;
+    frac = a - whole * p10;
+  } else {
+    whole = Math.floor(a / p10);
+    frac = a - whole * p10;
   }
-  for (let k = intGroups - 1; k >= 0; k--) groups[n++] = INT_SCRATCH[k]!;
-  if (fracGroups === 2) {
-    const hi = Math.floor(padded / 10000);
-    groups[n++] = hi;
-    groups[n++] = padded - hi * 10000;
-  } else if (fracGroups === 1) groups[n++] = padded;
+  // The digits, most significant first: up to 4 whole groups (whole < 2^53 / 1 < 10^16), then 0–2 fraction groups (the fraction padded to whole groups).
+  const d = DIGITS;
+  let n = 0;
+  if (whole >= 1e12) {
+    const top = Math.floor(whole / 1e8);
+    const low = whole - top * 1e8;
+    const t = (top / 10000) | 0;
+    d[0] = t;
+    d[1] = top - t * 10000;
+    const l = (low / 10000) | 0;
+    d[2] = l;
+    d[3] = low - l * 10000;
+    n = 4;
+  } else if (whole >= 1e8) {
+    const top = Math.floor(whole / 1e8);
+    const low = whole - top * 1e8;
+    const l = (low / 10000) | 0;
+    d[0] = top;
+    d[1] = l;
+    d[2] = low - l * 10000;
+    n = 3;
+  } else if (whole >= 10000) {
+    const t = (whole / 10000) | 0;
+    d[0] = t;
+    d[1] = whole - t * 10000;
+    n = 2;
+  } else if (whole > 0) {
+    d[0] = whole;
+    n = 1;
+  }
+  const intGroups = n;
+  const padded = frac * GROUP_SCALE[scale]!;
+  if (scale > 4) {
+    const hi = (padded / 10000) | 0;
+    d[n++] = hi;
+    d[n++] = padded - hi * 10000;
+  } else if (scale > 0) d[n++] = padded;
   let first = 0;
-  while (first < n && groups[first] === 0) first++;
+  while (first < n && d[first] === 0) first++;
   let last = n;
-  while (last > first && groups[last - 1] === 0) last--;
+  while (last > first && d[last - 1] === 0) last--;
   const ndigits = last - first;
   const weight = ndigits === 0 ? 0 : intGroups - 1 - first;
-  out.reserve(12 + 2 * ndigits);
-  const b = out.bytes;
-  const p = out.pos;
-  putInt32(b, p, 8 + 2 * ndigits);
-  putInt16(b, p + 4, ndigits);
-  putInt16(b, p + 6, weight);
-  putInt16(b, p + 8, neg && ndigits !== 0 ? NUMERIC_NEG : 0);
-  putInt16(b, p + 10, scale);
+  const len = 8 + 2 * ndigits;
+  b[p] = 0;
+  b[p + 1] = 0;
+  b[p + 2] = len >> 8;
+  b[p + 3] = len;
+  b[p + 4] = 0;
+  b[p + 5] = ndigits;
+  b[p + 6] = weight >> 8;
+  b[p + 7] = weight;
+  b[p + 8] = neg && ndigits !== 0 ? NUMERIC_NEG >> 8 : 0;
+  b[p + 9] = 0;
+  b[p + 10] = 0;
+  b[p + 11] = scale;
   let q = p + 12;
   for (let k = first; k < last; k++) {
-    const g = groups[k]!;
+    const g = d[k]!;
     b[q] = g >> 8;
     b[q + 1] = g;
     q += 2;
   }
-  out.pos = q;
+  return q;
 }
 
-const SCRATCH: number[] = new Array(8).fill(0);
-const INT_SCRATCH: number[] = new Array(8).fill(0);
+const DIGITS = new Int32Array(8);

@@ -10,7 +10,8 @@ import { openParquet, type ParquetFile } from './parquet-file.js';
 import { ParquetRowRecords } from './parquet-rows.js';
 import { arrayLiteral, bigEndianSigned, decimalText, jsonText, leafText, putByte, putCopyBytes, putCopyText, type RawValue } from './parquet-text.js';
 import { decodeFlatColumn, isFlatColumn, NotFlat } from './flat-decoder.js';
-import { binaryCell, textCell, type BinaryCell, type DecodedColumn, type TextCell } from './parquet-cells.js';
+import { binaryCell, flatColumnWriter, textCell, type BinaryCell, type DecodedColumn, type TextCell } from './parquet-cells.js';
+import { ColumnTuples, tupleRoom, writeFlatTuples } from './flat-tuples.js';
 import type { WireColumn } from '../../wire/catalog.js';
 import type { TypedRows, TypedTuples } from '../../wire/typed-rows.js';
 import { writeTupleStart } from '../../wire/binary-copy.js';
@@ -288,12 +289,12 @@ export function jsonLinesOf(values: readonly Values[], slice: ParquetSlice, colu
   return Buffer.from(lines.join(''), 'utf8');
 }
 
-/** A decoded slice's rows, as COPY text cells and, per column types, binary cells (made once, kept). */
-class SliceRows {
+/** A decoded slice's rows, as COPY text cells and, per column types, binary tuples (planned once, kept). */
+export class SliceRows {
   readonly text: readonly TextCell[];
   /** Bytes of COPY text a row takes, as sampled (`textBytesPerRow`). */
   rowBytes = 64;
-  private tuples: { key: string; cells: readonly BinaryCell[] | string } | undefined;
+  private tuples: { key: string; plan: TuplePlan | string } | undefined;
 
   constructor(
     private readonly decoded: readonly DecodedColumn[],
@@ -314,32 +315,53 @@ class SliceRows {
   /** The tuples of rows [from, from + rows) for the table's COPY columns, or why they go as text. */
   binary(wire: readonly WireColumn[], from: number, rows: number): TypedTuples | string {
     const key = wire.map((w) => w.typname).join(',');
-    if (this.tuples?.key !== key) this.tuples = { key, cells: this.binaryCells(wire) };
-    const cells = this.tuples.cells;
-    if (typeof cells === 'string') return cells;
-    const columns = this.columns;
-    return {
-      rows,
-      write(at, out, limit) {
-        const r = binaryTupleRows(cells, from + at, from + rows, out, limit);
-        if (typeof r === 'number') return r - from;
-        const c = columns[r.column]!;
-        return { row: r.row - from, column: r.column, why: `field ${c.field}'s value does not fit column ${c.column} (${wire[r.column]!.declared}): the server decides, as text` };
-      },
-    };
-  }
-
-  private binaryCells(wire: readonly WireColumn[]): readonly BinaryCell[] | string {
-    if (wire.length !== this.columns.length) return `the COPY has ${wire.length} columns, the Parquet plan ${this.columns.length}`;
-    const cells: BinaryCell[] = [];
-    for (const [i, c] of this.columns.entries()) {
-      const cell = binaryCell(this.decoded[i]!, c, wire[i]!);
-      if (cell === undefined) return `column ${c.column} is ${wire[i]!.declared}, field ${c.field} is ${c.shape.label}: no exact binary form`;
-      cells.push(cell);
-    }
-    return cells;
+    if (this.tuples?.key !== key) this.tuples = { key, plan: tuplePlan(this.decoded, this.columns, wire) };
+    return sliceTuples(this.tuples.plan, this.columns, wire, from, rows);
   }
 }
+
+/** How a slice's rows are written as binary tuples: per column, and the room a row takes. */
+export interface TuplePlan {
+  readonly columns: readonly ColumnTuples[];
+  readonly room: number;
+}
+
+/** The tuple plan of decoded columns for the table's COPY columns, or why they go as text (a pair without an exact binary form). */
+export function tuplePlan(decoded: readonly DecodedColumn[], columns: readonly ParquetColumn[], wire: readonly WireColumn[]): TuplePlan | string {
+  if (wire.length !== columns.length) return `the COPY has ${wire.length} columns, the Parquet plan ${columns.length}`;
+  const plan: ColumnTuples[] = [];
+  for (const [i, c] of columns.entries()) {
+    const d = decoded[i]!;
+    const why = `column ${c.column} is ${wire[i]!.declared}, field ${c.field} is ${c.shape.label}: no exact binary form`;
+    if ('flat' in d) {
+      const writer = flatColumnWriter(d.flat, c, wire[i]!);
+      if (writer === undefined) return why;
+      plan.push(ColumnTuples.ofFlat(d.flat, d.base, writer));
+    } else {
+      const cell = binaryCell(d, c, wire[i]!);
+      if (cell === undefined) return why;
+      plan.push(ColumnTuples.ofCell(cell));
+    }
+  }
+  return { columns: plan, room: tupleRoom(plan) };
+}
+
+/** Rows [from, from + rows) of a planned slice as the wire's typed tuples. */
+export function sliceTuples(plan: TuplePlan | string, columns: readonly ParquetColumn[], wire: readonly WireColumn[], from: number, rows: number): TypedTuples | string {
+  if (typeof plan === 'string') return plan;
+  return {
+    rows,
+    write(at, out, limit) {
+      const r = writeFlatTuples(plan.columns, plan.room, from + at, from + rows, out, limit);
+      if (typeof r === 'number') return r - from;
+      const c = columns[r.column]!;
+      return { row: r.row - from, column: r.column, why: `field ${c.field}'s value does not fit column ${c.column} (${wire[r.column]!.declared}): the server decides, as text` };
+    },
+  };
+}
+
+/** Rows of a run whose COPY text is made to measure a row's width (and so the rows a chunk takes): 500 gives the mean width within a few percent for narrow rows, and its text, made cold once a row group, cost a cold SF 0.1 load ~0.15 µs a row at 2,000. */
+export const ROW_WIDTH_SAMPLE = 500;
 
 export interface ParquetOpenOptions {
   readonly workers: number;
@@ -412,7 +434,7 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
     const span = cursor.span(run.rowGroup);
     const rows = new SliceRows(await decodeSlice(file, run, columns, span.firstRow), columns, writers);
     // Rows a chunk: as many as about `chunkBytes` of COPY text hold, the text's width sampled on the run's first rows.
-    rows.rowBytes = rows.textBytesPerRow(Math.min(run.rows, 2000));
+    rows.rowBytes = rows.textBytesPerRow(Math.min(run.rows, ROW_WIDTH_SAMPLE));
     const step = Math.max(1, Math.floor(options.chunkBytes / rows.rowBytes));
     for (let r = 0; r < run.rows; r += step) {
       const n = Math.min(step, run.rows - r);

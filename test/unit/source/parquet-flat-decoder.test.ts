@@ -6,9 +6,12 @@ import { after, before, describe, it } from 'node:test';
 import { duckRun, sqlString } from '../../helpers/duckdb-parquet.js';
 import { parquetFields, type ParquetColumn } from '../../../src/source/parquet/parquet-columns.js';
 import { openParquet } from '../../../src/source/parquet/parquet-file.js';
-import { decodeSlice, readSlice, rowGroupSpans } from '../../../src/source/parquet/parquet-source.js';
-import { rawValueOf } from '../../../src/source/parquet/flat-decoder.js';
-import { writeSmallNumeric, putDecimal, putInteger } from '../../../src/source/parquet/parquet-cells.js';
+import { binaryTupleRows, decodeSlice, readSlice, rowGroupSpans, tuplePlan } from '../../../src/source/parquet/parquet-source.js';
+import { writeFlatTuples } from '../../../src/source/parquet/flat-tuples.js';
+import type { WireColumn } from '../../../src/wire/catalog.js';
+import { rawValueOf, readHybrid } from '../../../src/source/parquet/flat-decoder.js';
+import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
+import { binaryCell, writeSmallNumeric, putDecimal, putInteger } from '../../../src/source/parquet/parquet-cells.js';
 import { decimalText, type RawValue } from '../../../src/source/parquet/parquet-text.js';
 import type { DecodedColumn } from '../../../src/source/parquet/parquet-cells.js';
 import { WireBuffer } from '../../../src/wire/field-encoder.js';
@@ -89,6 +92,8 @@ describe('the flat Parquet decoder reads what hyparquet reads', () => {
 describe('Parquet values written without text', () => {
   it('numeric from an unscaled integer: the same bytes as writeNumericFromDecimal (numeric_send)', () => {
     const values = [0, 1, -1, 9, 10, 99, 100, 9999, 10000, 10001, 123456789, -123456789, 2 ** 53 - 1, -(2 ** 53 - 1), 100000000, 1000000000000, 5, 50, 500, 5000, 50000];
+    // Where putSmallNumeric changes arithmetic (int32 or not) and its count of whole groups.
+    values.push(2 ** 31 - 1, 2 ** 31, 2 ** 31 + 1, -(2 ** 31), -(2 ** 31) - 1, 99999999, 999999999999, 1000000000001, 9e15, 10 ** 15, 2 ** 52, 100000000000000);
     for (let k = 0; k < 2000; k++) values.push(Math.floor((Math.random() - 0.5) * 2 ** (1 + (k % 53))));
     for (const v of values) {
       for (let scale = 0; scale <= 8; scale++) {
@@ -105,5 +110,119 @@ describe('Parquet values written without text', () => {
       putInteger(t, v);
       assert.equal(Buffer.from(t.bytes.subarray(0, t.pos)).toString(), String(v));
     }
+  });
+});
+
+// Every column of VALUES into a column type it has a binary form for; then the integers into narrower ones, which refuse values.
+const TYPES: Record<string, string> = { id: 'int8', small: 'int4', big: 'int8', tiny: 'int2', d4: 'numeric', d8: 'numeric', d16: 'numeric', dt: 'date', f: 'float4', db: 'float8', b: 'bool', s: 'text', ship_mode: 'varchar', j: 'jsonb', u: 'uuid', ts: 'timestamp', k: 'int2', q: 'numeric', qi: 'numeric', p: 'numeric' };
+const NARROW: Record<string, string> = { ...TYPES, small: 'int2', big: 'int4', id: 'int4', k: 'int2', j: 'json', s: 'bpchar' };
+// Beside VALUES: dictionary-encoded decimals and integers (a table of fields made once), one that int2 refuses, a DECIMAL on INT32, a big INT64 decimal.
+const DICTIONARY_VALUES = `SELECT *, ((id % 40 - 20) * 2000)::INTEGER k, ((id % 50) + 0.25)::DECIMAL(15,2) q, ((id % 30) * 0.5)::DECIMAL(9,1) qi,
+    CASE WHEN id % 13 = 0 THEN NULL WHEN id % 17 = 0 THEN 9007199254740993 * 100 ELSE id * 104729 END::DECIMAL(18,0) p FROM (${VALUES})`;
+
+describe('binary tuples written straight from the decoded columns (flat-tuples.ts)', () => {
+  for (const f of FILES) {
+    it(`${f.name}: the same bytes, pieces and refusals as the binary cells, row by row`, async () => {
+      const file = path.join(dir, `tuples_${f.name.replace(/\W+/g, '_')}.parquet`);
+      await duckRun(`COPY (${DICTIONARY_VALUES}) TO ${sqlString(file)} (FORMAT parquet, ${f.options})`);
+      const pf = await openParquet(file);
+      try {
+        const columns: ParquetColumn[] = parquetFields(pf.metadata, file).map((shape) => ({ column: shape.name, field: shape.name, shape, rendering: 'text' }));
+        let refusals = 0;
+        const kinds = new Set<number>();
+        for (const types of [TYPES, NARROW]) {
+          const wire: WireColumn[] = columns.map((c) => ({ name: c.column, declared: types[c.field]!, typname: types[c.field]!, typmod: -1, oid: 0 }));
+          for (const [rowGroup, g] of rowGroupSpans(pf.metadata).entries()) {
+            for (const at of [0, Math.floor(g.rows / 3)]) {
+              const slice = { rowGroup, firstRow: g.firstRow + at, rows: g.rows - at, bytes: 0 };
+              const decoded = await decodeSlice(pf, slice, columns, g.firstRow);
+              const plan = tuplePlan(decoded, columns, wire);
+              assert.ok(typeof plan !== 'string', String(plan));
+              for (const c of plan.columns) kinds.add(c.kind);
+              const cells = decoded.map((d, i) => binaryCell(d, columns[i]!, wire[i]!)!);
+              // Small pieces (a few rows each), as the wire writer asks for them.
+              for (let r = 0; r < slice.rows; ) {
+                const a = new WireBuffer(64);
+                const b = new WireBuffer(64);
+                const ours = writeFlatTuples(plan.columns, plan.room, r, slice.rows, a, 1500);
+                const theirs = binaryTupleRows(cells, r, slice.rows, b, 1500);
+                assert.deepEqual(ours, theirs, `row group ${rowGroup}, from row ${slice.firstRow + r + 1}`);
+                if (typeof ours !== 'number') {
+                  refusals++;
+                  r = ours.row + 1;
+                  continue;
+                }
+                assert.ok(Buffer.from(a.bytes.subarray(0, a.pos)).equals(Buffer.from(b.bytes.subarray(0, b.pos))), `the tuples of rows ${slice.firstRow + r + 1}–${slice.firstRow + ours}, row group ${rowGroup}`);
+                r = ours;
+              }
+            }
+          }
+        }
+        assert.ok(refusals > 0, 'the narrow columns refused values');
+        // Every way of writing a field was taken: a table, INT32, DATE, 8 bytes reversed, a span, a value's writer, DECIMAL on INT32 and INT64 (and hyparquet's cells where V2 pages are DELTA_*).
+        if (f.flat === undefined) assert.deepEqual([...kinds].sort(), [0, 1, 2, 3, 4, 5, 7, 8]);
+        else assert.ok(kinds.has(6) && kinds.has(0), `kinds ${[...kinds].join(',')}`);
+      } finally {
+        await pf.close();
+      }
+    });
+  }
+});
+
+describe('the RLE/bit-packed hybrid reader (readHybrid)', () => {
+  /** A random hybrid stream of `width`-bit values: RLE runs (short and long) and bit-packed groups of random bytes; and how many values it holds. */
+  const stream = (width: number, seed: number): { bytes: Uint8Array; values: number } => {
+    let x = seed;
+    const random = (n: number): number => {
+      x = (x * 1103515245 + 12345) % 2147483648;
+      return x % n;
+    };
+    const out: number[] = [];
+    const varint = (v: number): void => {
+      for (; v >= 0x80; v >>>= 7) out.push((v & 0x7f) | 0x80);
+      out.push(v);
+    };
+    let values = 0;
+    for (let run = 0; run < 40; run++) {
+      // (At width 0 only RLE runs: hyparquet reads a byte at a bit-packed run's start that the spec's 0 bits do not hold.)
+      if (width === 0 || random(2) === 0) {
+        const count = random(3) === 0 ? 1 + random(400) : 1 + random(9);
+        varint(count << 1);
+        const v = width === 0 ? 0 : random(2 ** width);
+        for (let k = 0; k < (width + 7) >> 3; k++) out.push((v >>> (8 * k)) & 0xff);
+        values += count;
+      } else {
+        const groups = 1 + random(5);
+        varint((groups << 1) | 1);
+        for (let k = 0; k < groups * width; k++) out.push(random(256));
+        values += groups * 8;
+      }
+    }
+    return { bytes: Uint8Array.from(out), values };
+  };
+
+  it('reads what hyparquet reads, at every width 0–24, a last group cut short, into an offset', () => {
+    for (let width = 0; width <= 24; width++) {
+      for (let seed = 1; seed <= 20; seed++) {
+        const { bytes, values } = stream(width, seed * 7919 + width);
+        // All the values, or fewer (the rest of a group is padding, as at a page's end).
+        for (const count of [values, Math.max(0, values - 1 - (seed % 7))]) {
+          const theirs = new Int32Array(count);
+          readRleBitPackedHybrid({ view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 }, width, theirs, bytes.length);
+          const ours = new Int32Array(count + 3).fill(-7);
+          readHybrid(bytes, 0, bytes.length, width, ours, 3, count);
+          assert.deepEqual(ours.subarray(3), theirs, `width ${width}, seed ${seed}, ${count} values`);
+          assert.deepEqual([...ours.subarray(0, 3)], [-7, -7, -7], 'nothing written before the offset');
+        }
+      }
+    }
+  });
+
+  it('a run past the end of its page is an error, not values made up', () => {
+    const { bytes, values } = stream(5, 3);
+    assert.throws(() => readHybrid(bytes, 0, bytes.length - 1, 5, new Int32Array(values), 0, values, ['l_x']), /an RLE\/bit-packed run of l_x ends past its page/);
+    // A run header, then nothing.
+    assert.throws(() => readHybrid(Uint8Array.from([0x03]), 0, 1, 8, new Int32Array(8), 0, 8), /ends past its page/);
+    assert.throws(() => readHybrid(Uint8Array.from([0x80]), 0, 1, 8, new Int32Array(8), 0, 8), /ends past its page/);
   });
 });
