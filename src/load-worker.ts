@@ -8,6 +8,7 @@ import { backoffMs, isRetryable, sleep } from './faults/retry.js';
 import type { ChunkLedger } from './ledger/ledger.js';
 import { commitChunk, type ChunkOutcome, type ChunkTransactionContext, type Deferral } from './writer/chunk-transaction.js';
 import { canDeferFlush, flushWal } from './writer/wal-flush.js';
+import type { ChunkRouter } from './citus/chunk-router.js';
 
 export interface WorkerContext {
   readonly queue: ChunkQueue;
@@ -34,6 +35,8 @@ export interface WorkerContext {
   retrying?(chunk: Chunk, error: unknown, attempt: number, waitMs: number): void;
   /** A chunk committed without waiting for the flush was lost with the server's unflushed WAL, and is loaded again. */
   reloading?(chunk: Chunk): void;
+  /** Makes this worker's router (its own connections), for chunks committed another way (Citus rows routed to their shards). */
+  router?(): ChunkRouter;
 }
 
 /** How long a stopping load tries to confirm a held chunk (a server that hangs must not hang the stop). */
@@ -82,11 +85,14 @@ export class LoadWorker {
   private connections = 0;
   /** The backend of a connection lost since: ended (and seen gone) before the ledger is asked. */
   private lostBackend: Backend | undefined;
+  private readonly router: ChunkRouter | undefined;
 
   constructor(
     private client: pg.Client | undefined,
     private readonly ctx: WorkerContext,
-  ) {}
+  ) {
+    this.router = ctx.router?.();
+  }
 
   async run(): Promise<void> {
     try {
@@ -114,6 +120,7 @@ export class LoadWorker {
     } finally {
       await this.client?.end().catch(() => undefined);
       this.client = undefined;
+      await this.router?.close();
     }
   }
 
@@ -197,7 +204,7 @@ export class LoadWorker {
     }
     const held = this.held && !this.held.flushed ? this.held : undefined;
     const deferral: Deferral | undefined = wait === undefined && this.deferring ? (held ? { after: held.durableAt } : {}) : undefined;
-    const outcome = await commitChunk(client, chunk, { ...this.ctx.transaction, onCommit: () => (this.committing = true), ...(deferral ? { deferral } : {}) });
+    const outcome = await commitChunk(client, chunk, { ...this.ctx.transaction, onCommit: () => (this.committing = true), ...(deferral ? { deferral } : {}), ...(this.router ? { router: this.router } : {}) });
     // A COMMIT that waited for its flush also flushed the held chunk's (an earlier commit);
     // one that did not wait was allowed not to only because WAL was flushed past the held chunk.
     if (this.held) this.held.flushed = true;

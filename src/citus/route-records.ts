@@ -173,7 +173,7 @@ export function recordsByShard(routed: RoutedRecords): Map<number, number[]> {
 }
 
 /** The bytes of `records` (indexes into `routed`), concatenated: one shard's COPY data. */
-export function recordBytes(data: Buffer, routed: RoutedRecords, records: readonly number[]): Buffer {
+export function recordBytes(data: Buffer, routed: Pick<RoutedRecords, 'ends'>, records: readonly number[]): Buffer {
   let size = 0;
   for (const r of records) size += routed.ends[r]! - (r === 0 ? 0 : routed.ends[r - 1]!);
   const out = Buffer.allocUnsafe(size);

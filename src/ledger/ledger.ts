@@ -279,6 +279,10 @@ export async function forgetTable(client: pg.Client, tableOid: number): Promise<
   for (const t of ['chunks', 'rejects', 'load_files']) {
     await client.query(`DELETE FROM ${LEDGER_SCHEMA}.${t} WHERE table_oid = $1`, [tableOid]);
   }
+  // A routed Citus load's record of the table: the next load of it starts a new generation,
+  // so the part rows its nodes hold from before (rows now gone) count for nothing.
+  const maps = await client.query<{ ok: boolean }>(`SELECT to_regclass('${LEDGER_SCHEMA}.shard_maps') IS NOT NULL AS ok`);
+  if (maps.rows[0]?.ok === true) await client.query(`DELETE FROM ${LEDGER_SCHEMA}.shard_maps WHERE table_oid = $1`, [tableOid]);
 }
 
 /**

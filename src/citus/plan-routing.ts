@@ -1,0 +1,170 @@
+import { randomBytes } from 'node:crypto';
+import type pg from 'pg';
+import type { LoadTarget } from '../batching/chunk.js';
+import { LoadError } from '../db/load-error.js';
+import { LEDGER_SCHEMA, type LedgerInput } from '../ledger/ledger.js';
+import type { ChunkWriter } from '../writer/chunk-writer.js';
+import { wireFormat } from '../writer/wire-format.js';
+import type { ChunkRouter } from './chunk-router.js';
+import { ensureNodeLedger } from './node-ledger.js';
+import { mapHashOf, RouterSession, shardMapChanged, type RoutedLoad, type RoutedTable } from './routed-chunk.js';
+import { isShardMap, readShardMap, shardMapKey, type ShardNode } from './shard-map.js';
+
+/** `--citus-route`: how a Citus table's rows reach its shards. */
+export const CITUS_ROUTES = ['auto', 'client', 'coordinator'] as const;
+export type CitusRoute = (typeof CITUS_ROUTES)[number];
+
+/** Which way one table's rows went, and why: for the summary. */
+export interface TableRoute {
+  readonly table: string;
+  readonly route: 'client' | 'coordinator';
+  readonly why: string;
+}
+
+/** A load's routing: a router per worker when some table is routed, and the check that the shards stayed put. */
+export interface RoutingPlan {
+  readonly routes: readonly TableRoute[];
+  router?(): ChunkRouter;
+  /** At the end of the load: every routed table's shard map is still the one the load began with. */
+  checkUnmoved(client: pg.Client): Promise<void>;
+}
+
+interface PlanOptions {
+  readonly route: CitusRoute;
+  readonly writer: ChunkWriter;
+  readonly loadId: string | undefined;
+  /** Input path (as named) → ledger entry; `tableOf` its table. */
+  readonly inputs: ReadonlyMap<string, LedgerInput>;
+  /** The input's columns in COPY order (the column plan), every column of the table when absent. */
+  readonly citusTables: ReadonlySet<number>;
+  /** A connection to a node with the user's credentials, named `application name`. */
+  connect(node: ShardNode): Promise<pg.Client>;
+  /** Ends (waits for) backends of an earlier run of this load on a node (see load.ts waitForEarlierRun). */
+  waitForEarlierRun(client: pg.Client): Promise<void>;
+}
+
+/** The coordinator's record of each routed table's shard map, per load: compared at every resume and at the end. */
+const SHARD_MAPS_DDL = `CREATE TABLE IF NOT EXISTS ${LEDGER_SCHEMA}.shard_maps (
+  load_id text NOT NULL,
+  table_oid oid NOT NULL,
+  map_hash text NOT NULL,
+  shard_map text NOT NULL,
+  generation text NOT NULL,
+  recorded_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (load_id, table_oid))`;
+
+/**
+ * Decides, per input whose table Citus holds, whether pgsurge routes its rows to the
+ * shards itself: only when asked (`client`) or by default (`auto`), for COPY text input
+ * (tbl, text, NDJSON; not CSV, JSON arrays or Parquet yet) into a hash-distributed table
+ * with one placement per shard and a distribution column it hashes exactly, present in
+ * the input, and no column left to a default (the coordinator evaluates defaults;
+ * a node's shard would evaluate its own). `client` refuses (exit 2) a table it cannot
+ * route; `auto` sends it through the coordinator and says why.
+ */
+export async function planRouting(control: pg.Client, targets: readonly LoadTarget[], options: PlanOptions): Promise<RoutingPlan> {
+  const routes: TableRoute[] = [];
+  const tables = new Map<string, RoutedTable>();
+  const nodes = new Map<number, ShardNode>();
+  const recorded = options.loadId === undefined ? new Map<number, { mapHash: string; generation: string }>() : await recordedMaps(control, options.loadId);
+  for (const target of targets) {
+    const input = options.inputs.get(target.file)!;
+    if (!options.citusTables.has(input.tableOid)) continue;
+    const why = await whyNotRouted(control, target, input, options);
+    if (typeof why === 'string') {
+      if (options.route === 'client') throw new LoadError('bad-option', `--citus-route client: ${input.tableName} cannot be routed by pgsurge: ${why}`, { hint: 'use --citus-route auto (or coordinator) to load it through the coordinator' });
+      // A load that began routing this table has parts on the nodes that the coordinator's COPY would load again.
+      if (recorded.has(input.tableOid)) throw resumeOtherWay(input.tableName, options.loadId);
+      if (!routes.some((r) => r.table === input.tableName)) routes.push({ table: input.tableName, route: 'coordinator', why });
+      continue;
+    }
+    tables.set(target.file, why);
+    for (const n of why.map.nodes) nodes.set(n.groupId, n);
+    if (!routes.some((r) => r.table === input.tableName)) {
+      routes.push({ table: input.tableName, route: 'client', why: `hash-distributed by ${why.map.column} (${why.map.type}), ${why.map.shards.length} shards on ${why.map.nodes.length} node${why.map.nodes.length === 1 ? '' : 's'}: each chunk's rows go straight to their shards' nodes` });
+    }
+  }
+  if (tables.size === 0) return { routes, checkUnmoved: async () => undefined };
+
+  if (options.loadId !== undefined) {
+    await control.query(SHARD_MAPS_DDL);
+    for (const t of tables.values()) {
+      let was = recorded.get(t.input.tableOid);
+      if (was === undefined) {
+        // Under the load's advisory lock: no other run of this load inserts it meanwhile.
+        const generation = randomBytes(8).toString('hex');
+        await control.query(`INSERT INTO ${LEDGER_SCHEMA}.shard_maps (load_id, table_oid, map_hash, shard_map, generation) VALUES ($1, $2, $3, $4, $5)`, [options.loadId, t.input.tableOid, t.mapHash, shardMapKey(t.map), generation]);
+        recorded.set(t.input.tableOid, (was = { mapHash: t.mapHash, generation }));
+      }
+      if (was.mapHash !== t.mapHash) throw shardMapChanged(t.tableName, options.loadId, 'since this load began');
+      t.generation = was.generation;
+    }
+    // Each node: its ledger tables, and no backend of an earlier run of this load still able to commit a part.
+    for (const node of nodes.values()) {
+      const client = await options.connect(node);
+      try {
+        await options.waitForEarlierRun(client);
+        await ensureNodeLedger(client, `${node.host}:${node.port}`);
+      } finally {
+        await client.end().catch(() => undefined);
+      }
+    }
+  }
+  const load: RoutedLoad = { loadId: options.loadId, tables, nodes, connect: options.connect };
+  return {
+    routes,
+    router: () => new RouterSession(load),
+    async checkUnmoved(client) {
+      for (const t of tables.values()) {
+        const now = await readShardMap(client, t.input.tableOid);
+        if (!isShardMap(now) || mapHashOf(shardMapKey(now)) !== t.mapHash) throw shardMapChanged(t.tableName, options.loadId, 'during the load');
+      }
+    },
+  };
+}
+
+function resumeOtherWay(table: string, loadId: string | undefined): LoadError {
+  return new LoadError('bad-option', `load ${loadId ?? ''} began routing ${table}'s rows to its shards; resuming it through the coordinator would load again rows a node already holds`, {
+    hint: 'resume it the same way (--citus-route client or auto), or start over with --truncate',
+  });
+}
+
+async function recordedMaps(control: pg.Client, loadId: string): Promise<Map<number, { mapHash: string; generation: string }>> {
+  const exists = await control.query<{ ok: boolean }>(`SELECT to_regclass('${LEDGER_SCHEMA}.shard_maps') IS NOT NULL AS ok`);
+  if (exists.rows[0]?.ok !== true) return new Map();
+  const r = await control.query<{ table_oid: string; map_hash: string; generation: string }>(
+    `SELECT table_oid::int8::text AS table_oid, map_hash, generation FROM ${LEDGER_SCHEMA}.shard_maps WHERE load_id = $1`,
+    [loadId],
+  );
+  return new Map(r.rows.map((row) => [Number(row.table_oid), { mapHash: row.map_hash, generation: row.generation }]));
+}
+
+/** The routed table, or why this input's rows go through the coordinator. */
+async function whyNotRouted(control: pg.Client, target: LoadTarget, input: LedgerInput, options: PlanOptions): Promise<RoutedTable | string> {
+  if (options.route === 'coordinator') return '--citus-route coordinator';
+  if (options.writer.name !== 'copy' || options.writer.ownsTransactions) return `--mode ${options.writer.name} loads through the coordinator`;
+  if (target.format === 'json' || target.format === 'parquet') return `${target.format} input is not routed yet`;
+  const wire = wireFormat(target);
+  if (wire.format !== 'text') return 'CSV input is not routed yet';
+  const delimiter = wire.delimiter ?? '\t';
+  if (Buffer.byteLength(delimiter) !== 1) return `the delimiter ${JSON.stringify(delimiter)} is not one byte`;
+  const map = await readShardMap(control, input.tableOid);
+  if (!isShardMap(map)) return map.reason;
+  const cols = await control.query<{ attname: string; filled: boolean }>(
+    `SELECT attname, (atthasdef OR attidentity <> '' OR attgenerated <> '') AS filled FROM pg_attribute WHERE attrelid = $1 AND attnum > 0 AND NOT attisdropped ORDER BY attnum`,
+    [input.tableOid],
+  );
+  const columns = target.columns && target.columns.length > 0 ? target.columns : cols.rows.map((c) => c.attname);
+  const field = columns.indexOf(map.column);
+  if (field < 0) return `its distribution column ${map.column} is not in the input`;
+  const defaulted = cols.rows.filter((c) => c.filled && !columns.includes(c.attname)).map((c) => c.attname);
+  if (defaulted.length > 0) return `${defaulted.join(', ')} would be filled by defaults (evaluated by the coordinator, not by a shard)`;
+  return {
+    map,
+    mapHash: mapHashOf(shardMapKey(map)),
+    generation: '',
+    spec: { map, field, delimiter: Buffer.from(delimiter)[0]!, nullMarker: Buffer.from(wire.null ?? '\\N') },
+    tableName: input.tableName,
+    input,
+  };
+}
