@@ -143,6 +143,7 @@ async function recordedMaps(control: pg.Client, loadId: string): Promise<Map<num
 async function whyNotRouted(control: pg.Client, target: LoadTarget, input: LedgerInput, options: PlanOptions): Promise<RoutedTable | string> {
   if (options.route === 'coordinator') return '--citus-route coordinator';
   if (options.writer.name !== 'copy' || options.writer.ownsTransactions) return `--mode ${options.writer.name} loads through the coordinator`;
+  if (options.writer.wire === 'binary') return '--wire binary goes through the coordinator (routed rows are sent as COPY text)';
   if (target.format === 'json' || target.format === 'parquet') return `${target.format} input is not routed yet`;
   const wire = wireFormat(target);
   if (wire.format !== 'text') return 'CSV input is not routed yet';

@@ -59,6 +59,20 @@ interface PartRecords {
 
 const PARTS = new WeakMap<Chunk, PartRecords>();
 
+/**
+ * Tests only (test/citus/citus-route.test.ts): `PGSURGE_FAULT_CITUS_KILL_AFTER_PART=n`
+ * commits a chunk's node parts one after another and kills this process (SIGKILL) right
+ * after the n-th part commits, leaving a chunk committed on some nodes and not others.
+ */
+const KILL_AFTER_PART = process.env.PGSURGE_FAULT_CITUS_KILL_AFTER_PART ? Number(process.env.PGSURGE_FAULT_CITUS_KILL_AFTER_PART) : undefined;
+let partsCommitted = 0;
+
+async function oneAfterAnother<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<PromiseSettledResult<R>[]> {
+  const out: PromiseSettledResult<R>[] = [];
+  for (const item of items) out.push(...(await Promise.allSettled([fn(item)])));
+  return out;
+}
+
 /** SQLSTATE null_value_not_allowed, as Citus refuses a NULL distribution value. */
 const NULL_NOT_ALLOWED = '22004';
 
@@ -167,7 +181,8 @@ export class RouterSession implements ChunkRouter {
     const records = (): Promise<ChunkRecords> => (sourceRecords ??= recordsOf(chunk));
 
     // Each node's part in parallel, each on its own connection; all settle before any error is thrown.
-    const settled = await Promise.allSettled([...byNode].map(([g, idx]) => this.commitPart(g, chunk, table, routed, shards, idx, records, ctx)));
+    const commitPart = ([g, idx]: [number, number[]]): Promise<{ loaded: number; rejects: RejectedRow[] }> => this.commitPart(g, chunk, table, routed, shards, idx, records, ctx);
+    const settled = KILL_AFTER_PART === undefined ? await Promise.allSettled([...byNode].map(commitPart)) : await oneAfterAnother([...byNode], commitPart);
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
     let loaded = 0;
@@ -241,6 +256,7 @@ export class RouterSession implements ChunkRouter {
       const part = partChunk(chunk, routed, shards, pending, records);
       const ledger: ChunkLedger = withLedger ? new NodeLedger(this.load.loadId!, table.input, groupId, table.mapHash, table.generation) : NO_LEDGER;
       const outcome = await commitChunk(client, part, { writer: this.writerOf(table), ledger, budget: ctx.budget, firstLineOf: ctx.firstLineOf, ...(ctx.onCommit ? { onCommit: ctx.onCommit } : {}) });
+      if (KILL_AFTER_PART !== undefined && ++partsCommitted === KILL_AFTER_PART) process.kill(process.pid, 'SIGKILL');
       return { loaded: earlierLoaded + outcome.loaded, rejects: [...earlierRejects, ...outcome.rejects] };
     } catch (error) {
       if (isRetryable(error)) this.drop(groupId);
