@@ -29,7 +29,7 @@ const NODE_DDL = [
      shard_map text NOT NULL,
      generation text NOT NULL,
      committed_at timestamptz NOT NULL DEFAULT clock_timestamp())`,
-  `CREATE INDEX IF NOT EXISTS node_parts_by_range ON ${LEDGER_SCHEMA}.node_parts (load_id, file, group_id, byte_start)`,
+  `CREATE INDEX IF NOT EXISTS node_parts_by_range ON ${LEDGER_SCHEMA}.node_parts (load_id, generation, group_id, byte_start)`,
   `CREATE TABLE IF NOT EXISTS ${LEDGER_SCHEMA}.node_rejects (
      load_id text NOT NULL,
      file text NOT NULL,
@@ -43,7 +43,7 @@ const NODE_DDL = [
      message text NOT NULL,
      record bytea NOT NULL,
      rejected_at timestamptz NOT NULL DEFAULT clock_timestamp())`,
-  `CREATE INDEX IF NOT EXISTS node_rejects_by_load ON ${LEDGER_SCHEMA}.node_rejects (load_id, file, group_id, byte_offset)`,
+  `CREATE INDEX IF NOT EXISTS node_rejects_by_load ON ${LEDGER_SCHEMA}.node_rejects (load_id, generation, group_id, byte_offset)`,
 ];
 
 /** Creates the node's ledger tables when missing (the schema must be there: Citus refuses CREATE SCHEMA on a worker). */
@@ -80,22 +80,23 @@ export interface NodePart {
 /** The node's part rows overlapping [start, end) of `file`, and its rejects in that range by byte offset. */
 export async function nodePartsOverlapping(
   client: pg.Client,
-  key: { loadId: string; file: string; groupId: number; generation: string },
+  /** The input by its generation (`pgsurge.routed_files` on the coordinator), not its path: a renamed file keeps it. */
+  key: { loadId: string; groupId: number; generation: string },
   start: number,
   end: number,
 ): Promise<{ parts: NodePart[]; rejects: Map<number, Omit<RejectedRow, 'file'>> }> {
   const r = await client.query<{ byte_start: string; byte_end: string; shard_map: string; rows_rejected: string }>(
     `SELECT byte_start, byte_end, shard_map, rows_rejected FROM ${LEDGER_SCHEMA}.node_parts
-      WHERE load_id = $1 AND file = $2 AND group_id = $3 AND generation = $6 AND byte_start < $5 AND byte_end > $4`,
-    [key.loadId, key.file, key.groupId, start, end, key.generation],
+      WHERE load_id = $1 AND generation = $2 AND group_id = $3 AND byte_start < $5 AND byte_end > $4`,
+    [key.loadId, key.generation, key.groupId, start, end],
   );
   const parts = r.rows.map((row) => ({ start: Number(row.byte_start), end: Number(row.byte_end), shardMap: row.shard_map }));
   const rejects = new Map<number, Omit<RejectedRow, 'file'>>();
   if (r.rows.some((row) => Number(row.rows_rejected) > 0)) {
     const rr = await client.query<{ line: string | null; byte_offset: string; sqlstate: string | null; column_name: string | null; message: string; record: Buffer }>(
       `SELECT line, byte_offset, sqlstate, column_name, message, record FROM ${LEDGER_SCHEMA}.node_rejects
-        WHERE load_id = $1 AND file = $2 AND group_id = $3 AND generation = $6 AND byte_offset >= $4 AND byte_offset < $5`,
-      [key.loadId, key.file, key.groupId, start, end, key.generation],
+        WHERE load_id = $1 AND generation = $2 AND group_id = $3 AND byte_offset >= $4 AND byte_offset < $5`,
+      [key.loadId, key.generation, key.groupId, start, end],
     );
     for (const row of rr.rows) {
       rejects.set(Number(row.byte_offset), {
@@ -122,7 +123,7 @@ export class NodeLedger implements ChunkLedger {
     private readonly input: LedgerInput,
     private readonly groupId: number,
     private readonly shardMap: string,
-    /** The coordinator's generation of this load's record of the table (`pgsurge.shard_maps`): a new one after --truncate. */
+    /** The coordinator's generation of this load's record of the input (`pgsurge.routed_files`): a new one after --truncate. */
     private readonly generation: string,
   ) {}
 

@@ -43,15 +43,22 @@ interface PlanOptions {
   waitForEarlierRun(client: pg.Client): Promise<void>;
 }
 
-/** The coordinator's record of each routed table's shard map, per load: compared at every resume and at the end. */
-const SHARD_MAPS_DDL = `CREATE TABLE IF NOT EXISTS ${LEDGER_SCHEMA}.shard_maps (
+/**
+ * The coordinator's record of each routed input of a load: the shard map it began with
+ * (compared at every resume and at the end) and its generation, which names the input in
+ * its nodes' part rows. The ledger follows a renamed file here as in its other tables, and
+ * forgets the row with the file's other rows (--truncate, a table dropped and created
+ * again): the next run's new generation leaves the old part rows out.
+ */
+const ROUTED_FILES_DDL = `CREATE TABLE IF NOT EXISTS ${LEDGER_SCHEMA}.routed_files (
   load_id text NOT NULL,
+  file text NOT NULL,
   table_oid oid NOT NULL,
   map_hash text NOT NULL,
   shard_map text NOT NULL,
   generation text NOT NULL,
   recorded_at timestamptz NOT NULL DEFAULT now(),
-  PRIMARY KEY (load_id, table_oid))`;
+  PRIMARY KEY (load_id, file))`;
 
 /**
  * Decides, per input whose table Citus holds, whether pgsurge routes its rows to the
@@ -66,15 +73,15 @@ export async function planRouting(control: pg.Client, targets: readonly LoadTarg
   const routes: TableRoute[] = [];
   const tables = new Map<string, RoutedTable>();
   const nodes = new Map<number, ShardNode>();
-  const recorded = options.loadId === undefined ? new Map<number, { mapHash: string; generation: string }>() : await recordedMaps(control, options.loadId);
+  const recorded = options.loadId === undefined ? new Map<string, { mapHash: string; generation: string }>() : await recordedMaps(control, options.loadId);
   for (const target of targets) {
     const input = options.inputs.get(target.file)!;
     if (!options.citusTables.has(input.tableOid)) continue;
     const why = await whyNotRouted(control, target, input, options);
     if (typeof why === 'string') {
       if (options.route === 'client') throw new LoadError('bad-option', `--citus-route client: ${input.tableName} cannot be routed by pgsurge: ${why}`, { hint: 'use --citus-route auto (or coordinator) to load it through the coordinator' });
-      // A load that began routing this table has parts on the nodes that the coordinator's COPY would load again.
-      if (recorded.has(input.tableOid)) throw resumeOtherWay(input.tableName, options.loadId);
+      // A load that began routing this input has parts on the nodes that the coordinator's COPY would load again.
+      if (recorded.has(input.file)) throw resumeOtherWay(input.tableName, options.loadId);
       if (!routes.some((r) => r.table === input.tableName)) routes.push({ table: input.tableName, route: 'coordinator', why });
       continue;
     }
@@ -87,14 +94,18 @@ export async function planRouting(control: pg.Client, targets: readonly LoadTarg
   if (tables.size === 0) return { routes, checkUnmoved: async () => undefined };
 
   if (options.loadId !== undefined) {
-    await control.query(SHARD_MAPS_DDL);
+    await control.query(ROUTED_FILES_DDL);
     for (const t of tables.values()) {
-      let was = recorded.get(t.input.tableOid);
+      let was = recorded.get(t.input.file);
       if (was === undefined) {
-        // Under the load's advisory lock: no other run of this load inserts it meanwhile.
+        // Under the load's advisory lock (and a part's own: --part K/N parts share a file, the first inserts it).
         const generation = randomBytes(8).toString('hex');
-        await control.query(`INSERT INTO ${LEDGER_SCHEMA}.shard_maps (load_id, table_oid, map_hash, shard_map, generation) VALUES ($1, $2, $3, $4, $5)`, [options.loadId, t.input.tableOid, t.mapHash, shardMapKey(t.map), generation]);
-        recorded.set(t.input.tableOid, (was = { mapHash: t.mapHash, generation }));
+        await control.query(
+          `INSERT INTO ${LEDGER_SCHEMA}.routed_files (load_id, file, table_oid, map_hash, shard_map, generation) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (load_id, file) DO NOTHING`,
+          [options.loadId, t.input.file, t.input.tableOid, t.mapHash, shardMapKey(t.map), generation],
+        );
+        was = (await recordedMaps(control, options.loadId)).get(t.input.file)!;
+        recorded.set(t.input.file, was);
       }
       if (was.mapHash !== t.mapHash) throw shardMapChanged(t.tableName, options.loadId, 'since this load began');
       t.generation = was.generation;
@@ -129,14 +140,11 @@ function resumeOtherWay(table: string, loadId: string | undefined): LoadError {
   });
 }
 
-async function recordedMaps(control: pg.Client, loadId: string): Promise<Map<number, { mapHash: string; generation: string }>> {
-  const exists = await control.query<{ ok: boolean }>(`SELECT to_regclass('${LEDGER_SCHEMA}.shard_maps') IS NOT NULL AS ok`);
+async function recordedMaps(control: pg.Client, loadId: string): Promise<Map<string, { mapHash: string; generation: string }>> {
+  const exists = await control.query<{ ok: boolean }>(`SELECT to_regclass('${LEDGER_SCHEMA}.routed_files') IS NOT NULL AS ok`);
   if (exists.rows[0]?.ok !== true) return new Map();
-  const r = await control.query<{ table_oid: string; map_hash: string; generation: string }>(
-    `SELECT table_oid::int8::text AS table_oid, map_hash, generation FROM ${LEDGER_SCHEMA}.shard_maps WHERE load_id = $1`,
-    [loadId],
-  );
-  return new Map(r.rows.map((row) => [Number(row.table_oid), { mapHash: row.map_hash, generation: row.generation }]));
+  const r = await control.query<{ file: string; map_hash: string; generation: string }>(`SELECT file, map_hash, generation FROM ${LEDGER_SCHEMA}.routed_files WHERE load_id = $1`, [loadId]);
+  return new Map(r.rows.map((row) => [row.file, { mapHash: row.map_hash, generation: row.generation }]));
 }
 
 /** The routed table, or why this input's rows go through the coordinator. */

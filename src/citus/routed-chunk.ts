@@ -23,7 +23,7 @@ export interface RoutedTable {
   /** `shardMapKey(map)`, hashed: what every part row of the table records, and what must not change under the load. */
   readonly mapHash: string;
   /**
-   * This load's record of the table on the coordinator (`pgsurge.shard_maps.generation`),
+   * This load's record of the input on the coordinator (`pgsurge.routed_files.generation`),
    * made afresh when the ledger forgets the table (--truncate): part rows of another
    * generation describe rows that are gone.
    */
@@ -235,7 +235,7 @@ export class RouterSession implements ChunkRouter {
       if (withLedger) {
         const start = chunk.location.byteOffset;
         const end = start + chunk.location.byteLength;
-        const earlier = await nodePartsOverlapping(client, { loadId: this.load.loadId!, file: table.input.file, groupId, generation: table.generation }, start, end);
+        const earlier = await nodePartsOverlapping(client, { loadId: this.load.loadId!, groupId, generation: table.generation }, start, end);
         if (earlier.parts.some((p) => p.shardMap !== table.mapHash)) throw shardMapChanged(table.tableName, this.load.loadId, 'since an earlier run of this load committed rows to them');
         if (earlier.parts.length > 0) {
           const recs = await records();
