@@ -114,6 +114,14 @@ export function hashInt8(value: bigint): number {
   return asInt32(hashUint32(lo));
 }
 
+/** `hashint8` of a safe integer, without BigInt: the same halves, by floor division and two's complement. */
+export function hashInt8Number(value: number): number {
+  if (!Number.isSafeInteger(value)) throw new Error(`internal: ${value} is not a safe integer`);
+  const hi = Math.floor(value / 4294967296) >>> 0;
+  const lo = (value - Math.floor(value / 4294967296) * 4294967296) >>> 0;
+  return asInt32(hashUint32((lo ^ (value >= 0 ? hi : ~hi)) >>> 0));
+}
+
 /** `hashtext` under a deterministic collation: `hash_any` of the value's bytes in the server's encoding. */
 export function hashText(bytes: Uint8Array, from = 0, to = bytes.length): number {
   return asInt32(hashBytes(bytes, from, to));

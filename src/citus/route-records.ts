@@ -1,5 +1,5 @@
 import { unescapeTextInto } from '../writer/decode-records.js';
-import { hashInt4, hashInt8, hashText } from './pg-hash.js';
+import { hashInt4, hashInt8, hashInt8Number, hashText } from './pg-hash.js';
 import { shardIndexOf, type RoutableType, type ShardMap } from './shard-map.js';
 
 /** A record whose distribution column is NULL: Citus refuses it, so does pgsurge (no shard holds it). */
@@ -67,16 +67,52 @@ export function parseDecimal(bytes: Uint8Array, from: number, to: number, type: 
   while (i < to && isSpace(bytes[i]!)) i++;
   if (i !== to) return undefined;
   let v = 0n;
-  if (end - digits <= 15) v = BigInt(Number(Buffer.from(bytes.buffer, bytes.byteOffset + digits, end - digits).toString('latin1')));
+  if (end - digits <= 15) v = BigInt(smallDecimal(bytes, digits, end));
   else v = BigInt(Buffer.from(bytes.buffer, bytes.byteOffset + digits, end - digits).toString('latin1'));
   if (negative) v = -v;
   const [lo, hi] = INT_LIMITS[type];
   return v < lo || v > hi ? undefined : v;
 }
 
+/** Digits [from, to) as a Number: exact for up to 15 digits. */
+function smallDecimal(bytes: Uint8Array, from: number, to: number): number {
+  let v = 0;
+  for (let i = from; i < to; i++) v = v * 10 + (bytes[i]! - 0x30);
+  return v;
+}
+
+/**
+ * The common case without BigInt: optional C spaces, an optional sign, 1–15 digits,
+ * optional spaces (always within int8, and within int4/int2 when the range check says so).
+ * Undefined for anything else, which `parseDecimal` then reads.
+ */
+function plainSmallInteger(bytes: Uint8Array, from: number, to: number): number | undefined {
+  let i = from;
+  while (i < to && isSpace(bytes[i]!)) i++;
+  let negative = false;
+  if (i < to && (bytes[i] === 0x2d || bytes[i] === 0x2b)) negative = bytes[i++] === 0x2d;
+  const digits = i;
+  let v = 0;
+  for (; i < to; i++) {
+    const d = bytes[i]! - 0x30;
+    if (d < 0 || d > 9) break;
+    v = v * 10 + d;
+  }
+  if (i === digits || i - digits > 15) return undefined;
+  while (i < to && isSpace(bytes[i]!)) i++;
+  if (i !== to) return undefined;
+  return negative ? -v : v;
+}
+
 /** The Citus hash of a distribution value (its unescaped bytes), or undefined when not decided here (see `parseDecimal`). */
 export function distributionHash(type: RoutableType, bytes: Uint8Array, from: number, to: number): number | undefined {
   if (type === 'text' || type === 'varchar') return hashText(bytes, from, to);
+  const small = plainSmallInteger(bytes, from, to);
+  if (small !== undefined) {
+    if (type === 'int8') return hashInt8Number(small);
+    const [lo, hi] = type === 'int4' ? [-2147483648, 2147483647] : [-32768, 32767];
+    return small < lo || small > hi ? undefined : hashInt4(small);
+  }
   const v = parseDecimal(bytes, from, to, type);
   if (v === undefined) return undefined;
   return type === 'int8' ? hashInt8(v) : hashInt4(Number(v));
@@ -105,13 +141,19 @@ export function routeRecords(data: Buffer, spec: RouteSpec): RoutedRecords {
   const { delimiter, field, nullMarker, map } = spec;
   let i = 0;
   const n = data.length;
+  // The next newline and backslash at or after a place already passed (-1: none left); 0: not looked for yet.
+  let nextNewline = 0;
+  let nextBackslash = 0;
   while (i < n) {
     let f = 0;
     let fieldStart = field === 0 ? i : -1;
     let fieldEnd = -1;
+    // Whether the field holds a backslash (then it is unescaped before hashing).
+    let escaped = false;
     for (; i < n; i++) {
       const b = data[i]!;
       if (b === BACKSLASH) {
+        if (f === field) escaped = true;
         i++;
         continue;
       }
@@ -120,6 +162,16 @@ export function routeRecords(data: Buffer, spec: RouteSpec): RoutedRecords {
         if (b === NEWLINE) break;
         f++;
         if (f === field) fieldStart = i + 1;
+        else if (f > field) {
+          // Past the field: the record ends at the next newline unless a backslash comes
+          // first (it may escape one), found by the native indexOf, each kept until passed.
+          if (nextNewline !== -1 && nextNewline <= i) nextNewline = data.indexOf(NEWLINE, i + 1);
+          if (nextBackslash !== -1 && nextBackslash <= i) nextBackslash = data.indexOf(BACKSLASH, i + 1);
+          if (nextNewline !== -1 && (nextBackslash === -1 || nextBackslash > nextNewline)) {
+            i = nextNewline;
+            break;
+          }
+        }
       }
     }
     const recordEnd = Math.min(i + 1, n);
@@ -135,15 +187,14 @@ export function routeRecords(data: Buffer, spec: RouteSpec): RoutedRecords {
       continue;
     }
     const len = fieldEnd - fieldStart;
-    if (len === nullMarker.length && data.compare(nullMarker, 0, len, fieldStart, fieldEnd) === 0) {
+    if (len === nullMarker.length && sameBytes(data, fieldStart, nullMarker)) {
       shardOf.push(NULL_KEY);
       continue;
     }
     let bytes: Uint8Array = data;
     let from = fieldStart;
     let to = fieldEnd;
-    const backslash = data.indexOf(BACKSLASH, fieldStart);
-    if (backslash >= 0 && backslash < fieldEnd) {
+    if (escaped) {
       const out = len <= scratch.length ? scratch : Buffer.allocUnsafe(len);
       bytes = out;
       from = 0;
@@ -158,6 +209,12 @@ export function routeRecords(data: Buffer, spec: RouteSpec): RoutedRecords {
     }
   }
   return { ends, shards: Int32Array.from(shardOf), unsure };
+}
+
+/** `data[at, at + want.length)` equals `want` (a byte loop: Buffer.compare's argument checks cost more than a 2-byte NULL marker). */
+function sameBytes(data: Buffer, at: number, want: Buffer): boolean {
+  for (let k = 0; k < want.length; k++) if (data[at + k] !== want[k]) return false;
+  return true;
 }
 
 /** The records (indexes) each shard gets, by shard index, in input order; NULL and UNSURE records are not in it. */
@@ -178,9 +235,12 @@ export function recordBytes(data: Buffer, routed: Pick<RoutedRecords, 'ends'>, r
   for (const r of records) size += routed.ends[r]! - (r === 0 ? 0 : routed.ends[r - 1]!);
   const out = Buffer.allocUnsafe(size);
   let at = 0;
+  // TypedArray set of a view: Buffer.copy costs ~5 µs a call on Node 20 for records this small, set ~0.5.
   for (const r of records) {
     const start = r === 0 ? 0 : routed.ends[r - 1]!;
-    at += data.copy(out, at, start, routed.ends[r]!);
+    const end = routed.ends[r]!;
+    out.set(data.subarray(start, end), at);
+    at += end - start;
   }
   return out;
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { hashBytes, hashInt4, hashInt8, hashText, hashUint32 } from '../../../src/citus/pg-hash.js';
+import { hashBytes, hashInt4, hashInt8, hashInt8Number, hashText, hashUint32 } from '../../../src/citus/pg-hash.js';
 
 // Every expected value below is PostgreSQL 15's own (hashint4, hashint8, hashint2, hashtext
 // on x86-64); test/citus/citus-route.test.ts checks thousands more against the cluster.
@@ -32,6 +32,12 @@ describe('PostgreSQL hash functions, as Citus places rows', () => {
     ];
     for (const [v, h] of expected) assert.equal(hashInt8(v), h, `hashint8(${v})`);
     for (const v of [0, 1, -1, 123456, -2147483648, 2147483647]) assert.equal(hashInt8(BigInt(v)), hashInt4(v));
+  });
+
+  it('hashint8 of a safe integer without BigInt equals the BigInt one, across the halves and signs', () => {
+    const values = [0, 1, -1, 4294967295, 4294967296, -4294967296, -4294967297, 5000000000, -5000000000, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER, 2 ** 32 * 12345 + 678, -(2 ** 32 * 12345 + 678)];
+    for (let i = 0; i < 2000; i++) values.push(Math.floor((Math.random() * 2 - 1) * 2 ** 53));
+    for (const v of values) assert.equal(hashInt8Number(v), hashInt8(BigInt(v)), `hashint8(${v})`);
   });
 
   it('hashtext over every tail length (0–11 bytes after the 12-byte blocks) and multi-byte UTF-8', () => {
