@@ -196,7 +196,8 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
           loadId: withLedger ? loadId : undefined,
           inputs: ledgerInputs,
           citusTables: citus.tables,
-          connect: (node) => connect({ ...target.config, host: node.host, port: node.port }, `${appName(0)}n${nodeConnections++}`),
+          // The coordinator holding shards (group 0) is reached as the load reaches it: its pg_dist_node name is often localhost.
+          connect: (node) => connect(node.groupId === 0 ? target.config : { ...target.config, host: node.host, port: node.port }, `${appName(0)}n${nodeConnections++}`),
           waitForEarlierRun: (c) => waitForEarlierRun(c, workerNamePrefix(loadId, part?.label)),
         }).catch(async (error: unknown) => {
           await queue.close();

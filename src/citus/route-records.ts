@@ -230,16 +230,21 @@ export function recordsByShard(routed: RoutedRecords): Map<number, number[]> {
 }
 
 /** The bytes of `records` (indexes into `routed`), concatenated: one shard's COPY data. */
-export function recordBytes(data: Buffer, routed: Pick<RoutedRecords, 'ends'>, records: readonly number[]): Buffer {
+export function recordBytes(data: Buffer, routed: Pick<RoutedRecords, 'ends'>, records: readonly number[], into?: Buffer): Buffer {
   let size = 0;
   for (const r of records) size += routed.ends[r]! - (r === 0 ? 0 : routed.ends[r - 1]!);
-  const out = Buffer.allocUnsafe(size);
+  // `into`, when big enough: the caller's buffer, reused chunk after chunk (fresh pages cost page faults).
+  const out = into !== undefined && into.length >= size ? into.subarray(0, size) : Buffer.allocUnsafe(size);
   let at = 0;
-  // TypedArray set of a view: Buffer.copy costs ~5 µs a call on Node 20 for records this small, set ~0.5.
-  for (const r of records) {
-    const start = r === 0 ? 0 : routed.ends[r - 1]!;
-    const end = routed.ends[r]!;
-    out.set(data.subarray(start, end), at);
+  // A plain Uint8Array's view, set: per ~130-byte record, Buffer.copy cost ~5 µs on Node 20,
+  // a Buffer's subarray (a Buffer, slow to make) and set 1.2 µs, this 0.2 µs.
+  const bytes = new Uint8Array(data.buffer, data.byteOffset, data.length);
+  const { ends } = routed;
+  for (let k = 0; k < records.length; k++) {
+    const r = records[k]!;
+    const start = r === 0 ? 0 : ends[r - 1]!;
+    const end = ends[r]!;
+    out.set(bytes.subarray(start, end), at);
     at += end - start;
   }
   return out;

@@ -85,26 +85,25 @@ export function shardCopyWriter(table: RoutedTable): ChunkWriter {
   const write = async (client: pg.Client, chunk: Chunk, begin: boolean): Promise<{ loaded: number; skipped: number }> => {
     const part = PARTS.get(chunk);
     if (part === undefined) throw new Error('internal: a routed part without its shards');
-    const byShard = new Map<number, number[]>();
-    part.shards.forEach((s, i) => {
-      let list = byShard.get(s);
-      if (!list) byShard.set(s, (list = []));
-      list.push(i);
-    });
     const columns = chunk.target.columns && chunk.target.columns.length > 0 ? ` (${chunk.target.columns.map(quoteIdent).join(', ')})` : '';
     const options = copyOptions(wireFormat(chunk.target));
     let loaded = 0;
     let first = begin;
-    for (const [s, list] of [...byShard].sort((a, b) => a[0] - b[0])) {
+    // The part's records are grouped by shard (partChunk): each run is one COPY of a slice, no copying.
+    for (let from = 0; from < part.shards.length; ) {
+      const s = part.shards[from]!;
+      let to = from + 1;
+      while (to < part.shards.length && part.shards[to] === s) to++;
       const sql = `${first ? 'BEGIN; ' : ''}COPY ${table.map.shards[s]!.table}${columns} FROM STDIN (${options})`;
       first = false;
       try {
-        loaded += await streamCopy(client, sql, recordBytes(chunk.data, part, list));
+        loaded += await streamCopy(client, sql, chunk.data.subarray(from === 0 ? 0 : part.ends[from - 1]!, part.ends[to - 1]!));
       } catch (error) {
         const line = copyLineFromWhere((error as { where?: string }).where);
-        if (line !== undefined && list[line - 1] !== undefined && error instanceof Error) Object.assign(error, { pgsurgeRecord: list[line - 1]! + 1 });
+        if (line !== undefined && line >= 1 && from + line <= to && error instanceof Error) Object.assign(error, { pgsurgeRecord: from + line });
         throw error;
       }
+      from = to;
     }
     if (first) await client.query('BEGIN');
     return { loaded, skipped: 0 };
@@ -135,6 +134,8 @@ export class RouterSession implements ChunkRouter {
   /** A node connection lost since: its backend is ended (and seen gone) before that node's ledger is read again. */
   private readonly lost = new Map<number, Backend>();
   private readonly writers = new Map<string, ChunkWriter>();
+  /** Per node, the buffer its parts' records are gathered in. */
+  private readonly scratch = new Map<number, Buffer>();
 
   constructor(private readonly load: RoutedLoad) {}
 
@@ -253,7 +254,8 @@ export class RouterSession implements ChunkRouter {
         }
       }
       if (pending.length === 0) return { loaded: earlierLoaded, rejects: earlierRejects };
-      const part = partChunk(chunk, routed, shards, pending, records);
+      // The node's buffer of this session, reused: nothing reads a part's data once its commit returns.
+      const part = partChunk(chunk, routed, shards, pending, records, this.scratchFor(groupId, chunk.data.length));
       const ledger: ChunkLedger = withLedger ? new NodeLedger(this.load.loadId!, table.input, groupId, table.mapHash, table.generation) : NO_LEDGER;
       const outcome = await commitChunk(client, part, { writer: this.writerOf(table), ledger, budget: ctx.budget, firstLineOf: ctx.firstLineOf, ...(ctx.onCommit ? { onCommit: ctx.onCommit } : {}) });
       if (KILL_AFTER_PART !== undefined && ++partsCommitted === KILL_AFTER_PART) process.kill(process.pid, 'SIGKILL');
@@ -262,6 +264,12 @@ export class RouterSession implements ChunkRouter {
       if (isRetryable(error)) this.drop(groupId);
       throw error;
     }
+  }
+
+  private scratchFor(groupId: number, atMost: number): Buffer {
+    let b = this.scratch.get(groupId);
+    if (b === undefined || b.length < atMost) this.scratch.set(groupId, (b = Buffer.allocUnsafe(atMost)));
+    return b;
   }
 
   private writerOf(table: RoutedTable): ChunkWriter {
@@ -277,8 +285,16 @@ export class RouterSession implements ChunkRouter {
     if (node === undefined) throw new Error(`internal: no node of group ${groupId}`);
     const client = await this.load.connect(node);
     try {
-      // Citus lets a client write to a shard on its node; this says it is meant (it refuses some changes to shards without it).
-      await client.query("SELECT set_config('citus.enable_manual_changes_to_shards', 'on', false)");
+      // Citus lets a client write to a shard on its node; the setting says it is meant (it refuses some changes to
+      // shards without it). And the node must be the one the shard map names: a host name that means another server
+      // from here (localhost) would not hold these shards.
+      const r = await client.query<{ groupid: number }>("SELECT set_config('citus.enable_manual_changes_to_shards', 'on', false), (SELECT groupid FROM pg_dist_local_group) AS groupid");
+      const says = r.rows[0]?.groupid;
+      if (says !== groupId) {
+        throw new LoadError('bad-option', `pgsurge connected to ${node.host}:${node.port} for the Citus node of group ${groupId} (pg_dist_node), but that server says it is ${says === undefined || says === null ? 'no Citus node' : `group ${says}`}`, {
+          hint: 'the node names in pg_dist_node must reach the nodes from this machine too; else load through the coordinator: --citus-route coordinator',
+        });
+      }
       const lost = this.lost.get(groupId);
       if (lost) {
         await endOldBackend(client, lost);
@@ -310,20 +326,25 @@ async function recordsOf(chunk: Chunk): Promise<ChunkRecords> {
 }
 
 /**
- * The records `idx` of `chunk` that go to one node, as a chunk of their own: the whole
+ * The records `records0` of `chunk` that go to one node, as a chunk of their own: the whole
  * chunk's location (so its ledger row names the chunk's range, and its rejects their own
  * offsets and lines), and its records one by one for isolating a bad row.
  */
-function partChunk(chunk: Chunk, routed: RoutedRecords, shards: Int32Array, idx: readonly number[], records: () => Promise<ChunkRecords>): Chunk {
-  const ends: number[] = [];
+function partChunk(chunk: Chunk, routed: RoutedRecords, shards: Int32Array, records0: readonly number[], records: () => Promise<ChunkRecords>, into?: Buffer): Chunk {
+  // By shard, in input order within each: the writer sends each shard's records as one slice.
+  const idx = byShard(records0, shards);
+  const ends = new Array<number>(idx.length);
+  const partShards = new Int32Array(idx.length);
   let at = 0;
-  for (const i of idx) {
+  for (let k = 0; k < idx.length; k++) {
+    const i = idx[k]!;
     at += routed.ends[i]! - (i === 0 ? 0 : routed.ends[i - 1]!);
-    ends.push(at);
+    ends[k] = at;
+    partShards[k] = shards[i]!;
   }
   const part: Chunk = {
     location: chunk.location,
-    data: recordBytes(chunk.data, routed, idx),
+    data: recordBytes(chunk.data, routed, idx, into),
     records: idx.length,
     lines: idx.length,
     target: chunk.target,
@@ -338,8 +359,20 @@ function partChunk(chunk: Chunk, routed: RoutedRecords, shards: Int32Array, idx:
       };
     },
   };
-  PARTS.set(part, { ends, shards: Int32Array.from(idx, (i) => shards[i]!) });
+  PARTS.set(part, { ends, shards: partShards });
   return part;
+}
+
+/** `records` (in input order) grouped by their shard, in input order within each group: a counting sort. */
+function byShard(records: readonly number[], shards: Int32Array): number[] {
+  let top = 0;
+  for (const r of records) if (shards[r]! > top) top = shards[r]!;
+  const starts = new Int32Array(top + 2);
+  for (const r of records) starts[shards[r]! + 1]!++;
+  for (let s = 1; s < starts.length; s++) starts[s]! += starts[s - 1]!;
+  const out = new Array<number>(records.length);
+  for (const r of records) out[starts[shards[r]!]!++] = r;
+  return out;
 }
 
 /**
