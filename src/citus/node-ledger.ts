@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Chunk } from '../batching/chunk.js';
 import { LoadError } from '../db/load-error.js';
-import { LEDGER_SCHEMA, type ChunkLedger, type LedgerInput, type RejectedRow } from '../ledger/ledger.js';
+import { fromRejectRecord, LEDGER_SCHEMA, REJECT_COLUMNS, type ChunkLedger, type LedgerInput, type RejectRecord, type RejectedRow } from '../ledger/ledger.js';
 
 /**
  * The ledger of a routed load on one Citus node: which (chunk, node) parts that node
@@ -93,21 +93,12 @@ export async function nodePartsOverlapping(
   const parts = r.rows.map((row) => ({ start: Number(row.byte_start), end: Number(row.byte_end), shardMap: row.shard_map }));
   const rejects = new Map<number, Omit<RejectedRow, 'file'>>();
   if (r.rows.some((row) => Number(row.rows_rejected) > 0)) {
-    const rr = await client.query<{ line: string | null; byte_offset: string; sqlstate: string | null; column_name: string | null; message: string; record: Buffer }>(
-      `SELECT line, byte_offset, sqlstate, column_name, message, record FROM ${LEDGER_SCHEMA}.node_rejects
+    const rr = await client.query<RejectRecord>(
+      `SELECT ${REJECT_COLUMNS} FROM ${LEDGER_SCHEMA}.node_rejects
         WHERE load_id = $1 AND generation = $2 AND group_id = $3 AND byte_offset >= $4 AND byte_offset < $5`,
       [key.loadId, key.generation, key.groupId, start, end],
     );
-    for (const row of rr.rows) {
-      rejects.set(Number(row.byte_offset), {
-        line: row.line === null ? undefined : Number(row.line),
-        byteOffset: Number(row.byte_offset),
-        sqlstate: row.sqlstate ?? undefined,
-        column: row.column_name ?? undefined,
-        message: row.message,
-        record: row.record,
-      });
-    }
+    for (const row of rr.rows) rejects.set(Number(row.byte_offset), fromRejectRecord(row));
   }
   return { parts, rejects };
 }

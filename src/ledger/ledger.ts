@@ -335,7 +335,7 @@ export interface RejectedRow {
 }
 
 /** A row of the ledger's rejects table, as node-postgres returns it. */
-interface RejectRecord {
+export interface RejectRecord {
   line: string | null;
   byte_offset: string;
   sqlstate: string | null;
@@ -344,9 +344,9 @@ interface RejectRecord {
   record: Buffer;
 }
 
-const REJECT_COLUMNS = 'line, byte_offset, sqlstate, column_name, message, record';
+export const REJECT_COLUMNS = 'line, byte_offset, sqlstate, column_name, message, record';
 
-function fromRejectRecord(row: RejectRecord): Omit<RejectedRow, 'file'> {
+export function fromRejectRecord(row: RejectRecord): Omit<RejectedRow, 'file'> {
   return {
     line: row.line === null ? undefined : Number(row.line),
     byteOffset: Number(row.byte_offset),
