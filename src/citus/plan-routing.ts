@@ -150,6 +150,8 @@ async function recordedMaps(control: pg.Client, loadId: string): Promise<Map<str
 /** The routed table, or why this input's rows go through the coordinator. */
 async function whyNotRouted(control: pg.Client, target: LoadTarget, input: LedgerInput, options: PlanOptions): Promise<RoutedTable | string> {
   if (options.route === 'coordinator') return '--citus-route coordinator';
+  // A routed chunk commits on each node apart: without the ledger's part rows a retried chunk would load its committed parts again.
+  if (options.loadId === undefined) return '--no-ledger loads through the coordinator (routing to the shards needs the ledger: each node records its parts)';
   if (options.writer.name !== 'copy' || options.writer.ownsTransactions) return `--mode ${options.writer.name} loads through the coordinator`;
   if (options.writer.wire === 'binary') return '--wire binary goes through the coordinator (routed rows are sent as COPY text)';
   if (target.format === 'json' || target.format === 'parquet') return `${target.format} input is not routed yet`;

@@ -185,6 +185,21 @@ describe('loads routed to the shards by pgsurge', () => {
     assert.deepEqual(summaryOf(auto.stdout).citusRoutes?.map((x) => [x.route, x.why]), [['coordinator', 'it is not hash-distributed']]);
   });
 
+  it('--no-ledger is not routed: auto loads through the coordinator and says why; --citus-route client refuses it (exit 2, nothing loaded)', async () => {
+    const { file, expected, good } = await input('noledger.tbl', 2000);
+    await citusLineitem(client, SCHEMA, 'noledger', 'distributed');
+    const refused = await runCli(['load', file, '-t', 'noledger', '--no-ledger', '--citus-route', 'client', ...target()]);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /--citus-route client: ct_route\.noledger cannot be routed by pgsurge: --no-ledger loads through the coordinator/);
+    assert.equal((await client.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.noledger`)).rows[0].n, 0);
+    const r = await runCli(['load', file, '-t', 'noledger', '-w', '2', '--chunk-size', '32KB', '--no-ledger', '--json', ...target()]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(await tableDigest('noledger'), { count: good, digest: expected });
+    const routes = summaryOf(r.stdout).citusRoutes;
+    assert.deepEqual(routes?.map((x) => x.route), ['coordinator']);
+    assert.match(routes![0]!.why, /^--no-ledger loads through the coordinator/);
+  });
+
   it('bad rows (a bad date a worker refuses, a NULL, an unreadable and an out-of-range distribution value) are rejected with their lines; read = loaded + rejected', async () => {
     const key = (v: string) => (f: readonly string[]) => tblLine([v, ...f.slice(1)]);
     const bad = new Map<number, (f: readonly string[]) => Buffer>([
