@@ -285,13 +285,11 @@ export class RouterSession implements ChunkRouter {
     if (node === undefined) throw new Error(`internal: no node of group ${groupId}`);
     const client = await this.load.connect(node);
     try {
-      // Citus lets a client write to a shard on its node; the setting says it is meant (it refuses some changes to
-      // shards without it). And the node must be the one the shard map names: a host name that means another server
-      // from here (localhost) would not hold these shards.
-      const r = await client.query<{ groupid: number }>("SELECT set_config('citus.enable_manual_changes_to_shards', 'on', false), (SELECT groupid FROM pg_dist_local_group) AS groupid");
-      const says = r.rows[0]?.groupid;
+      // The node must be the one the shard map names: a host name that means another server from here (localhost)
+      // would not hold these shards.
+      const says = await prepareNodeSession(client);
       if (says !== groupId) {
-        throw new LoadError('bad-option', `pgsurge connected to ${node.host}:${node.port} for the Citus node of group ${groupId} (pg_dist_node), but that server says it is ${says === undefined || says === null ? 'no Citus node' : `group ${says}`}`, {
+        throw new LoadError('bad-option', `pgsurge connected to ${node.host}:${node.port} for the Citus node of group ${groupId} (pg_dist_node), but that server says it is ${says === undefined ? 'no Citus node' : `group ${says}`}`, {
           hint: 'the node names in pg_dist_node must reach the nodes from this machine too; else load through the coordinator: --citus-route coordinator',
         });
       }
@@ -316,6 +314,24 @@ export class RouterSession implements ChunkRouter {
     if (backend && !this.lost.has(groupId)) this.lost.set(groupId, backend);
     void client.end().catch(() => undefined);
   }
+}
+
+/**
+ * Sets up a node session for parts and returns the node's Citus group (pg_dist_local_group).
+ * Shard writes are meant (citus.enable_manual_changes_to_shards: Citus refuses some changes
+ * to shards without it). And a part's COMMIT must be durable when it returns, as the
+ * coordinator's chunk row that follows it is: a node whose synchronous_commit is off or
+ * local (its server, ALTER ROLE/DATABASE SET) would answer before its WAL is flushed (or
+ * replicated), and a node crash would lose rows the coordinator counts; the session is set
+ * back to on (remote_write/remote_apply, stronger, are kept).
+ */
+export async function prepareNodeSession(client: pg.Client): Promise<number | undefined> {
+  const r = await client.query<{ groupid: number | null }>(
+    `SELECT set_config('citus.enable_manual_changes_to_shards', 'on', false),
+            CASE WHEN current_setting('synchronous_commit') IN ('off', 'local') THEN set_config('synchronous_commit', 'on', false) END,
+            (SELECT groupid FROM pg_dist_local_group) AS groupid`,
+  );
+  return r.rows[0]?.groupid ?? undefined;
 }
 
 /** The chunk's records in its source, for offsets, lines and the bytes of rejected rows. */

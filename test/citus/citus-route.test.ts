@@ -4,8 +4,9 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { hashInt4, hashInt8, hashText } from '../../src/citus/pg-hash.js';
+import { prepareNodeSession } from '../../src/citus/routed-chunk.js';
 import { isShardMap, readShardMap, shardIndexOf, type ShardMap } from '../../src/citus/shard-map.js';
-import { citusLineitem, citusUrl, closeCitusSchema, openCitusSchema } from '../helpers/citus-db.js';
+import { citusLineitem, citusUrl, closeCitusSchema, openCitusSchema, workerNodes } from '../helpers/citus-db.js';
 import { startCli, sleep } from '../helpers/cli-process.js';
 import { damage, lineitemFields, prng, tableRecord, tblLine } from '../helpers/lineitem-data.js';
 import { digest, runCli, tableRecords } from '../helpers/test-db.js';
@@ -228,6 +229,37 @@ describe('loads routed to the shards by pgsurge', () => {
     assert.equal(summary.total.read, 4000);
     assert.equal(summary.total.read, summary.total.loaded + summary.total.rejected + summary.total.skipped);
     assert.equal(summary.total.rejected, 5);
+  });
+});
+
+describe('node sessions', () => {
+  it("a node whose database says synchronous_commit = off (or local): the node session commits with on; a stronger setting is kept", async () => {
+    const [w] = await workerNodes(client);
+    const node = new pg.Client({ host: w!.host, port: w!.port, user: 'postgres', database: 'postgres' });
+    await node.connect();
+    const sessionOn = async (): Promise<{ before: string; after: string }> => {
+      const s = new pg.Client({ host: w!.host, port: w!.port, user: 'postgres', database: 'postgres' });
+      await s.connect();
+      try {
+        const before = (await s.query<{ v: string }>("SELECT current_setting('synchronous_commit') AS v")).rows[0]!.v;
+        assert.equal(typeof (await prepareNodeSession(s)), 'number');
+        return { before, after: (await s.query<{ v: string }>("SELECT current_setting('synchronous_commit') AS v")).rows[0]!.v };
+      } finally {
+        await s.end();
+      }
+    };
+    try {
+      // (A worker refuses ALTER ROLE: roles are the coordinator's to change.)
+      await node.query('ALTER DATABASE postgres SET synchronous_commit = off');
+      assert.deepEqual(await sessionOn(), { before: 'off', after: 'on' });
+      await node.query('ALTER DATABASE postgres SET synchronous_commit = local');
+      assert.deepEqual(await sessionOn(), { before: 'local', after: 'on' });
+      await node.query('ALTER DATABASE postgres SET synchronous_commit = remote_apply');
+      assert.deepEqual(await sessionOn(), { before: 'remote_apply', after: 'remote_apply' });
+    } finally {
+      await node.query('ALTER DATABASE postgres RESET synchronous_commit').catch(() => undefined);
+      await node.end();
+    }
   });
 });
 
