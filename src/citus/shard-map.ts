@@ -98,9 +98,9 @@ interface ShardRow {
  * that is not an active primary, or ranges that do not cover the hash space.
  */
 export async function readShardMap(client: pg.Client, tableOid: number): Promise<ShardMap | NotRoutable> {
-  const t = await client.query<{ method: string; column: string | null; typid: number; deterministic: boolean | null; encoding: string }>(
+  const t = await client.query<{ method: string; column: string | null; typid: number; typmod: number; deterministic: boolean | null; encoding: string }>(
     `SELECT p.partmethod AS method, column_to_column_name(p.logicalrelid, p.partkey) AS column,
-            a.atttypid::int AS typid, c.collisdeterministic AS deterministic,
+            a.atttypid::int AS typid, a.atttypmod AS typmod, c.collisdeterministic AS deterministic,
             pg_encoding_to_char((SELECT encoding FROM pg_database WHERE datname = current_database())) AS encoding
        FROM pg_dist_partition p
        LEFT JOIN pg_attribute a ON a.attrelid = p.logicalrelid AND a.attname = column_to_column_name(p.logicalrelid, p.partkey)
@@ -113,6 +113,9 @@ export async function readShardMap(client: pg.Client, tableOid: number): Promise
   if (table.method !== 'h' || table.column === null) return { reason: table.column === null && table.method === 'h' ? 'it has no distribution column (a single-shard table)' : 'it is not hash-distributed' };
   const type = ROUTABLE_TYPES[table.typid as keyof typeof ROUTABLE_TYPES];
   if (type === undefined) return { reason: `its distribution column ${table.column} is of a type (oid ${table.typid}) whose hash pgsurge does not reproduce (int2, int4, int8, text, varchar)` };
+  // varchar(n) stores an over-length value whose excess is all spaces cut to n characters, and Citus hashes the stored
+  // value: 'abc  ' is hashed as 'abc'. pgsurge hashes the input's bytes, so such a column goes through the coordinator.
+  if (type === 'varchar' && table.typmod >= 0) return { reason: `its distribution column ${table.column} is varchar(${table.typmod - 4}) (a value cut to its length is hashed as stored)` };
   if ((type === 'text' || type === 'varchar') && table.deterministic === false) return { reason: `its distribution column ${table.column} has a nondeterministic collation` };
   if ((type === 'text' || type === 'varchar') && table.encoding !== 'UTF8') return { reason: `the database's encoding is ${table.encoding}, not UTF8` };
   const r = await client.query<ShardRow>(
