@@ -87,8 +87,32 @@ export async function planRouting(control: pg.Client, targets: readonly LoadTarg
     }
     tables.set(target.file, why);
     for (const n of why.map.nodes) nodes.set(n.groupId, n);
-    if (!routes.some((r) => r.table === input.tableName)) {
-      routes.push({ table: input.tableName, route: 'client', why: `hash-distributed by ${why.map.column} (${why.map.type}), ${why.map.shards.length} shards on ${why.map.nodes.length} node${why.map.nodes.length === 1 ? '' : 's'}: each chunk's rows go straight to their shards' nodes` });
+  }
+  if (tables.size === 0) return { routes, checkUnmoved: async () => undefined };
+
+  // Each node: reachable from here, its ledger tables, and no backend of an earlier run of this load still able to
+  // commit a part. A node pgsurge cannot reach (a container's host name, pg_hba letting in the coordinator only): under
+  // auto an input not routed yet goes through the coordinator; one that began routing, or --citus-route client, stops.
+  const unreachable = new Map<number, string>();
+  for (const node of nodes.values()) {
+    const why = await prepareNode(node, options);
+    if (why !== undefined) unreachable.set(node.groupId, why);
+  }
+  for (const [file, t] of [...tables]) {
+    const down = t.map.nodes.find((n) => unreachable.has(n.groupId));
+    if (down === undefined) continue;
+    const why = `pgsurge cannot use its node ${down.host}:${down.port}: ${unreachable.get(down.groupId)!}`;
+    if (options.route === 'client' || recorded.has(t.input.file)) {
+      throw new LoadError('bad-option', `${options.route === 'client' ? '--citus-route client' : `load ${options.loadId ?? ''} began routing ${t.tableName}'s rows to its shards`}: ${why}`, {
+        hint: options.route === 'client' ? 'the node names in pg_dist_node must reach the nodes from this machine, with these credentials; else load through the coordinator: --citus-route auto or coordinator' : 'make the node reachable from here and resume, or start over with --truncate',
+      });
+    }
+    tables.delete(file);
+    if (!routes.some((r) => r.table === t.tableName)) routes.push({ table: t.tableName, route: 'coordinator', why });
+  }
+  for (const t of tables.values()) {
+    if (!routes.some((r) => r.table === t.tableName)) {
+      routes.push({ table: t.tableName, route: 'client', why: `hash-distributed by ${t.map.column} (${t.map.type}), ${t.map.shards.length} shards on ${t.map.nodes.length} node${t.map.nodes.length === 1 ? '' : 's'}: each chunk's rows go straight to their shards' nodes` });
     }
   }
   if (tables.size === 0) return { routes, checkUnmoved: async () => undefined };
@@ -110,16 +134,6 @@ export async function planRouting(control: pg.Client, targets: readonly LoadTarg
       if (was.mapHash !== t.mapHash) throw shardMapChanged(t.tableName, options.loadId, 'since this load began');
       t.generation = was.generation;
     }
-    // Each node: its ledger tables, and no backend of an earlier run of this load still able to commit a part.
-    for (const node of nodes.values()) {
-      const client = await options.connect(node);
-      try {
-        await options.waitForEarlierRun(client);
-        await ensureNodeLedger(client, `${node.host}:${node.port}`);
-      } finally {
-        await client.end().catch(() => undefined);
-      }
-    }
   }
   const load: RoutedLoad = { loadId: options.loadId, tables, nodes, connect: options.connect };
   return {
@@ -132,6 +146,28 @@ export async function planRouting(control: pg.Client, targets: readonly LoadTarg
       }
     },
   };
+}
+
+/** Test hook: pgsurge's first connection to each node goes to port 1 (where nothing listens), as a node it cannot reach. */
+const UNREACHABLE_NODES = process.env.PGSURGE_FAULT_CITUS_UNREACHABLE === '1';
+
+/** Connects to a node, ends an earlier run's backends there and makes its ledger tables; why not, when that fails. */
+async function prepareNode(node: ShardNode, options: PlanOptions): Promise<string | undefined> {
+  let client: pg.Client;
+  try {
+    client = await options.connect(UNREACHABLE_NODES ? { ...node, port: 1 } : node);
+  } catch (error) {
+    return `connecting failed (${error instanceof Error ? error.message : String(error)})`;
+  }
+  try {
+    await options.waitForEarlierRun(client);
+    await ensureNodeLedger(client, `${node.host}:${node.port}`);
+    return undefined;
+  } catch (error) {
+    return `setting up its ledger failed (${error instanceof Error ? error.message : String(error)})`;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
 
 function resumeOtherWay(table: string, loadId: string | undefined): LoadError {

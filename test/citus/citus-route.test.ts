@@ -211,6 +211,23 @@ describe('loads routed to the shards by pgsurge', () => {
     assert.match(routes![0]!.why, /^--no-ledger loads through the coordinator/);
   });
 
+  it('a node pgsurge cannot reach: auto loads an input not routed yet through the coordinator and says why; --citus-route client stops (exit 2, nothing loaded)', async () => {
+    const { file, expected, good } = await input('unreach.tbl', 2000);
+    await citusLineitem(client, SCHEMA, 'unreach', 'distributed');
+    const env = { PGSURGE_FAULT_CITUS_UNREACHABLE: '1' };
+    const refused = await runCli(['load', file, '-t', 'unreach', '--citus-route', 'client', '--load-id', 'ct-unreach-c', ...target()], { env });
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /--citus-route client: pgsurge cannot use its node .*: connecting failed/);
+    assert.equal((await client.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.unreach`)).rows[0].n, 0);
+    const r = await runCli(['load', file, '-t', 'unreach', '-w', '2', '--chunk-size', '32KB', '--load-id', 'ct-unreach', '--json', ...target()], { env });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(await tableDigest('unreach'), { count: good, digest: expected });
+    const routes = summaryOf(r.stdout).citusRoutes;
+    assert.deepEqual(routes?.map((x) => x.route), ['coordinator']);
+    assert.match(routes![0]!.why, /^pgsurge cannot use its node/);
+    assert.equal((await client.query("SELECT count(*)::int AS n FROM pgsurge.routed_files WHERE load_id = 'ct-unreach'")).rows[0].n, 0);
+  });
+
   it('bad rows (a bad date a worker refuses, a NULL, an unreadable and an out-of-range distribution value) are rejected with their lines; read = loaded + rejected', async () => {
     const key = (v: string) => (f: readonly string[]) => tblLine([v, ...f.slice(1)]);
     const bad = new Map<number, (f: readonly string[]) => Buffer>([
