@@ -10,6 +10,7 @@ import { qualifiedName } from './db/identifiers.js';
 import { connect, type Target } from './db/target.js';
 import { connectionFailure, copyColumnFromWhere, copyLineFromWhere, isServerError, LoadError } from './db/load-error.js';
 import { planInputColumns } from './db/plan-input-columns.js';
+import { asServerKeeps } from './db/old-backend.js';
 import { prepareTable } from './db/table-check.js';
 import { preflight } from './db/preflight.js';
 import { LoadStopped } from './faults/load-stopped.js';
@@ -356,7 +357,9 @@ export function workerNamePrefix(loadId: string, part?: string): string {
  * again; reading the ledger before they end could load a chunk twice. Wait for them
  * (they end as soon as they see their client gone), then end any that linger.
  */
-async function waitForEarlierRun(client: pg.Client, prefix: string): Promise<void> {
+async function waitForEarlierRun(client: pg.Client, namePrefix: string): Promise<void> {
+  // A long load id or part tag: the server keeps an application_name's first 63 bytes.
+  const prefix = asServerKeeps(namePrefix);
   const alive = async (): Promise<number> =>
     (await client.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE left(application_name, length($1)) = $1 AND pid <> pg_backend_pid()', [prefix])).rows[0]?.n ?? 0;
   for (let waited = 0; (await alive()) > 0; waited += 100) {
