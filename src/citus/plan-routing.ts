@@ -57,6 +57,7 @@ const ROUTED_FILES_DDL = `CREATE TABLE IF NOT EXISTS ${LEDGER_SCHEMA}.routed_fil
   map_hash text NOT NULL,
   shard_map text NOT NULL,
   generation text NOT NULL,
+  spec_hash text,
   recorded_at timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (load_id, file))`;
 
@@ -73,7 +74,7 @@ export async function planRouting(control: pg.Client, targets: readonly LoadTarg
   const routes: TableRoute[] = [];
   const tables = new Map<string, RoutedTable>();
   const nodes = new Map<number, ShardNode>();
-  const recorded = options.loadId === undefined ? new Map<string, { mapHash: string; generation: string }>() : await recordedMaps(control, options.loadId);
+  const recorded = options.loadId === undefined ? new Map<string, RecordedInput>() : await recordedMaps(control, options.loadId);
   for (const target of targets) {
     const input = options.inputs.get(target.file)!;
     if (!options.citusTables.has(input.tableOid)) continue;
@@ -119,19 +120,25 @@ export async function planRouting(control: pg.Client, targets: readonly LoadTarg
 
   if (options.loadId !== undefined) {
     await control.query(ROUTED_FILES_DDL);
+    await control.query(`ALTER TABLE ${LEDGER_SCHEMA}.routed_files ADD COLUMN IF NOT EXISTS spec_hash text`);
     for (const t of tables.values()) {
       let was = recorded.get(t.input.file);
       if (was === undefined) {
         // Under the load's advisory lock (and a part's own: --part K/N parts share a file, the first inserts it).
         const generation = randomBytes(8).toString('hex');
         await control.query(
-          `INSERT INTO ${LEDGER_SCHEMA}.routed_files (load_id, file, table_oid, map_hash, shard_map, generation) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (load_id, file) DO NOTHING`,
-          [options.loadId, t.input.file, t.input.tableOid, t.mapHash, shardMapKey(t.map), generation],
+          `INSERT INTO ${LEDGER_SCHEMA}.routed_files (load_id, file, table_oid, map_hash, shard_map, generation, spec_hash) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (load_id, file) DO NOTHING`,
+          [options.loadId, t.input.file, t.input.tableOid, t.mapHash, shardMapKey(t.map), generation, t.specHash],
         );
         was = (await recordedMaps(control, options.loadId)).get(t.input.file)!;
         recorded.set(t.input.file, was);
       }
       if (was.mapHash !== t.mapHash) throw shardMapChanged(t.tableName, options.loadId, 'since this load began');
+      if (was.specHash !== t.specHash) {
+        throw new LoadError('bad-option', `load ${options.loadId} began routing ${t.tableName}'s rows reading the input another way (format, delimiter, null marker or column list): routed as this run reads it, records would go to other nodes than the earlier runs' parts cover, and rows could be lost or doubled`, {
+          hint: 'resume with the options the load began with (--columns, --format, --delimiter, --null), or start over with --truncate',
+        });
+      }
       t.generation = was.generation;
     }
   }
@@ -176,11 +183,22 @@ function resumeOtherWay(table: string, loadId: string | undefined): LoadError {
   });
 }
 
-async function recordedMaps(control: pg.Client, loadId: string): Promise<Map<string, { mapHash: string; generation: string }>> {
+interface RecordedInput {
+  readonly mapHash: string;
+  readonly generation: string;
+  /** Null in a row recorded before the spec was: such a load is not resumed routed. */
+  readonly specHash: string | null;
+}
+
+async function recordedMaps(control: pg.Client, loadId: string): Promise<Map<string, RecordedInput>> {
   const exists = await control.query<{ ok: boolean }>(`SELECT to_regclass('${LEDGER_SCHEMA}.routed_files') IS NOT NULL AS ok`);
   if (exists.rows[0]?.ok !== true) return new Map();
-  const r = await control.query<{ file: string; map_hash: string; generation: string }>(`SELECT file, map_hash, generation FROM ${LEDGER_SCHEMA}.routed_files WHERE load_id = $1`, [loadId]);
-  return new Map(r.rows.map((row) => [row.file, { mapHash: row.map_hash, generation: row.generation }]));
+  // (to_jsonb: a routed_files made before spec_hash was has no such column until this run adds it.)
+  const r = await control.query<{ file: string; map_hash: string; generation: string; spec_hash: string | null }>(
+    `SELECT file, map_hash, generation, to_jsonb(r) ->> 'spec_hash' AS spec_hash FROM ${LEDGER_SCHEMA}.routed_files r WHERE load_id = $1`,
+    [loadId],
+  );
+  return new Map(r.rows.map((row) => [row.file, { mapHash: row.map_hash, generation: row.generation, specHash: row.spec_hash }]));
 }
 
 /** The routed table, or why this input's rows go through the coordinator. */
@@ -206,11 +224,13 @@ async function whyNotRouted(control: pg.Client, target: LoadTarget, input: Ledge
   if (field < 0) return `its distribution column ${map.column} is not in the input`;
   const defaulted = cols.rows.filter((c) => c.filled && !columns.includes(c.attname)).map((c) => c.attname);
   if (defaulted.length > 0) return `${defaulted.join(', ')} would be filled by defaults (evaluated by the coordinator, not by a shard)`;
+  const nullMarker = wire.null ?? '\\N';
   return {
     map,
     mapHash: mapHashOf(shardMapKey(map)),
     generation: '',
-    spec: { map, field, delimiter: Buffer.from(delimiter)[0]!, nullMarker: Buffer.from(wire.null ?? '\\N') },
+    spec: { map, field, delimiter: Buffer.from(delimiter)[0]!, nullMarker: Buffer.from(nullMarker) },
+    specHash: mapHashOf(JSON.stringify({ format: target.format, delimiter, nullMarker, columns, field })),
     tableName: input.tableName,
     input,
   };

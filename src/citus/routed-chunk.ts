@@ -29,6 +29,13 @@ export interface RoutedTable {
    */
   generation: string;
   readonly spec: RouteSpec;
+  /**
+   * How a record's distribution value is found, hashed (format, delimiter, null marker,
+   * column list, field index): recorded with the map in routed_files, and a resume that
+   * reads the input another way (--columns reordered, another --null) is refused, since
+   * the nodes' part rows cover the records as the first run routed them.
+   */
+  readonly specHash: string;
   /** The table as psql would name it, for messages. */
   readonly tableName: string;
   /** The input's ledger entry (absolute path, table oid). */

@@ -333,6 +333,25 @@ describe('routed loads exactly once across crashes', () => {
     assert.equal((await client.query<{ rows: number }>("SELECT sum(rows_loaded)::int AS rows FROM pgsurge.chunks WHERE load_id = 'ct-partly'")).rows[0]!.rows, 3000);
   });
 
+  it('a resume that reads the input another way (--columns reordered) is refused (exit 2); resumed as begun, the table equals the input', async () => {
+    const { file, expected } = await input('respec.tbl', 3000);
+    await citusLineitem(client, SCHEMA, 'respec', 'distributed');
+    const args = ['load', file, '-t', 'respec', '-w', '1', '--chunk-size', '16KB', '--load-id', 'ct-respec', ...target()];
+    const killed = await runCli(args, { env: { PGSURGE_FAULT_CITUS_KILL_AFTER_PART: '3' } });
+    assert.equal(killed.code, null, killed.stderr);
+    const cols = (await client.query<{ a: string }>(`SELECT attname AS a FROM pg_attribute WHERE attrelid = '${SCHEMA}.respec'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`)).rows.map((r) => r.a);
+    const before = (await client.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.respec`)).rows[0].n as number;
+    const swapped = [cols[1], cols[0], ...cols.slice(2)].join(',');
+    const refused = await runCli([...args, '--resume', '--columns', swapped]);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /began routing ct_route\.respec's rows reading the input another way/);
+    assert.equal((await client.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.respec`)).rows[0].n, before);
+    // The same column list spelled out is the same spec.
+    const resumed = await runCli([...args, '--resume', '--columns', cols.join(',')]);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.deepEqual(await tableDigest('respec'), { count: 3000, digest: expected });
+  });
+
   it('a shard moved between the runs of a load: the resume refuses (exit 2) and says what to do', async () => {
     const { file } = await input('moved.tbl', 3000);
     await citusLineitem(client, SCHEMA, 'moved', 'distributed');
