@@ -8,7 +8,10 @@
  *   node dist/bench/citus.js [--scale 1] [--repeat 3] [--shards 32] [--variants 'psql x1,psql x2,pgsurge -w1,pgsurge -w2,pgsurge -w4']
  *
  * `psql x2 pool1` (not in the default list) is psql ×2 with pgsurge's Citus session
- * settings, through PGOPTIONS.
+ * settings, through PGOPTIONS. `pgsurge -w1` … `-w4` route the rows to the shards' nodes
+ * themselves (`--citus-route auto`, the default); `pgsurge -w2 coordinator` (also not in
+ * the default list) is -w2 through the coordinator (`--citus-route coordinator`), as
+ * pgsurge loaded before client-side routing.
  *
  * `--ab '<env>'` adds `pgsurge -w2 (<env>)`, the same load with an environment variable set
  * (e.g. `PGSURGE_CITUS_SETTINGS=none`, the Citus session settings left at their defaults);
@@ -93,6 +96,7 @@ try {
     'pgsurge -w1': pgsurgeRun(1),
     'pgsurge -w2': pgsurgeRun(2),
     'pgsurge -w4': pgsurgeRun(4),
+    'pgsurge -w2 coordinator': pgsurgeRun(2, {}, ['--citus-route', 'coordinator']),
   };
   const plain: Record<string, () => Promise<number>> = Object.fromEntries(wanted.filter((w) => all[w]).map((w) => [w, all[w]!]));
   const abs = ab.split(';').map((a) => a.trim()).filter((a) => a !== '');
@@ -123,7 +127,7 @@ try {
     const cols = runs[0]!.map((_, c) => median(runs.map((r) => r[c]!)));
     console.log(`${name.padEnd(38)} ${cols.map(us).join(' ')} ${us(median(runs.map((r) => r.reduce((a, b) => a + b, 0))))}`);
   }
-  const pairs: [string, string][] = [['pgsurge -w1', 'psql x1'], ['pgsurge -w2', 'psql x2'], ['pgsurge -w4', 'psql x2']];
+  const pairs: [string, string][] = [['pgsurge -w1', 'psql x1'], ['pgsurge -w2', 'psql x2'], ['pgsurge -w4', 'psql x2'], ['pgsurge -w2', 'pgsurge -w2 coordinator'], ['pgsurge -w2 coordinator', 'psql x2']];
   for (const one of abs) pairs.push([`pgsurge -w2 (${one})`, 'pgsurge -w2'], [`pgsurge -w2 (${one})`, 'psql x2']);
   console.log('');
   for (const [a, b] of pairs) if (rates[a] && rates[b]) console.log(`${a} / ${b}: ${ratio(a, b).toFixed(2)} (median of ${repeat} paired runs${b === 'psql x2' && a === 'pgsurge -w2' ? '; target ≥ 1.0' : ''})`);

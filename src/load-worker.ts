@@ -8,6 +8,7 @@ import { backoffMs, isRetryable, sleep } from './faults/retry.js';
 import type { ChunkLedger } from './ledger/ledger.js';
 import { commitChunk, type ChunkOutcome, type ChunkTransactionContext, type Deferral } from './writer/chunk-transaction.js';
 import { canDeferFlush, flushWal } from './writer/wal-flush.js';
+import type { ChunkRouter } from './citus/chunk-router.js';
 
 export interface WorkerContext {
   readonly queue: ChunkQueue;
@@ -36,6 +37,8 @@ export interface WorkerContext {
   retrying?(chunk: Chunk, error: unknown, attempt: number, waitMs: number): void;
   /** A chunk committed without waiting for the flush was lost with the server's unflushed WAL, and is loaded again. */
   reloading?(chunk: Chunk): void;
+  /** Makes this worker's router (its own connections), for chunks committed another way (Citus rows routed to their shards). */
+  router?(): ChunkRouter;
 }
 
 /** How long a stopping load tries to confirm a held chunk (a server that hangs must not hang the stop). */
@@ -86,11 +89,14 @@ export class LoadWorker {
   private lostBackend: Backend | undefined;
   /** This worker ended early because `leave` said so. */
   left = false;
+  private readonly router: ChunkRouter | undefined;
 
   constructor(
     private client: pg.Client | undefined,
     private readonly ctx: WorkerContext,
-  ) {}
+  ) {
+    this.router = ctx.router?.();
+  }
 
   async run(): Promise<void> {
     try {
@@ -122,6 +128,7 @@ export class LoadWorker {
     } finally {
       await this.client?.end().catch(() => undefined);
       this.client = undefined;
+      await this.router?.close();
     }
   }
 
@@ -205,7 +212,7 @@ export class LoadWorker {
     }
     const held = this.held && !this.held.flushed ? this.held : undefined;
     const deferral: Deferral | undefined = wait === undefined && this.deferring ? (held ? { after: held.durableAt } : {}) : undefined;
-    const outcome = await commitChunk(client, chunk, { ...this.ctx.transaction, onCommit: () => (this.committing = true), ...(deferral ? { deferral } : {}) });
+    const outcome = await commitChunk(client, chunk, { ...this.ctx.transaction, onCommit: () => (this.committing = true), ...(deferral ? { deferral } : {}), ...(this.router ? { router: this.router } : {}) });
     // A COMMIT that waited for its flush also flushed the held chunk's (an earlier commit);
     // one that did not wait was allowed not to only because WAL was flushed past the held chunk.
     if (this.held) this.held.flushed = true;

@@ -11,6 +11,7 @@ import { qualifiedName } from './db/identifiers.js';
 import { connect, type Target } from './db/target.js';
 import { connectionFailure, copyColumnFromWhere, copyLineFromWhere, isServerError, LoadError } from './db/load-error.js';
 import { planInputColumns } from './db/plan-input-columns.js';
+import { asServerKeeps } from './db/old-backend.js';
 import { prepareTable } from './db/table-check.js';
 import { preflight } from './db/preflight.js';
 import { LoadStopped } from './faults/load-stopped.js';
@@ -29,6 +30,7 @@ import { ChunkBuffers } from './batching/chunk-buffers.js';
 import type { ChunkResult, ChunkWriter } from './writer/chunk-writer.js';
 import { copyWriter } from './writer/copy-writer.js';
 import { citusLoad } from './db/citus-load.js';
+import { planRouting, type CitusRoute, type RoutingPlan } from './citus/plan-routing.js';
 import type { TableWire } from './wire/wire-report.js';
 
 export interface LoadOptions {
@@ -39,6 +41,8 @@ export interface LoadOptions {
   readonly stdin?: Readable;
   /** How a chunk reaches the server; COPY unless told otherwise. */
   readonly writer?: ChunkWriter;
+  /** Citus: whether pgsurge routes a hash-distributed table's rows to its shards' nodes itself (`--citus-route`; default auto). */
+  readonly citusRoute?: CitusRoute;
   /** The ledger's id for this load; default: derived from the tables and the files' identities, so rerunning the same command resumes. */
   readonly loadId?: string;
   /** Require an earlier run of this load to resume. */
@@ -196,6 +200,24 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     const resumed = inputs.some((i) => coveredOf(i).ranges.length > 0);
     const queue = new ChunkQueue(sources, options.workers);
     const appName = (n: number): string => `${workerNamePrefix(loadId, part?.label)}${n}`;
+    // Citus: which tables' rows pgsurge routes to their shards' nodes itself, checked before any row moves.
+    let nodeConnections = 0;
+    const routing: RoutingPlan | undefined = citus
+      ? await planRouting(control, planned, {
+          route: options.citusRoute ?? 'auto',
+          writer: options.writer ?? copyWriter,
+          loadId: withLedger ? loadId : undefined,
+          inputs: ledgerInputs,
+          citusTables: citus.tables,
+          // The coordinator holding shards (group 0) is reached as the load reaches it: its pg_dist_node name is often localhost.
+          connect: (node) => connect(node.groupId === 0 ? target.config : { ...target.config, host: node.host, port: node.port }, `${appName(0)}n${nodeConnections++}`),
+          waitForEarlierRun: (c) => waitForEarlierRun(c, workerNamePrefix(loadId, part?.label)),
+        }).catch(async (error: unknown) => {
+          await queue.close();
+          throw error;
+        })
+      : undefined;
+    for (const r of routing?.routes ?? []) reporter.note?.(`${r.table}: ${r.route === 'client' ? 'rows routed to the shards by pgsurge' : 'rows through the coordinator'} (${r.why})`);
     const clients = await openClients(target, options.workers, appName).catch(async (error: unknown) => {
       await queue.close();
       throw error;
@@ -246,6 +268,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
           now: () => counters.now(),
           retrying: (chunk, error, attempt, waitMs) => reporter.retrying?.({ chunk, error, attempt, waitMs }),
           deferFlush: withLedger && citus === undefined,
+          ...(routing?.router ? { router: routing.router } : {}),
           reloading: (chunk) =>
             reporter.note?.(`${chunk.location.file} at byte ${chunk.location.byteOffset}: a chunk whose WAL had not reached disk yet was lost with the server; loading it again`),
           async committed(chunk, outcome, startedAt, endedAt) {
@@ -305,7 +328,11 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
       const error = firstError instanceof LoadError ? firstError : await describeFailure(firstError);
       throw await stopped(error.code === 'too-many-rejects' ? whereRejectsAre(error, [...rejectFiles.values()], firstError) : error);
     }
-    return summary();
+    // Rows sent straight to shards that moved meanwhile may be lost or doubled: said, not summed up as a success.
+    if (routing) await withLiveClient(control, target, (c) => routing.checkUnmoved(c)).catch(async (error: unknown) => {
+      throw await stopped(error instanceof LoadError ? error : await describeFailure(error));
+    });
+    return { ...summary(), ...(routing && routing.routes.length > 0 ? { citusRoutes: routing.routes } : {}) };
   } finally {
     // Ending the session releases the load's advisory lock.
     await control.end().catch(() => undefined);
@@ -351,7 +378,9 @@ export function workerNamePrefix(loadId: string, part?: string): string {
  * again; reading the ledger before they end could load a chunk twice. Wait for them
  * (they end as soon as they see their client gone), then end any that linger.
  */
-async function waitForEarlierRun(client: pg.Client, prefix: string): Promise<void> {
+async function waitForEarlierRun(client: pg.Client, namePrefix: string): Promise<void> {
+  // A long load id or part tag: the server keeps an application_name's first 63 bytes.
+  const prefix = asServerKeeps(namePrefix);
   const alive = async (): Promise<number> =>
     (await client.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE left(application_name, length($1)) = $1 AND pid <> pg_backend_pid()', [prefix])).rows[0]?.n ?? 0;
   for (let waited = 0; (await alive()) > 0; waited += 100) {

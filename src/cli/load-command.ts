@@ -19,6 +19,7 @@ import { planInputs } from './plan-inputs.js';
 import { resumeCommand, startOverCommand } from './resume-command.js';
 import { formatDiagnosis, formatSummary } from './summary-format.js';
 import { parsePart, type LoadPart } from '../parts/load-part.js';
+import { CITUS_ROUTES, type CitusRoute } from '../citus/plan-routing.js';
 import { wireLines } from '../wire/wire-report.js';
 
 interface LoadCommandFlags extends LoadFlags, InputFlags, ObserveFlags, WriterFlags {
@@ -32,6 +33,7 @@ interface LoadCommandFlags extends LoadFlags, InputFlags, ObserveFlags, WriterFl
   resume?: boolean;
   ledger: boolean;
   part?: LoadPart;
+  citusRoute: CitusRoute;
 }
 
 /** Signals that stop a load the way Ctrl-C does. */
@@ -56,6 +58,11 @@ export function registerLoadCommand(program: Command): void {
         if (typeof part === 'string') throw new InvalidArgumentError(part);
         return part;
       }),
+    )
+    .addOption(
+      new Option('--citus-route <how>', 'Citus: auto routes each row of a hash-distributed table to its shard\'s node itself (one transaction per chunk and node, with a ledger row on that node), where it can, else through the coordinator; client insists (exit 2 where it cannot); coordinator always COPYs through the coordinator')
+        .choices(CITUS_ROUTES)
+        .default('auto'),
     )
     .option('--no-ledger', 'no ledger (schema pgsurge) in the target database, for a user who may not create it: rejects still work, but a stopped load cannot be resumed');
   addInputOptions(cmd);
@@ -146,6 +153,7 @@ Examples:
           durability: { preset: flags.durability, unlogged: flags.unlogged === true },
           writer,
           ...(flags.part ? { part: flags.part } : {}),
+          citusRoute: flags.citusRoute,
         },
         target,
         allReporters(messages, observed.reporter),

@@ -9,6 +9,8 @@ export interface CitusLoad {
   readonly description: string;
   /** The chunk writer with the Citus session settings. */
   writer(inner: ChunkWriter): ChunkWriter;
+  /** The load's tables that Citus holds (distributed, reference, local), by oid. */
+  readonly tables: ReadonlySet<number>;
 }
 
 /**
@@ -31,7 +33,7 @@ export async function citusLoad(control: pg.Client, tableOids: readonly number[]
     });
   }
   const settings = settingsFromEnv(process.env.PGSURGE_CITUS_SETTINGS);
-  return { description: describeCitus(citus), writer: (inner) => (settings.length === 0 ? inner : citusSessionWriter(inner, settings)) };
+  return { description: describeCitus(citus), writer: (inner) => (settings.length === 0 ? inner : citusSessionWriter(inner, settings)), tables: new Set(citus.tables.keys()) };
 }
 
 /**

@@ -12,7 +12,19 @@ export function backendOf(client: pg.Client): Backend | undefined {
   const c = client as unknown as { processID?: number | null; connectionParameters?: { application_name?: string } };
   const pid = c.processID;
   const applicationName = c.connectionParameters?.application_name;
-  return typeof pid === 'number' && pid > 0 && applicationName !== undefined ? { pid, applicationName } : undefined;
+  return typeof pid === 'number' && pid > 0 && applicationName !== undefined ? { pid, applicationName: asServerKeeps(applicationName) } : undefined;
+}
+
+/**
+ * An application_name as pg_stat_activity shows it: the server keeps its first 63 bytes
+ * (NAMEDATALEN - 1), cut at a character's start, so a long load id or part tag still matches.
+ */
+export function asServerKeeps(name: string): string {
+  const bytes = Buffer.from(name, 'utf8');
+  if (bytes.length <= 63) return name;
+  let end = 63;
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end).toString('utf8');
 }
 
 /** How long an old backend may take to end once told to (it ends at its next interrupt check). */

@@ -196,6 +196,8 @@ export async function startDurability(target: Target, options: DurabilityOptions
         ...(inner.failedRecord ? { failedRecord: inner.failedRecord.bind(inner) } : {}),
         ...(inner.refusedWriter ? { refusedWriter: inner.refusedWriter } : {}),
         ...(inner.wireReport ? { wireReport: inner.wireReport.bind(inner) } : {}),
+        // A Citus load routes rows to the shards only when not asked for the binary wire (plan-routing.ts).
+        ...(inner.wire ? { wire: inner.wire } : {}),
         // A frozen first chunk sends TRUNCATE first, so its BEGIN goes on its own.
         ...(inner.beginAndWriteRows && !freeze ? { beginAndWriteRows: inner.beginAndWriteRows.bind(inner) } : {}),
         async writeRows(c: pg.Client, chunk: Chunk) {

@@ -173,7 +173,8 @@ export async function openLoad(
       const key = input.identity === undefined ? undefined : fileKeyOf(input.identity);
       const renamed = key === undefined ? undefined : known.rows.find((r) => r.file_identity !== null && fileKeyOf(r.file_identity) === key && !inputs.some((i) => i.file === r.file));
       if (renamed) {
-        for (const t of ['load_files', 'chunks', 'rejects']) {
+        // routed_files too (a routed Citus load's): its nodes' part rows name the file by the generation kept there.
+        for (const t of ['load_files', 'chunks', 'rejects', ...((await hasLedgerTable(client, 'routed_files')) ? ['routed_files'] : [])]) {
           await client.query(`UPDATE ${LEDGER_SCHEMA}.${t} SET file = $3 WHERE load_id = $1 AND file = $2`, [loadId, renamed.file, input.file]);
         }
         byFile.delete(renamed.file);
@@ -269,6 +270,14 @@ export async function otherLoadsOfFile(client: pg.Client, loadId: string, input:
 async function forgetFile(client: pg.Client, loadId: string, file: string): Promise<void> {
   await client.query(`DELETE FROM ${LEDGER_SCHEMA}.chunks WHERE load_id = $1 AND file = $2`, [loadId, file]);
   await client.query(`DELETE FROM ${LEDGER_SCHEMA}.rejects WHERE load_id = $1 AND file = $2`, [loadId, file]);
+  // A routed Citus load's record of the file: the next run starts a new generation, so its nodes' part rows of this one count for nothing.
+  if (await hasLedgerTable(client, 'routed_files')) await client.query(`DELETE FROM ${LEDGER_SCHEMA}.routed_files WHERE load_id = $1 AND file = $2`, [loadId, file]);
+}
+
+/** Whether the ledger has table `name` (those a routed Citus load adds exist only once one ran). */
+async function hasLedgerTable(client: pg.Client, name: string): Promise<boolean> {
+  const r = await client.query<{ ok: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS ok`, [`${LEDGER_SCHEMA}.${name}`]);
+  return r.rows[0]?.ok === true;
 }
 
 /** `--truncate` empties a table: every ledger row about it, of any load, goes with its rows (call in the TRUNCATE's transaction). */
@@ -279,6 +288,9 @@ export async function forgetTable(client: pg.Client, tableOid: number): Promise<
   for (const t of ['chunks', 'rejects', 'load_files']) {
     await client.query(`DELETE FROM ${LEDGER_SCHEMA}.${t} WHERE table_oid = $1`, [tableOid]);
   }
+  // A routed Citus load's record of the table's inputs: the next load of it starts a new
+  // generation, so the part rows its nodes hold from before (rows now gone) count for nothing.
+  if (await hasLedgerTable(client, 'routed_files')) await client.query(`DELETE FROM ${LEDGER_SCHEMA}.routed_files WHERE table_oid = $1`, [tableOid]);
 }
 
 /**
@@ -323,7 +335,7 @@ export interface RejectedRow {
 }
 
 /** A row of the ledger's rejects table, as node-postgres returns it. */
-interface RejectRecord {
+export interface RejectRecord {
   line: string | null;
   byte_offset: string;
   sqlstate: string | null;
@@ -332,9 +344,9 @@ interface RejectRecord {
   record: Buffer;
 }
 
-const REJECT_COLUMNS = 'line, byte_offset, sqlstate, column_name, message, record';
+export const REJECT_COLUMNS = 'line, byte_offset, sqlstate, column_name, message, record';
 
-function fromRejectRecord(row: RejectRecord): Omit<RejectedRow, 'file'> {
+export function fromRejectRecord(row: RejectRecord): Omit<RejectedRow, 'file'> {
   return {
     line: row.line === null ? undefined : Number(row.line),
     byteOffset: Number(row.byte_offset),

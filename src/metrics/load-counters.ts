@@ -48,6 +48,8 @@ export interface LoadSummary {
    * whatever this run's counters saw), or `null` when the ledger could not be read.
    */
   readonly ledger?: { readonly loaded: number; readonly rejected: number; readonly skipped: number } | null;
+  /** Citus: which way each Citus table's rows went (routed to the shards by pgsurge, or through the coordinator), and why. */
+  readonly citusRoutes?: readonly import('../citus/plan-routing.js').TableRoute[];
 }
 
 interface FileTally {

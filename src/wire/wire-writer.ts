@@ -170,6 +170,7 @@ export function wireCopyWriter(choice: WireChoice, lookup: EncoderLookup = encod
 
   return {
     name: 'copy',
+    wire: choice,
     async prepare(client) {
       connections.delete(client);
       if (choice !== 'text') await stateOf(client);

@@ -36,6 +36,8 @@ export interface ChunkTransactionContext {
    * waits as the session's synchronous_commit says.
    */
   readonly deferral?: Deferral;
+  /** Commits the chunks it routes its own way (a Citus table's rows straight to its shards' nodes); the load worker's own. */
+  readonly router?: import('../citus/chunk-router.js').ChunkRouter;
 }
 
 /** A COMMIT that need not wait for its WAL flush. */
@@ -67,6 +69,7 @@ export function isRowError(error: unknown): boolean {
  */
 export async function commitChunk(client: pg.Client, chunk: Chunk, ctx: ChunkTransactionContext): Promise<ChunkOutcome> {
   if (chunk.unframable !== undefined) return commitUnframable(client, chunk, chunk.unframable, ctx);
+  if (ctx.router?.routes(chunk)) return ctx.router.commit(client, chunk, ctx);
   if (ctx.writer.ownsTransactions) {
     // --commit-every / autocommit: the writer's own transactions, no ledger, a bad row stops the load.
     const r = await ctx.writer.writeRows(client, chunk);

@@ -48,6 +48,8 @@ export interface ChunkWriter {
    * then says nothing about the parts, and the isolation starts from the whole chunk.
    */
   readonly refusedWriter?: ChunkWriter;
+  /** The wire asked for (`--wire`), where the writer is COPY's wire writer. */
+  readonly wire?: import('../wire/wire-report.js').WireChoice;
   /** Which wire each table's chunks went through (COPY's binary wire), for the summary. */
   wireReport?(): readonly import('../wire/wire-report.js').TableWire[];
 }
