@@ -93,18 +93,19 @@ try {
       await Promise.all(halves.map((h) => run(psql, copyCmd(h), { PGOPTIONS: CITUS_SESSION_SETTINGS.map(([k, v]) => `-c ${k}=${v}`).join(' ') })));
       return (performance.now() - started) / 1000;
     },
-    'pgsurge -w1': pgsurgeRun(1),
-    'pgsurge -w2': pgsurgeRun(2),
-    'pgsurge -w4': pgsurgeRun(4),
+    // pgsurge -wN: rows routed to their shards by pgsurge (--citus-route auto; the default is still coordinator).
+    'pgsurge -w1': pgsurgeRun(1, {}, ['--citus-route', 'auto']),
+    'pgsurge -w2': pgsurgeRun(2, {}, ['--citus-route', 'auto']),
+    'pgsurge -w4': pgsurgeRun(4, {}, ['--citus-route', 'auto']),
     'pgsurge -w2 coordinator': pgsurgeRun(2, {}, ['--citus-route', 'coordinator']),
   };
   const plain: Record<string, () => Promise<number>> = Object.fromEntries(wanted.filter((w) => all[w]).map((w) => [w, all[w]!]));
   const abs = ab.split(';').map((a) => a.trim()).filter((a) => a !== '');
   for (const one of abs) {
-    if (one.startsWith('--')) plain[`pgsurge -w2 (${one})`] = pgsurgeRun(2, {}, one.split(/\s+/));
+    if (one.startsWith('--')) plain[`pgsurge -w2 (${one})`] = pgsurgeRun(2, {}, ['--citus-route', 'auto', ...one.split(/\s+/)]);
     else {
       const [k, ...v] = one.split('=');
-      plain[`pgsurge -w2 (${one})`] = pgsurgeRun(2, { [k!]: v.join('=') });
+      plain[`pgsurge -w2 (${one})`] = pgsurgeRun(2, { [k!]: v.join('=') }, ['--citus-route', 'auto']);
     }
   }
   // Each run's CPU by node: coordinator, worker 1, worker 2, client.

@@ -204,7 +204,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     let nodeConnections = 0;
     const routing: RoutingPlan | undefined = citus
       ? await planRouting(control, planned, {
-          route: options.citusRoute ?? 'auto',
+          route: options.citusRoute ?? 'coordinator',
           writer: options.writer ?? copyWriter,
           loadId: withLedger ? loadId : undefined,
           inputs: ledgerInputs,

@@ -29,7 +29,8 @@ after(async () => {
   await closeCitusSchema(SCHEMA, client, dir);
 });
 
-const target = (): string[] => ['--db', citusUrl(), '--schema', SCHEMA];
+/** auto is not the default yet (see docs/citus.md): these tests ask for it; an explicit --citus-route after target() wins. */
+const target = (): string[] => ['--citus-route', 'auto', '--db', citusUrl(), '--schema', SCHEMA];
 
 async function input(name: string, rows: number, bad: ReadonlyMap<number, (f: readonly string[]) => Buffer> = new Map()): Promise<{ file: string; expected: string; good: number }> {
   const fields = lineitemFields(rows);
@@ -177,7 +178,7 @@ describe('loads routed to the shards by pgsurge', () => {
   it('--citus-route coordinator loads through the coordinator, and says so', async () => {
     const { file, expected, good } = await input('coord.tbl', 2000);
     await citusLineitem(client, SCHEMA, 'coord', 'distributed');
-    const r = await runCli(['load', file, '-t', 'coord', '-w', '2', '--chunk-size', '32KB', '--citus-route', 'coordinator', '--json', ...target()]);
+    const r = await runCli(['load', file, '-t', 'coord', '-w', '2', '--chunk-size', '32KB', '--json', ...target(), '--citus-route', 'coordinator']);
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(await tableDigest('coord'), { count: good, digest: expected });
     assert.deepEqual(summaryOf(r.stdout).citusRoutes?.map((x) => [x.route, x.why]), [['coordinator', '--citus-route coordinator']]);
@@ -186,7 +187,7 @@ describe('loads routed to the shards by pgsurge', () => {
   it('--citus-route client refuses a table it cannot route (a reference table), before anything changed (exit 2)', async () => {
     const { file } = await input('refc.tbl', 100);
     await citusLineitem(client, SCHEMA, 'refc', 'reference');
-    const r = await runCli(['load', file, '-t', 'refc', '--citus-route', 'client', ...target()]);
+    const r = await runCli(['load', file, '-t', 'refc', ...target(), '--citus-route', 'client']);
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, /--citus-route client: ct_route\.refc cannot be routed by pgsurge: it is not hash-distributed/);
     assert.equal((await client.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.refc`)).rows[0].n, 0);
@@ -199,7 +200,7 @@ describe('loads routed to the shards by pgsurge', () => {
   it('--no-ledger is not routed: auto loads through the coordinator and says why; --citus-route client refuses it (exit 2, nothing loaded)', async () => {
     const { file, expected, good } = await input('noledger.tbl', 2000);
     await citusLineitem(client, SCHEMA, 'noledger', 'distributed');
-    const refused = await runCli(['load', file, '-t', 'noledger', '--no-ledger', '--citus-route', 'client', ...target()]);
+    const refused = await runCli(['load', file, '-t', 'noledger', '--no-ledger', ...target(), '--citus-route', 'client']);
     assert.equal(refused.code, 2, refused.stderr);
     assert.match(refused.stderr, /--citus-route client: ct_route\.noledger cannot be routed by pgsurge: --no-ledger loads through the coordinator/);
     assert.equal((await client.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.noledger`)).rows[0].n, 0);
@@ -215,7 +216,7 @@ describe('loads routed to the shards by pgsurge', () => {
     const { file, expected, good } = await input('unreach.tbl', 2000);
     await citusLineitem(client, SCHEMA, 'unreach', 'distributed');
     const env = { PGSURGE_FAULT_CITUS_UNREACHABLE: '1' };
-    const refused = await runCli(['load', file, '-t', 'unreach', '--citus-route', 'client', '--load-id', 'ct-unreach-c', ...target()], { env });
+    const refused = await runCli(['load', file, '-t', 'unreach', '--load-id', 'ct-unreach-c', ...target(), '--citus-route', 'client'], { env });
     assert.equal(refused.code, 2, refused.stderr);
     assert.match(refused.stderr, /--citus-route client: pgsurge cannot use its node .*: connecting failed/);
     assert.equal((await client.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.unreach`)).rows[0].n, 0);
