@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Chunk } from '../batching/chunk.js';
 import { LoadError } from '../db/load-error.js';
-import { fromRejectRecord, LEDGER_SCHEMA, REJECT_COLUMNS, type ChunkLedger, type LedgerInput, type RejectRecord, type RejectedRow } from '../ledger/ledger.js';
+import { fromRejectRecord, LEDGER_SCHEMA, REJECT_COLUMNS, REJECT_ROW_COLUMNS, type ChunkLedger, type LedgerInput, type RejectRecord, type RejectedRow } from '../ledger/ledger.js';
 
 /**
  * The ledger of a routed load on one Citus node: which (chunk, node) parts that node
@@ -36,13 +36,7 @@ const NODE_DDL = [
      table_oid oid NOT NULL,
      group_id int NOT NULL,
      generation text NOT NULL,
-     line bigint,
-     byte_offset bigint NOT NULL,
-     sqlstate text,
-     column_name text,
-     message text NOT NULL,
-     record bytea NOT NULL,
-     rejected_at timestamptz NOT NULL DEFAULT clock_timestamp())`,
+     ${REJECT_ROW_COLUMNS})`,
   `CREATE INDEX IF NOT EXISTS node_rejects_by_load ON ${LEDGER_SCHEMA}.node_rejects (load_id, generation, group_id, byte_offset)`,
 ];
 

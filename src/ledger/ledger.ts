@@ -13,6 +13,15 @@ import { formatCount } from '../report/format-count.js';
  */
 export const LEDGER_SCHEMA = 'pgsurge';
 
+/** A refused row's columns, the same in the coordinator's ledger and in a Citus node's (src/citus/node-ledger.ts). */
+export const REJECT_ROW_COLUMNS = `line bigint,
+     byte_offset bigint NOT NULL,
+     sqlstate text,
+     column_name text,
+     message text NOT NULL,
+     record bytea NOT NULL,
+     rejected_at timestamptz NOT NULL DEFAULT clock_timestamp()`;
+
 const DDL = [
   `CREATE SCHEMA IF NOT EXISTS ${LEDGER_SCHEMA}`,
   // One row per input of a load: what the file was when the load began.
@@ -66,13 +75,7 @@ const DDL = [
      load_id text NOT NULL,
      file text NOT NULL,
      table_oid oid NOT NULL,
-     line bigint,
-     byte_offset bigint NOT NULL,
-     sqlstate text,
-     column_name text,
-     message text NOT NULL,
-     record bytea NOT NULL,
-     rejected_at timestamptz NOT NULL DEFAULT clock_timestamp())`,
+     ${REJECT_ROW_COLUMNS})`,
   `CREATE INDEX IF NOT EXISTS rejects_by_load ON ${LEDGER_SCHEMA}.rejects (load_id, file, byte_offset)`,
   // A JSON array chunk's first element (1-based; NULL for other inputs), in both tables: its
   // byte range is the parser's block and may be another chunk's too, so this names it.
