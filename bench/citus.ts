@@ -93,7 +93,7 @@ try {
       await Promise.all(halves.map((h) => run(psql, copyCmd(h), { PGOPTIONS: CITUS_SESSION_SETTINGS.map(([k, v]) => `-c ${k}=${v}`).join(' ') })));
       return (performance.now() - started) / 1000;
     },
-    // pgsurge -wN: rows routed to their shards by pgsurge (--citus-route auto; the default is still coordinator).
+    // pgsurge -wN: rows routed to their shards by pgsurge (--citus-route auto, the default, spelled out).
     'pgsurge -w1': pgsurgeRun(1, {}, ['--citus-route', 'auto']),
     'pgsurge -w2': pgsurgeRun(2, {}, ['--citus-route', 'auto']),
     'pgsurge -w4': pgsurgeRun(4, {}, ['--citus-route', 'auto']),

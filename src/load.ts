@@ -102,6 +102,8 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
   const control = await connect(target.config).catch((error: unknown) => {
     throw connectionFailure(error, target.description);
   });
+  // Citus: lets shard moves go on again, however the load ends (src/citus/shard-move-guard.ts).
+  let releaseShards = async (): Promise<void> => undefined;
   try {
     await preflight(control, inputs, options);
     if (withLedger) await ensureLedger(control);
@@ -204,7 +206,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     let nodeConnections = 0;
     const routing: RoutingPlan | undefined = citus
       ? await planRouting(control, planned, {
-          route: options.citusRoute ?? 'coordinator',
+          route: options.citusRoute ?? 'auto',
           writer: options.writer ?? copyWriter,
           loadId: withLedger ? loadId : undefined,
           inputs: ledgerInputs,
@@ -212,11 +214,13 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
           // The coordinator holding shards (group 0) is reached as the load reaches it: its pg_dist_node name is often localhost.
           connect: (node) => connect(node.groupId === 0 ? target.config : { ...target.config, host: node.host, port: node.port }, `${appName(0)}n${nodeConnections++}`),
           waitForEarlierRun: (c) => waitForEarlierRun(c, workerNamePrefix(loadId, part?.label)),
+          guardSession: () => connect(target.config, `${appName(0)}g`),
         }).catch(async (error: unknown) => {
           await queue.close();
           throw error;
         })
       : undefined;
+    if (routing) releaseShards = () => routing.release();
     for (const r of routing?.routes ?? []) reporter.note?.(`${r.table}: ${r.route === 'client' ? 'rows routed to the shards by pgsurge' : 'rows through the coordinator'} (${r.why})`);
     const clients = await openClients(target, options.workers, appName).catch(async (error: unknown) => {
       await queue.close();
@@ -334,7 +338,8 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     });
     return { ...summary(), ...(routing && routing.routes.length > 0 ? { citusRoutes: routing.routes } : {}) };
   } finally {
-    // Ending the session releases the load's advisory lock.
+    // Shard moves may go on (a load that stopped before its end check); ending the session releases the load's advisory lock.
+    await releaseShards();
     await control.end().catch(() => undefined);
   }
 }

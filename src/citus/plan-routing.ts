@@ -9,6 +9,7 @@ import type { ChunkRouter } from './chunk-router.js';
 import { ensureNodeLedger } from './node-ledger.js';
 import { mapHashOf, RouterSession, shardMapChanged, type RoutedLoad, type RoutedTable } from './routed-chunk.js';
 import { isShardMap, readShardMap, shardMapKey, type ShardNode } from './shard-map.js';
+import { holdShardMoves, type MoveGuard } from './shard-move-guard.js';
 
 /** `--citus-route`: how a Citus table's rows reach its shards. */
 export const CITUS_ROUTES = ['auto', 'client', 'coordinator'] as const;
@@ -25,8 +26,10 @@ export interface TableRoute {
 export interface RoutingPlan {
   readonly routes: readonly TableRoute[];
   router?(): ChunkRouter;
-  /** At the end of the load: every routed table's shard map is still the one the load began with. */
+  /** At the end of the load: every routed table's shard map is still the one the load began with; then shard moves may go on. */
   checkUnmoved(client: pg.Client): Promise<void>;
+  /** Lets shard moves go on (the guard's session ended): after checkUnmoved, or when the load stops. Idempotent. */
+  release(): Promise<void>;
 }
 
 interface PlanOptions {
@@ -41,6 +44,8 @@ interface PlanOptions {
   connect(node: ShardNode): Promise<pg.Client>;
   /** Ends (waits for) backends of an earlier run of this load on a node (see load.ts waitForEarlierRun). */
   waitForEarlierRun(client: pg.Client): Promise<void>;
+  /** A session of its own on the coordinator, for the lock that holds off shard moves (src/citus/shard-move-guard.ts). */
+  guardSession(): Promise<pg.Client>;
 }
 
 /**
@@ -89,7 +94,7 @@ export async function planRouting(control: pg.Client, targets: readonly LoadTarg
     tables.set(target.file, why);
     for (const n of why.map.nodes) nodes.set(n.groupId, n);
   }
-  if (tables.size === 0) return { routes, checkUnmoved: async () => undefined };
+  if (tables.size === 0) return { routes, checkUnmoved: async () => undefined, release: async () => undefined };
 
   // Each node: reachable from here, its ledger tables, and no backend of an earlier run of this load still able to
   // commit a part. A node pgsurge cannot reach (a container's host name, pg_hba letting in the coordinator only): under
@@ -116,8 +121,40 @@ export async function planRouting(control: pg.Client, targets: readonly LoadTarg
       routes.push({ table: t.tableName, route: 'client', why: `hash-distributed by ${t.map.column} (${t.map.type}), ${t.map.shards.length} shards on ${t.map.nodes.length} node${t.map.nodes.length === 1 ? '' : 's'}: each chunk's rows go straight to their shards' nodes` });
     }
   }
-  if (tables.size === 0) return { routes, checkUnmoved: async () => undefined };
+  if (tables.size === 0) return { routes, checkUnmoved: async () => undefined, release: async () => undefined };
 
+  // From here to the end check no shard of a routed table moves; the maps are read again under the lock, so the
+  // load routes by the map it holds. Where the lock is refused, a move during the load is found at its end only.
+  const guard = await holdShardMoves(await options.guardSession(), [...new Set([...tables.values()].flatMap((t) => t.map.shards.map((s) => s.id)))]);
+  try {
+    return await planHeld(control, tables, nodes, routes, recorded, guard, options);
+  } catch (error) {
+    await guard.release();
+    throw error;
+  }
+}
+
+/** The rest of planRouting, with shard moves held off (or not, `guard.notHeld` says why). */
+async function planHeld(
+  control: pg.Client,
+  tables: Map<string, RoutedTable>,
+  nodes: Map<number, ShardNode>,
+  routes: TableRoute[],
+  recorded: Map<string, RecordedInput>,
+  guard: MoveGuard,
+  options: PlanOptions,
+): Promise<RoutingPlan> {
+  for (const t of tables.values()) {
+    if (guard.notHeld === undefined) {
+      const now = await readShardMap(control, t.input.tableOid);
+      if (!isShardMap(now) || mapHashOf(shardMapKey(now)) !== t.mapHash) throw shardMapChanged(t.tableName, options.loadId, 'as this load began');
+    }
+    const r = routes.findIndex((x) => x.table === t.tableName && x.route === 'client');
+    if (r >= 0) {
+      const held = guard.notHeld === undefined ? 'shard moves wait for the load to end' : `shard moves are NOT held off (${guard.notHeld}): one during the load is found only at its end`;
+      routes[r] = { ...routes[r]!, why: `${routes[r]!.why}; ${held}` };
+    }
+  }
   if (options.loadId !== undefined) {
     await control.query(ROUTED_FILES_DDL);
     await control.query(`ALTER TABLE ${LEDGER_SCHEMA}.routed_files ADD COLUMN IF NOT EXISTS spec_hash text`);
@@ -147,11 +184,16 @@ export async function planRouting(control: pg.Client, targets: readonly LoadTarg
     routes,
     router: () => new RouterSession(load),
     async checkUnmoved(client) {
-      for (const t of tables.values()) {
-        const now = await readShardMap(client, t.input.tableOid);
-        if (!isShardMap(now) || mapHashOf(shardMapKey(now)) !== t.mapHash) throw shardMapChanged(t.tableName, options.loadId, 'during the load');
+      try {
+        for (const t of tables.values()) {
+          const now = await readShardMap(client, t.input.tableOid);
+          if (!isShardMap(now) || mapHashOf(shardMapKey(now)) !== t.mapHash) throw shardMapChanged(t.tableName, options.loadId, 'during the load');
+        }
+      } finally {
+        await guard.release();
       }
     },
+    release: () => guard.release(),
   };
 }
 

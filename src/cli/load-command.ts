@@ -60,9 +60,9 @@ export function registerLoadCommand(program: Command): void {
       }),
     )
     .addOption(
-      new Option('--citus-route <how>', 'Citus: coordinator (the default) COPYs through the coordinator; auto routes each row of a hash-distributed table to its shard\'s node itself (one transaction per chunk and node, with a ledger row on that node) where it can, else through the coordinator; client insists (exit 2 where it cannot). Not the default yet: a shard move during a routed load is only caught at its end (docs/citus.md)')
+      new Option('--citus-route <how>', 'Citus: auto routes each row of a hash-distributed table to its shard\'s node itself (one transaction per chunk and node, with a ledger row on that node; shard moves wait for the load to end) where it can, else through the coordinator; client insists (exit 2 where it cannot); coordinator always COPYs through the coordinator')
         .choices(CITUS_ROUTES)
-        .default('coordinator'),
+        .default('auto'),
     )
     .option('--no-ledger', 'no ledger (schema pgsurge) in the target database, for a user who may not create it: rejects still work, but a stopped load cannot be resumed');
   addInputOptions(cmd);

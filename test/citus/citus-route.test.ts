@@ -29,7 +29,7 @@ after(async () => {
   await closeCitusSchema(SCHEMA, client, dir);
 });
 
-/** auto is not the default yet (see docs/citus.md): these tests ask for it; an explicit --citus-route after target() wins. */
+/** auto (the default) spelled out; an explicit --citus-route after target() wins. */
 const target = (): string[] => ['--citus-route', 'auto', '--db', citusUrl(), '--schema', SCHEMA];
 
 async function input(name: string, rows: number, bad: ReadonlyMap<number, (f: readonly string[]) => Buffer> = new Map()): Promise<{ file: string; expected: string; good: number }> {
@@ -351,6 +351,57 @@ describe('routed loads exactly once across crashes', () => {
     const resumed = await runCli([...args, '--resume', '--columns', cols.join(',')]);
     assert.equal(resumed.code, 0, resumed.stderr);
     assert.deepEqual(await tableDigest('respec'), { count: 3000, digest: expected });
+  });
+
+  it('a shard move started during a routed load waits for the load to end: the rows are all there, in their shards', async () => {
+    const { file, expected } = await input('held.tbl', 6000);
+    await citusLineitem(client, SCHEMA, 'held', 'distributed');
+    const shards = (await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_dist_shard WHERE logicalrelid = '${SCHEMA}.held'::regclass`)).rows[0]!.n;
+    const run = startCli(['load', file, '-t', 'held', '-w', '1', '--chunk-size', '4KB', '--load-id', 'ct-held', '--json', ...target()]);
+    // The guard's session holds every shard's metadata lock (Citus's advisory lock class 8, ADV_LOCKTAG_CLASS_CITUS_SHARD_METADATA) in ShareLock.
+    let held = 0;
+    const seenAll = new Set<string>();
+    for (let i = 0; i < 1000 && held < shards; i++) {
+      held = (
+        await client.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+            WHERE l.locktype = 'advisory' AND l.objsubid = 8 AND l.mode = 'ShareLock' AND l.granted AND a.application_name = 'pgsurge ct-held w0g'`,
+        )
+      ).rows[0]!.n;
+      if (held < shards) {
+        const r = await client.query(`SELECT l.locktype, l.objsubid, l.mode, l.granted, a.application_name, a.state FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE a.application_name LIKE 'pgsurge ct-held%' AND l.locktype <> 'virtualxid' AND l.locktype <> 'relation'`);
+        for (const row of r.rows) seenAll.add(JSON.stringify(row));
+        await sleep(10);
+      }
+    }
+    if (held < shards) {
+      const seen = await client.query(`SELECT l.locktype, l.objsubid, l.mode, l.granted, a.application_name FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE a.application_name LIKE 'pgsurge ct-held%'`);
+      assert.fail(`every shard of the routed table is held while the load runs: ${held} of ${shards}; ${JSON.stringify(seen.rows)}; seen: ${[...seenAll].slice(0, 20).join(' ')}; ${run.stderr().slice(0, 1500)}`);
+    }
+    const shard = (
+      await client.query<{ shardid: string; from_name: string; from_port: number; to_name: string; to_port: number }>(
+        `SELECT s.shardid::text, n.nodename AS from_name, n.nodeport AS from_port, o.nodename AS to_name, o.nodeport AS to_port
+           FROM pg_dist_shard s JOIN pg_dist_placement p USING (shardid) JOIN pg_dist_node n USING (groupid)
+           JOIN pg_dist_node o ON o.groupid <> n.groupid AND o.groupid <> 0
+          WHERE s.logicalrelid = '${SCHEMA}.held'::regclass ORDER BY s.shardid LIMIT 1`,
+      )
+    ).rows[0]!;
+    await client.query("SELECT set_config('citus.local_hostname', nodename, false) FROM pg_dist_node WHERE groupid = 0");
+    await client.query("SET lock_timeout = '300ms'");
+    await assert.rejects(
+      client.query("SELECT citus_move_shard_placement($1::bigint, $2, $3, $4, $5, shard_transfer_mode => 'block_writes')", [shard.shardid, shard.from_name, shard.from_port, shard.to_name, shard.to_port]),
+      /lock timeout/,
+    );
+    await client.query('RESET lock_timeout');
+    const done = await run.exited;
+    assert.equal(done.code, 0, run.stderr());
+    const routes = summaryOf(run.stdout()).citusRoutes ?? [];
+    assert.match(routes[0]?.why ?? '', /shard moves wait for the load to end/);
+    assert.deepEqual(await tableDigest('held'), { count: 6000, digest: expected });
+    assert.equal(await misplacedRows('held', 'l_orderkey'), 0);
+    // Released at the end: the move now goes through, and the rows stay whole.
+    await client.query("SELECT citus_move_shard_placement($1::bigint, $2, $3, $4, $5, shard_transfer_mode => 'block_writes')", [shard.shardid, shard.from_name, shard.from_port, shard.to_name, shard.to_port]);
+    assert.deepEqual(await tableDigest('held'), { count: 6000, digest: expected });
   });
 
   it('a shard moved between the runs of a load: the resume refuses (exit 2) and says what to do', async () => {
