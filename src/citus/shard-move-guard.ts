@@ -21,14 +21,13 @@ const SHARE_LOCK = 5; // PostgreSQL's ShareLock; lock_shard_metadata takes the l
 export interface MoveGuard {
   /** Why shard moves are NOT held off (the lock was refused: not the tables' owner, an old Citus…), or undefined. */
   readonly notHeld: string | undefined;
-  /** True when the guard's session was lost during the load (its lock with it): only the end check is left. */
-  lost(): boolean;
   /** Ends the guard's transaction and session (after the end check, or when the load stops). */
   release(): Promise<void>;
 }
 
 /** Takes the shards' metadata locks on `session` (its own connection to the coordinator) and keeps them until release. */
 export async function holdShardMoves(session: pg.Client, shardIds: readonly string[]): Promise<MoveGuard> {
+  // A session lost during the load takes its lock with it; the end check is then what is left (and COMMIT is not sent).
   let lost = false;
   session.on('error', () => {
     lost = true;
@@ -45,7 +44,6 @@ export async function holdShardMoves(session: pg.Client, shardIds: readonly stri
   let released = false;
   return {
     notHeld,
-    lost: () => lost,
     async release() {
       if (released) return;
       released = true;
