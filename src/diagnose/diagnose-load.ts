@@ -13,6 +13,8 @@ export interface Diagnosis {
   readonly waits: WaitSummary;
   /** The load read against the disks `pgsurge probe` measured, when there is a probe. */
   readonly againstProbe?: readonly string[];
+  /** The machine's 1-minute load average the verdict read (a server on this machine), unrounded: the text shows one decimal. */
+  readonly loadAverage?: number;
 }
 
 export interface LoadContext {
@@ -57,7 +59,7 @@ export function diagnoseLoad(args: {
   };
   const verdict = diagnose(input);
   const againstProbe = args.probe && last ? readAgainstProbe(args.probe, last, summary) : undefined;
-  return { verdict, waits, ...(againstProbe && againstProbe.length > 0 ? { againstProbe } : {}) };
+  return { verdict, waits, ...(input.loadAverage !== undefined ? { loadAverage: input.loadAverage } : {}), ...(againstProbe && againstProbe.length > 0 ? { againstProbe } : {}) };
 }
 
 /** "WAL written at 41 MB/s, 12% of what its disk does sequentially": the load beside the probe's figures. */
