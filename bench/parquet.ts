@@ -2,7 +2,9 @@
  * Parquet against .tbl: lineitem at one scale as a .tbl file and as Parquet (snappy,
  * written by DuckDB from the same .tbl, DuckDB's default row groups of 122,880 rows),
  * loaded into the same server, interleaved (tbl -w1, parquet -w1, psql x1, tbl -w2,
- * parquet -w2, and again), reporting rows/s and medians of the pairwise ratios; then the
+ * parquet -w2, and again; the Parquet loads also with the readers' decoding threads forced
+ * on and off, PGSURGE_PARQUET_DECODE_THREADS=1 / 0, at both worker counts), reporting
+ * rows/s and medians of the pairwise ratios; then the
  * peak RSS of a Parquet load at two file sizes 10× apart (the same row-group size), which
  * should not grow with the file: a reader holds one decoded row group.
  *

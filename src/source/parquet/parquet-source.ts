@@ -429,7 +429,7 @@ export interface ParquetOpenOptions {
  * cores are the bound, and that CPU is taken from the backends. PGSURGE_PARQUET_DECODE_THREADS=1
  * or 0 decides instead (for measuring both).
  */
-export function decodeThreadsByDefault(workers: number, cores: number = os.availableParallelism(), env: string | undefined = process.env.PGSURGE_PARQUET_DECODE_THREADS): boolean {
+export function decodeThreadsByDefault(workers: number, cores: number, env: string | undefined): boolean {
   if (env === '1') return true;
   if (env === '0') return false;
   return workers < cores;
@@ -507,7 +507,7 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
       yield chunkOf({ rowGroup: run.rowGroup, firstRow, rows: n, bytes: groupShare(span, firstRow - span.firstRow, n) }, rows, r);
     }
   }
-  const threads = options.decodeThreads ?? decodeThreadsByDefault(options.workers);
+  const threads = options.decodeThreads ?? decodeThreadsByDefault(options.workers, os.availableParallelism(), process.env.PGSURGE_PARQUET_DECODE_THREADS);
   const sources = Array.from({ length: parts }, () =>
     (async function* (): AsyncGenerator<Chunk> {
       // A decoding thread (started at the reader's first row group, ended with the reader) decodes the reader's next
