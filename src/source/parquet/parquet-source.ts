@@ -424,8 +424,8 @@ export interface ParquetOpenOptions {
  * Whether a load's readers decode in threads of their own, unless told: when the machine
  * has a core to spare for them beyond one per worker (`workers < cores`). A thread takes
  * the decoding off the event loop, which then feeds the backends without pauses, but it
- * costs the client CPU (the arrays handed over are new memory each row group: ~0.2 µs a
- * row more, measured); with as many workers as cores (and the server beside them) the
+ * costs the client CPU (the arrays handed over are new memory each row group, and the
+ * thread starts up: ~0.4–0.6 µs a row more, docs/parquet.md); with as many workers as cores (and the server beside them) the
  * cores are the bound, and that CPU is taken from the backends. PGSURGE_PARQUET_DECODE_THREADS=1
  * or 0 decides instead (for measuring both).
  */
@@ -507,7 +507,8 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
       yield chunkOf({ rowGroup: run.rowGroup, firstRow, rows: n, bytes: groupShare(span, firstRow - span.firstRow, n) }, rows, r);
     }
   }
-  const threads = options.decodeThreads ?? decodeThreadsByDefault(options.workers, os.availableParallelism(), process.env.PGSURGE_PARQUET_DECODE_THREADS);
+  // A file of one row group has nothing to decode ahead, and a thread's start-up (~0.1 s of CPU) would be most of its decoding.
+  const threads = options.decodeThreads ?? (groups.length > 1 && decodeThreadsByDefault(options.workers, os.availableParallelism(), process.env.PGSURGE_PARQUET_DECODE_THREADS));
   const sources = Array.from({ length: parts }, () =>
     (async function* (): AsyncGenerator<Chunk> {
       // A decoding thread (started at the reader's first row group, ended with the reader) decodes the reader's next
