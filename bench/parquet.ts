@@ -2,7 +2,9 @@
  * Parquet against .tbl: lineitem at one scale as a .tbl file and as Parquet (snappy,
  * written by DuckDB from the same .tbl, DuckDB's default row groups of 122,880 rows),
  * loaded into the same server, interleaved (tbl -w1, parquet -w1, psql x1, tbl -w2,
- * parquet -w2, and again), reporting rows/s and medians of the pairwise ratios; then the
+ * parquet -w2, and again; the Parquet loads also with the readers' decoding threads forced
+ * on and off, PGSURGE_PARQUET_DECODE_THREADS=1 / 0, at both worker counts), reporting
+ * rows/s and medians of the pairwise ratios; then the
  * peak RSS of a Parquet load at two file sizes 10× apart (the same row-group size), which
  * should not grow with the file: a reader holds one decoded row group.
  *
@@ -11,6 +13,7 @@
  * DuckDB (`@duckdb/node-api`, a dev dependency) writes the Parquet files.
  */
 import { promises as fs } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -55,13 +58,19 @@ try {
     await admin.query('TRUNCATE lineitem');
     await admin.query('CHECKPOINT');
   };
-  const load = (file: string, w: string) => async () => (await run(process.execPath, [pgsurge, 'load', file, '-t', 'lineitem', '--truncate', '--db', url, '-w', w, '-q'])).seconds;
+  const load = (file: string, w: string, env: NodeJS.ProcessEnv = {}) => async () => (await run(process.execPath, [pgsurge, 'load', file, '-t', 'lineitem', '--truncate', '--db', url, '-w', w, '-q'], env)).seconds;
+  // The readers' decoding threads forced on (1) or off (0), against the default (on when workers < cores).
+  const threads = (on: boolean): NodeJS.ProcessEnv => ({ PGSURGE_PARQUET_DECODE_THREADS: on ? '1' : '0' });
   const variants: Record<string, () => Promise<number>> = {
     'tbl -w1': load(lineitem.path, '1'),
     'parquet -w1': load(parquet, '1'),
+    'pq -w1 thr': load(parquet, '1', threads(true)),
+    'pq -w1 nothr': load(parquet, '1', threads(false)),
     'psql x1': async () => (await run(psql, [url, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-c', `\\copy lineitem from '${stripped}' with (delimiter '|')`])).seconds,
     'tbl -w2': load(lineitem.path, '2'),
     'parquet -w2': load(parquet, '2'),
+    'pq -w2 thr': load(parquet, '2', threads(true)),
+    'pq -w2 nothr': load(parquet, '2', threads(false)),
   };
   const rates = await interleave(variants, { repeat, rows: lineitem.rows, reset, count: async () => Number((await admin.query('SELECT count(*) AS n FROM lineitem')).rows[0].n) });
   const ratio = (a: string, b: string): string => median(rates[a]!.map((v, i) => v / rates[b]![i]!)).toFixed(2);
@@ -70,6 +79,7 @@ try {
   console.log(`\nparquet -w1 / tbl -w1: ${ratio('parquet -w1', 'tbl -w1')} (median of ${repeat} paired runs; target ≥ 1)`);
   console.log(`parquet -w2 / tbl -w2: ${ratio('parquet -w2', 'tbl -w2')} (target ≥ 1)`);
   console.log(`parquet -w1 / psql x1: ${ratio('parquet -w1', 'psql x1')}`);
+  console.log(`decoding threads on / off (PGSURGE_PARQUET_DECODE_THREADS=1 / 0): ${ratio('pq -w1 thr', 'pq -w1 nothr')} (-w1), ${ratio('pq -w2 thr', 'pq -w2 nothr')} (-w2); the default is on when workers < cores (${os.availableParallelism()} here)`);
 
   // Peak RSS bounded by workers × one decoded row group: two files 10× apart, the same row groups.
   console.log(`\npeak RSS of \`pgsurge load <lineitem.parquet> -w 2\` (VmHWM), row groups of ${ROW_GROUP} rows:`);

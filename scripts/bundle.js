@@ -5,7 +5,7 @@
 import { build } from 'esbuild';
 
 await build({
-  entryPoints: ['dist/src/cli/main.js', 'dist/src/datasets/dbt3/block-worker.js', 'dist/src/cluster/write-check-child.js'],
+  entryPoints: ['dist/src/cli/main.js', 'dist/src/datasets/dbt3/block-worker.js', 'dist/src/source/parquet/decode-worker.js', 'dist/src/cluster/write-check-child.js'],
   outdir: 'dist/bundle',
   entryNames: '[name]',
   bundle: true,

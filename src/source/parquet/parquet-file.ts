@@ -12,7 +12,19 @@ export interface ParquetFile {
   /** The footer with the leaves' annotations taken off, for the reader (see `rawMetadata`). */
   readonly raw: FileMetaData;
   readonly buffer: AsyncBuffer;
+  /** Reads `out.length` bytes from `start` into `out` (a buffer the caller reuses, where `buffer.slice` makes a new one each time). */
+  readInto(start: number, out: Uint8Array): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Fills `out` from byte `start` of the file. */
+async function readFully(fh: FileHandle, start: number, out: Uint8Array): Promise<void> {
+  let done = 0;
+  while (done < out.length) {
+    const { bytesRead } = await fh.read(out, done, out.length - done, start + done);
+    if (bytesRead === 0) throw new Error(`unexpected end of file at byte ${start + done}`);
+    done += bytesRead;
+  }
 }
 
 /** Reads byte ranges of an open file, as hyparquet asks for them (a column chunk at a time). */
@@ -20,14 +32,8 @@ function fileBuffer(fh: FileHandle, size: number): AsyncBuffer {
   return {
     byteLength: size,
     async slice(start: number, end: number = size): Promise<ArrayBuffer> {
-      const length = Math.max(0, Math.min(end, size) - start);
-      const buf = new Uint8Array(new ArrayBuffer(length));
-      let done = 0;
-      while (done < length) {
-        const { bytesRead } = await fh.read(buf, done, length - done, start + done);
-        if (bytesRead === 0) throw new Error(`unexpected end of file at byte ${start + done}`);
-        done += bytesRead;
-      }
+      const buf = new Uint8Array(new ArrayBuffer(Math.max(0, Math.min(end, size) - start)));
+      await readFully(fh, start, buf);
       return buf.buffer;
     },
   };
@@ -45,7 +51,7 @@ export async function openParquet(path: string): Promise<ParquetFile> {
     } catch (error) {
       throw new LoadError('bad-option', `${path} is not a Parquet file pgsurge can read: ${(error as Error).message}`, { hint: 'check the file and -f', cause: error });
     }
-    return { path, size, metadata, raw: rawMetadata(metadata), buffer, close: () => fh.close() };
+    return { path, size, metadata, raw: rawMetadata(metadata), buffer, readInto: (start, out) => readFully(fh, start, out), close: () => fh.close() };
   } catch (error) {
     await fh.close();
     throw error;

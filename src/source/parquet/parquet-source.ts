@@ -1,4 +1,5 @@
-import { parquetRead, parquetSchema, type ColumnData, type FileMetaData } from 'hyparquet';
+import os from 'node:os';
+import { parquetRead, parquetSchema, type ColumnChunk, type ColumnData, type FileMetaData, type SchemaElement } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import type { Chunk, LoadTarget } from '../../batching/chunk.js';
 import type { ChunkSource } from '../../batching/chunk-queue.js';
@@ -9,8 +10,9 @@ import type { ParquetColumn } from './parquet-columns.js';
 import { openParquet, type ParquetFile } from './parquet-file.js';
 import { ParquetRowRecords } from './parquet-rows.js';
 import { arrayLiteral, bigEndianSigned, decimalText, jsonText, leafText, putByte, putCopyBytes, putCopyText, type RawValue } from './parquet-text.js';
-import { decodeFlatColumn, isFlatColumn, NotFlat } from './flat-decoder.js';
+import { decodeFlatColumn, isFlatColumn, NotFlat, type FlatColumn } from './flat-decoder.js';
 import { binaryCell, flatColumnWriter, textCell, type BinaryCell, type DecodedColumn, type TextCell } from './parquet-cells.js';
+import { DecodeThread } from './decode-thread.js';
 import { ColumnTuples, tupleRoom, writeFlatTuples } from './flat-tuples.js';
 import type { WireColumn } from '../../wire/catalog.js';
 import type { TypedRows, TypedTuples } from '../../wire/typed-rows.js';
@@ -122,36 +124,82 @@ export async function readSlice(file: ParquetFile, slice: ParquetSlice, columns:
   return columns.map((c) => byField.get(c.field)!);
 }
 
+/** Where a top-level flat field's column chunk lies in a row group, for the flat decoder; undefined for a column it does not read (hyparquet's). */
+export interface FlatChunk {
+  readonly chunk: ColumnChunk;
+  readonly element: SchemaElement;
+  /** The chunk's bytes in the file: from its dictionary page (or first data page), `length` of them. */
+  readonly start: number;
+  readonly length: number;
+}
+
+export function flatChunkOf(raw: FileMetaData, rowGroup: number, field: string, elements: ReadonlyMap<string, SchemaElement> = topElements(raw)): FlatChunk | undefined {
+  const group = raw.row_groups[rowGroup]!;
+  const chunk = group.columns.find((cc) => cc.meta_data?.path_in_schema.length === 1 && cc.meta_data.path_in_schema[0] === field);
+  const element = elements.get(field);
+  if (chunk === undefined || element === undefined || element.num_children || !isFlatColumn(element, chunk.meta_data)) return undefined;
+  const meta = chunk.meta_data!;
+  const dict = meta.dictionary_page_offset;
+  const start = Number(dict !== undefined && dict > 0n && dict < meta.data_page_offset ? dict : meta.data_page_offset);
+  return { chunk, element, start, length: Number(meta.total_compressed_size) };
+}
+
+/** The file's top-level fields' schema elements, by name. */
+export function topElements(raw: FileMetaData): Map<string, SchemaElement> {
+  return new Map(parquetSchema(raw).children.map((t) => [t.element.name, t.element]));
+}
+
+/** Decodes one flat column chunk read from the file (into `scratch`, the compressed bytes being needed only while it is decoded), or undefined when a page turns out not flat (`NotFlat`: hyparquet's then). */
+export async function decodeFlatChunk(file: ParquetFile, at: FlatChunk, groupRows: number, scratch: Scratch = { bytes: undefined }): Promise<FlatColumn | undefined> {
+  if (scratch.bytes === undefined || scratch.bytes.length < at.length) scratch.bytes = new Uint8Array(Math.max(at.length, 2 * (scratch.bytes?.length ?? 0)));
+  const bytes = scratch.bytes.subarray(0, at.length);
+  await file.readInto(at.start, bytes);
+  try {
+    return decodeFlatColumn(bytes, at.chunk, at.element, groupRows);
+  } catch (error) {
+    if (error instanceof NotFlat) return undefined;
+    throw error;
+  }
+}
+
+/** A reader's buffer for the compressed column chunk being decoded, reused chunk after chunk (a fresh one each time cost its page faults). */
+export interface Scratch {
+  bytes: Uint8Array | undefined;
+}
+
+/** Decodes a row group's flat column chunks for `fields`: undefined for a field the flat decoder does not read (see `decodeSlice`). */
+export type FlatDecode = (rowGroup: number, fields: readonly string[]) => Promise<(FlatColumn | undefined)[]>;
+
+/** `FlatDecode` on this thread, from an open file; not called again before the last call's promise settles (one scratch buffer). */
+export function flatDecodeHere(file: ParquetFile): FlatDecode {
+  const elements = topElements(file.raw);
+  const scratch: Scratch = { bytes: undefined };
+  return async (rowGroup, fields) => {
+    const groupRows = Number(file.raw.row_groups[rowGroup]!.num_rows);
+    const out: (FlatColumn | undefined)[] = [];
+    for (const f of fields) {
+      const at = flatChunkOf(file.raw, rowGroup, f, elements);
+      out.push(at === undefined ? undefined : await decodeFlatChunk(file, at, groupRows, scratch));
+    }
+    return out;
+  };
+}
+
 /**
  * Decodes a slice's columns: each top-level flat column chunk by the flat decoder (the
- * whole row group's chunk, the slice's rows from `base`), every other column (nested, or
- * an encoding the flat decoder does not read) by hyparquet (`readSlice`).
+ * whole row group's chunk, the slice's rows from `base`; on this thread, or by `flat`: a
+ * decoding thread's), every other column (nested, or an encoding the flat decoder does
+ * not read) by hyparquet (`readSlice`).
  */
-export async function decodeSlice(file: ParquetFile, slice: ParquetSlice, columns: readonly ParquetColumn[], groupFirstRow: number): Promise<DecodedColumn[]> {
-  const group = file.raw.row_groups[slice.rowGroup]!;
-  const groupRows = Number(group.num_rows);
-  const elements = new Map(parquetSchema(file.raw).children.map((t) => [t.element.name, t.element]));
+export async function decodeSlice(file: ParquetFile, slice: ParquetSlice, columns: readonly ParquetColumn[], groupFirstRow: number, flat: FlatDecode = flatDecodeHere(file)): Promise<DecodedColumn[]> {
+  const fields = [...new Set(columns.map((c) => c.field))];
+  const flats = await flat(slice.rowGroup, fields);
   const decoded = new Map<string, DecodedColumn>();
-  const general: ParquetColumn[] = [];
-  for (const c of columns) {
-    if (decoded.has(c.field) || general.includes(c)) continue;
-    const chunk = group.columns.find((cc) => cc.meta_data?.path_in_schema.length === 1 && cc.meta_data.path_in_schema[0] === c.field);
-    const element = elements.get(c.field);
-    if (chunk === undefined || element === undefined || element.num_children || !isFlatColumn(element, chunk.meta_data)) {
-      general.push(c);
-      continue;
-    }
-    const meta = chunk.meta_data!;
-    const dict = meta.dictionary_page_offset;
-    const start = Number(dict !== undefined && dict > 0n && dict < meta.data_page_offset ? dict : meta.data_page_offset);
-    const bytes = new Uint8Array(await file.buffer.slice(start, start + Number(meta.total_compressed_size)));
-    try {
-      decoded.set(c.field, { flat: decodeFlatColumn(bytes, chunk, element, groupRows), base: slice.firstRow - groupFirstRow });
-    } catch (error) {
-      if (!(error instanceof NotFlat)) throw error;
-      general.push(c);
-    }
-  }
+  fields.forEach((f, i) => {
+    const d = flats[i];
+    if (d !== undefined) decoded.set(f, { flat: d, base: slice.firstRow - groupFirstRow });
+  });
+  const general = columns.filter((c) => !decoded.has(c.field));
   if (general.length > 0) {
     const values = await readSlice(file, slice, general);
     general.forEach((c, i) => decoded.set(c.field, { values: values[i]! }));
@@ -368,6 +416,23 @@ export interface ParquetOpenOptions {
   readonly chunkBytes: number;
   /** Row ranges an earlier run of the load committed. */
   readonly covered?: readonly ByteRange[];
+  /** Decode the flat columns in a thread per reader (`decode-thread.ts`), not on the load's event loop; default `decodeThreadsByDefault`. */
+  readonly decodeThreads?: boolean;
+}
+
+/**
+ * Whether a load's readers decode in threads of their own, unless told: when the machine
+ * has a core to spare for them beyond one per worker (`workers < cores`). A thread takes
+ * the decoding off the event loop, which then feeds the backends without pauses, but it
+ * costs the client CPU (the arrays handed over are new memory each row group, and the
+ * thread starts up: ~0.4–0.6 µs a row more, docs/parquet.md); with as many workers as cores (and the server beside them) the
+ * cores are the bound, and that CPU is taken from the backends. PGSURGE_PARQUET_DECODE_THREADS=1
+ * or 0 decides instead (for measuring both).
+ */
+export function decodeThreadsByDefault(workers: number, cores: number, env: string | undefined): boolean {
+  if (env === '1') return true;
+  if (env === '0') return false;
+  return workers < cores;
 }
 
 /**
@@ -430,9 +495,9 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
     };
     return chunk;
   };
-  async function* chunksOf(run: ParquetSlice): AsyncGenerator<Chunk> {
+  const decodeRun = async (run: ParquetSlice, flat: FlatDecode): Promise<SliceRows> => new SliceRows(await decodeSlice(file, run, columns, cursor.span(run.rowGroup).firstRow, flat), columns, writers);
+  function* chunksOf(run: ParquetSlice, rows: SliceRows): Generator<Chunk> {
     const span = cursor.span(run.rowGroup);
-    const rows = new SliceRows(await decodeSlice(file, run, columns, span.firstRow), columns, writers);
     // Rows a chunk: as many as about `chunkBytes` of COPY text hold, the text's width sampled on the run's first rows.
     rows.rowBytes = rows.textBytesPerRow(Math.min(run.rows, ROW_WIDTH_SAMPLE));
     const step = Math.max(1, Math.floor(options.chunkBytes / rows.rowBytes));
@@ -442,11 +507,33 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
       yield chunkOf({ rowGroup: run.rowGroup, firstRow, rows: n, bytes: groupShare(span, firstRow - span.firstRow, n) }, rows, r);
     }
   }
+  // A file of one row group has nothing to decode ahead, and a thread's start-up (~0.1 s of CPU) would be most of its decoding.
+  const threads = options.decodeThreads ?? (groups.length > 1 && decodeThreadsByDefault(options.workers, os.availableParallelism(), process.env.PGSURGE_PARQUET_DECODE_THREADS));
   const sources = Array.from({ length: parts }, () =>
     (async function* (): AsyncGenerator<Chunk> {
+      // A decoding thread (started at the reader's first row group, ended with the reader) decodes the reader's next
+      // run while this one's chunks are sent; without one, each run is decoded here when its first chunk is asked for.
+      const thread = threads ? new DecodeThread(target.file) : undefined;
+      const flat = thread?.decode ?? flatDecodeHere(file);
+      const ahead = (run: ParquetSlice | undefined): Promise<SliceRows> | undefined => {
+        if (run === undefined) return undefined;
+        const p = decodeRun(run, flat);
+        // Awaited when its turn comes; until then a failure must not count as unhandled.
+        p.catch(() => undefined);
+        return p;
+      };
       try {
-        for (let run = cursor.take(); run !== undefined; run = cursor.take()) yield* chunksOf(run);
+        let run = cursor.take();
+        let next = thread ? ahead(run) : undefined;
+        while (run !== undefined) {
+          const rows = await (next ?? decodeRun(run, flat));
+          const after = cursor.take();
+          next = thread ? ahead(after) : undefined;
+          yield* chunksOf(run, rows);
+          run = after;
+        }
       } finally {
+        await thread?.close();
         if (--open === 0) await file.close();
       }
     })(),

@@ -6,8 +6,9 @@ import { after, before, describe, it } from 'node:test';
 import { duckRun, sqlString } from '../../helpers/duckdb-parquet.js';
 import { parquetFields, type ParquetColumn } from '../../../src/source/parquet/parquet-columns.js';
 import { openParquet } from '../../../src/source/parquet/parquet-file.js';
-import { binaryTupleRows, decodeSlice, readSlice, rowGroupSpans, tuplePlan } from '../../../src/source/parquet/parquet-source.js';
+import { binaryTupleRows, decodeSlice, decodeThreadsByDefault, readSlice, rowGroupSpans, tuplePlan } from '../../../src/source/parquet/parquet-source.js';
 import { writeFlatTuples } from '../../../src/source/parquet/flat-tuples.js';
+import { DecodeThread } from '../../../src/source/parquet/decode-thread.js';
 import type { WireColumn } from '../../../src/wire/catalog.js';
 import { rawValueOf, readHybrid } from '../../../src/source/parquet/flat-decoder.js';
 import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
@@ -62,6 +63,7 @@ describe('the flat Parquet decoder reads what hyparquet reads', () => {
       const file = path.join(dir, `${f.name.replace(/\W+/g, '_')}.parquet`);
       await duckRun(`COPY (${VALUES}) TO ${sqlString(file)} (FORMAT parquet, ${f.options})`);
       const pf = await openParquet(file);
+      const thread = new DecodeThread(file);
       try {
         const columns: ParquetColumn[] = parquetFields(pf.metadata, file).map((shape) => ({ column: shape.name, field: shape.name, shape, rendering: 'text' }));
         const groups = rowGroupSpans(pf.metadata);
@@ -72,10 +74,14 @@ describe('the flat Parquet decoder reads what hyparquet reads', () => {
             const slice = { rowGroup, firstRow: g.firstRow + at, rows: g.rows - at, bytes: 0 };
             const ours = await decodeSlice(pf, slice, columns, g.firstRow);
             const theirs = await readSlice(pf, slice, columns);
+            // Decoded in a decoding thread (as a load does), handed over: the same columns.
+            const threaded = await decodeSlice(pf, slice, columns, g.firstRow, thread.decode);
             for (const [c, column] of columns.entries()) {
               if ('flat' in ours[c]!) flatColumns++;
+              assert.equal('flat' in threaded[c]!, 'flat' in ours[c]!, `${column.field}: decoded the same way in the thread`);
               for (let r = 0; r < slice.rows; r++) {
                 assert.deepEqual(valueAt(ours[c]!, r), theirs[c]![r] ?? null, `${column.field}, row group ${rowGroup}, row ${slice.firstRow + r + 1}`);
+                assert.deepEqual(valueAt(threaded[c]!, r), theirs[c]![r] ?? null, `${column.field}, row group ${rowGroup}, row ${slice.firstRow + r + 1}, decoded in the thread`);
               }
             }
           }
@@ -83,10 +89,35 @@ describe('the flat Parquet decoder reads what hyparquet reads', () => {
         // The dictionary-encoded and plain columns at least went through the flat decoder.
         assert.ok(flatColumns >= groups.length * 2 * (f.flat ?? 14), `${flatColumns} flat column chunks`);
       } finally {
+        await thread.close();
         await pf.close();
       }
     });
   }
+
+  it('decoding threads by default when a core is left beyond one per worker; the environment decides over the rule', () => {
+    assert.equal(decodeThreadsByDefault(1, 2, undefined), true);
+    assert.equal(decodeThreadsByDefault(2, 2, undefined), false);
+    assert.equal(decodeThreadsByDefault(3, 8, undefined), true);
+    assert.equal(decodeThreadsByDefault(2, 2, '1'), true);
+    assert.equal(decodeThreadsByDefault(1, 2, '0'), false);
+  });
+
+  it('a decoding thread: its failure reaches the reader (the file gone before the thread opened it), and it ends', async () => {
+    const file = path.join(dir, 'gone.parquet');
+    await duckRun(`COPY (${VALUES}) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION snappy, ROW_GROUP_SIZE 1024)`);
+    const pf = await openParquet(file);
+    const thread = new DecodeThread(file);
+    try {
+      await fs.rm(file);
+      const fields = parquetFields(pf.metadata, file).map((s) => s.name);
+      await assert.rejects(thread.decode(0, fields), (e: Error) => e.message.includes('ENOENT') && e.message.includes('gone.parquet'));
+    } finally {
+      await thread.close();
+      await pf.close();
+    }
+    await assert.rejects(thread.decode(0, ['id']), /closed/);
+  });
 });
 
 describe('Parquet values written without text', () => {
