@@ -21,8 +21,8 @@ import { fileURLToPath } from 'node:url';
 import { systemBinDirs } from '../src/cluster/binaries.js';
 import { arg, describeMachine, median, psqlPath } from './lib/machine.js';
 import { run } from './lib/run.js';
-import { lineitemBench } from './lib/lineitem-bench.js';
-import { measureCpu, postmasterPid } from './lib/server-cpu.js';
+import { cpuRounds, lineitemBench, type CpuRun } from './lib/lineitem-bench.js';
+import { postmasterPid } from './lib/server-cpu.js';
 import { benchCommandLine, openBenchCluster } from './lib/bench-cluster.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -35,18 +35,15 @@ const pgBin = arg('pg-bin', systemBinDirs().length > 0 ? 'system' : 'embedded');
 const psql = psqlPath();
 const SMALL_ROWS = 1000;
 
-interface Run {
-  readonly seconds: number;
-  readonly serverCpu: number;
-  readonly clientCpu: number;
-}
+type Run = CpuRun;
 
 const { work, cluster } = await openBenchCluster('pgsurge-bench-wire-client-', pgBin);
 try {
   console.log(benchCommandLine('wire-client'));
   console.log(`# machine: ${describeMachine()}; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   console.log(`# server: ${cluster.binaries.version} (${cluster.binaries.source}), managed cluster, autovacuum off, Unix socket`);
-  const { lineitem, stripped, url, admin, reset, copyCmd } = await lineitemBench(cluster, work, scale, { autovacuum: 'off' });
+  const bench = await lineitemBench(cluster, work, scale, { autovacuum: 'off' });
+  const { lineitem, stripped, url, admin, copyCmd } = bench;
   const rows = lineitem.rows;
   const postmaster = postmasterPid(cluster.dataDir);
   // The fixed cost's input: the file's first rows (psql's copy without the trailing `|`, as ever).
@@ -67,21 +64,10 @@ try {
 
   const rounds = async (label: string, n: number, expected: number, variants: Record<string, () => Promise<unknown>>): Promise<Record<string, Run[]>> => {
     console.log(`\n## ${label}`);
-    const runs: Record<string, Run[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
-    for (let round = 1; round <= n; round++) {
-      for (const [name, fn] of Object.entries(variants)) {
-        await reset();
-        const started = performance.now();
-        const { serverCpu, clientCpu } = await measureCpu(postmaster, fn);
-        const seconds = (performance.now() - started) / 1000;
-        const count = Number((await admin.query('SELECT count(*) AS n FROM lineitem')).rows[0].n);
-        if (count !== expected) throw new Error(`${name} loaded ${count} rows, expected ${expected}`);
-        runs[name]!.push({ seconds, serverCpu, clientCpu });
-        const us = (s: number): string => ((s * 1e6) / expected).toFixed(2);
-        console.log(`${String(round).padStart(5)} ${name.padEnd(22)} ${seconds.toFixed(2).padStart(7)} s ${Math.round(expected / seconds).toLocaleString('en-US').padStart(9)} rows/s  server ${serverCpu.toFixed(2)} s (${us(serverCpu)} µs/row)  client ${clientCpu.toFixed(2)} s (${us(clientCpu)} µs/row)`);
-      }
-    }
-    return runs;
+    const us = (s: number): string => ((s * 1e6) / expected).toFixed(2);
+    return cpuRounds(bench, postmaster, variants, n, expected, (round, name, { seconds, serverCpu, clientCpu }) => {
+      console.log(`${String(round).padStart(5)} ${name.padEnd(22)} ${seconds.toFixed(2).padStart(7)} s ${Math.round(expected / seconds).toLocaleString('en-US').padStart(9)} rows/s  server ${serverCpu.toFixed(2)} s (${us(serverCpu)} µs/row)  client ${clientCpu.toFixed(2)} s (${us(clientCpu)} µs/row)`);
+    });
   };
   const ratios = (runs: Record<string, Run[]>, a: string, b: string): string => {
     const r = (f: (x: Run) => number): string => median(runs[a]!.map((x, i) => f(x) / f(runs[b]![i]!))).toFixed(3);
