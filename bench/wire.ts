@@ -16,8 +16,8 @@ import { fileURLToPath } from 'node:url';
 import { systemBinDirs } from '../src/cluster/binaries.js';
 import { arg, describeMachine, median, psqlPath } from './lib/machine.js';
 import { run } from './lib/run.js';
-import { lineitemBench } from './lib/lineitem-bench.js';
-import { measureCpu, pinServer, postmasterPid } from './lib/server-cpu.js';
+import { cpuRounds, lineitemBench, type CpuRun } from './lib/lineitem-bench.js';
+import { pinServer, postmasterPid } from './lib/server-cpu.js';
 import { benchCommandLine, openBenchCluster } from './lib/bench-cluster.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -28,18 +28,15 @@ const pinnedRepeat = Number(arg('pinned-repeat', '3'));
 const pgBin = arg('pg-bin', systemBinDirs().length > 0 ? 'system' : 'embedded');
 const psql = psqlPath();
 
-interface Run {
-  readonly seconds: number;
-  readonly serverCpu: number;
-  readonly clientCpu: number;
-}
+type Run = CpuRun;
 
 const { work, cluster } = await openBenchCluster('pgsurge-bench-wire-', pgBin);
 try {
   console.log(benchCommandLine('wire'));
   console.log(`# machine: ${describeMachine()}; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   console.log(`# server: ${cluster.binaries.version} (${cluster.binaries.source}), managed cluster, autovacuum off (its workers would count as the load's CPU), Unix socket`);
-  const { lineitem, stripped, halves, url, admin, reset, copyCmd } = await lineitemBench(cluster, work, scale, { autovacuum: 'off' });
+  const bench = await lineitemBench(cluster, work, scale, { autovacuum: 'off' });
+  const { lineitem, stripped, halves, url, admin, copyCmd } = bench;
   const rows = lineitem.rows;
   const postmaster = postmasterPid(cluster.dataDir);
 
@@ -63,23 +60,12 @@ try {
   };
 
   const rounds = async (label: string, variants: Record<string, () => Promise<unknown>>, n: number): Promise<Record<string, Run[]>> => {
-    const runs: Record<string, Run[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
     console.log(`\n## ${label}`);
     console.log('round variant          seconds      rows/s  server CPU s  µs/row  client CPU s  µs/row');
-    for (let round = 1; round <= n; round++) {
-      for (const [name, fn] of Object.entries(variants)) {
-        await reset();
-        const started = performance.now();
-        const { serverCpu, clientCpu } = await measureCpu(postmaster, fn);
-        const seconds = (performance.now() - started) / 1000;
-        const count = Number((await admin.query('SELECT count(*) AS n FROM lineitem')).rows[0].n);
-        if (count !== rows) throw new Error(`${name} loaded ${count} rows, expected ${rows}`);
-        runs[name]!.push({ seconds, serverCpu, clientCpu });
-        const us = (s: number): string => ((s * 1e6) / rows).toFixed(2).padStart(6);
-        console.log(`${String(round).padStart(5)} ${name.padEnd(14)} ${seconds.toFixed(2).padStart(9)} ${Math.round(rows / seconds).toLocaleString('en-US').padStart(11)} ${serverCpu.toFixed(2).padStart(13)} ${us(serverCpu)} ${clientCpu.toFixed(2).padStart(13)} ${us(clientCpu)}`);
-      }
-    }
-    return runs;
+    const us = (s: number): string => ((s * 1e6) / rows).toFixed(2).padStart(6);
+    return cpuRounds(bench, postmaster, variants, n, rows, (round, name, { seconds, serverCpu, clientCpu }) => {
+      console.log(`${String(round).padStart(5)} ${name.padEnd(14)} ${seconds.toFixed(2).padStart(9)} ${Math.round(rows / seconds).toLocaleString('en-US').padStart(11)} ${serverCpu.toFixed(2).padStart(13)} ${us(serverCpu)} ${clientCpu.toFixed(2).padStart(13)} ${us(clientCpu)}`);
+    });
   };
 
   const report = (runs: Record<string, Run[]>, targets: [string, string, number][]): void => {

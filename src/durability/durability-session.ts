@@ -230,21 +230,26 @@ export async function startDurability(target: Target, options: DurabilityOptions
 
     async finish() {
       let walBytes = 0;
+      let settingsAfter: Record<string, string> | undefined;
       const c = await connect(target.config);
       try {
         for (const name of unloggedTables) await timed(`SET LOGGED ${name}`, () => setLogged(c, name, true));
         walBytes = Number((await c.query<{ b: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::text AS b', [walStart])).rows[0]!.b);
+        // No server settings to put back (no restart): the settings after are this connection's to read, not a new one's
+        // (a connection is a backend forked and authenticated, at the end of every load).
+        if (restoreSettings === undefined) settingsAfter = await readSettings(c);
       } finally {
         await c.end();
       }
-      await undoServer();
-      const after = await connect(target.config);
-      let settingsAfter: Record<string, string>;
-      try {
-        if (restoreSettings !== undefined) await timed('CHECKPOINT', () => after.query('CHECKPOINT'));
-        settingsAfter = await readSettings(after);
-      } finally {
-        await after.end();
+      if (settingsAfter === undefined) {
+        await undoServer();
+        const after = await connect(target.config);
+        try {
+          await timed('CHECKPOINT', () => after.query('CHECKPOINT'));
+          settingsAfter = await readSettings(after);
+        } finally {
+          await after.end();
+        }
       }
       return {
         preset,

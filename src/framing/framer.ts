@@ -42,6 +42,9 @@ export interface Framer {
    * `frame`, writing the records into `into` from `at` instead of into a buffer of its own
    * (`into` has room for `buf.length + 1` bytes there); `out` is the part of `into` written.
    * For framers that change the bytes, so a chunk's wire bytes are written once.
+   * `into` may be the buffer `buf` lies in, with `at` at or before `buf`'s start (framing
+   * in place): a framer that never makes a record longer, but for the newline it may add
+   * to an unterminated last one, writes only over bytes it has already read.
    */
   frameInto?(buf: Buffer, eof: boolean, into: Buffer, at: number): FramedBlock;
   /**

@@ -20,7 +20,11 @@ export class TblFramer implements Framer {
     // so far with the native copyWithin: about twice as fast as copying line by line,
     // and the source block stays as read (rejects write it verbatim).
     // Every record loses at most two bytes and gains none, except an unterminated last one (+1).
-    buf.copy(into, at, 0, end);
+    // `buf` may lie in `into`, from `at` on (the chunker frames in place): a move then, or nothing.
+    // (Two small Buffers can share Node's pool: the same ArrayBuffer is not the same bytes.)
+    const inInto = buf.buffer === into.buffer ? buf.byteOffset - into.byteOffset : -1;
+    if (inInto < at || inInto + buf.length > into.length) buf.copy(into, at, 0, end);
+    else if (inInto !== at) into.copyWithin(at, inInto, inInto + end);
     let written = at;
     let records = 0;
     let start = at;

@@ -148,3 +148,57 @@ describe('chunker: tbl chunks of a file do not keep their source bytes', () => {
     }
   });
 });
+
+describe('chunker: tbl chunks of a file are framed in place, in the source buffer', () => {
+  /** `memoryReader` that can read its bytes again, as a file's reader can: the chunker then frames in place. */
+  const rereadable = (buf: Buffer, max: number, seed: number): ByteReader => ({ ...memoryReader(buf, max, seed), reread: async (offset, length) => Buffer.from(buf.subarray(offset, offset + length)) });
+
+  it('the wire bytes and the source bytes read again are the input, with steps and chunk sizes from tiny to larger than the input', async () => {
+    const { input, expected } = tblInput(300, 7);
+    // Last records without their newline, with and without a trailing `|` (framing adds the newline: one byte more than read).
+    const ends: [Buffer, string][] = [
+      [input, expected],
+      [Buffer.concat([input, Buffer.from('300|w|x')]), `${expected}300|w|x\n`],
+      [Buffer.concat([input, Buffer.from('300|w|x|')]), `${expected}300|w|x\n`],
+    ];
+    for (const [buf, want] of ends) {
+      for (const chunkBytes of [1, 5, 64, 1000, 1 << 20]) {
+        for (const readStep of [1, 3, 100, 4096]) {
+          const chunks: Chunk[] = [];
+          const held: Chunk[] = [];
+          const wire: Buffer[] = [];
+          let n = 0;
+          for await (const c of chunkRecords(rereadable(buf, 97, chunkBytes + readStep), { target: target('tbl'), framer: framerFor('tbl'), chunkBytes, startOffset: 0, startLine: 1, readStep })) {
+            assert.equal(c.source, undefined, 'framed over its source bytes');
+            chunks.push(c);
+            wire.push(Buffer.from(c.data));
+            // Release some at once (their source read again first: a refused chunk's is read before it commits), hold the
+            // others to the end: a held chunk's bytes are never written over.
+            if (n++ % 3 === 1) {
+              assert.ok((await chunkSource(c)).equals(buf.subarray(c.location.byteOffset, c.location.byteOffset + c.location.byteLength)));
+              c.release?.();
+            } else held.push(c);
+          }
+          assert.equal(Buffer.concat(wire).toString(), want, `chunkBytes ${chunkBytes}, readStep ${readStep}`);
+          for (const c of held) {
+            assert.ok(c.data.equals(wire[chunks.indexOf(c)]!), 'a held chunk kept its wire bytes');
+            assert.ok((await chunkSource(c)).equals(buf.subarray(c.location.byteOffset, c.location.byteOffset + c.location.byteLength)), `source of the chunk at ${c.location.byteOffset}`);
+          }
+          let offset = 0;
+          for (const c of chunks) offset += c.location.byteLength;
+          assert.equal(offset, buf.length, 'the chunks cover every byte once');
+        }
+      }
+    }
+  });
+
+  it('an unterminated last record that fills the buffer to its end gets its newline', async () => {
+    // No trailing `|` anywhere: nothing is dropped, so the framed bytes reach the buffer's end and the newline needs a byte more.
+    for (const input of ['1|a\n2|b', '2|b', '1|a\r\n22|bb']) {
+      const buf = Buffer.from(input);
+      const chunks: Chunk[] = [];
+      for await (const c of chunkRecords(rereadable(buf, 1000, 1), { target: target('tbl'), framer: framerFor('tbl'), chunkBytes: buf.length, startOffset: 0, startLine: 1, readStep: buf.length })) chunks.push(c);
+      assert.equal(Buffer.concat(chunks.map((c) => c.data)).toString(), input.replace(/\r/g, '') + '\n');
+    }
+  });
+});
