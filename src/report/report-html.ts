@@ -1,4 +1,5 @@
 import { promises as fs } from 'node:fs';
+import { formatCount } from './format-count.js';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { drawReport } from './html-page-script.js';
@@ -29,7 +30,7 @@ export function reportFromHtml(html: string): unknown {
   return JSON.parse(m[1]!);
 }
 
-const showValue = (v: SettingValue): string => (v === null ? '—' : typeof v === 'number' ? v.toLocaleString('en-US') : String(v));
+const showValue = (v: SettingValue): string => (v === null ? '—' : typeof v === 'number' ? (Number.isInteger(v) ? formatCount(v) : String(v)) : String(v));
 
 function table(rows: readonly (readonly [string, string])[]): string {
   return `<table>${rows.map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('')}</table>`;
