@@ -78,13 +78,17 @@ describe('pgsurge dbt3 load', () => {
     // The timeline: every load and build once, each after what it waits for.
     type Bar = { id: string; kind: string; table: string; start: number; end: number; statement: string };
     const bars: Bar[] = summary.timeline;
-    assert.equal(bars.length, 8 + 31 + 8);
+    // Each primary key in two steps: its unique index, then the constraint on it (src/db/build-keys.ts).
+    assert.equal(bars.length, 8 + 31 + 8 + 8);
     const at = (id: string): Bar => bars.find((b) => b.id === id)!;
     for (const b of bars) {
       assert.ok(b.start <= b.end && b.statement.length > 0, b.id);
       if (b.kind !== 'load') assert.ok(at(`load ${b.table}`).end <= b.start, `${b.id} started before its table was loaded`);
     }
-    assert.ok(at('primary key orders').end <= at('foreign key lineitem (l_orderkey) → orders').start);
+    assert.ok(at('primary key orders').end <= at('primary key orders constraint').start);
+    assert.ok(at('primary key orders constraint').end <= at('foreign key lineitem (l_orderkey) → orders').start);
+    assert.match(at('primary key lineitem').statement, /^CREATE UNIQUE INDEX "lineitem_pkey" ON "it_dbt3"."lineitem" \("l_orderkey", "l_linenumber"\)$/);
+    assert.match(at('primary key lineitem constraint').statement, /^ALTER TABLE "it_dbt3"."lineitem" ADD PRIMARY KEY USING INDEX "lineitem_pkey"$/);
     // A foreign key's check is planned with both tables' statistics: their ANALYZE ended before it started.
     for (const fk of bars.filter((b) => b.kind === 'foreign key')) {
       const referenced = /→ (\w+)$/.exec(fk.id)![1]!;
@@ -179,7 +183,8 @@ describe('pgsurge dbt3 load', () => {
       assert.equal((await client.query(`SELECT indisvalid FROM pg_index WHERE indexrelid = '${SCHEMA}.i_n_regionkey'::regclass`)).rows[0].indisvalid, false);
 
       await client.query(`DELETE FROM ${SCHEMA}.orders WHERE ctid = (SELECT max(ctid) FROM ${SCHEMA}.orders WHERE o_orderkey = 1)`);
-      const builtBefore = (await catalogBuilds(client, DBT3_TABLES, SCHEMA)).filter((c) => c.valid).length;
+      // The kit's builds in place (a key's unique index without its constraint yet is not one of them).
+      const builtBefore = (await catalogBuilds(client, DBT3_TABLES, SCHEMA)).filter((c) => c.valid && !(c.kind === 'index' && c.name!.endsWith('_pkey'))).length;
       const resumed = await runCli(['dbt3', 'load', bad, '--db', testUrl(), '--schema', SCHEMA, '--resume', '-w', '2', '--chunk-size', '256KB', '-q']);
       assert.equal(resumed.code, 0, resumed.stderr);
       assert.match(resumed.stdout, /invalid indexes dropped and built again: "it_dbt3"\."i_n_regionkey"/);
@@ -189,6 +194,24 @@ describe('pgsurge dbt3 load', () => {
     } finally {
       await fs.rm(bad, { recursive: true, force: true });
     }
+  });
+
+  it('a load stopped between a primary key\'s two steps (its unique index built, no constraint yet): --resume adds only the constraint; the key\'s columns are NOT NULL as the kit\'s', async () => {
+    const r = await runCli(['dbt3', 'load', dir, '--db', testUrl(), '--schema', SCHEMA, '--replace', '-w', '2', '--chunk-size', '256KB', '-q']);
+    assert.equal(r.code, 0, r.stderr);
+    const notNull = await client.query(`SELECT attname FROM pg_attribute WHERE attrelid = '${SCHEMA}.lineitem'::regclass AND attnum > 0 AND attnotnull ORDER BY attnum`);
+    assert.deepEqual(notNull.rows.map((x) => x.attname), ['l_orderkey', 'l_linenumber']);
+    // What a stop between the steps leaves: the index, no constraint (dropping the constraint drops its index: build it again by hand).
+    await client.query(`ALTER TABLE ${SCHEMA}.lineitem DROP CONSTRAINT lineitem_pkey`);
+    await client.query(`CREATE UNIQUE INDEX lineitem_pkey ON ${SCHEMA}.lineitem (l_orderkey, l_linenumber)`);
+    const oid = (await client.query(`SELECT '${SCHEMA}.lineitem_pkey'::regclass::oid AS o`)).rows[0].o;
+    const resumed = await runCli(['dbt3', 'load', dir, '--db', testUrl(), '--schema', SCHEMA, '--resume', '-w', '2', '--chunk-size', '256KB', '--json']);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    const bars: { id: string }[] = JSON.parse(resumed.stdout.trim().split('\n').at(-1)!).timeline;
+    assert.deepEqual(bars.filter((b) => !b.id.startsWith('load ') && !b.id.startsWith('analyze ')).map((b) => b.id), ['primary key lineitem constraint']);
+    assert.equal((await client.query(`SELECT conindid FROM pg_constraint WHERE conrelid = '${SCHEMA}.lineitem'::regclass AND contype = 'p'`)).rows[0].conindid, oid, 'the constraint is on the index that was there');
+    await expectTablesEqualFiles();
+    assert.deepEqual(await catalogOf(SCHEMA), kitCatalog());
   });
 
   it('a foreign key that fails names the table, the key and the missing value', async () => {
