@@ -214,6 +214,23 @@ describe('pgsurge dbt3 load', () => {
     assert.deepEqual(await catalogOf(SCHEMA), kitCatalog());
   });
 
+  it('a NULL in a primary key column is refused by the load (the key\'s columns are NOT NULL from the start): a rejected row, accounted, and every key built', async () => {
+    const bad = await folderWith('nation', (c) => c + '|ATLANTIS|0|planted|\n');
+    try {
+      const r = await runCli(['dbt3', 'load', bad, '--db', testUrl(), '--schema', SCHEMA, '--replace', '-w', '2', '--chunk-size', '256KB', '--json', '--reject-dir', bad]);
+      assert.equal(r.code, 3, r.stderr);
+      const summary = JSON.parse(r.stdout.trim().split('\n').at(-1)!);
+      const nation = summary.files.find((f: { table: string }) => f.table === 'nation');
+      assert.deepEqual([nation.read, nation.loaded, nation.rejected, nation.skipped], [26, 25, 1, 0]);
+      assert.equal(summary.total.read, summary.total.loaded + summary.total.rejected + summary.total.skipped);
+      assert.match(await fs.readFile(path.join(bad, 'nation.rejects'), 'utf8'), /ATLANTIS/);
+      await expectTablesEqualFiles();
+      assert.deepEqual(await catalogOf(SCHEMA), kitCatalog());
+    } finally {
+      await fs.rm(bad, { recursive: true, force: true });
+    }
+  });
+
   it('a foreign key that fails names the table, the key and the missing value', async () => {
     const bad = await folderWith('lineitem', (c) => c + c.slice(0, c.indexOf('\n') + 1).replace(/^\d+\|/, '99999999|'));
     try {
