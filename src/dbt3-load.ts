@@ -44,6 +44,12 @@ export interface Dbt3LoadOptions extends Omit<LoadOptions, 'create' | 'truncate'
    * build after the whole load (the default: the kit's phases, the rows all in soonest).
    */
   readonly buildAsLoaded?: boolean;
+  /**
+   * Each primary key as its unique index, then ADD PRIMARY KEY USING INDEX, its columns NOT
+   * NULL from the start (not on Citus). Off by default: simulated faster, measured slower
+   * with more server CPU on the near-quiet machine (docs/dbt3-load.md, third pass).
+   */
+  readonly twoStepKeys?: boolean;
   /** Every load before any build in the plan's order (default true): builds fill the slots the loads leave free. */
   readonly loadsFirst?: boolean;
   /** The memory all build sessions together may use (default: from the machine or the server's settings). */
@@ -195,7 +201,7 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
           buildAsLoaded: options.buildAsLoaded === true,
           analyze: options.analyze,
           schema: options.schema,
-          primaryKeyInTwoSteps: !prepared.citus,
+          primaryKeyInTwoSteps: options.twoStepKeys === true && !prepared.citus,
         },
       ),
       options.workers,
@@ -364,7 +370,7 @@ async function prepareTables(client: pg.Client, files: ReadonlyMap<Dbt3Table, re
   const citus = await hasCitus(client);
   if (created.length > 0 && citus) await distributeDbt3(client, created, options.schema);
   // The keys' columns NOT NULL while the tables are empty (no scan): each key's constraint is then added on its unique index without one (src/db/build-keys.ts).
-  if (options.keys && !citus) for (const table of created) await client.query(primaryKeyNotNullStatement(table, options.schema));
+  if (options.keys && options.twoStepKeys === true && !citus) for (const table of created) await client.query(primaryKeyNotNullStatement(table, options.schema));
   return { durable, resuming, citus };
 }
 

@@ -78,17 +78,13 @@ describe('pgsurge dbt3 load', () => {
     // The timeline: every load and build once, each after what it waits for.
     type Bar = { id: string; kind: string; table: string; start: number; end: number; statement: string };
     const bars: Bar[] = summary.timeline;
-    // Each primary key in two steps: its unique index, then the constraint on it (src/db/build-keys.ts).
-    assert.equal(bars.length, 8 + 31 + 8 + 8);
+    assert.equal(bars.length, 8 + 31 + 8);
     const at = (id: string): Bar => bars.find((b) => b.id === id)!;
     for (const b of bars) {
       assert.ok(b.start <= b.end && b.statement.length > 0, b.id);
       if (b.kind !== 'load') assert.ok(at(`load ${b.table}`).end <= b.start, `${b.id} started before its table was loaded`);
     }
-    assert.ok(at('primary key orders').end <= at('primary key orders constraint').start);
-    assert.ok(at('primary key orders constraint').end <= at('foreign key lineitem (l_orderkey) → orders').start);
-    assert.match(at('primary key lineitem').statement, /^CREATE UNIQUE INDEX "lineitem_pkey" ON "it_dbt3"."lineitem" \("l_orderkey", "l_linenumber"\)$/);
-    assert.match(at('primary key lineitem constraint').statement, /^ALTER TABLE "it_dbt3"."lineitem" ADD PRIMARY KEY USING INDEX "lineitem_pkey"$/);
+    assert.ok(at('primary key orders').end <= at('foreign key lineitem (l_orderkey) → orders').start);
     // A foreign key's check is planned with both tables' statistics: their ANALYZE ended before it started.
     for (const fk of bars.filter((b) => b.kind === 'foreign key')) {
       const referenced = /→ (\w+)$/.exec(fk.id)![1]!;
@@ -196,16 +192,26 @@ describe('pgsurge dbt3 load', () => {
     }
   });
 
-  it('a load stopped between a primary key\'s two steps (its unique index built, no constraint yet): --resume adds only the constraint; the key\'s columns are NOT NULL as the kit\'s', async () => {
-    const r = await runCli(['dbt3', 'load', dir, '--db', testUrl(), '--schema', SCHEMA, '--replace', '-w', '2', '--chunk-size', '256KB', '-q']);
+  it('--two-step-keys: each primary key its unique index, then the constraint on it, the kit\'s catalog; stopped between the two steps, --resume adds only the constraint; the key\'s columns are NOT NULL as the kit\'s', async () => {
+    const r = await runCli(['dbt3', 'load', dir, '--db', testUrl(), '--schema', SCHEMA, '--replace', '--two-step-keys', '-w', '2', '--chunk-size', '256KB', '--json']);
     assert.equal(r.code, 0, r.stderr);
+    type Bar = { id: string; start: number; end: number; statement: string };
+    const all: Bar[] = JSON.parse(r.stdout.trim().split('\n').at(-1)!).timeline;
+    assert.equal(all.length, 8 + 31 + 8 + 8);
+    const at = (id: string): Bar => all.find((b) => b.id === id)!;
+    assert.ok(at('primary key orders').end <= at('primary key orders constraint').start);
+    assert.ok(at('primary key orders constraint').end <= at('foreign key lineitem (l_orderkey) → orders').start);
+    assert.match(at('primary key lineitem').statement, /^CREATE UNIQUE INDEX "lineitem_pkey" ON "it_dbt3"."lineitem" \("l_orderkey", "l_linenumber"\)$/);
+    assert.match(at('primary key lineitem constraint').statement, /^ALTER TABLE "it_dbt3"."lineitem" ADD PRIMARY KEY USING INDEX "lineitem_pkey"$/);
+    await expectTablesEqualFiles();
+    assert.deepEqual(await catalogOf(SCHEMA), kitCatalog());
     const notNull = await client.query(`SELECT attname FROM pg_attribute WHERE attrelid = '${SCHEMA}.lineitem'::regclass AND attnum > 0 AND attnotnull ORDER BY attnum`);
     assert.deepEqual(notNull.rows.map((x) => x.attname), ['l_orderkey', 'l_linenumber']);
     // What a stop between the steps leaves: the index, no constraint (dropping the constraint drops its index: build it again by hand).
     await client.query(`ALTER TABLE ${SCHEMA}.lineitem DROP CONSTRAINT lineitem_pkey`);
     await client.query(`CREATE UNIQUE INDEX lineitem_pkey ON ${SCHEMA}.lineitem (l_orderkey, l_linenumber)`);
     const oid = (await client.query(`SELECT '${SCHEMA}.lineitem_pkey'::regclass::oid AS o`)).rows[0].o;
-    const resumed = await runCli(['dbt3', 'load', dir, '--db', testUrl(), '--schema', SCHEMA, '--resume', '-w', '2', '--chunk-size', '256KB', '--json']);
+    const resumed = await runCli(['dbt3', 'load', dir, '--db', testUrl(), '--schema', SCHEMA, '--resume', '--two-step-keys', '-w', '2', '--chunk-size', '256KB', '--json']);
     assert.equal(resumed.code, 0, resumed.stderr);
     const bars: { id: string }[] = JSON.parse(resumed.stdout.trim().split('\n').at(-1)!).timeline;
     assert.deepEqual(bars.filter((b) => !b.id.startsWith('load ') && !b.id.startsWith('analyze ')).map((b) => b.id), ['primary key lineitem constraint']);
@@ -214,10 +220,10 @@ describe('pgsurge dbt3 load', () => {
     assert.deepEqual(await catalogOf(SCHEMA), kitCatalog());
   });
 
-  it('a NULL in a primary key column is refused by the load (the key\'s columns are NOT NULL from the start): a rejected row, accounted, and every key built', async () => {
+  it('--two-step-keys: a NULL in a primary key column is refused by the load (the key\'s columns are NOT NULL from the start): a rejected row, accounted, and every key built', async () => {
     const bad = await folderWith('nation', (c) => c + '|ATLANTIS|0|planted|\n');
     try {
-      const r = await runCli(['dbt3', 'load', bad, '--db', testUrl(), '--schema', SCHEMA, '--replace', '-w', '2', '--chunk-size', '256KB', '--json', '--reject-dir', bad]);
+      const r = await runCli(['dbt3', 'load', bad, '--db', testUrl(), '--schema', SCHEMA, '--replace', '--two-step-keys', '-w', '2', '--chunk-size', '256KB', '--json', '--reject-dir', bad]);
       assert.equal(r.code, 3, r.stderr);
       const summary = JSON.parse(r.stdout.trim().split('\n').at(-1)!);
       const nation = summary.files.find((f: { table: string }) => f.table === 'nation');
