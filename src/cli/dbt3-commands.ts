@@ -143,7 +143,7 @@ Examples:
         series &&
         observed.report({
           title: `pgsurge dbt3 load ${dir}`,
-          settings: { workers: flags.workers, chunkBytes: flags.chunkSize, keys: flags.keys, analyze: flags.analyze, overlap: flags.overlap === true, buildAsLoaded: flags.buildAsLoaded === true, durability: flags.durability, wire: flags.wire ?? 'auto', ...buildSettingsForReport(result) },
+          settings: { workers: flags.workers, chunkBytes: flags.chunkSize, keys: flags.keys, analyze: flags.analyze, overlap: flags.overlap === true, buildAsLoaded: flags.buildAsLoaded === true, twoStepKeys: flags.twoStepKeys === true, durability: flags.durability, wire: flags.wire ?? 'auto', ...buildSettingsForReport(result) },
           series: [series],
           notes: [...wireLines(summary.wire), ...(diagnosis ? [diagnosis.verdict.text, ...(diagnosis.againstProbe ?? [])] : [])],
         });

@@ -110,7 +110,8 @@ export function dbt3Tasks(tables: readonly TableInput[], builds: readonly Dbt3Bu
   const analyzed = new Set(options.analyze ? tables.map((t) => t.table) : []);
   const analyzeOf = (table: string): string[] => (analyzed.has(table) ? [`analyze ${table}`] : []);
   const buildTasks: TaskSpec[] = builds.flatMap((b): TaskSpec[] => {
-    if (b.kind === 'primary key' && twoSteps) {
+    // A key whose index a resume found in place gets only its constraint, with or without the two steps this time.
+    if (b.kind === 'primary key' && (twoSteps || b.indexBuilt === true)) {
       const constraint: TaskSpec = {
         id: primaryKeyConstraintId(b.table),
         kind: b.kind,
