@@ -5,8 +5,8 @@
  * settings that need one), reset after them. Per arm: the command's wall time, its builds'
  * part (after the last load), the server's CPU seconds (backends, parallel workers and the
  * walwriter/checkpointer meanwhile) and WAL bytes; ratios are medians of the pairwise
- * ratios against the first arm. One timeline per arm goes to --timelines <file> (JSON),
- * which is what the schedule's cost estimates are calibrated from.
+ * ratios against the first arm. The timelines go to --timelines <file> (JSON),
+ * one per arm and round, which is what the schedule's cost estimates are calibrated from.
  *
  *   node dist/bench/dbt3-levers.js --scale 0.3 --repeat 3 \
  *     --arms '[{"name":"base"},{"name":"wire binary","args":["--wire","binary"]},{"name":"max_wal_size 8GB","reload":{"max_wal_size":"8GB"}}]'
@@ -127,6 +127,7 @@ try {
       const postmaster = Number((await fs.readFile(path.join(work, 'data', 'postmaster.pid'), 'utf8')).split('\n')[0]);
       const { result, serverCpu } = await measureCpu(postmaster, () =>
         run(process.execPath, [arm.bin ?? pgsurge, 'dbt3', 'load', dataDir, '--db', cluster.url(), '--schema', SCHEMA, '-w', String(workers), '--json', '--sample-every', 'off', ...(arm.args ?? [])], arm.env ?? {}),
+        'count',
       );
       const walMB = await admin(async (c) => Number((await c.query<{ b: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::text AS b', [wal0])).rows[0]!.b) / 1e6);
       if (arm.reload !== undefined) {
@@ -140,7 +141,7 @@ try {
       const loadsEnd = Math.max(...loads.map((t) => t.end));
       const m: Measured = { total: result.seconds, builds: summary.seconds - loadsEnd, load: loadsEnd - Math.min(...loads.map((t) => t.start)), serverCpu, walMB, idleSlots: idleSlotSeconds(summary.timeline, workers) };
       results.get(arm.name)!.push(m);
-      timelines[arm.name] ??= summary.timeline.map((t) => ({ id: t.id, kind: t.kind, start: +t.start.toFixed(2), seconds: +(t.end - t.start).toFixed(2), slots: t.slots, ...(t.resized ? { resized: t.resized } : {}) }));
+      timelines[`${arm.name}, round ${round}`] = summary.timeline.map((t) => ({ id: t.id, kind: t.kind, start: +t.start.toFixed(2), seconds: +(t.end - t.start).toFixed(2), slots: t.slots, ...(t.resized ? { resized: t.resized } : {}) }));
       console.log(`round ${round} ${arm.name.padEnd(24)} total ${m.total.toFixed(2)} s, load ${m.load.toFixed(2)} s, builds ${m.builds.toFixed(2)} s, idle slot-s ${m.idleSlots.toFixed(1)}, server CPU ${m.serverCpu.toFixed(1)} s, WAL ${m.walMB.toFixed(0)} MB; load average ${os.loadavg()[0]!.toFixed(1)}`);
     }
   }

@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type pg from 'pg';
 import type { LoadTarget } from './batching/chunk.js';
-import { dbt3Builds, type Dbt3Build, type PhaseTiming } from './db/build-keys.js';
+import { dbt3Builds, primaryKeyNotNullStatement, type Dbt3Build, type PhaseTiming } from './db/build-keys.js';
 import { qualifiedName } from './db/identifiers.js';
 import { connectionFailure, isServerError, LoadError } from './db/load-error.js';
 import { connect, type Target } from './db/target.js';
@@ -44,6 +44,12 @@ export interface Dbt3LoadOptions extends Omit<LoadOptions, 'create' | 'truncate'
    * build after the whole load (the default: the kit's phases, the rows all in soonest).
    */
   readonly buildAsLoaded?: boolean;
+  /**
+   * Each primary key as its unique index, then ADD PRIMARY KEY USING INDEX, its columns NOT
+   * NULL from the start (not on Citus). Off by default: simulated faster, measured slower
+   * with more server CPU on the near-quiet machine (docs/dbt3-load.md, third pass).
+   */
+  readonly twoStepKeys?: boolean;
   /** Every load before any build in the plan's order (default true): builds fill the slots the loads leave free. */
   readonly loadsFirst?: boolean;
   /** The memory all build sessions together may use (default: from the machine or the server's settings). */
@@ -188,7 +194,15 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
       dbt3Tasks(
         [...sizes].map(([table, bytes]) => ({ table, bytes })),
         todo.builds,
-        { budget: options.workers, chunkBytes: options.chunkBytes, overlap, buildAsLoaded: options.buildAsLoaded === true, analyze: options.analyze, schema: options.schema },
+        {
+          budget: options.workers,
+          chunkBytes: options.chunkBytes,
+          overlap,
+          buildAsLoaded: options.buildAsLoaded === true,
+          analyze: options.analyze,
+          schema: options.schema,
+          primaryKeyInTwoSteps: options.twoStepKeys === true && !prepared.citus,
+        },
       ),
       options.workers,
       { loadsFirst: options.loadsFirst ?? true },
@@ -334,7 +348,7 @@ export function phasesOf(timeline: readonly TaskRun[]): PhaseTiming[] {
  * table holding rows is refused unless this is a resume (then the ledger says which of
  * its rows are in, and load() refuses a table no earlier run loaded).
  */
-async function prepareTables(client: pg.Client, files: ReadonlyMap<Dbt3Table, readonly string[]>, options: Dbt3LoadOptions): Promise<{ durable: DurableTable[]; resuming: Set<Dbt3Table> }> {
+async function prepareTables(client: pg.Client, files: ReadonlyMap<Dbt3Table, readonly string[]>, options: Dbt3LoadOptions): Promise<{ durable: DurableTable[]; resuming: Set<Dbt3Table>; citus: boolean }> {
   const durable: DurableTable[] = [];
   const resuming = new Set<Dbt3Table>();
   for (const table of files.keys()) {
@@ -353,8 +367,11 @@ async function prepareTables(client: pg.Client, files: ReadonlyMap<Dbt3Table, re
   }
   // On Citus: the tables created here distributed as docs/citus.md says (src/datasets/dbt3-citus.ts).
   const created = durable.filter((t) => t.emptiedByLoad).map((t) => t.table as Dbt3Table);
-  if (created.length > 0 && (await hasCitus(client))) await distributeDbt3(client, created, options.schema);
-  return { durable, resuming };
+  const citus = await hasCitus(client);
+  if (created.length > 0 && citus) await distributeDbt3(client, created, options.schema);
+  // The keys' columns NOT NULL while the tables are empty (no scan): each key's constraint is then added on its unique index without one (src/db/build-keys.ts).
+  if (options.keys && options.twoStepKeys === true && !citus) for (const table of created) await client.query(primaryKeyNotNullStatement(table, options.schema));
+  return { durable, resuming, citus };
 }
 
 /** The kit's builds the catalog lacks; invalid indexes are dropped here, to be built again. */

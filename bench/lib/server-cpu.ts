@@ -38,9 +38,11 @@ export function postmasterPid(dataDir: string): number {
  * been reaped, so their CPU is in the postmaster's reaped children (a backend leaves
  * pg_stat_activity before it exits, so that view is not enough).
  */
-async function settle(postmaster: number, before: ReadonlySet<number>): Promise<void> {
+async function settle(postmaster: number, before: ReadonlySet<number>, lingering: 'throw' | 'count'): Promise<number[]> {
   for (let i = 0; i < 500; i++) {
-    if (childrenOf(postmaster).every((pid) => before.has(pid))) return;
+    const started = childrenOf(postmaster).filter((pid) => !before.has(pid));
+    if (started.length === 0) return [];
+    if (i === 499 && lingering === 'count') return started;
     await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error('bench: the load\'s backends did not end within 10 s');
@@ -54,14 +56,14 @@ async function settle(postmaster: number, before: ReadonlySet<number>): Promise<
  * (the backend writes its WAL at COMMIT) and one long COPY (the walwriter writes much of
  * it) are counted alike.
  */
-export async function measureCpu<T>(postmaster: number, fn: () => Promise<T>): Promise<{ result: T; serverCpu: number; clientCpu: number }> {
+export async function measureCpu<T>(postmaster: number, fn: () => Promise<T>, lingering: 'throw' | 'count' = 'throw'): Promise<{ result: T; serverCpu: number; clientCpu: number }> {
   const before = new Set(childrenOf(postmaster));
   const live0 = new Map([...before].map((pid) => [pid, ownCpu(pid)]));
   const s0 = reapedChildrenCpu(postmaster);
   const c0 = reapedChildrenCpu('self');
   const result = await fn();
-  await settle(postmaster, before);
-  let live = 0;
+  // `count`: a process started meanwhile that is still there 10 s after (an autovacuum worker vacuuming the loaded lineitem) counts with what it spent so far.
+  let live = (await settle(postmaster, before, lingering)).reduce((a, pid) => a + ownCpu(pid), 0);
   for (const [pid, cpu] of live0) live += Math.max(0, ownCpu(pid) - cpu);
   return { result, serverCpu: reapedChildrenCpu(postmaster) - s0 + live, clientCpu: reapedChildrenCpu('self') - c0 };
 }

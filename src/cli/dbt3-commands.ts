@@ -22,6 +22,7 @@ interface Dbt3LoadFlags extends LoadFlags, ObserveFlags {
   analyze: boolean;
   overlap?: boolean;
   buildAsLoaded?: boolean;
+  twoStepKeys?: boolean;
   buildMemory?: number;
   schema?: string;
   wire?: WireChoice;
@@ -57,6 +58,7 @@ export function registerDbt3Commands(program: Command): Command {
     .option('--no-keys', 'skip the primary keys, foreign keys and indexes')
     .option('--no-analyze', 'skip ANALYZE')
     .option('--overlap', 'load each table on its own and start its keys and indexes as soon as it is loaded, while other tables still load (default: one load of all eight tables, then the builds, which measured faster on 2 cores)')
+    .addOption(new Option('--two-step-keys', 'each primary key as CREATE UNIQUE INDEX (beside the table\'s other indexes) then ADD PRIMARY KEY USING INDEX, its columns NOT NULL from the start (default: the kit\'s ADD PRIMARY KEY; see docs/dbt3-load.md)'))
     .addOption(new Option('--build-as-loaded', 'one load of all eight tables, biggest first; each table\'s keys and indexes start once it is in, on a worker the load gives back when they are the longest path (default: the builds after the load)').conflicts('overlap'))
     .addOption(
       new Option('--build-memory <size>', 'memory all key/index build sessions may use together (each gets its share as maintenance_work_mem, at most 1GB); default: half of MemAvailable for a server on this machine, else from shared_buffers and effective_cache_size').argParser(
@@ -121,6 +123,7 @@ Examples:
           analyze: flags.analyze,
           overlap: flags.overlap === true,
           buildAsLoaded: flags.buildAsLoaded === true,
+          twoStepKeys: flags.twoStepKeys === true,
           buildMemoryBytes: flags.buildMemory,
           schema: flags.schema,
           durability: { preset: flags.durability, unlogged: flags.unlogged === true },
@@ -140,7 +143,7 @@ Examples:
         series &&
         observed.report({
           title: `pgsurge dbt3 load ${dir}`,
-          settings: { workers: flags.workers, chunkBytes: flags.chunkSize, keys: flags.keys, analyze: flags.analyze, overlap: flags.overlap === true, buildAsLoaded: flags.buildAsLoaded === true, durability: flags.durability, wire: flags.wire ?? 'auto', ...buildSettingsForReport(result) },
+          settings: { workers: flags.workers, chunkBytes: flags.chunkSize, keys: flags.keys, analyze: flags.analyze, overlap: flags.overlap === true, buildAsLoaded: flags.buildAsLoaded === true, twoStepKeys: flags.twoStepKeys === true, durability: flags.durability, wire: flags.wire ?? 'auto', ...buildSettingsForReport(result) },
           series: [series],
           notes: [...wireLines(summary.wire), ...(diagnosis ? [diagnosis.verdict.text, ...(diagnosis.againstProbe ?? [])] : [])],
         });

@@ -70,6 +70,10 @@ export interface BuildsToDo {
   readonly drops: readonly string[];
 }
 
+function dropIndexStatement(name: string, schema: string | undefined): string {
+  return `DROP INDEX ${schema === undefined ? quoteIdent(name) : `${quoteIdent(schema)}.${quoteIdent(name)}`}`;
+}
+
 /**
  * What a (resumed) load still has to build. A key or index the catalog holds on other
  * columns than the kit's is not the kit's schema: stop rather than guess.
@@ -81,6 +85,20 @@ export function buildsToDo(builds: readonly Dbt3Build[], catalog: readonly Catal
   for (const b of builds) {
     const found = findInCatalog(b, catalog);
     if (found === undefined) {
+      // A load stopped between a primary key's two steps left its unique index: only the constraint on it is left to add.
+      const index = b.kind === 'primary key' ? catalog.find((c) => c.kind === 'index' && c.name === b.index.name) : undefined;
+      if (b.kind === 'primary key' && index !== undefined) {
+        if (index.table !== b.table || !same(b.columns, index.columns)) {
+          throw new LoadError('bad-option', `index ${b.index.name} exists on ${index.table} (${index.columns.join(', ')}), not on ${b.table} (${b.columns.join(', ')}) as the DBT-3 kit's primary key`, {
+            hint: 'drop it, or load with --replace to recreate the tables',
+          });
+        }
+        if (index.valid) {
+          missing.push({ ...b, indexBuilt: true });
+          continue;
+        }
+        drops.push(dropIndexStatement(b.index.name, schema));
+      }
       missing.push(b);
       continue;
     }
@@ -96,7 +114,7 @@ export function buildsToDo(builds: readonly Dbt3Build[], catalog: readonly Catal
         });
       }
       // A CREATE INDEX CONCURRENTLY that failed leaves its index behind, marked invalid: build it again.
-      drops.push(`DROP INDEX ${schema === undefined ? quoteIdent(b.name) : `${quoteIdent(schema)}.${quoteIdent(b.name)}`}`);
+      drops.push(dropIndexStatement(b.name, schema));
       missing.push(b);
       continue;
     }

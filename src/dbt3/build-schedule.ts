@@ -52,6 +52,12 @@ export interface TaskSpec {
   readonly maxSlots: number;
   /** Estimated work, in slot-seconds of some unit: only compared with other tasks' costs. */
   readonly cost: number;
+  /**
+   * A catalog change that holds its lock for a moment (a primary key's constraint added on
+   * its built index): it runs alone on its table but wants no partner beside it, so it is
+   * not ranked as a build that runs alone (see `serialTail`).
+   */
+  readonly instant?: boolean;
 }
 
 export interface Milestone {
@@ -130,7 +136,7 @@ function serialTail(tasks: readonly TaskSpec[], budget: number): Map<string, num
   const tail = new Map<string, number>();
   for (const t of tasks) {
     const mode = ownLock(t);
-    if (t.kind !== 'load' && mode !== undefined && selfConflicting(mode)) tail.set(t.id, sideBySide.get(t.table) ?? 0);
+    if (t.kind !== 'load' && t.instant !== true && mode !== undefined && selfConflicting(mode)) tail.set(t.id, sideBySide.get(t.table) ?? 0);
   }
   return tail;
 }

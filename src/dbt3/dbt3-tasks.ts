@@ -45,6 +45,18 @@ export interface Dbt3TaskOptions {
   readonly buildAsLoaded?: boolean;
   readonly analyze: boolean;
   readonly schema?: string;
+  /**
+   * Each primary key as its unique index (beside the table's other CREATE INDEXes, SHARE)
+   * and then its constraint on that index (ACCESS EXCLUSIVE for a moment), instead of the
+   * kit's ADD PRIMARY KEY (ACCESS EXCLUSIVE for the whole sort: lineitem's ran alone on its
+   * table, in its chain of builds). False on Citus (no ADD PRIMARY KEY USING INDEX there).
+   */
+  readonly primaryKeyInTwoSteps?: boolean;
+}
+
+/** The task that adds a primary key's constraint on its unique index (`primary key <table>` builds the index). */
+export function primaryKeyConstraintId(table: string): string {
+  return `primary key ${table} constraint`;
 }
 
 /**
@@ -92,12 +104,33 @@ export function dbt3Tasks(tables: readonly TableInput[], builds: readonly Dbt3Bu
   const loadIds = new Set(loads.flatMap((l) => [l.id, ...(l.milestones ?? []).map((m) => m.id)]));
   const loadOf = (table: string): string[] => (loadIds.has(`load ${table}`) ? [`load ${table}`] : loadIds.has(LOAD_ALL) ? [LOAD_ALL] : []);
   const pending = new Set(builds.map((b) => b.id));
-  const primaryKeyOf = (table: string): string[] => [`primary key ${table}`].filter((id) => pending.has(id));
+  const twoSteps = options.primaryKeyInTwoSteps === true;
+  // What a foreign key waits for: the referenced table's key as a constraint.
+  const primaryKeyOf = (table: string): string[] => (pending.has(`primary key ${table}`) ? [twoSteps ? primaryKeyConstraintId(table) : `primary key ${table}`] : []);
   const analyzed = new Set(options.analyze ? tables.map((t) => t.table) : []);
   const analyzeOf = (table: string): string[] => (analyzed.has(table) ? [`analyze ${table}`] : []);
-  const buildTasks: TaskSpec[] = builds.map((b) => {
+  const buildTasks: TaskSpec[] = builds.flatMap((b): TaskSpec[] => {
+    // A key whose index a resume found in place gets only its constraint, with or without the two steps this time.
+    if (b.kind === 'primary key' && (twoSteps || b.indexBuilt === true)) {
+      const constraint: TaskSpec = {
+        id: primaryKeyConstraintId(b.table),
+        kind: b.kind,
+        table: b.table,
+        statement: b.index.attach,
+        after: b.indexBuilt === true ? loadOf(b.table) : [b.id],
+        locks: [{ table: b.table, mode: 'access exclusive' }],
+        maxSlots: 1,
+        cost: 1,
+        instant: true,
+      };
+      if (b.indexBuilt === true) return [constraint];
+      return [
+        { id: b.id, kind: b.kind, table: b.table, statement: b.index.statement, after: loadOf(b.table), locks: [{ table: b.table, mode: 'share' }], maxSlots: 1, cost: Math.max(1, size(b.table)) * COST_PER_BYTE[b.kind] },
+        constraint,
+      ];
+    }
     if (b.kind === 'foreign key') {
-      return {
+      return [{
         id: b.id,
         kind: b.kind,
         table: b.table,
@@ -109,9 +142,9 @@ export function dbt3Tasks(tables: readonly TableInput[], builds: readonly Dbt3Bu
         ],
         maxSlots: 1,
         cost: Math.max(1, size(b.table) + size(b.references)) * COST_PER_BYTE['foreign key'],
-      };
+      }];
     }
-    return {
+    return [{
       id: b.id,
       kind: b.kind,
       table: b.table,
@@ -120,7 +153,7 @@ export function dbt3Tasks(tables: readonly TableInput[], builds: readonly Dbt3Bu
       locks: [{ table: b.table, mode: b.kind === 'primary key' ? 'access exclusive' : 'share' }],
       maxSlots: 1,
       cost: Math.max(1, size(b.table)) * COST_PER_BYTE[b.kind],
-    };
+    }];
   });
   const analyzes: TaskSpec[] = options.analyze
     ? tables.map((t) => ({

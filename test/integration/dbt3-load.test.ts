@@ -179,11 +179,58 @@ describe('pgsurge dbt3 load', () => {
       assert.equal((await client.query(`SELECT indisvalid FROM pg_index WHERE indexrelid = '${SCHEMA}.i_n_regionkey'::regclass`)).rows[0].indisvalid, false);
 
       await client.query(`DELETE FROM ${SCHEMA}.orders WHERE ctid = (SELECT max(ctid) FROM ${SCHEMA}.orders WHERE o_orderkey = 1)`);
-      const builtBefore = (await catalogBuilds(client, DBT3_TABLES, SCHEMA)).filter((c) => c.valid).length;
+      // The kit's builds in place (a key's unique index without its constraint yet is not one of them).
+      const builtBefore = (await catalogBuilds(client, DBT3_TABLES, SCHEMA)).filter((c) => c.valid && !(c.kind === 'index' && c.name!.endsWith('_pkey'))).length;
       const resumed = await runCli(['dbt3', 'load', bad, '--db', testUrl(), '--schema', SCHEMA, '--resume', '-w', '2', '--chunk-size', '256KB', '-q']);
       assert.equal(resumed.code, 0, resumed.stderr);
       assert.match(resumed.stdout, /invalid indexes dropped and built again: "it_dbt3"\."i_n_regionkey"/);
       if (builtBefore > 0) assert.match(resumed.stdout, new RegExp(`already built \\(left alone\\): ${builtBefore}\\n`));
+      await expectTablesEqualFiles();
+      assert.deepEqual(await catalogOf(SCHEMA), kitCatalog());
+    } finally {
+      await fs.rm(bad, { recursive: true, force: true });
+    }
+  });
+
+  it('--two-step-keys: each primary key its unique index, then the constraint on it, the kit\'s catalog; stopped between the two steps, --resume adds only the constraint; the key\'s columns are NOT NULL as the kit\'s', async () => {
+    const r = await runCli(['dbt3', 'load', dir, '--db', testUrl(), '--schema', SCHEMA, '--replace', '--two-step-keys', '-w', '2', '--chunk-size', '256KB', '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    type Bar = { id: string; start: number; end: number; statement: string };
+    const all: Bar[] = JSON.parse(r.stdout.trim().split('\n').at(-1)!).timeline;
+    assert.equal(all.length, 8 + 31 + 8 + 8);
+    const at = (id: string): Bar => all.find((b) => b.id === id)!;
+    assert.ok(at('primary key orders').end <= at('primary key orders constraint').start);
+    assert.ok(at('primary key orders constraint').end <= at('foreign key lineitem (l_orderkey) → orders').start);
+    assert.match(at('primary key lineitem').statement, /^CREATE UNIQUE INDEX "lineitem_pkey" ON "it_dbt3"."lineitem" \("l_orderkey", "l_linenumber"\)$/);
+    assert.match(at('primary key lineitem constraint').statement, /^ALTER TABLE "it_dbt3"."lineitem" ADD PRIMARY KEY USING INDEX "lineitem_pkey"$/);
+    await expectTablesEqualFiles();
+    assert.deepEqual(await catalogOf(SCHEMA), kitCatalog());
+    const notNull = await client.query(`SELECT attname FROM pg_attribute WHERE attrelid = '${SCHEMA}.lineitem'::regclass AND attnum > 0 AND attnotnull ORDER BY attnum`);
+    assert.deepEqual(notNull.rows.map((x) => x.attname), ['l_orderkey', 'l_linenumber']);
+    // What a stop between the steps leaves: the index, no constraint (dropping the constraint drops its index: build it again by hand).
+    await client.query(`ALTER TABLE ${SCHEMA}.lineitem DROP CONSTRAINT lineitem_pkey`);
+    await client.query(`CREATE UNIQUE INDEX lineitem_pkey ON ${SCHEMA}.lineitem (l_orderkey, l_linenumber)`);
+    const oid = (await client.query(`SELECT '${SCHEMA}.lineitem_pkey'::regclass::oid AS o`)).rows[0].o;
+    // Resumed without the flag: the key whose index is there still gets only its constraint.
+    const resumed = await runCli(['dbt3', 'load', dir, '--db', testUrl(), '--schema', SCHEMA, '--resume', '-w', '2', '--chunk-size', '256KB', '--json']);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    const bars: { id: string }[] = JSON.parse(resumed.stdout.trim().split('\n').at(-1)!).timeline;
+    assert.deepEqual(bars.filter((b) => !b.id.startsWith('load ') && !b.id.startsWith('analyze ')).map((b) => b.id), ['primary key lineitem constraint']);
+    assert.equal((await client.query(`SELECT conindid FROM pg_constraint WHERE conrelid = '${SCHEMA}.lineitem'::regclass AND contype = 'p'`)).rows[0].conindid, oid, 'the constraint is on the index that was there');
+    await expectTablesEqualFiles();
+    assert.deepEqual(await catalogOf(SCHEMA), kitCatalog());
+  });
+
+  it('--two-step-keys: a NULL in a primary key column is refused by the load (the key\'s columns are NOT NULL from the start): a rejected row, accounted, and every key built', async () => {
+    const bad = await folderWith('nation', (c) => c + '|ATLANTIS|0|planted|\n');
+    try {
+      const r = await runCli(['dbt3', 'load', bad, '--db', testUrl(), '--schema', SCHEMA, '--replace', '--two-step-keys', '-w', '2', '--chunk-size', '256KB', '--json', '--reject-dir', bad]);
+      assert.equal(r.code, 3, r.stderr);
+      const summary = JSON.parse(r.stdout.trim().split('\n').at(-1)!);
+      const nation = summary.files.find((f: { table: string }) => f.table === 'nation');
+      assert.deepEqual([nation.read, nation.loaded, nation.rejected, nation.skipped], [26, 25, 1, 0]);
+      assert.equal(summary.total.read, summary.total.loaded + summary.total.rejected + summary.total.skipped);
+      assert.match(await fs.readFile(path.join(bad, 'nation.rejects'), 'utf8'), /ATLANTIS/);
       await expectTablesEqualFiles();
       assert.deepEqual(await catalogOf(SCHEMA), kitCatalog());
     } finally {

@@ -30,6 +30,15 @@ describe('what a resumed dbt3 load still builds', () => {
     assert.deepEqual(todo.drops, ['DROP INDEX "s"."i_l_shipdate"']);
   });
 
+  it('a primary key missing with its unique index in place (stopped between the two steps): only the constraint; on other columns, it stops the load', () => {
+    const catalog = complete().map((c): CatalogBuild => (c.kind === 'primary key' && c.table === 'lineitem' ? { kind: 'index', table: 'lineitem', columns: c.columns, name: 'lineitem_pkey', valid: true } : c));
+    const todo = buildsToDo(all, catalog, 's');
+    assert.deepEqual(todo.missing.map((b) => [b.id, b.kind === 'primary key' && b.indexBuilt === true]), [['primary key lineitem', true]]);
+    assert.deepEqual(todo.drops, []);
+    const elsewhere = catalog.map((c) => (c.name === 'lineitem_pkey' ? { ...c, columns: ['l_orderkey'] } : c));
+    assert.throws(() => buildsToDo(all, elsewhere, 's'), /index lineitem_pkey exists on lineitem \(l_orderkey\), not on lineitem \(l_orderkey, l_linenumber\) as the DBT-3 kit's primary key/);
+  });
+
   it('a foreign key is found by its columns and its referenced table, whatever its name', () => {
     const catalog = complete().filter((c) => !(c.kind === 'foreign key' && c.table === 'lineitem' && c.columns.length === 2));
     assert.deepEqual(buildsToDo(all, catalog, 's').missing.map((b) => b.id), ['foreign key lineitem (l_partkey, l_suppkey) → partsupp']);
