@@ -11,7 +11,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { ManagedCluster } from '../../src/cluster/managed-cluster.js';
-import { startCli, sleep } from '../helpers/cli-process.js';
+import { startCli, sleep, type RunningCli } from '../helpers/cli-process.js';
 import { damage, lineitemFields, tableRecord, tblLine } from '../helpers/lineitem-data.js';
 import { digest, PGSURGE, runCli, tableRecords } from '../helpers/test-db.js';
 
@@ -28,6 +28,19 @@ async function query<T extends pg.QueryResultRow>(sql: string, params: unknown[]
     return await c.query<T>(sql, params);
   } finally {
     await c.end();
+  }
+}
+
+/** Waits until the ledger holds a chunk of the load (or the load has ended, or 20 s went by). */
+async function firstChunkCommitted(loadId: string, run: RunningCli): Promise<void> {
+  const until = Date.now() + 20_000;
+  while (run.child.exitCode === null && Date.now() < until) {
+    const n = await query<{ n: number }>('SELECT count(*)::int AS n FROM pgsurge.chunks WHERE load_id = $1', [loadId]).then(
+      (r) => r.rows[0]!.n,
+      () => 0, // the ledger not made yet
+    );
+    if (n > 0) return;
+    await sleep(20);
   }
 }
 
@@ -67,6 +80,10 @@ describe(`the server restarts or goes away mid-load (own cluster)`, () => {
       // Small chunks make the load last a couple of seconds, so the restart lands in the middle of it.
       const run = startCli(['load', file, '--create', '--truncate', '-w', '3', '--chunk-size', '1KB', '--load-id', `restart-${n}`, '--db', cluster.url()]);
       await run.waitFor(/pgsurge: load restart-/);
+      // from the load's first committed chunk: the restart is meant for the workers mid-load, and
+      // on a busy machine 100 ms after the banner can still be the set-up (a lost connection there
+      // ends the load, exit 1, before any worker could retry)
+      await firstChunkCommitted(`restart-${n}`, run);
       await sleep(delay);
       const wasRunning = run.child.exitCode === null;
       await cluster.restart('immediate');
