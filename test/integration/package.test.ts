@@ -20,7 +20,7 @@ const run = promisify(execFile);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
 /** Every file the tarball may hold; `docs/*.md` are the pages the README links to. */
-const REQUIRED = ['LICENSE', 'README.md', 'package.json', 'bin/pgsurge.js', 'dist/bundle/main.js', 'dist/bundle/block-worker.js', 'dist/bundle/write-check-child.js'];
+const REQUIRED = ['LICENSE', 'README.md', 'package.json', 'bin/pgsurge.js', 'dist/bundle/main.js', 'dist/bundle/block-worker.js', 'dist/bundle/decode-worker.js', 'dist/bundle/write-check-child.js'];
 const ALLOWED_PATTERNS = [/^docs\/[a-z0-9-]+\.md$/];
 
 let top: string;
@@ -95,6 +95,26 @@ describe('the npm package, installed', { skip: TEST_PG_BIN !== 'embedded' && 'ru
     try {
       const records = await withClient(cluster, (c) => tableRecords(c, 'public.region'));
       assert.equal(digest(records), digest(tblRecords(content)));
+    } finally {
+      await cluster.stop();
+    }
+  });
+
+  it('a Parquet load decodes its row groups in the thread the bundle starts (decode-worker.js beside main.js), contents checked', async () => {
+    const opts = { command: pgsurge, cwd, env: { ...env, PGSURGE_HOME: home } };
+    const tbl = await runCli(['dbt3', 'gen', '--scale', '0.01', '--tables', 'supplier', '--out', 'sup-tbl'], opts);
+    assert.equal(tbl.code, 0, tbl.stderr);
+    // four row groups, so the reader has one to decode ahead; the thread forced on whatever the cores
+    const pq = await runCli(['dbt3', 'gen', '--scale', '0.01', '--tables', 'supplier', '--format', 'parquet', '--row-group-size', '25', '--out', 'sup-pq'], opts);
+    assert.equal(pq.code, 0, pq.stderr);
+    const r = await runCli(['load', 'sup-pq/supplier.parquet', '--create', '--truncate', '-w', '1', '-q'], { ...opts, env: { ...opts.env, PGSURGE_PARQUET_DECODE_THREADS: '1' } });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /supplier\s+100\s+100\s+0\s+0/);
+    const cluster = await ManagedCluster.open({ dataDir: path.join(home, 'cluster') });
+    await cluster.start();
+    try {
+      const records = await withClient(cluster, (c) => tableRecords(c, 'public.supplier'));
+      assert.equal(digest(records), digest(tblRecords(await fs.readFile(path.join(cwd, 'sup-tbl', 'supplier.tbl'), 'utf8'))));
     } finally {
       await cluster.stop();
     }
