@@ -590,19 +590,20 @@ async function openClients(target: Target, n: number, appName: (i: number) => st
 /** Names the server's message, the file and the place for an error no retry or reject could handle. */
 async function describeFailure(error: unknown): Promise<LoadError> {
   const location = (error as { pgsurgeLocation?: Chunk['location'] }).pgsurgeLocation;
+  // "loading lineitem.tbl (bytes …)", or "the load" for an error outside any chunk (a decoding thread that would not start)
   const where = !location
     ? 'the load'
-    : location.rowGroup !== undefined
+    : 'loading ' + (location.rowGroup !== undefined
       ? `${location.file} (row group ${location.rowGroup}, rows ${location.byteOffset + 1}–${location.byteOffset + location.byteLength})`
-      : `${location.file} (bytes ${location.byteOffset}–${location.byteOffset + location.byteLength})`;
+      : `${location.file} (bytes ${location.byteOffset}–${location.byteOffset + location.byteLength})`);
   if (!isServerError(error)) {
-    return new LoadError('chunk-failed', `loading ${where} failed: ${(error as Error).message}`, { cause: error });
+    return new LoadError('chunk-failed', `${where} failed: ${(error as Error).message}`, { cause: error });
   }
   const trouble = serverTrouble(error.code);
   const columnName = error.column ?? copyColumnFromWhere(error.where);
   const column = columnName ? ` (column ${columnName})` : '';
   const line = copyLineFromWhere(error.where);
-  return new LoadError(trouble ? 'server-error' : 'chunk-failed', `${trouble ? `${trouble}: ` : ''}loading ${where}${line ? ` (record ${line} of the chunk)` : ''}: ${error.message}${column} [SQLSTATE ${error.code}]`, {
+  return new LoadError(trouble ? 'server-error' : 'chunk-failed', `${trouble ? `${trouble}: ` : ''}${where}${line ? ` (record ${line} of the chunk)` : ''}: ${error.message}${column} [SQLSTATE ${error.code}]`, {
     server: error,
     hint: error.hint ?? (trouble ? 'fix the server, then resume: nothing of the failed chunk was committed' : 'the chunks committed before the error stay; resume loads the rest'),
     cause: error,
