@@ -150,22 +150,22 @@ export async function* chunkRecords(input: AsyncIterable<Buffer> | ByteReader, o
     const wire = identity || inPlace ? undefined : out;
     const data = inPlace ? src.subarray(start, start + outLength) : identity ? src.subarray(start, framed) : out!.subarray(0, outLength);
     const location = { file: target.file, byteOffset: offset, byteLength: framed - start, firstLine: line };
-    const lazy = reread !== undefined && (inPlace || !identity);
-    // In place, the source buffer holds the wire bytes: the chunk keeps it until released.
-    const use = lazy && !inPlace ? undefined : srcUse;
-    if (use) use.users++;
+    // The source buffer holds the chunk's bytes (in place: its wire bytes, the source ones moved over and
+    // read again from the file when needed): the chunk keeps it until released.
+    const use = srcUse;
+    use.users++;
     let released = false;
     const chunk: Chunk = {
       location,
       data,
-      ...(lazy ? { readSource: () => readSourceAgain(reread, location, data, framer) } : { source: src.subarray(start, framed) }),
+      ...(reread !== undefined ? { readSource: () => readSourceAgain(reread, location, data, framer) } : { source: src.subarray(start, framed) }),
       records,
       lines,
       target: variant(columns, columnsKey),
       release() {
         if (released) return;
         released = true;
-        if (use && --use.users === 0) pool.give(use.buf);
+        if (--use.users === 0) pool.give(use.buf);
         if (wire !== undefined) pool.give(wire);
       },
     };
