@@ -11,7 +11,7 @@ import { createTableSql } from './datasets/table-ddl.js';
 import { DBT3_TABLES, type Dbt3Table } from './datasets/dbt3-schema.js';
 import { distributeDbt3, hasCitus } from './datasets/dbt3-citus.js';
 import { buildsToDo, catalogBuilds } from './dbt3/build-catalog.js';
-import { buildSessionSql, isLocalServer, localMachineMemory, readServerBuildSettings, sizeBuildSessions, type BuildSizing } from './dbt3/build-memory.js';
+import { buildSessionSql, isLocalServer, lastBuildSql, localMachineMemory, readServerBuildSettings, sizeBuildSessions, type BuildSizing } from './dbt3/build-memory.js';
 import { orderTasks, type PlannedTask } from './dbt3/build-schedule.js';
 import { dbt3Tasks } from './dbt3/dbt3-tasks.js';
 import { mergeSummaries } from './dbt3/merge-summaries.js';
@@ -234,7 +234,7 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
       retrying: (i) => reporter.retrying?.(i),
     };
 
-    const runTask = (writer: ChunkWriter) => async (task: PlannedTask, slots: number, signal: AbortSignal, progress: TaskProgress): Promise<{ statement: string }> => {
+    const runTask = (writer: ChunkWriter) => async (task: PlannedTask, slots: number, signal: AbortSignal, progress: TaskProgress, last: boolean): Promise<{ statement: string; parallelWorkers?: number }> => {
       if (task.kind === 'load') {
         const tables = task.tables ?? [task.table];
         const inputs = tables.flatMap((t) => inputsOf(t));
@@ -259,8 +259,8 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
         summaries.push(summary);
         return { statement: `COPY ${tables.map((t) => qualifiedName(t, options.schema)).join(', ')} FROM STDIN: ${inputs.length} file(s), ${slots} worker(s)` };
       }
-      await sessions.run(task, signal);
-      return { statement: task.statement! };
+      const parallelWorkers = await sessions.run(task, signal, last);
+      return { statement: task.statement!, ...(parallelWorkers === undefined ? {} : { parallelWorkers }) };
     };
 
     const stopped = (error: unknown): never => {
@@ -415,19 +415,30 @@ class BuildSessions {
     private readonly namePrefix: string,
   ) {}
 
-  async run(task: PlannedTask, signal: AbortSignal): Promise<void> {
+  /**
+   * Runs a build's statement; `last` (nothing left to start after it): a sort then runs
+   * with the parallel workers of `BuildSizing.lastBuild`, and says how many it was given.
+   */
+  async run(task: PlannedTask, signal: AbortSignal, last: boolean): Promise<number | undefined> {
     if (signal.aborted) throw new LoadError('interrupted', `${task.id}: not started, the load was stopped`);
     await this.warming;
     const client = this.idle.pop() ?? (await this.connect());
     const cancel = (): void => void this.cancel(client);
     signal.addEventListener('abort', cancel, { once: true });
+    const parallel = last && isSort(task) && this.sizing ? lastBuildSql(this.sizing) : undefined;
+    let reusable = true;
     try {
+      if (parallel) await client.query(parallel.before);
       await client.query(task.statement!);
+      if (parallel) await client.query(parallel.after);
+      return parallel ? this.sizing!.lastBuild!.maxParallelMaintenanceWorkers : undefined;
     } catch (error) {
+      // A session left with the last sort's workers is not handed to another build.
+      reusable = parallel === undefined;
       throw buildFailure(task, error, signal.aborted);
     } finally {
       signal.removeEventListener('abort', cancel);
-      this.idle.push(client);
+      if (reusable) this.idle.push(client);
     }
   }
 
@@ -471,6 +482,11 @@ class BuildSessions {
       await other.end().catch(() => undefined);
     }
   }
+}
+
+/** A build that sorts: CREATE INDEX, a primary key's (not the constraint put on its built index, nor a foreign key's check or ANALYZE). */
+function isSort(task: PlannedTask): boolean {
+  return task.kind === 'index' || (task.kind === 'primary key' && task.instant !== true);
 }
 
 /** A build that failed names the table, the key and what the server said (the offending key in its DETAIL). */

@@ -35,6 +35,7 @@ export function formatBuildSizing(sizing: BuildSizing): string {
     const value = s.name === 'max_parallel_maintenance_workers' ? String(s.value) : formatKb(s.value);
     lines.push(`  ${s.name} = ${value}${s.set ? '' : ' (kept)'}: ${s.why}`);
   }
+  if (sizing.lastBuild) lines.push(`  the last sort: max_parallel_maintenance_workers = ${sizing.lastBuild.maxParallelMaintenanceWorkers}: ${sizing.lastBuild.why}`);
   return lines.join('\n');
 }
 
@@ -42,7 +43,7 @@ export function formatBuildSizing(sizing: BuildSizing): string {
 export function formatTimeline(timeline: readonly TaskRun[]): string {
   return renderTable(
     ['task', 'start s', 'end s', 'seconds', 'slots'],
-    timeline.map((r) => [`${r.id}${r.failed ? ' (failed)' : ''}`, r.start.toFixed(2), r.end.toFixed(2), (r.end - r.start).toFixed(2), String(r.slots)]),
+    timeline.map((r) => [`${r.id}${r.failed ? ' (failed)' : ''}`, r.start.toFixed(2), r.end.toFixed(2), (r.end - r.start).toFixed(2), `${r.slots}${r.parallelWorkers ? ` (+${r.parallelWorkers} parallel worker${r.parallelWorkers === 1 ? '' : 's'})` : ''}`]),
   );
 }
 
@@ -78,9 +79,10 @@ How it runs (docs/dbt3-load.md):
   kit's 8 primary keys, 15 indexes and 8 foreign keys and the 8 ANALYZEs run as one
   schedule on the same -w sessions: longest builds first, a foreign key once both sides
   have their keys, never two statements whose locks would make one wait, a table's
-  ANALYZE once its builds are done. Each build session gets its own maintenance_work_mem,
+  ANALYZE as soon as it is loaded. Each build session gets its own maintenance_work_mem,
   work_mem and max_parallel_maintenance_workers, sized from the machine (or the server's
-  settings, or --build-memory); the summary says which. Every load and build is on the
+  settings, or --build-memory), and the last sort the parallel workers of the cores the
+  others leave idle; the summary says which. Every load and build is on the
   timeline (the summary, --json, and the Gantt chart of --report).
 
   A build that fails (a duplicate key, a row whose foreign key has no match) stops with
@@ -180,11 +182,15 @@ Examples:
   return dbt3;
 }
 
-function timelineBar(r: TaskRun): { task: string; kind: string; table: string; start: number; end: number; statement: string; failed?: boolean } {
-  return { task: r.id, kind: r.kind, table: r.table, start: r.start, end: r.end, statement: r.statement, ...(r.failed ? { failed: true } : {}) };
+function timelineBar(r: TaskRun): { task: string; kind: string; table: string; start: number; end: number; statement: string; failed?: boolean; parallelWorkers?: number } {
+  return { task: r.id, kind: r.kind, table: r.table, start: r.start, end: r.end, statement: r.statement, ...(r.failed ? { failed: true } : {}), ...(r.parallelWorkers ? { parallelWorkers: r.parallelWorkers } : {}) };
 }
 
 function buildSettingsForReport(result: Dbt3LoadResult): Record<string, string | number> {
   if (!result.buildSizing) return {};
-  return Object.fromEntries(result.buildSizing.settings.map((s) => [`build ${s.name}`, s.name === 'max_parallel_maintenance_workers' ? s.value : `${formatKb(s.value)}${s.set ? '' : ' (kept)'}`]));
+  const last = result.buildSizing.lastBuild;
+  return {
+    ...Object.fromEntries(result.buildSizing.settings.map((s) => [`build ${s.name}`, s.name === 'max_parallel_maintenance_workers' ? s.value : `${formatKb(s.value)}${s.set ? '' : ' (kept)'}`])),
+    ...(last ? { 'the last sort\'s max_parallel_maintenance_workers': last.maxParallelMaintenanceWorkers } : {}),
+  };
 }

@@ -48,6 +48,12 @@ export interface SizedSetting {
 
 export interface BuildSizing {
   readonly buildsAtOnce: number;
+  /**
+   * The parallel workers of the schedule's last sort (a CREATE INDEX or primary key that
+   * starts with nothing else left to start): the cores the other builds leave idle as they
+   * end. Undefined: it runs as every build does.
+   */
+  readonly lastBuild?: { readonly maxParallelMaintenanceWorkers: number; readonly why: string };
   /** The memory all build sessions together may use, in bytes, and where that figure came from. */
   readonly budgetBytes: number;
   readonly budgetFrom: string;
@@ -104,7 +110,26 @@ export function sizeBuildSessions(input: BuildSizingInput): BuildSizing {
       : server.maxParallelMaintenanceWorkers <= perBuildCap
         ? { name: 'max_parallel_maintenance_workers', value: server.maxParallelMaintenanceWorkers, set: false, why: "the server's setting (its cores are not known here)" }
         : { name: 'max_parallel_maintenance_workers', value: perBuildCap, set: true, why: `max_parallel_workers ${server.maxParallelWorkers} / ${builds} builds at once` };
-  return { buildsAtOnce: builds, budgetBytes, budgetFrom, settings: [mwm, wm, parallel] };
+  // The last sort: the other builds end while it runs, and their cores would idle; its leader and workers share them.
+  const lastWorkers = machine.cores !== undefined ? Math.max(0, Math.min(serverCap, machine.cores - 1)) : 0;
+  const lastBuild =
+    lastWorkers > parallel.value
+      ? { maxParallelMaintenanceWorkers: lastWorkers, why: `the last sort to start has ${machine.cores} cores to itself once the builds beside it end, less its own backend; max_parallel_workers ${server.maxParallelWorkers}, max_worker_processes ${server.maxWorkerProcesses}` }
+      : undefined;
+  return { buildsAtOnce: builds, budgetBytes, budgetFrom, settings: [mwm, wm, parallel], ...(lastBuild ? { lastBuild } : {}) };
+}
+
+/**
+ * The statements around the last sort (`BuildSizing.lastBuild`): its parallel workers,
+ * and the session's own value back after it. None when it runs as every build does.
+ */
+export function lastBuildSql(sizing: BuildSizing): { before: string; after: string } | undefined {
+  if (sizing.lastBuild === undefined) return undefined;
+  const own = sizing.settings.find((s) => s.name === 'max_parallel_maintenance_workers');
+  return {
+    before: `SET max_parallel_maintenance_workers = ${sizing.lastBuild.maxParallelMaintenanceWorkers}`,
+    after: own?.set === true ? `SET max_parallel_maintenance_workers = ${own.value}` : 'RESET max_parallel_maintenance_workers',
+  };
 }
 
 /** The SET statements a build session runs first. */

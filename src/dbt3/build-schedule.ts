@@ -158,7 +158,8 @@ function heldLocks(task: PlannedTask, done: ReadonlySet<string>): PlannedTask {
  * blocked on a lock holds a slot and does nothing), nor hold back an earlier task that
  * waits only for a running task's lock: lineitem's foreign key to partsupp, waiting for
  * an index on partsupp to end, is not overtaken by lineitem's indexes, which would keep
- * it waiting for all of them (partsupp's own builds may run meanwhile). It gets as many slots as are free, up to what it can use.
+ * it waiting for all of them, nor by partsupp's other indexes; waiting for lineitem's
+ * primary key, it may be overtaken by partsupp's builds (short ones, which end before the key). It gets as many slots as are free, up to what it can use.
  * `done` holds the milestones reached as well as the tasks ended.
  * Undefined: nothing can start now.
  */
@@ -170,6 +171,9 @@ export function nextToStart(plan: readonly PlannedTask[], done: ReadonlySet<stri
   const holding = running.map((r) => heldLocks(r.task, done));
   const clash = (a: TaskSpec, b: TaskSpec): boolean => a.locks.some((x) => b.locks.some((y) => x.table === y.table && locksConflict(x.mode, y.mode)));
   const ownLocks = (t: PlannedTask): PlannedTask => ({ ...t, locks: t.locks.filter((l) => l.table === t.table) });
+  // A waiting task's locks on its own table and on every table a running task's lock keeps it from: orders' second
+  // index must not start while lineitem's foreign key to orders waits for orders' first (it would wait for both).
+  const heldBack = (w: PlannedTask): PlannedTask => ({ ...w, locks: w.locks.filter((l) => l.table === w.table || holding.some((h) => h.locks.some((y) => y.table === l.table && locksConflict(l.mode, y.mode)))) });
   // Builds still to come that run alone on their table (see `serialTail`), in plan order.
   const serialToCome = plan.filter((t) => t.kind !== 'load' && !done.has(t.id) && !busy.has(t.id) && t.locks.some((l) => l.table === t.table && selfConflicting(l.mode)));
   const pick = (deferring: boolean): RunningTask | undefined => {
@@ -182,8 +186,8 @@ export function nextToStart(plan: readonly PlannedTask[], done: ReadonlySet<stri
         waiting.push(task);
         continue;
       }
-      // Held back only on the waiting task's own table: another table's builds keep the free slots busy meanwhile.
-      if (waiting.some((w) => clash(task, ownLocks(w)))) continue;
+      // Held back on the waiting task's own table and on the tables it waits on; on its other tables, that table's builds keep the free slots busy meanwhile.
+      if (waiting.some((w) => clash(task, heldBack(w)))) continue;
       // Nor, while other work can take the slot, ahead of an earlier build on its table that runs alone and is not ready yet:
       // lineitem's index started while its foreign key to partsupp waits for partsupp's key would keep that key waiting.
       if (deferring && serialToCome.some((s) => s !== task && s.table === task.table && plan.indexOf(s) < at && clash(task, ownLocks(s)))) continue;

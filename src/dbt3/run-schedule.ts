@@ -14,6 +14,8 @@ export interface TaskRun {
   readonly failed?: boolean;
   /** When it gave a slot back to the schedule (a load of several tables, once one was in), and the slots it kept. */
   readonly resized?: readonly { readonly at: number; readonly slots: number }[];
+  /** The parallel workers it ran with, when not the build sessions' own (the last sort: `BuildSizing.lastBuild`). */
+  readonly parallelWorkers?: number;
 }
 
 /** What a running task with milestones tells the schedule, and asks it. */
@@ -33,8 +35,12 @@ export interface ScheduleOutcome {
 }
 
 export interface ScheduleRunner {
-  /** Runs one task on `slots` slots; `signal` aborts when another task failed or the user stopped the load. */
-  run(task: PlannedTask, slots: number, signal: AbortSignal, progress: TaskProgress): Promise<{ statement: string }>;
+  /**
+   * Runs one task on `slots` slots; `signal` aborts when another task failed or the user
+   * stopped the load. `last`: nothing is left to start after it (the slots freed while it
+   * runs stay idle unless it uses them).
+   */
+  run(task: PlannedTask, slots: number, signal: AbortSignal, progress: TaskProgress, last: boolean): Promise<{ statement: string; parallelWorkers?: number }>;
   /** Seconds since the load started (the timeline's clock). */
   now(): number;
   /** Tasks that count as done before anything runs (their loads ran in an earlier schedule). */
@@ -95,9 +101,10 @@ export async function runSchedule(plan: readonly PlannedTask[], budget: number, 
             },
           };
           const resized = (): { resized?: { at: number; slots: number }[] } => (entry.resized.length > 0 ? { resized: entry.resized } : {});
-          const ended = runner.run(task, slots, stop.signal, progress).then(
-            ({ statement }) => {
-              runs.push({ id: task.id, kind: task.kind, table: task.table, statement, slots, start, end: runner.now(), ...resized() });
+          const last = todo.every((t) => t.id === task.id || done.has(t.id) || running.has(t.id));
+          const ended = runner.run(task, slots, stop.signal, progress, last).then(
+            ({ statement, parallelWorkers }) => {
+              runs.push({ id: task.id, kind: task.kind, table: task.table, statement, slots, start, end: runner.now(), ...resized(), ...(parallelWorkers === undefined ? {} : { parallelWorkers }) });
               // A task that ended has passed all its milestones (a load that ended has every table in), said or not.
               for (const m of task.milestones ?? []) done.add(m.id);
               done.add(task.id);

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildSessionSql, hostOfUrl, isLocalServer, MAX_BUILD_MEMORY_KB, sizeBuildSessions, type ServerBuildSettings } from '../../../src/dbt3/build-memory.js';
+import { buildSessionSql, hostOfUrl, isLocalServer, lastBuildSql, MAX_BUILD_MEMORY_KB, sizeBuildSessions, type ServerBuildSettings } from '../../../src/dbt3/build-memory.js';
 import type { Target } from '../../../src/db/target.js';
 
 const GB = 1024 ** 3;
@@ -18,16 +18,16 @@ const value = (s: ReturnType<typeof sizeBuildSessions>, name: string) => s.setti
 
 describe('build session sizing', () => {
   // Table-driven: what the machine and the server have → what each build gets; the invariants are checked for every case.
-  const cases: { name: string; server?: Partial<ServerBuildSettings>; memAvailableGb?: number; cores?: number; builds: number; buildMemoryGb?: number; mwmMb: number; set: boolean; parallel: number }[] = [
-    { name: 'a roomy local machine: 1GB each, the cap', memAvailableGb: 22, cores: 2, builds: 2, mwmMb: 1024, set: true, parallel: 0 },
-    { name: 'a small local machine: half of what is available, shared', memAvailableGb: 1, cores: 2, builds: 2, mwmMb: 256, set: true, parallel: 0 },
+  const cases: { name: string; server?: Partial<ServerBuildSettings>; memAvailableGb?: number; cores?: number; builds: number; buildMemoryGb?: number; mwmMb: number; set: boolean; parallel: number; last?: number }[] = [
+    { name: 'a roomy local machine: 1GB each, the cap; the last sort gets the other core', memAvailableGb: 22, cores: 2, builds: 2, mwmMb: 1024, set: true, parallel: 0, last: 1 },
+    { name: 'a small local machine: half of what is available, shared', memAvailableGb: 1, cores: 2, builds: 2, mwmMb: 256, set: true, parallel: 0, last: 1 },
     { name: 'one build on 4 cores: 3 parallel workers', memAvailableGb: 8, cores: 4, builds: 1, mwmMb: 1024, set: true, parallel: 3 },
-    { name: '8 cores, 2 builds, but max_parallel_workers 2: one each', server: { maxParallelWorkers: 2 }, memAvailableGb: 8, cores: 8, builds: 2, mwmMb: 1024, set: true, parallel: 1 },
+    { name: '8 cores, 2 builds, but max_parallel_workers 2: one each, and the last sort two', server: { maxParallelWorkers: 2 }, memAvailableGb: 8, cores: 8, builds: 2, mwmMb: 1024, set: true, parallel: 1, last: 2 },
     { name: 'max_worker_processes 1 leaves none', server: { maxWorkerProcesses: 1 }, memAvailableGb: 8, cores: 8, builds: 1, mwmMb: 1024, set: true, parallel: 0 },
     { name: 'remote, default settings: effective_cache_size / 4', builds: 2, mwmMb: 512, set: true, parallel: 2 },
     { name: 'remote, big shared_buffers, 4 builds: max_parallel_workers shared out', server: { sharedBuffersKb: 4 * 1024 * 1024 }, builds: 4, mwmMb: 1024, set: true, parallel: 1 },
-    { name: 'the user\'s 2GB is kept', server: { maintenanceWorkMemKb: 2 * 1024 * 1024 }, memAvailableGb: 22, cores: 2, builds: 2, mwmMb: 2048, set: false, parallel: 0 },
-    { name: '--build-memory 256MB over 2 builds', buildMemoryGb: 0.25, memAvailableGb: 22, cores: 2, builds: 2, mwmMb: 128, set: true, parallel: 0 },
+    { name: 'the user\'s 2GB is kept', server: { maintenanceWorkMemKb: 2 * 1024 * 1024 }, memAvailableGb: 22, cores: 2, builds: 2, mwmMb: 2048, set: false, parallel: 0, last: 1 },
+    { name: '--build-memory 256MB over 2 builds', buildMemoryGb: 0.25, memAvailableGb: 22, cores: 2, builds: 2, mwmMb: 128, set: true, parallel: 0, last: 1 },
   ];
   for (const c of cases) {
     it(c.name, () => {
@@ -53,12 +53,24 @@ describe('build session sizing', () => {
       if (wm.set) assert.ok(wm.value * server.hashMemMultiplier <= mwm.value, 'a hash join stays under maintenance_work_mem');
       const parallel = value(s, 'max_parallel_maintenance_workers').value;
       assert.ok(parallel * c.builds <= Math.min(server.maxParallelWorkers, server.maxWorkerProcesses - 1) || parallel === 0);
+      // The last sort: only where it has more than a build's share, within the server's limits and the cores (its leader is one).
+      assert.equal(s.lastBuild?.maxParallelMaintenanceWorkers, c.last);
+      if (s.lastBuild) {
+        assert.ok(s.lastBuild.maxParallelMaintenanceWorkers <= Math.min(server.maxParallelWorkers, server.maxWorkerProcesses - 1));
+        assert.ok(c.cores !== undefined && s.lastBuild.maxParallelMaintenanceWorkers <= c.cores - 1);
+      }
     });
   }
 
   it('SETs only what pgsurge changes, memory in kB', () => {
     const s = sizeBuildSessions({ server: { ...DEFAULTS, workMemKb: 4 * 1024 * 1024 }, machine: { memAvailableBytes: 4 * GB, cores: 2 }, buildsAtOnce: 2 });
     assert.deepEqual(buildSessionSql(s), ["SET maintenance_work_mem = '1048576kB'", 'SET max_parallel_maintenance_workers = 0']);
+  });
+
+  it('the last sort: its workers SET before it, the session\'s own value back after', () => {
+    const s = sizeBuildSessions({ server: DEFAULTS, machine: { memAvailableBytes: 4 * GB, cores: 2 }, buildsAtOnce: 2 });
+    assert.deepEqual(lastBuildSql(s), { before: 'SET max_parallel_maintenance_workers = 1', after: 'SET max_parallel_maintenance_workers = 0' });
+    assert.equal(lastBuildSql(sizeBuildSessions({ server: DEFAULTS, machine: {}, buildsAtOnce: 2 })), undefined, 'a remote server\'s cores are not known: its own setting');
   });
 
   it('a server on this machine: the managed cluster, a socket, localhost', () => {

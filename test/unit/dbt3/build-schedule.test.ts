@@ -210,6 +210,40 @@ describe('the dbt3 schedule', () => {
     assert.equal(tiny.slots, 1, 'a one-chunk table uses one worker');
   });
 
+  it('nextToStart: a ready task does not take a lock on the table an earlier task waits on; on the waiting task\'s other tables it may', () => {
+    const p = phasedPlan(2);
+    const loaded = new Set([LOAD_ALL, 'analyze lineitem', 'analyze orders', 'analyze partsupp', 'analyze customer', 'primary key orders', 'primary key partsupp', 'primary key customer']);
+    // lineitem's key is built; its foreign key to orders is ready and waits for orders' first index: orders' second must not start.
+    const onOrders = { task: p.find((t) => t.id === 'index i_o_custkey')!, slots: 1 };
+    const next = nextToStart(p, new Set([...loaded, 'primary key lineitem']), [onOrders], 2);
+    assert.ok(next !== undefined && next.task.table !== 'orders' && next.task.table !== 'lineitem', `${next?.task.id} would make lineitem's foreign key to orders wait for it too`);
+    // While lineitem's key runs, its foreign key to partsupp waits on lineitem, not on partsupp: partsupp's builds take the free slot.
+    const key = { task: p.find((t) => t.id === 'primary key lineitem')!, slots: 1 };
+    const beside = nextToStart(p, loaded, [key], 2);
+    assert.ok(beside !== undefined, 'something runs beside lineitem\'s key');
+    const partsupp = nextToStart(p, new Set([...loaded, ...p.filter((t) => t.table !== 'partsupp' && t.table !== 'lineitem' && t.kind !== 'load').map((t) => t.id)]), [key], 2);
+    assert.equal(partsupp?.task.table, 'partsupp', `${partsupp?.task.id}: partsupp's builds are held back only on the tables the foreign key waits on`);
+  });
+
+  it('runSchedule: tells the runner which task is the last to start', async () => {
+    const p = phasedPlan(2);
+    const lastOnes: string[] = [];
+    const outcome = await runSchedule(p, 2, {
+      now: () => 0,
+      run: async (task, _slots, _signal, _progress, last) => {
+        if (last) lastOnes.push(task.id);
+        await new Promise((r) => setImmediate(r));
+        return { statement: task.id };
+      },
+    });
+    assert.equal(outcome.error, undefined);
+    assert.equal(lastOnes.length, 1, `told last: ${lastOnes.join(', ')}`);
+    const started = [...outcome.runs].sort((a, b) => a.start - b.start);
+    assert.ok(p.some((t) => t.id === lastOnes[0]));
+    assert.equal(outcome.runs.length, p.length);
+    assert.ok(started.length > 0);
+  });
+
   it('refuses a cycle and a dependency on a task that is not there', () => {
     const t = (id: string, after: string[]) => ({ id, kind: 'index' as const, table: 'x', after, locks: [], maxSlots: 1, cost: 1 });
     assert.throws(() => orderTasks([t('a', ['b']), t('b', ['a'])], 1), /cycle/);
