@@ -54,7 +54,34 @@ interface Counts {
   skipped: number;
 }
 
+/**
+ * What a stopped run must clean up: the `node --test` child of the running phase and the
+ * servers started for it. A Ctrl-C or a CI timeout (SIGINT, SIGTERM) skips the `finally`
+ * blocks that stop them, and the servers would stay up: the first signal ends the child,
+ * stops every server (20 s at most), says so and exits 130 / 143; a second exits at once.
+ */
+const running = { child: undefined as ReturnType<typeof spawn> | undefined, stops: new Map<string, () => Promise<void>>() };
+let stopping = false;
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  process.on(signal, () => {
+    if (stopping) process.exit(code);
+    stopping = true;
+    running.child?.kill('SIGTERM');
+    const names = [...running.stops.keys()];
+    const stopped = Promise.allSettled([...running.stops.values()].map((stop) => stop()));
+    const late = new Promise((r) => setTimeout(r, 20_000).unref());
+    void Promise.race([stopped, late]).then(() => {
+      process.stderr.write(`\n${signal}: stopped the tests${names.length > 0 ? ` and ${names.join(', ')}` : ''}\n`);
+      process.exit(code);
+    });
+  });
+}
+
+/** Once a signal came, nothing more starts: the handler exits when the servers are stopped. */
+const halted = (): Promise<never> => new Promise(() => undefined);
+
 function runNodeTest(files: string[], env: NodeJS.ProcessEnv, label: string, concurrency = 2): Promise<Counts> {
+  if (stopping) return halted();
   // `node --test` with no files runs every test it finds: a phase --only leaves empty is skipped.
   if (files.length === 0) return Promise.resolve({ pass: 0, fail: 0, skipped: 0 });
   process.stdout.write(`\n=== ${label}: ${files.length} test files ===\n`);
@@ -63,6 +90,7 @@ function runNodeTest(files: string[], env: NodeJS.ProcessEnv, label: string, con
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
+    running.child = child;
     let out = '';
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
@@ -70,6 +98,7 @@ function runNodeTest(files: string[], env: NodeJS.ProcessEnv, label: string, con
     });
     child.on('error', reject);
     child.on('close', (code) => {
+      running.child = undefined;
       const count = (what: string): number => Number(new RegExp(`^ℹ ${what} (\\d+)`, 'm').exec(out)?.[1] ?? 0);
       const counts = { pass: count('pass'), fail: count('fail'), skipped: count('skipped') };
       if (code !== 0 && counts.fail === 0) counts.fail = 1; // the runner itself failed
@@ -79,16 +108,23 @@ function runNodeTest(files: string[], env: NodeJS.ProcessEnv, label: string, con
 }
 
 async function withCluster<T>(pgBin: string, fn: (url: string, version: string) => Promise<T>): Promise<T> {
+  if (stopping) return halted();
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-test-'));
   const cluster = await ManagedCluster.open({ dataDir: path.join(dataDir, 'data'), pgBin });
   await fs.chmod(dataDir, 0o755);
   process.stdout.write(`starting ${cluster.binaries.version} (${cluster.binaries.source}) in ${cluster.dataDir}\n`);
+  const name = `the ${cluster.binaries.version} server`;
+  running.stops.set(name, () => cluster.stop().then(() => fs.rm(dataDir, { recursive: true, force: true })));
   try {
     await cluster.start({ fsync: 'off' });
     return await fn(cluster.url(), cluster.binaries.version);
   } finally {
-    await cluster.stop().catch((e: unknown) => process.stderr.write(`stopping the test cluster failed: ${String(e)}\n`));
-    await fs.rm(dataDir, { recursive: true, force: true });
+    running.stops.delete(name);
+    // Stopped by a signal: the handler stops it.
+    if (!stopping) {
+      await cluster.stop().catch((e: unknown) => process.stderr.write(`stopping the test cluster failed: ${String(e)}\n`));
+      await fs.rm(dataDir, { recursive: true, force: true });
+    }
   }
 }
 
@@ -133,15 +169,23 @@ async function runPhase(files: string[], env: NodeJS.ProcessEnv, label: string):
 
 /** The Citus phase: one coordinator and two workers for all of test/citus, stopped at the end. */
 async function withCitusCluster<T>(fn: (url: string) => Promise<T>): Promise<T> {
+  if (stopping) return halted();
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-citus-'));
   process.stdout.write(`starting a Citus coordinator and 2 workers in ${dir}\n`);
   let cluster: CitusCluster | undefined;
+  const name = 'the Citus coordinator and workers';
   try {
     cluster = await CitusCluster.start({ dir, workers: 2, settings: { fsync: 'off' } });
+    const started = cluster;
+    running.stops.set(name, () => started.stop());
     return await fn(cluster.url());
   } finally {
-    await cluster?.stop().catch((e: unknown) => process.stderr.write(`stopping the Citus cluster failed: ${String(e)}\n`));
-    await fs.rm(dir, { recursive: true, force: true });
+    running.stops.delete(name);
+    // Stopped by a signal: the handler stops it (and leaves its folder, which the servers may still be writing to).
+    if (!stopping) {
+      await cluster?.stop().catch((e: unknown) => process.stderr.write(`stopping the Citus cluster failed: ${String(e)}\n`));
+      await fs.rm(dir, { recursive: true, force: true });
+    }
   }
 }
 
@@ -175,5 +219,6 @@ if (unitOnly) {
   }
 }
 // Node's spec reporter prints its own totals per run; this line is the whole run's.
+if (stopping) await halted();
 process.stdout.write(`\n${total.pass} passed, ${total.fail} failed, ${total.skipped} skipped\n`);
 process.exitCode = total.fail > 0 ? 1 : 0;

@@ -8,6 +8,21 @@ import { ManagedCluster } from '../../src/cluster/managed-cluster.js';
 export const TEST_PG_BIN = process.env.PGSURGE_TEST_PG_BIN ?? 'embedded';
 
 /**
+ * Whether this is the runner's first phase (the embedded server), which runs every test; the
+ * phases on the other installed PostgreSQL versions run again what the version can change.
+ */
+export const FIRST_SERVER = TEST_PG_BIN === 'embedded';
+
+/**
+ * The `skip` option of a test that runs in the first phase only: what it proves happens in
+ * pgsurge (messages, refusals, files, its own bookkeeping) and reaches every version as the
+ * same statements, which the file's other tests already run on each version. `why` says so.
+ */
+export function firstServerOnly(why: string): string | false {
+  return FIRST_SERVER ? false : `runs on the first server only: ${why}`;
+}
+
+/**
  * A directory for a test's own clusters: readable by the server's account (as root the
  * server runs as `postgres`, which must be able to reach the data and WAL directories).
  */

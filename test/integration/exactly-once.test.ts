@@ -6,6 +6,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { startCli, sleep, type RunningCli } from '../helpers/cli-process.js';
+import { firstServerOnly } from '../helpers/temp-cluster.js';
 import { closeTestSchema, digest, openTestSchema, runCli, tableRecords, testUrl, type CliResult } from '../helpers/test-db.js';
 
 /**
@@ -118,7 +119,7 @@ async function workerProxy(): Promise<{ url: string; cutWorkers(): void; close()
 }
 
 describe('exactly once: holes found by a hostile tester (issue 15)', () => {
-  it('1. --mode insert --commit-every 1 with the ledger is refused on the CLI path, before --truncate empties anything (exit 2)', async () => {
+  it('1. --mode insert --commit-every 1 with the ledger is refused on the CLI path, before --truncate empties anything (exit 2)', { skip: firstServerOnly('the refusal is on the CLI path, before the server') }, async () => {
     const q = await table('ce');
     const { csv, records } = rows(200);
     const file = path.join(dir, 'ce.csv');
@@ -133,7 +134,7 @@ describe('exactly once: holes found by a hostile tester (issue 15)', () => {
     }
   });
 
-  it('2. the same file through a symlink or a hard link resumes it (not loaded twice), also when two runs start at once', async () => {
+  it('2. the same file through a symlink or a hard link resumes it (not loaded twice), also when two runs start at once', { skip: firstServerOnly('the file\'s identity and the load id are pgsurge\'s') }, async () => {
     const q = await table('links');
     const { csv, records } = rows(3000);
     const file = path.join(dir, 'links.csv');
@@ -167,7 +168,7 @@ describe('exactly once: holes found by a hostile tester (issue 15)', () => {
     assert.deepEqual(await state(q), { count: 3000, digest: digest(records) });
   });
 
-  it('2. a load begun under another id (an earlier pgsurge took its default id from the path) is resumed by the same command, not begun again', async () => {
+  it('2. a load begun under another id (an earlier pgsurge took its default id from the path) is resumed by the same command, not begun again', { skip: firstServerOnly('the file\'s identity and the load id are pgsurge\'s') }, async () => {
     const q = await table('legacy');
     const ids = Array.from({ length: 2000 }, (_, i) => i + 1);
     const line = (id: number): string => (id === 1500 ? `x${id},bad\n` : `${id},value ${id}\n`);
@@ -185,7 +186,7 @@ describe('exactly once: holes found by a hostile tester (issue 15)', () => {
     assert.deepEqual(await state(q), { count: 1999, digest: digest(ids.filter((id) => id !== 1500).map((id) => `${id}|value ${id}`)) });
   });
 
-  it('3. a malformed NDJSON line is rejected verbatim with its line, the rest loads; the fixed reject file loads the rest exactly', async () => {
+  it('3. a malformed NDJSON line is rejected verbatim with its line, the rest loads; the fixed reject file loads the rest exactly', { skip: firstServerOnly('JSON framing and rejects are pgsurge\'s') }, async () => {
     const q = await table('nd', true);
     const ids = Array.from({ length: 2000 }, (_, i) => i + 1);
     const bad = new Set([700, 1500]);
@@ -214,7 +215,7 @@ describe('exactly once: holes found by a hostile tester (issue 15)', () => {
     assert.deepEqual(await state(q), { count: 2000, digest: digest(ids.map((id) => `${id}|value ${id}`)) });
   });
 
-  it('3. a JSON array whose structure breaks stops with a command that ends exact once the file is fixed', async () => {
+  it('3. a JSON array whose structure breaks stops with a command that ends exact once the file is fixed', { skip: firstServerOnly('JSON framing is pgsurge\'s') }, async () => {
     const q = await table('arr');
     const ids = Array.from({ length: 1500 }, (_, i) => i + 1);
     const el = (id: number): string => `{"id": ${id}, "v": "value ${id}"}`;
@@ -293,7 +294,7 @@ describe('exactly once: holes found by a hostile tester (issue 15)', () => {
     }
   });
 
-  it("4. a JSON array's chunks (several share one byte range) after a lost connection: the ledger names each by its first element, none is skipped", async () => {
+  it("4. a JSON array's chunks (several share one byte range) after a lost connection: the ledger names each by its first element, none is skipped", { skip: firstServerOnly('the ledger\'s naming of JSON chunks is pgsurge\'s; the lost connection itself runs on every version above') }, async () => {
     const q = await table('arrcut');
     const ids = Array.from({ length: 1500 }, (_, i) => i + 1);
     const file = path.join(dir, 'arrcut.json');
@@ -322,7 +323,7 @@ describe('exactly once: holes found by a hostile tester (issue 15)', () => {
     }
   });
 
-  it('a ledger made before first_record existed gains the column on first use; JSON array chunks and their rejects are recorded by their first element', async () => {
+  it('a ledger made before first_record existed gains the column on first use; JSON array chunks and their rejects are recorded by their first element', { skip: firstServerOnly('the ledger\'s own migration') }, async () => {
     const db = 'exact_old_ledger_db';
     await client.query(`DROP DATABASE IF EXISTS ${db}`);
     await client.query(`CREATE DATABASE ${db}`);
@@ -373,7 +374,7 @@ describe('exactly once: holes found by a hostile tester (issue 15)', () => {
     }
   });
 
-  it('7. a reject file on a full disk fails the load and says the file is incomplete; freed, a resume writes it in full', async (t) => {
+  it('7. a reject file on a full disk fails the load and says the file is incomplete; freed, a resume writes it in full', { skip: firstServerOnly('the reject file is pgsurge\'s') }, async (t) => {
     const q = await table('full');
     const mnt = path.join(dir, 'full');
     await fs.mkdir(mnt);
@@ -409,7 +410,7 @@ describe('exactly once: holes found by a hostile tester (issue 15)', () => {
     }
   });
 
-  it('10. SIGTERM and SIGHUP stop a load like Ctrl-C: message, resume command, exit 130; the resume ends exact', async () => {
+  it('10. SIGTERM and SIGHUP stop a load like Ctrl-C: message, resume command, exit 130; the resume ends exact', { skip: firstServerOnly('the signal handling is pgsurge\'s; Ctrl-C mid-load runs on every version in resume.test') }, async () => {
     for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
       const name = `sig_${signal.toLowerCase()}`;
       const q = await table(name);
@@ -440,7 +441,7 @@ describe('exactly once: holes found by a hostile tester (issue 15)', () => {
     }
   });
 
-  it('8, 9. --max-rejects stops: the message says what was rejected and where (or that nothing was written, and why); the summary says what the ledger holds', async () => {
+  it('8, 9. --max-rejects stops: the message says what was rejected and where (or that nothing was written, and why); the summary says what the ledger holds', { skip: firstServerOnly('the reject budget and its messages are pgsurge\'s') }, async () => {
     for (const [name, badIds] of [['mr_some', [100, 1500]], ['mr_none', [1500, 1501]]] as const) {
       const q = await table(name);
       const ids = Array.from({ length: 2000 }, (_, i) => i + 1);
@@ -478,7 +479,7 @@ describe('exactly once: holes found by a hostile tester (issue 15)', () => {
     assert.deepEqual(await state(`${SCHEMA}.orders`), { count: 1, digest: digest(['1|value 1']) }, 'nothing changed');
   });
 
-  it("13. the table name does not steer the default reject file's path (`..`, `/`, a newline)", async () => {
+  it("13. the table name does not steer the default reject file's path (`..`, `/`, a newline)", { skip: firstServerOnly('the reject file\'s path is pgsurge\'s') }, async () => {
     const sub = path.join(dir, 'in');
     await fs.mkdir(sub, { recursive: true });
     const file = path.join(sub, 'x.csv');

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
+import { FIRST_SERVER, firstServerOnly } from '../helpers/temp-cluster.js';
 import { closeTestSchema, digest, freshSchema, runCli, tableRecords, testClient, testUrl, openTestSchema } from '../helpers/test-db.js';
 
 /**
@@ -93,6 +94,13 @@ async function loadInto(table: string, file: string, args: string[]): Promise<st
   return digest(await tableRecords(client, `${SCHEMA}.${table}`, '(FORMAT text)'));
 }
 
+/**
+ * Worker counts each mode runs with: both in the runner's first phase; on the other PostgreSQL
+ * versions two only (the server sees the same statements either way; the types' input
+ * functions, which the version could change, are what those phases check).
+ */
+const WORKER_COUNTS = FIRST_SERVER ? ['1', '2'] : ['2'];
+
 describe('COPY and INSERT load the same table from the same file', () => {
   for (const format of ['tbl', 'text', 'csv'] as const) {
     describe(format, () => {
@@ -137,7 +145,7 @@ describe('COPY and INSERT load the same table from the same file', () => {
       });
 
       for (const mode of MODES) {
-        for (const workers of ['1', '2']) {
+        for (const workers of WORKER_COUNTS) {
           it(`${mode.name} with ${workers} worker(s): same digest as COPY`, async () => {
             const got = await loadInto(`${format}_${mode.name.replace(':', '_')}_w${workers}`, file, [...mode.args, '-w', workers]);
             assert.equal(got, reference);
@@ -157,7 +165,7 @@ describe('COPY and INSERT load the same table from the same file', () => {
     const file = path.join(dir, 'plain.tbl');
     await fs.writeFile(file, plain);
     const reference = await loadInto('plain_ref', file, ['--mode', 'copy']);
-    for (const workers of ['1', '2']) {
+    for (const workers of WORKER_COUNTS) {
       for (const style of ['unnest', 'values']) {
         assert.equal(await loadInto(`plain_${style}_w${workers}`, file, ['--mode', 'insert', '--insert-style', style, '--batch-rows', '9', '-w', workers]), reference, `${style} -w ${workers}`);
       }
@@ -166,7 +174,7 @@ describe('COPY and INSERT load the same table from the same file', () => {
     assert.ok(quoted.rows[0].n > 0);
   });
 
-  it('--commit-every 0 (autocommit) and 2 leave the same table as one transaction per chunk', async () => {
+  it('--commit-every 0 (autocommit) and 2 leave the same table as one transaction per chunk', { skip: firstServerOnly('where the commits fall is pgsurge\'s; the same INSERTs run on every version above') }, async () => {
     const file = path.join(dir, 'eq-commit.tbl');
     await fs.writeFile(file, render('tbl'));
     const reference = await loadInto('commit_ref', file, ['--mode', 'copy']);
