@@ -3,7 +3,8 @@
 # vendored source, unless citus.so is already in that PostgreSQL's pkglibdir: that
 # installed library is the cache a rerun finds. Installs the build's apt packages first
 # when they are missing (CI's fresh machine has none of them). Source and objects stay in
-# a temporary directory, never in the repo.
+# a temporary directory, never in the repo. (gcc is also what test/helpers/slow-disk.ts
+# compiles its library with.)
 #   scripts/citus-build.sh            build when missing
 #   scripts/citus-build.sh --force    rebuild even when installed
 set -euo pipefail
@@ -12,7 +13,7 @@ vendor="${PGSURGE_VENDOR_DIR:-$repo/../shared/vendor}"
 tarball="$vendor/citus-12.1.12.tar.gz"
 sha256="c66b8c6544a6f7e55fbbcca55258c6f9ad91d3486bb7404bb883b689f39ecc86"
 pg_config=/usr/lib/postgresql/15/bin/pg_config
-apt_deps=(postgresql-server-dev-15 liblz4-dev libzstd-dev libkrb5-dev libssl-dev libcurl4-openssl-dev)
+apt_deps=(gcc make postgresql-server-dev-15 liblz4-dev libzstd-dev libkrb5-dev libssl-dev libcurl4-openssl-dev)
 
 force=0
 [[ "${1:-}" == "--force" ]] && force=1

@@ -8,6 +8,7 @@ import type pg from 'pg';
 import type { ManagedCluster } from '../../src/cluster/managed-cluster.js';
 import { writeNarrowRows } from '../../src/decay/narrow-rows.js';
 import type { Diagnosis } from '../../src/diagnose/diagnose-load.js';
+import { buildSlowDisk, withPreload } from '../helpers/slow-disk.js';
 import { clusterClient, clusterTempDir, openCluster, removeClusterDir, TEST_PG_BIN } from '../helpers/temp-cluster.js';
 import { readProbe, type ProbeFigures } from '../../src/probe/probe-store.js';
 import { closeTestSchema, digest, openTestSchema, PGSURGE, runCli, tableRecords, testUrl } from '../helpers/test-db.js';
@@ -16,7 +17,8 @@ import { closeTestSchema, digest, openTestSchema, PGSURGE, runCli, tableRecords,
  * Each bottleneck built on purpose, loaded through the real command line with --json, and
  * the verdict asserted. CPU-, client- and extension-bound run on the runner's server; commit-bound and
  * index reads on a private cluster (fsync on; then a tiny shared_buffers), so the shared
- * server is untouched. (diagnoseLoad on a series built by hand: test/unit/diagnose.)
+ * server is untouched, and on a disk made slow on purpose (test/helpers/slow-disk: a flush
+ * of 3 ms, a block read of 0.2 ms), so the verdict does not depend on the disk under the test. (diagnoseLoad on a series built by hand: test/unit/diagnose.)
  */
 const SCHEMA = 'it_diagnose';
 let client: pg.Client;
@@ -208,22 +210,25 @@ describe('verdicts of loads built to be bound by one thing', () => {
     });
 
     it('tiny chunks, each COMMIT waiting for its fsync: bound by commits', async () => {
-      await cluster.start({ fsync: 'on', synchronous_commit: 'on' });
+      // the disk under the test may flush in 0.1 ms (a write cache): the server gets one that takes 3 ms
+      // (~300 flushes a second; a spinning disk does ~120), so the commits bind whatever the disk is
+      const slow = await buildSlowDisk(cdir, { flushMs: 3 });
+      await withPreload(slow, () => cluster.start({ fsync: 'on', synchronous_commit: 'on' }));
       const url = cluster.url();
       const c = await clusterClient(cluster);
       try {
         const file = path.join(dir, 'commits.txt');
-        // 75k rows, ~1,700 commits: with 25k, a disk that does ~600 fdatasyncs a second ended the load in under a second, too few looks (20) for a verdict
-        await writeNarrowRows({ rows: 75_000, keys: 'sequential', seed: 3, out: file });
+        // 40k rows, ~900 commits: at 3 ms a flush, some 3 s of commit waits, plenty of looks (20 needed) for a verdict
+        await writeNarrowRows({ rows: 40_000, keys: 'sequential', seed: 3, out: file });
         await c.query('CREATE TABLE commits (id bigint, n integer, s text)');
         // without the ledger a chunk's COMMIT is a plain synchronous commit: it waits for its WAL flush
         const r = await runCli(['load', file, '-t', 'commits', '-f', 'text', '-w', '1', '--chunk-size', '2kB', '--no-ledger', '--json', '--db', url]);
         assert.equal(r.code, 0, r.stderr);
-        const d = assertDiagnosed(lastEvent(r.stdout), 75_000);
+        const d = assertDiagnosed(lastEvent(r.stdout), 40_000);
         assert.equal(d.verdict.rule, 'commit-wait', d.verdict.text);
         assert.match(d.verdict.change, /--durability fast/);
         assert.ok(d.waits.events.some((e) => /WalSync|WALSync|WALWrite|WalWrite/i.test(e.event)), JSON.stringify(d.waits.events));
-        await checkTable(c, 'commits', file, 75_000);
+        await checkTable(c, 'commits', file, 40_000);
       } finally {
         await c.end();
         await cluster.stop();
@@ -231,27 +236,38 @@ describe('verdicts of loads built to be bound by one thing', () => {
     });
 
     it('a random-key unique index bigger than a tiny shared_buffers: bound by index reads', async () => {
-      await cluster.start({ fsync: 'off', shared_buffers: '128kB', max_connections: '20' });
-      const c = await clusterClient(cluster);
+      const settings = { fsync: 'off', shared_buffers: '128kB', max_connections: '20' };
+      await cluster.start(settings);
+      const setup = await clusterClient(cluster);
+      let rel: string;
       try {
         // an index of ~20 MB already there (160× shared_buffers), even keys spread over 0..1e10
         // (the key built after the rows, by a sort: inserting them one by one past 128kB of buffers would take a minute)
-        await c.query('CREATE TABLE idx (id bigint, n integer, s text)');
-        await c.query("INSERT INTO idx SELECT (g * 2654435762) % 10000000000, 0, 'before' FROM generate_series(1, 800000) g");
-        await c.query('ALTER TABLE idx ADD PRIMARY KEY (id)');
-        await c.query('CHECKPOINT');
-        // and out of the page cache too, so a leaf that is not in shared_buffers is a read from the disk
-        const rel = (await c.query<{ p: string }>("SELECT pg_relation_filepath('idx_pkey') AS p")).rows[0]!.p;
-        dropFromPageCache(path.join(cluster.dataDir, rel));
+        await setup.query('CREATE TABLE idx (id bigint, n integer, s text)');
+        await setup.query("INSERT INTO idx SELECT (g * 2654435762) % 10000000000, 0, 'before' FROM generate_series(1, 800000) g");
+        await setup.query('ALTER TABLE idx ADD PRIMARY KEY (id)');
+        rel = (await setup.query<{ p: string }>("SELECT pg_relation_filepath('idx_pkey') AS p")).rows[0]!.p;
+      } finally {
+        await setup.end();
+        await cluster.stop();
+      }
+      // and out of the page cache too, so a leaf that is not in shared_buffers is a read from the disk;
+      // but a block read from the page cache takes microseconds, and the load reads each leaf many times:
+      // the load's server gets a disk whose reads take 0.2 ms (an SSD's), so an index that does not fit
+      // in shared_buffers binds the load whatever the page cache holds
+      dropFromPageCache(path.join(cluster.dataDir, rel));
+      await withPreload(await buildSlowDisk(cdir, { readMs: 0.2 }), () => cluster.start(settings));
+      const c = await clusterClient(cluster);
+      try {
         // odd keys spread over the same range: every row lands on a random leaf
         const file = path.join(dir, 'idx.txt');
-        // 90k rows: on a quiet machine 30k loaded in under a second, too few looks (20) for a verdict
-        await writeNarrowRows({ rows: 90_000, keys: 'random', seed: 4, out: file });
+        // 10k rows, each reading a leaf at 0.2 ms (and the heap block it evicts, back later): some 4 s, plenty of looks (20 needed) for a verdict
+        await writeNarrowRows({ rows: 10_000, keys: 'random', seed: 4, out: file });
         const spread = (await fs.readFile(file, 'utf8')).replace(/^(\d+)/gm, (k) => String(Number(k) * 111_110 + 1));
         await fs.writeFile(file, spread);
         const r = await runCli(['load', file, '-t', 'idx', '-f', 'text', '-w', '1', '--chunk-size', '256kB', '--json', '--db', cluster.url()]);
         assert.equal(r.code, 0, r.stderr);
-        const d = assertDiagnosed(lastEvent(r.stdout), 90_000);
+        const d = assertDiagnosed(lastEvent(r.stdout), 10_000);
         assert.equal(d.verdict.rule, 'index-reads', d.verdict.text);
         assert.ok(d.verdict.shares.dataRead > 0.05, d.verdict.text);
         await c.query('CREATE VIEW loaded_rows AS SELECT * FROM idx WHERE id % 2 = 1');
