@@ -7,6 +7,7 @@ import { qualifiedName } from './db/identifiers.js';
 import { connectionFailure, isServerError, LoadError } from './db/load-error.js';
 import { connect, type Target } from './db/target.js';
 import { planInputColumns } from './db/plan-input-columns.js';
+import { requireSchema } from './db/table-check.js';
 import { createTableSql } from './datasets/table-ddl.js';
 import { DBT3_TABLES, type Dbt3Table } from './datasets/dbt3-schema.js';
 import { distributeDbt3, hasCitus } from './datasets/dbt3-citus.js';
@@ -151,6 +152,7 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
   let sizing: BuildSizing | undefined;
   const sessionPrefix = buildSessionPrefix(options.schema);
   try {
+    await requireSchema(control, options.schema);
     const schemaName = options.schema ?? ((await control.query<{ s: string }>('SELECT current_schema() AS s')).rows[0]?.s ?? 'public');
     const locked = (await control.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext('pgsurge dbt3'), hashtext($1)) AS ok", [schemaName])).rows[0]?.ok === true;
     if (!locked) throw new LoadError('bad-option', `a dbt3 load into schema ${schemaName} is running in another pgsurge right now`, { hint: 'wait for it to end, or load into another --schema' });

@@ -12,7 +12,7 @@ import { connect, type Target } from './db/target.js';
 import { connectionFailure, copyColumnFromWhere, copyLineFromWhere, isServerError, LoadError } from './db/load-error.js';
 import { planInputColumns } from './db/plan-input-columns.js';
 import { asServerKeeps } from './db/old-backend.js';
-import { prepareTable } from './db/table-check.js';
+import { prepareTable, requireSchema } from './db/table-check.js';
 import { preflight } from './db/preflight.js';
 import { LoadStopped } from './faults/load-stopped.js';
 import { DEFAULT_RETRY_FOR_MS, serverTrouble } from './faults/retry.js';
@@ -518,6 +518,7 @@ async function prepareTables(
       const key = `${input.schema ?? ''}.${input.table}`;
       let table = byName.get(key);
       if (!table) {
+        await requireSchema(client, input.schema);
         await prepareTable(client, input.table, input.schema, options);
         const r = await client.query<{ oid: string; name: string }>(
           "SELECT c.oid::int8 AS oid, format('%I.%I', n.nspname, c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass($1)",

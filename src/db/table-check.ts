@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { createTableSql } from '../datasets/table-ddl.js';
-import { qualifiedName } from './identifiers.js';
+import { qualifiedName, quoteIdent } from './identifiers.js';
 import { LoadError } from './load-error.js';
 
 /** Makes sure a target table exists (creating it from the built-in DDL with `--create`), emptied with `--truncate`. */
@@ -28,4 +28,22 @@ export async function prepareTable(
   } else if (options.truncate) {
     await client.query(`TRUNCATE ${name}`);
   }
+}
+
+/**
+ * Stops a load into a `--schema` the database does not have, before anything is created
+ * or emptied: the server would say only `schema "x" does not exist` from the first
+ * CREATE TABLE or COPY. pgsurge never creates a schema itself (a typo would get one).
+ */
+export async function requireSchema(client: pg.Client, schema: string | undefined): Promise<void> {
+  if (schema === undefined) return;
+  const r = await client.query<{ found: boolean; db: string; current: string | null }>(
+    'SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS found, current_database() AS db, current_schema() AS current',
+    [schema],
+  );
+  const row = r.rows[0];
+  if (row?.found) return;
+  throw new LoadError('bad-option', `--schema ${schema}: database ${row?.db ?? '?'} has no schema ${quoteIdent(schema)}`, {
+    hint: `create it first (CREATE SCHEMA ${quoteIdent(schema)};), or leave out --schema to use the search_path's${row?.current ? ` (${row.current})` : ''}`,
+  });
 }

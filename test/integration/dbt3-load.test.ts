@@ -112,6 +112,14 @@ describe('pgsurge dbt3 load', () => {
     assert.ok(sized('max_parallel_maintenance_workers').value * summary.buildSizing.buildsAtOnce <= limit);
   });
 
+  it('a --schema the database lacks stops before anything is created (exit 2), naming it', { skip: firstServerOnly('the check is pgsurge\'s') }, async () => {
+    const r = await runCli(['dbt3', 'load', dir, '--db', testUrl(), '--schema', 'it_dbt3_missing', '-q']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /database \S+ has no schema "it_dbt3_missing"/);
+    assert.match(r.stderr, /CREATE SCHEMA "it_dbt3_missing"/);
+    assert.equal((await client.query("SELECT count(*)::int AS n FROM pg_namespace WHERE nspname = 'it_dbt3_missing'")).rows[0].n, 0);
+  });
+
   it('refuses tables that already hold rows without --replace, then replaces them', { skip: firstServerOnly('the refusal and --replace are pgsurge\'s checks') }, async () => {
     const refused = await runCli(['dbt3', 'load', dir, '--db', testUrl(), '--schema', SCHEMA, '-q']);
     assert.equal(refused.code, 2);

@@ -123,6 +123,15 @@ describe('bad input stops with a clear message', () => {
     assert.match(r.stderr, /hint: add --create/);
   });
 
+  it('a --schema the database lacks: a usage error naming it, with the CREATE SCHEMA to run, nothing created (exit 2)', async () => {
+    const file = await writeFile('orders.tbl', '1|2|O|3.00|1996-01-02|5-LOW|Clerk#1|0|c|\n');
+    const r = await runCli(['load', file, '--create', '--db', testUrl(), '--schema', 'it_no_such_schema']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /--schema it_no_such_schema: database \S+ has no schema "it_no_such_schema"/);
+    assert.match(r.stderr, /hint: create it first \(CREATE SCHEMA "it_no_such_schema";\)/);
+    assert.equal((await client.query("SELECT count(*)::int AS n FROM pg_namespace WHERE nspname = 'it_no_such_schema'")).rows[0].n, 0);
+  });
+
   it('a bad row goes to the reject file with its line, column and SQLSTATE; the rest loads (exit 3)', async () => {
     const content = lineitemRows(500);
     const lines = content.split('\n');
