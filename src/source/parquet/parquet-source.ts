@@ -509,35 +509,22 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
   }
   // A file of one row group has nothing to decode ahead, and a thread's start-up (~0.1 s of CPU) would be most of its decoding.
   const threads = options.decodeThreads ?? (groups.length > 1 && decodeThreadsByDefault(options.workers, os.availableParallelism(), process.env.PGSURGE_PARQUET_DECODE_THREADS));
-  const reader = (): ChunkSource => {
-    // A decoding thread (ended with the reader) decodes the reader's next run while this one's chunks are sent; without
-    // one, each run is decoded here when its first chunk is asked for.
-    const thread = threads ? new DecodeThread(target.file) : undefined;
-    const flat = thread?.decode ?? flatDecodeHere(file);
-    const ahead = (run: ParquetSlice | undefined): Promise<SliceRows> | undefined => {
-      if (run === undefined) return undefined;
-      const p = decodeRun(run, flat);
-      // Awaited when its turn comes; until then a failure must not count as unhandled.
-      p.catch(() => undefined);
-      return p;
-    };
-    // With a thread, the reader's first run is taken and its decoding begun now, while the load
-    // connects its sessions: the thread's start-up and a first row group decoded cold (~0.2–0.3 s)
-    // no longer come before the first chunk can be sent.
-    const first = threads ? cursor.take() : undefined;
-    const firstDecode = ahead(first);
-    let started = false;
-    let ended = false;
-    const end = async (): Promise<void> => {
-      if (ended) return;
-      ended = true;
-      await thread?.close();
-      if (--open === 0) await file.close();
-    };
-    const chunks = (async function* (): AsyncGenerator<Chunk> {
+  const sources = Array.from({ length: parts }, () =>
+    (async function* (): AsyncGenerator<Chunk> {
+      // A decoding thread (started at the reader's first row group, ended with the reader) decodes the reader's next
+      // run while this one's chunks are sent; without one, each run is decoded here when its first chunk is asked for.
+      const thread = threads ? new DecodeThread(target.file) : undefined;
+      const flat = thread?.decode ?? flatDecodeHere(file);
+      const ahead = (run: ParquetSlice | undefined): Promise<SliceRows> | undefined => {
+        if (run === undefined) return undefined;
+        const p = decodeRun(run, flat);
+        // Awaited when its turn comes; until then a failure must not count as unhandled.
+        p.catch(() => undefined);
+        return p;
+      };
       try {
-        let run = threads ? first : cursor.take();
-        let next = threads ? firstDecode : undefined;
+        let run = cursor.take();
+        let next = thread ? ahead(run) : undefined;
         while (run !== undefined) {
           const rows = await (next ?? decodeRun(run, flat));
           const after = cursor.take();
@@ -546,22 +533,10 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
           run = after;
         }
       } finally {
-        await end();
+        await thread?.close();
+        if (--open === 0) await file.close();
       }
-    })();
-    return {
-      next: () => {
-        started = true;
-        return chunks.next();
-      },
-      // A reader closed before its first chunk was asked for never ran its generator's `finally`: its thread and the file are closed here.
-      return: async (value?: unknown) => {
-        const r = await chunks.return(value as undefined);
-        if (!started) await end();
-        return r;
-      },
-    };
-  };
-  const sources = Array.from({ length: parts }, reader);
+    })(),
+  );
   return { sources, size: file.size };
 }

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { duckRun, sqlString } from '../../helpers/duckdb-parquet.js';
 import { parquetFields, type ParquetColumn } from '../../../src/source/parquet/parquet-columns.js';
 import { openParquet } from '../../../src/source/parquet/parquet-file.js';
-import { binaryTupleRows, decodeSlice, decodeThreadsByDefault, openParquetInput, readSlice, rowGroupSpans, tuplePlan } from '../../../src/source/parquet/parquet-source.js';
+import { binaryTupleRows, decodeSlice, decodeThreadsByDefault, readSlice, rowGroupSpans, tuplePlan } from '../../../src/source/parquet/parquet-source.js';
 import { writeFlatTuples } from '../../../src/source/parquet/flat-tuples.js';
 import { DecodeThread } from '../../../src/source/parquet/decode-thread.js';
 import type { WireColumn } from '../../../src/wire/catalog.js';
@@ -101,44 +101,6 @@ describe('the flat Parquet decoder reads what hyparquet reads', () => {
     assert.equal(decodeThreadsByDefault(3, 8, undefined), true);
     assert.equal(decodeThreadsByDefault(2, 2, '1'), true);
     assert.equal(decodeThreadsByDefault(1, 2, '0'), false);
-  });
-
-  it('with decoding threads, a reader begins its first row group when opened; closed before its first chunk, its thread and the file are closed', async () => {
-    const file = path.join(dir, 'early.parquet');
-    await duckRun(`COPY (${VALUES}) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION snappy, ROW_GROUP_SIZE 1024)`);
-    const pf = await openParquet(file);
-    const columns: ParquetColumn[] = parquetFields(pf.metadata, file).map((shape) => ({ column: shape.name, field: shape.name, shape, rendering: 'text' }));
-    await pf.close();
-    // Descriptors of this process (both threads) open on the file.
-    const handles = async (): Promise<number> => {
-      let n = 0;
-      for (const fd of await fs.readdir('/proc/self/fd')) if ((await fs.readlink(`/proc/self/fd/${fd}`).catch(() => '')) === file) n++;
-      return n;
-    };
-    const target = { file, table: 't', schema: undefined, format: 'parquet' as const, parquetColumns: columns };
-    const open = async () => (await openParquetInput(target, { workers: 2, chunkBytes: 64 * 1024, decodeThreads: true })).sources;
-    const unused = await open();
-    // The threads open the file to decode each reader's first row group before any chunk is asked for.
-    for (let i = 0; i < 200 && (await handles()) < 3; i++) await new Promise((r) => setTimeout(r, 10));
-    assert.equal(await handles(), 3, 'the input, and each reader\'s thread');
-    await Promise.all(unused.map((s) => s.return!()));
-    for (let i = 0; i < 200 && (await handles()) > 0; i++) await new Promise((r) => setTimeout(r, 10));
-    assert.equal(await handles(), 0, 'closed without a chunk asked for');
-    // Read through, the readers' chunks hold every row once, in the file's row groups.
-    const sources = await open();
-    let rows = 0;
-    const firsts: number[] = [];
-    for (const s of sources) {
-      for (let r = await s.next(); !r.done; r = await s.next()) {
-        rows += r.value.records;
-        firsts.push(r.value.location.byteOffset);
-        r.value.release?.();
-      }
-    }
-    assert.equal(rows, 5000);
-    assert.equal(new Set(firsts).size, firsts.length, 'no chunk twice');
-    for (let i = 0; i < 200 && (await handles()) > 0; i++) await new Promise((r) => setTimeout(r, 10));
-    assert.equal(await handles(), 0, 'closed at the end');
   });
 
   it('a decoding thread: its failure reaches the reader (the file gone before the thread opened it), and it ends', async () => {
