@@ -174,10 +174,11 @@ async function withCitusCluster<T>(fn: (url: string) => Promise<T>): Promise<T> 
   process.stdout.write(`starting a Citus coordinator and 2 workers in ${dir}\n`);
   let cluster: CitusCluster | undefined;
   const name = 'the Citus coordinator and workers';
+  const options = { dir, workers: 2, settings: { fsync: 'off' } };
   try {
-    cluster = await CitusCluster.start({ dir, workers: 2, settings: { fsync: 'off' } });
-    const started = cluster;
-    running.stops.set(name, () => started.stop());
+    // Set before the start: a signal while the three nodes start stops the ones up by then.
+    running.stops.set(name, () => CitusCluster.stopIn(options));
+    cluster = await CitusCluster.start(options);
     return await fn(cluster.url());
   } finally {
     running.stops.delete(name);

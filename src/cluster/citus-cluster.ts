@@ -42,12 +42,7 @@ export class CitusCluster {
   }
 
   static async start(options: CitusClusterOptions): Promise<CitusCluster> {
-    const basePort = options.basePort ?? 5600;
-    const pgBin = options.pgBin ?? CITUS_PG_BIN;
-    const nodes: ManagedCluster[] = [];
-    for (let n = 0; n <= options.workers; n++) {
-      nodes.push(await ManagedCluster.open({ dataDir: path.join(options.dir, n === 0 ? 'coordinator' : `worker${n}`), pgBin, port: basePort + n }));
-    }
+    const nodes = await openNodes(options);
     const cluster = new CitusCluster(nodes[0]!, nodes.slice(1));
     try {
       // The servers run as `postgres` when we are root: they must reach their data directories.
@@ -72,12 +67,34 @@ export class CitusCluster {
     return this.coordinator.url(database);
   }
 
+  /**
+   * Stops the nodes of the cluster `start` makes in `options.dir` that are running, whether
+   * or not `start` has returned: a test run stopped by a signal while its cluster starts
+   * (the nodes that are up by then are stopped; one whose postmaster has not begun yet is not).
+   */
+  static async stopIn(options: CitusClusterOptions): Promise<void> {
+    const results = await Promise.allSettled((await openNodes(options)).map((n) => n.stop()));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
   /** Stops every node; a node that will not stop is reported, the others still stop. */
   async stop(): Promise<void> {
     const results = await Promise.allSettled(this.nodes.map((n) => n.stop()));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
   }
+}
+
+/** The coordinator (port `basePort`) and the workers (the ports after it), each in its folder of `dir`; nothing created. */
+async function openNodes(options: CitusClusterOptions): Promise<ManagedCluster[]> {
+  const basePort = options.basePort ?? 5600;
+  const pgBin = options.pgBin ?? CITUS_PG_BIN;
+  const nodes: ManagedCluster[] = [];
+  for (let n = 0; n <= options.workers; n++) {
+    nodes.push(await ManagedCluster.open({ dataDir: path.join(options.dir, n === 0 ? 'coordinator' : `worker${n}`), pgBin, port: basePort + n }));
+  }
+  return nodes;
 }
 
 async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
