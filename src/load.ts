@@ -513,12 +513,12 @@ async function prepareTables(
   const out = new Map<LoadTarget, PreparedTable>();
   await client.query('BEGIN');
   try {
+    for (const schema of new Set(inputs.map((i) => i.schema))) await requireSchema(client, schema);
     const byName = new Map<string, PreparedTable>();
     for (const input of inputs) {
       const key = `${input.schema ?? ''}.${input.table}`;
       let table = byName.get(key);
       if (!table) {
-        await requireSchema(client, input.schema);
         await prepareTable(client, input.table, input.schema, options);
         const r = await client.query<{ oid: string; name: string }>(
           "SELECT c.oid::int8 AS oid, format('%I.%I', n.nspname, c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass($1)",

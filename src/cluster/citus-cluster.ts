@@ -73,17 +73,20 @@ export class CitusCluster {
    * (the nodes that are up by then are stopped; one whose postmaster has not begun yet is not).
    */
   static async stopIn(options: CitusClusterOptions): Promise<void> {
-    const results = await Promise.allSettled((await openNodes(options)).map((n) => n.stop()));
-    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) throw failed.reason;
+    await stopNodes(await openNodes(options));
   }
 
   /** Stops every node; a node that will not stop is reported, the others still stop. */
   async stop(): Promise<void> {
-    const results = await Promise.allSettled(this.nodes.map((n) => n.stop()));
-    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) throw failed.reason;
+    await stopNodes(this.nodes);
   }
+}
+
+/** Stops the nodes that run, all at once; a node that will not stop is reported, the others still stop. */
+async function stopNodes(nodes: readonly ManagedCluster[]): Promise<void> {
+  const results = await Promise.allSettled(nodes.map((n) => n.stop()));
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 /** The coordinator (port `basePort`) and the workers (the ports after it), each in its folder of `dir`; nothing created. */
