@@ -80,6 +80,9 @@ for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
 /** Once a signal came, nothing more starts: the handler exits when the servers are stopped. */
 const halted = (): Promise<never> => new Promise(() => undefined);
 
+/** A phase's error after a signal (its servers stopped under it, mid-start too) waits for the handler's exit; before one, it is the run's. */
+const failedUnlessStopping = (error: unknown): Promise<never> => (stopping ? halted() : Promise.reject(error));
+
 function runNodeTest(files: string[], env: NodeJS.ProcessEnv, label: string, concurrency = 2): Promise<Counts> {
   if (stopping) return halted();
   // `node --test` with no files runs every test it finds: a phase --only leaves empty is skipped.
@@ -118,6 +121,8 @@ async function withCluster<T>(pgBin: string, fn: (url: string, version: string) 
   try {
     await cluster.start({ fsync: 'off' });
     return await fn(cluster.url(), cluster.binaries.version);
+  } catch (error) {
+    return await failedUnlessStopping(error);
   } finally {
     running.stops.delete(name);
     // Stopped by a signal: the handler stops it.
@@ -180,6 +185,8 @@ async function withCitusCluster<T>(fn: (url: string) => Promise<T>): Promise<T> 
     running.stops.set(name, () => CitusCluster.stopIn(options));
     cluster = await CitusCluster.start(options);
     return await fn(cluster.url());
+  } catch (error) {
+    return await failedUnlessStopping(error);
   } finally {
     running.stops.delete(name);
     // Stopped by a signal: the handler stops it (and leaves its folder, which the servers may still be writing to).
