@@ -25,6 +25,8 @@ export interface WorkerContext {
    * (needs the ledger: after a crash, it tells which of those chunks got in).
    */
   readonly deferFlush: boolean;
+  /** A COMMIT returned before its WAL flush (its chunk is held): a flusher may flush now, so the next COMMIT need not wait (`WalFlusher`). */
+  deferredCommit?(): void;
   readonly signal: AbortSignal;
   /** True once the load stops (first error, Ctrl-C): take no more chunks, retry nothing. */
   stopping(): boolean;
@@ -69,7 +71,9 @@ interface Unflushed {
  * chunk, ~2% of a load with one worker). The chunk is held, uncounted, until the server's
  * flush position passes its commit: checked by the server as the next chunk commits (in
  * the COMMIT's round trip), whose COMMIT waits for the flush itself when it has not (so
- * at most one chunk is held), and forced at the end. After a lost connection, the ledger
+ * at most one chunk is held), and forced at the end. `deferredCommit` lets a flusher
+ * (`WalFlusher`) flush meanwhile on a session of its own, so that the next COMMIT finds
+ * it done. After a lost connection, the ledger
  * is asked about the held chunk and then WAL is flushed: there, it is durable; missing (a
  * crash took the unflushed WAL), it loads again.
  */
@@ -112,6 +116,7 @@ export class LoadWorker {
         const outcome = await this.withRetries(chunk, (client, attempt) => this.commitOnce(client, chunk, attempt));
         await this.countHeldIfFlushed();
         if (outcome.durableAt !== undefined) {
+          this.ctx.deferredCommit?.();
           this.held = { chunk, outcome, startedAt, endedAt: this.ctx.now(), durableAt: outcome.durableAt, flushed: false, connection: this.connections };
         } else {
           await this.count(chunk, outcome, startedAt, this.ctx.now());

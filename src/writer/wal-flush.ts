@@ -45,9 +45,44 @@ export function commitModeStatement(client: pg.Client, deferral: Deferral): stri
 export const INSERTED_LSN = 'SELECT pg_current_wal_insert_lsn()::text AS lsn';
 
 /**
- * Flushes all WAL inserted so far, by any session: a transaction that takes a transaction
- * id commits synchronously, and its commit waits for the WAL up to its own record.
+ * Flushes all WAL inserted so far, by any session, and returns once it is on disk.
+ *
+ * A transaction's COMMIT waits for the flush only if the transaction wrote WAL of its own
+ * (`RecordTransactionCommit`: `wrote_xlog`): taking a transaction id is not enough (a
+ * `SELECT txid_current()` transaction commits without flushing, measured: the flush
+ * position stayed before an earlier commit that had not waited). So the transaction
+ * writes one record, an empty transactional logical message (`pg_logical_emit_message`,
+ * any role may call it, at any wal_level; logical decoders see a `pgsurge` message and
+ * ignore it), and commits synchronously: the commit flushes WAL up to its own record, past
+ * everything inserted before. Where that function is not allowed (revoked), it waits for
+ * the server to flush that far by itself (`flushedPast`).
  */
 export async function flushWal(client: pg.Client): Promise<void> {
-  await client.query("BEGIN; SET LOCAL synchronous_commit TO on; SELECT txid_current(); COMMIT");
+  try {
+    await client.query("BEGIN; SET LOCAL synchronous_commit TO on; SELECT pg_logical_emit_message(true, 'pgsurge', ''); COMMIT");
+    return;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    if ((error as { code?: string }).code !== INSUFFICIENT_PRIVILEGE && (error as { code?: string }).code !== UNDEFINED_FUNCTION) throw error;
+  }
+  const target = (await client.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')).rows[0]!.lsn;
+  await flushedPast(client, target);
+}
+
+const UNDEFINED_FUNCTION = '42883';
+
+/**
+ * Waits until the server's WAL flush position reaches `lsn` (a `pg_lsn`). The walwriter
+ * flushes the commits that did not wait within about two `wal_writer_delay`s (200 ms by
+ * default); `timeoutMs` bounds the wait (a server whose flushes stall is an error, not a
+ * hang).
+ */
+export async function flushedPast(client: pg.Client, lsn: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let wait = 5; ; wait = Math.min(100, wait * 2)) {
+    const r = await client.query<{ done: boolean }>('SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn AS done', [lsn]);
+    if (r.rows[0]?.done === true) return;
+    if (Date.now() > deadline) throw new Error(`the server's WAL flush did not reach ${lsn} within ${timeoutMs >= 1000 ? `${Math.round(timeoutMs / 1000)} s` : `${timeoutMs} ms`}`);
+    await new Promise((resolve) => setTimeout(resolve, wait));
+  }
 }
