@@ -114,9 +114,10 @@ export class LoadWorker {
         if (chunk === undefined || this.ctx.stopping()) break;
         const startedAt = this.ctx.now();
         const outcome = await this.withRetries(chunk, (client, attempt) => this.commitOnce(client, chunk, attempt));
+        // Flushed meanwhile by a flusher, the next COMMIT need not wait (asked before the bookkeeping below, to start sooner).
+        if (outcome.durableAt !== undefined) this.ctx.deferredCommit?.();
         await this.countHeldIfFlushed();
         if (outcome.durableAt !== undefined) {
-          this.ctx.deferredCommit?.();
           this.held = { chunk, outcome, startedAt, endedAt: this.ctx.now(), durableAt: outcome.durableAt, flushed: false, connection: this.connections };
         } else {
           await this.count(chunk, outcome, startedAt, this.ctx.now());

@@ -19,7 +19,7 @@ import { DEFAULT_RETRY_FOR_MS, serverTrouble } from './faults/retry.js';
 import { fileIdentity, fileKeyOf, identityString } from './ledger/file-identity.js';
 import { earlierLoadOf, ensureLedger, forgetTable, ledgerTotals, unloggedTableReset, LedgerWriter, NO_LEDGER, NOTHING_COVERED, openLoad, otherLoadsOfFile, type ChunkLedger, type Covered, type LedgerInput, type RejectedRow } from './ledger/ledger.js';
 import { LoadWorker } from './load-worker.js';
-import { WalFlusher } from './writer/wal-flusher.js';
+import { sharedFlusher } from './writer/wal-flusher.js';
 import { partLabel, type LoadPart } from './parts/load-part.js';
 import { checkPartOptions, lockLoad, partRejectPath, partShares } from './parts/part-load.js';
 import { LoadCounters, type LoadSummary } from './metrics/load-counters.js';
@@ -252,8 +252,11 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     // Flushes the WAL of commits that did not wait, on a session of its own: `pgsurge <load id> flush`, not under the
     // workers' prefix, so the wait sampler does not count its idle backend as one waiting for pgsurge.
     // PGSURGE_WAL_FLUSHER=0 leaves the flushes to the walwriter (for measuring).
+    // One per process and server (`sharedFlusher`: dbt3 load's tables share it).
     const flusherName = `${workerNamePrefix(loadId, part?.label).slice(0, -1)}flush`;
-    const flusher = withLedger && citus === undefined && process.env.PGSURGE_WAL_FLUSHER !== '0' ? new WalFlusher(() => connect(target.config, flusherName)) : undefined;
+    const { host, port, database, user } = target.config;
+    const flusherUse = withLedger && citus === undefined && process.env.PGSURGE_WAL_FLUSHER !== '0' ? sharedFlusher(JSON.stringify([host, port, database, user]), () => connect(target.config, flusherName)) : undefined;
+    const flusher = flusherUse?.flusher;
     // Workers not (yet) given back by `shrink`.
     let staying = clients.length;
     const workers = clients.map(
@@ -321,7 +324,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     } finally {
       signal.removeEventListener('abort', onAbort);
       await queue.close();
-      await flusher?.close();
+      await flusherUse?.release();
       await Promise.allSettled([...rejectFiles.values()].map((f) => f.close()));
       // Workers append rejects as their chunks commit, in no particular order: rewrite each file from the ledger, in input order.
       if (withLedger) await withLiveClient(control, target, (c) => writeRejectFiles(c, ledger, inputs, rejectFiles, rejectFileOf)).catch(() => undefined);

@@ -51,36 +51,58 @@ export const INSERTED_LSN = 'SELECT pg_current_wal_insert_lsn()::text AS lsn';
  * (`RecordTransactionCommit`: `wrote_xlog`): taking a transaction id is not enough (a
  * `SELECT txid_current()` transaction commits without flushing, measured: the flush
  * position stayed before an earlier commit that had not waited). So the transaction
- * writes one record, an empty transactional logical message (`pg_logical_emit_message`,
- * any role may call it, at any wal_level; logical decoders see a `pgsurge` message and
- * ignore it), and commits synchronously: the commit flushes WAL up to its own record, past
- * everything inserted before. Where that function is not allowed (revoked), it waits for
- * the server to flush that far by itself (`flushedPast`).
+ * writes one record and commits with `synchronous_commit = local`: the commit flushes WAL
+ * up to its own record, past everything inserted before, and waits for no standby (the
+ * local flush is what `canDeferFlush` and `commitModeStatement` reason about). The record:
+ * an empty transactional logical message (`pg_logical_emit_message`: any role, any
+ * wal_level; a logical decoder that shows messages shows one with the prefix `pgsurge`);
+ * where that function is revoked, a temporary table made and dropped in the transaction
+ * (its catalog rows are WAL-logged; the TEMP privilege, PUBLIC's by default); where that is
+ * refused too, it waits for the server to flush that far by itself (`flushedPast`). The
+ * way that worked is remembered per session, so a refused one is not tried (and logged by
+ * the server) again.
+ *
+ * Only between transactions: inside one, its COMMIT would commit the caller's work.
  */
-export async function flushWal(client: pg.Client): Promise<void> {
-  try {
-    await client.query("BEGIN; SET LOCAL synchronous_commit TO on; SELECT pg_logical_emit_message(true, 'pgsurge', ''); COMMIT");
-    return;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    if ((error as { code?: string }).code !== INSUFFICIENT_PRIVILEGE && (error as { code?: string }).code !== UNDEFINED_FUNCTION) throw error;
+export async function flushWal(client: pg.Client): Promise<FlushWay> {
+  const status = (client as unknown as { getTransactionStatus?: () => string | null }).getTransactionStatus?.();
+  if (status !== undefined && status !== null && status !== 'I') throw new Error(`internal: flushWal called inside a transaction (status ${status})`);
+  for (;;) {
+    const way = flushWays.get(client) ?? 'message';
+    if (way === 'wait') {
+      const target = (await client.query<{ lsn: string }>('SELECT pg_catalog.pg_current_wal_insert_lsn()::text AS lsn')).rows[0]!.lsn;
+      await flushedPast(client, target);
+      return way;
+    }
+    const write = way === 'message' ? "SELECT pg_catalog.pg_logical_emit_message(true, 'pgsurge', '')" : 'CREATE TEMPORARY TABLE pgsurge_wal_flush () ON COMMIT DROP';
+    try {
+      await client.query(`BEGIN; SET LOCAL synchronous_commit TO local; ${write}; COMMIT`);
+      return way;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      const code = (error as { code?: string }).code;
+      if (code !== INSUFFICIENT_PRIVILEGE && code !== UNDEFINED_FUNCTION) throw error;
+      flushWays.set(client, way === 'message' ? 'temp' : 'wait');
+    }
   }
-  const target = (await client.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')).rows[0]!.lsn;
-  await flushedPast(client, target);
 }
 
+/** How `flushWal` flushes on a session: by a WAL record it writes (`message`, `temp`), or by waiting (`wait`). */
+export type FlushWay = 'message' | 'temp' | 'wait';
+
+const flushWays = new WeakMap<pg.Client, FlushWay>();
 const UNDEFINED_FUNCTION = '42883';
 
 /**
  * Waits until the server's WAL flush position reaches `lsn` (a `pg_lsn`). The walwriter
  * flushes the commits that did not wait within about two `wal_writer_delay`s (200 ms by
- * default); `timeoutMs` bounds the wait (a server whose flushes stall is an error, not a
- * hang).
+ * default), and WAL past the last commit when more is written; `timeoutMs` bounds the
+ * wait (a server whose flushes stall is an error, not a hang).
  */
 export async function flushedPast(client: pg.Client, lsn: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (let wait = 5; ; wait = Math.min(100, wait * 2)) {
-    const r = await client.query<{ done: boolean }>('SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn AS done', [lsn]);
+    const r = await client.query<{ done: boolean }>('SELECT pg_catalog.pg_current_wal_flush_lsn() >= $1::pg_lsn AS done', [lsn]);
     if (r.rows[0]?.done === true) return;
     if (Date.now() > deadline) throw new Error(`the server's WAL flush did not reach ${lsn} within ${timeoutMs >= 1000 ? `${Math.round(timeoutMs / 1000)} s` : `${timeoutMs} ms`}`);
     await new Promise((resolve) => setTimeout(resolve, wait));

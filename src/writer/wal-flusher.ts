@@ -14,15 +14,24 @@ import { flushWal } from './wal-flush.js';
  * 10–20 ms each (docs/exactly-once.md, "Rows never loaded twice").
  *
  * It only makes the flush come sooner: whether a chunk is durable is still the server's
- * answer in the worker's own COMMIT (`commitModeStatement`) or its own flush at the end,
- * so a flusher that fails (its connection lost, the server gone) stops and changes
- * nothing else. Requests while a flush runs are folded into one flush after it.
+ * answer in the worker's own COMMIT (`commitModeStatement`) or its own flush at the end.
+ * So a flusher that fails changes nothing else: its session is dropped and opened again
+ * at a later request, after a pause that doubles with each failure (1 s … 30 s); it stops
+ * for good when the server has no connection to spare for it (53300: no use asking again)
+ * or can only flush by waiting (`flushWal`'s last way, which would not make
+ * anything sooner). Requests while a flush runs fold into one flush after it.
+ *
+ * One flusher serves every load of the process on one server (`sharedFlusher`): a flush
+ * covers the whole server's WAL, so `dbt3 load`'s tables share one session.
  */
 export class WalFlusher {
   private client: pg.Client | undefined;
-  private running: Promise<void> | undefined;
+  private running = false;
   private again = false;
   private stopped = false;
+  private failures = 0;
+  private retryAt = 0;
+  private done: Promise<void> = Promise.resolve();
   /** Flushes done, for tests and the curious. */
   flushes = 0;
 
@@ -30,28 +39,35 @@ export class WalFlusher {
 
   /** A COMMIT returned before its flush: flush soon. */
   request(): void {
-    if (this.stopped) return;
-    if (this.running !== undefined) {
+    if (this.stopped || Date.now() < this.retryAt) return;
+    if (this.running) {
       this.again = true;
       return;
     }
-    this.running = this.flushLoop().finally(() => (this.running = undefined));
+    this.running = true;
+    this.done = this.flushLoop();
   }
 
   private async flushLoop(): Promise<void> {
     try {
       this.client ??= await this.connect();
       do {
+        if (this.stopped) break;
         this.again = false;
-        await flushWal(this.client);
-        if (process.env.PQT) console.error(`${Date.now() % 100000} flushed`, (await this.client.query('select pg_current_wal_flush_lsn()::text f')).rows[0].f);
+        const way = await flushWal(this.client);
         this.flushes++;
-      } while (this.again && !this.stopped);
-    } catch {
-      // Only a help (see above): the workers' own commits and final flush decide what is durable.
-      this.stopped = true;
+        this.failures = 0;
+        if (way === 'wait') this.stopped = true;
+      } while (this.again);
+    } catch (error) {
+      if ((error as { code?: string }).code === TOO_MANY_CONNECTIONS) this.stopped = true;
+      this.failures++;
+      this.retryAt = Date.now() + Math.min(30_000, 1000 * 2 ** (this.failures - 1));
+      await this.endSession();
+    } finally {
+      this.running = false;
     }
-    // Closed meanwhile (or failed): the session ends here, where it may have been opened after `close` looked.
+    // Closed meanwhile: the session ends here, where it may have been opened after `close` looked.
     if (this.stopped) await this.endSession();
   }
 
@@ -69,11 +85,35 @@ export class WalFlusher {
   /** Ends the session, after the flush in progress (a second at most). */
   async close(): Promise<void> {
     this.stopped = true;
-    if (this.running !== undefined) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([this.running, new Promise((r) => (timer = setTimeout(r, 1000)))]);
-      clearTimeout(timer);
-    }
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.done, new Promise((r) => (timer = setTimeout(r, 1000)))]);
+    clearTimeout(timer);
     await this.endSession();
   }
+}
+
+const TOO_MANY_CONNECTIONS = '53300';
+
+const shared = new Map<string, { flusher: WalFlusher; users: number }>();
+
+/**
+ * The process's flusher for the server `key` names (made with `connect` by the first
+ * load), and its release: the last load to release it closes it.
+ */
+export function sharedFlusher(key: string, connect: () => Promise<pg.Client>): { flusher: WalFlusher; release(): Promise<void> } {
+  let entry = shared.get(key);
+  if (entry === undefined) shared.set(key, (entry = { flusher: new WalFlusher(connect), users: 0 }));
+  entry.users++;
+  const mine = entry;
+  let released = false;
+  return {
+    flusher: mine.flusher,
+    async release() {
+      if (released) return;
+      released = true;
+      if (--mine.users > 0) return;
+      if (shared.get(key) === mine) shared.delete(key);
+      await mine.flusher.close();
+    },
+  };
 }

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import { flushedPast, flushWal } from '../../src/writer/wal-flush.js';
-import { WalFlusher } from '../../src/writer/wal-flusher.js';
+import { sharedFlusher, WalFlusher } from '../../src/writer/wal-flusher.js';
 import { freshSchema, testClient } from '../helpers/test-db.js';
 
 const SCHEMA = 'wal_flush_test';
@@ -94,12 +94,9 @@ describe('flushing the WAL of commits that did not wait', () => {
     const lsn = await commitWithoutWaiting(client);
     flusher.request();
     flusher.request();
-    let done = false;
-    for (let i = 0; i < 200 && !done; i++) {
-      done = await flushedAt(client, lsn);
-      if (!done) await new Promise((r) => setTimeout(r, 10));
-    }
-    assert.ok(done, 'the flusher flushed the commit');
+    for (let i = 0; i < 500 && flusher.flushes === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(flusher.flushes >= 1, 'the flusher flushed');
+    assert.ok(await flushedAt(client, lsn), 'past the commit');
     await flusher.close();
     assert.equal(opened, 1, 'one session for all the requests');
     assert.ok(flusher.flushes >= 1 && flusher.flushes <= 2, `requests while one flush runs fold into one more (${flusher.flushes})`);
@@ -107,6 +104,36 @@ describe('flushing the WAL of commits that did not wait', () => {
     assert.equal(left.rows[0].n, 0, 'its session ended');
     flusher.request();
     assert.equal(opened, 1, 'closed: requests do nothing');
+  });
+
+  it('flushWal refuses to run inside a transaction (its COMMIT would commit the caller\'s work)', async () => {
+    await client.query('BEGIN');
+    try {
+      await assert.rejects(flushWal(client), /flushWal called inside a transaction/);
+    } finally {
+      await client.query('ROLLBACK');
+    }
+  });
+
+  it('sharedFlusher: loads of one process on one server share a flusher; the last release closes it', async () => {
+    let opened = 0;
+    const connect = async (): Promise<pg.Client> => {
+      opened++;
+      return testClient();
+    };
+    const a = sharedFlusher('wal-flush-test', connect);
+    const b = sharedFlusher('wal-flush-test', connect);
+    assert.equal(a.flusher, b.flusher);
+    const lsn = await commitWithoutWaiting(client);
+    a.flusher.request();
+    for (let i = 0; i < 200 && !(await flushedAt(client, lsn)); i++) await new Promise((r) => setTimeout(r, 10));
+    await a.release();
+    b.flusher.request();
+    assert.equal(opened, 1);
+    await b.release();
+    const c = sharedFlusher('wal-flush-test', connect);
+    assert.notEqual(c.flusher, a.flusher, 'a new one after the last release');
+    await c.release();
   });
 
   it('WalFlusher whose session cannot be opened stops quietly: nothing thrown, close() returns', async () => {
