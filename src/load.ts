@@ -15,7 +15,7 @@ import { asServerKeeps } from './db/old-backend.js';
 import { prepareTable, requireSchema } from './db/table-check.js';
 import { preflight } from './db/preflight.js';
 import { LoadStopped } from './faults/load-stopped.js';
-import { DEFAULT_RETRY_FOR_MS, serverTrouble } from './faults/retry.js';
+import { DEFAULT_RETRY_FOR_MS, serverTrouble, withTimeout } from './faults/retry.js';
 import { fileIdentity, fileKeyOf, identityString } from './ledger/file-identity.js';
 import { earlierLoadOf, ensureLedger, forgetTable, ledgerTotals, unloggedTableReset, LedgerWriter, NO_LEDGER, NOTHING_COVERED, openLoad, otherLoadsOfFile, type ChunkLedger, type Covered, type LedgerInput, type RejectedRow } from './ledger/ledger.js';
 import { LoadWorker } from './load-worker.js';
@@ -249,13 +249,15 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
       });
 
     let nextWorker = clients.length;
+    // Commits may return before their WAL flush (the ledger says what a crash took back); not routed Citus loads'.
+    const deferFlush = withLedger && citus === undefined;
     // Flushes the WAL of commits that did not wait, on a session of its own: `pgsurge <load id> flush`, not under the
     // workers' prefix, so the wait sampler does not count its idle backend as one waiting for pgsurge.
     // PGSURGE_WAL_FLUSHER=0 leaves the flushes to the walwriter (for measuring).
     // One per process and server (`sharedFlusher`: dbt3 load's tables share it).
     const flusherName = `${workerNamePrefix(loadId, part?.label).slice(0, -1)}flush`;
     const { host, port, database, user } = target.config;
-    const flusherUse = withLedger && citus === undefined && process.env.PGSURGE_WAL_FLUSHER !== '0' ? sharedFlusher(JSON.stringify([host, port, database, user]), () => connect(target.config, flusherName)) : undefined;
+    const flusherUse = deferFlush && process.env.PGSURGE_WAL_FLUSHER !== '0' ? sharedFlusher(JSON.stringify([host, port, database, user]), () => connect(target.config, flusherName)) : undefined;
     const flusher = flusherUse?.flusher;
     // Workers not (yet) given back by `shrink`.
     let staying = clients.length;
@@ -280,7 +282,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
           leave: () => staying > 1 && options.shrink?.take() === true && staying-- > 0,
           now: () => counters.now(),
           retrying: (chunk, error, attempt, waitMs) => reporter.retrying?.({ chunk, error, attempt, waitMs }),
-          deferFlush: withLedger && citus === undefined,
+          deferFlush,
           ...(flusher ? { deferredCommit: () => flusher.request() } : {}),
           ...(routing?.router ? { router: routing.router } : {}),
           reloading: (chunk) =>
@@ -452,12 +454,6 @@ function whereRejectsAre(error: LoadError, files: readonly RejectFile[], cause: 
       ? `the ${written.reduce((n, f) => n + f.written, 0)} rows rejected by chunks that committed are in ${written.map((f) => f.path).join(', ')} (why: .log beside it)`
       : 'no reject file was written: no chunk with rejected rows committed before it';
   return new LoadError(error.code, `${error.message}; ${chunk} was rolled back, so its rejected rows are not in any reject file (a resume finds them again); ${where}`, { ...error.details });
-}
-
-/** `p`, or a rejection after `ms` (a server that hangs must not hang a stopping load). */
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), ms)))]).finally(() => clearTimeout(timer));
 }
 
 /** A reject file that could not be written in full (a full disk): the load fails, and says what is where. */

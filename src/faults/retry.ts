@@ -50,6 +50,12 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/** `p`, or a rejection after `ms` (a server that hangs must not hang a stopping load). */
+export function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), ms)))]).finally(() => clearTimeout(timer));
+}
+
 /** Server errors that no retry fixes but that deserve words of their own. */
 export function serverTrouble(code: string | undefined): string | undefined {
   switch (code) {

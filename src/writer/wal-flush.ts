@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { sleep } from '../faults/retry.js';
 import type { Deferral } from './chunk-transaction.js';
 
 /**
@@ -65,8 +66,8 @@ export const INSERTED_LSN = 'SELECT pg_current_wal_insert_lsn()::text AS lsn';
  * Only between transactions: inside one, its COMMIT would commit the caller's work.
  */
 export async function flushWal(client: pg.Client): Promise<FlushWay> {
-  const status = (client as unknown as { getTransactionStatus?: () => string | null }).getTransactionStatus?.();
-  if (status !== undefined && status !== null && status !== 'I') throw new Error(`internal: flushWal called inside a transaction (status ${status})`);
+  const status = client.getTransactionStatus();
+  if (status !== null && status !== 'I') throw new Error(`internal: flushWal called inside a transaction (status ${status})`);
   for (;;) {
     const way = flushWays.get(client) ?? 'message';
     if (way === 'wait') {
@@ -105,6 +106,6 @@ export async function flushedPast(client: pg.Client, lsn: string, timeoutMs = 60
     const r = await client.query<{ done: boolean }>('SELECT pg_catalog.pg_current_wal_flush_lsn() >= $1::pg_lsn AS done', [lsn]);
     if (r.rows[0]?.done === true) return;
     if (Date.now() > deadline) throw new Error(`the server's WAL flush did not reach ${lsn} within ${timeoutMs >= 1000 ? `${Math.round(timeoutMs / 1000)} s` : `${timeoutMs} ms`}`);
-    await new Promise((resolve) => setTimeout(resolve, wait));
+    await sleep(wait);
   }
 }

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { withTimeout } from '../faults/retry.js';
 import { flushWal } from './wal-flush.js';
 
 /**
@@ -76,18 +77,14 @@ export class WalFlusher {
     this.client = undefined;
     if (c === undefined) return;
     // A server that hangs must not hang the load's end: the socket is cut after a second.
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([c.end().catch(() => undefined), new Promise((r) => (timer = setTimeout(r, 1000)))]);
-    clearTimeout(timer);
+    await withTimeout(c.end(), 1000).catch(() => undefined);
     (c as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
   }
 
   /** Ends the session, after the flush in progress (a second at most). */
   async close(): Promise<void> {
     this.stopped = true;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.done, new Promise((r) => (timer = setTimeout(r, 1000)))]);
-    clearTimeout(timer);
+    await withTimeout(this.done, 1000).catch(() => undefined);
     await this.endSession();
   }
 }
