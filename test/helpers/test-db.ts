@@ -94,6 +94,13 @@ export async function openTestSchema(schema: string, tmpPrefix: string): Promise
   return { client, dir };
 }
 
+/** Deletes the ledger's rows of these load ids (a test that reads the ledger by id, run again on the same server); nothing when there is no ledger yet. */
+export async function forgetLoads(client: pg.Client, loadIds: readonly string[]): Promise<void> {
+  const have = await client.query<{ ok: boolean }>("SELECT to_regclass('pgsurge.rejects') IS NOT NULL AND to_regclass('pgsurge.load_parts') IS NOT NULL AS ok");
+  if (!have.rows[0]!.ok) return;
+  for (const t of ['rejects', 'chunks', 'load_parts', 'load_files']) await client.query(`DELETE FROM pgsurge.${t} WHERE load_id = ANY($1)`, [loadIds]);
+}
+
 /** Undoes `openTestSchema`. */
 export async function closeTestSchema(schema: string, client: pg.Client, dir: string): Promise<void> {
   await client.query(`DROP SCHEMA "${schema}" CASCADE`);

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { startCli, sleep, type RunningCli } from '../helpers/cli-process.js';
 import { firstServerOnly } from '../helpers/temp-cluster.js';
-import { closeTestSchema, digest, openTestSchema, runCli, tableRecords, testUrl, type CliResult } from '../helpers/test-db.js';
+import { closeTestSchema, digest, forgetLoads, openTestSchema, runCli, tableRecords, testUrl, type CliResult } from '../helpers/test-db.js';
 
 /**
  * The holes a hostile tester found in exactly-once (issue 15), each through the real
@@ -19,6 +19,8 @@ let dir: string;
 
 before(async () => {
   ({ client, dir } = await openTestSchema(SCHEMA, 'pgsurge-it-exact-'));
+  // The tests read the ledger by load id: an earlier run of this file on the same server left rows under these ids.
+  await forgetLoads(client, ['cut', 'reload', 'arrcut']);
 });
 after(async () => {
   await closeTestSchema(SCHEMA, client, dir);
@@ -82,6 +84,13 @@ async function untilSleeping(loadId: string, run: RunningCli): Promise<void> {
     if (sleeping.rowCount! > 0) return;
     await sleep(50);
   }
+}
+
+/** Ends a run still going (an assertion failed mid-load), before the proxy's close, which waits for its connections to end. */
+async function ended(run: RunningCli | undefined): Promise<void> {
+  if (run === undefined || run.child.exitCode !== null || run.child.signalCode !== null) return;
+  run.child.kill('SIGKILL');
+  await run.exited;
 }
 
 /**
@@ -238,8 +247,9 @@ describe('exactly once: holes found by a hostile tester (issue 15)', () => {
     const { q, file, records } = await csvInput('cut', 500);
     await slowCommit(q, 'cut', 'true');
     const proxy = await workerProxy();
+    let run: RunningCli | undefined;
     try {
-      const run = startCli(['load', file, '-t', 'cut', '-f', 'csv', '-w', '1', '--load-id', 'cut', '--schema', SCHEMA, '--db', proxy.url]);
+      run = startCli(['load', file, '-t', 'cut', '-f', 'csv', '-w', '1', '--load-id', 'cut', '--schema', SCHEMA, '--db', proxy.url]);
       await untilSleeping('cut', run);
       proxy.cutWorkers(); // the server side stays open: its backend commits unless ended
       const e = await run.exited;
@@ -249,6 +259,7 @@ describe('exactly once: holes found by a hostile tester (issue 15)', () => {
       assertAccounting(r, 500, 500, 0);
       assert.deepEqual(await state(q), { count: 500, digest: digest(records) }, 'once, not twice');
     } finally {
+      await ended(run);
       await proxy.close();
     }
   });
@@ -263,8 +274,9 @@ describe('exactly once: holes found by a hostile tester (issue 15)', () => {
       BEGIN IF EXISTS (SELECT 1 FROM ${SCHEMA}.reload_refuse) THEN RAISE EXCEPTION 'refused on reload'; END IF; RETURN NULL; END $$`);
     await client.query(`CREATE TRIGGER refuse BEFORE INSERT ON ${q} FOR EACH STATEMENT EXECUTE FUNCTION ${SCHEMA}.reload_refuse()`);
     const proxy = await workerProxy();
+    let run: RunningCli | undefined;
     try {
-      const run = startCli(['load', file, '-t', 'reload', '-f', 'csv', '-w', '1', '--chunk-size', '1KB', '--load-id', 'reload', '--schema', SCHEMA, '--db', proxy.url]);
+      run = startCli(['load', file, '-t', 'reload', '-f', 'csv', '-w', '1', '--chunk-size', '1KB', '--load-id', 'reload', '--schema', SCHEMA, '--db', proxy.url]);
       await untilSleeping('reload', run);
       const held = await client.query<{ byte_start: string; byte_end: string; rows_loaded: string }>("SELECT byte_start, byte_end, rows_loaded FROM pgsurge.chunks WHERE load_id = 'reload'");
       assert.equal(held.rows.length, 1, 'chunk 1 committed, chunk 2 in its COMMIT');
@@ -290,6 +302,7 @@ describe('exactly once: holes found by a hostile tester (issue 15)', () => {
       assertAccounting(resumed, 500, 500, 0);
       assert.deepEqual(await state(q), { count: 500, digest: digest(records) });
     } finally {
+      await ended(run);
       await proxy.close();
     }
   });
@@ -302,8 +315,9 @@ describe('exactly once: holes found by a hostile tester (issue 15)', () => {
     await fs.writeFile(file, `[${ids.map((id) => `{"id": ${id}, "v": "value ${id}"}`).join(',\n')}]`);
     await slowCommit(q, 'arrcut', 'NEW.id = 500');
     const proxy = await workerProxy();
+    let run: RunningCli | undefined;
     try {
-      const run = startCli(['load', file, '-t', 'arrcut', '-w', '1', '--chunk-size', '1KB', '--load-id', 'arrcut', '--schema', SCHEMA, '--db', proxy.url]);
+      run = startCli(['load', file, '-t', 'arrcut', '-w', '1', '--chunk-size', '1KB', '--load-id', 'arrcut', '--schema', SCHEMA, '--db', proxy.url]);
       await untilSleeping('arrcut', run);
       const shared = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pgsurge.chunks WHERE load_id = 'arrcut' GROUP BY byte_start, byte_end ORDER BY 1 DESC LIMIT 1");
       assert.ok(shared.rows[0]!.n > 1, 'chunks sharing one byte range are in the ledger');
@@ -319,6 +333,7 @@ describe('exactly once: holes found by a hostile tester (issue 15)', () => {
       assert.equal(ledger.rows[0]!.l, 1500);
       assert.equal(ledger.rows[0]!.c, ledger.rows[0]!.d, 'one first element per chunk');
     } finally {
+      await ended(run);
       await proxy.close();
     }
   });
