@@ -89,7 +89,8 @@ async function checkTable(c: pg.Client, table: string, file: string, rows: numbe
 }
 
 function assertDiagnosed(event: JsonSummary, rows: number, minLooks = 20): Diagnosis {
-  if (event.diagnosis) process.stdout.write(`# verdict: ${event.diagnosis.verdict.text}\n`);
+  // the looks and seconds beside the verdict: a test whose load gets near the minimum on this machine would fail on a faster one
+  if (event.diagnosis) process.stdout.write(`# verdict (${event.diagnosis.waits.looks} looks in ${event.total.seconds.toFixed(2)} s): ${event.diagnosis.verdict.text}\n`);
   assert.equal(event.event, 'summary');
   assert.equal(event.total.read, rows);
   assert.equal(event.total.loaded + event.total.rejected + event.total.skipped, event.total.read);
@@ -108,7 +109,9 @@ describe('verdicts of loads built to be bound by one thing', () => {
     // A plain load of narrow rows is not: on a quiet machine it measured the server waiting for
     // pgsurge 32-33% of the looks (a "more workers" verdict), because the server's per-row work is
     // then as small as pgsurge's round trips between chunks.
-    const rows = 50_000;
+    // 150,000 rows: 50,000 took 1.2-1.3 s on a quiet machine here, 25-26 looks, near the 20 a verdict
+    // needs (a machine twice as fast would fail "enough looks"); 150,000 last ~3.7 s here
+    const rows = 150_000;
     const file = path.join(dir, 'typed.txt');
     await fs.writeFile(file, typedRows(rows));
     await client.query(`CREATE TABLE ${SCHEMA}.typed (id bigint, a numeric(12,2), b numeric(12,2), c numeric(12,2), d numeric(12,2), e numeric(12,2), f numeric(12,2),
@@ -182,7 +185,9 @@ describe('verdicts of loads built to be bound by one thing', () => {
     // workers of narrow rows measured 0-5% here. Measured (docs/diagnostics.md), also with another
     // process burning a core: 15 extension lock 42-53%, 18 30-49% (at -w 8 18 fell to 20%); the
     // rule needs 10%. 256kB chunks: at 128kB the backends idle between chunks for a starved pgsurge.
-    const rows = 5000;
+    // 20,000 rows: 5,000 took 1.15-1.4 s on a quiet machine here, exactly the 20 looks a verdict needs,
+    // and failed "enough looks" on a machine twice as fast; 20,000 last ~4.5 s here
+    const rows = 20_000;
     const file = path.join(dir, 'wide.txt');
     await fs.writeFile(file, wideRandomKeyRows(rows, 6));
     const cols = ['a', 'b', 'c'];
