@@ -8,6 +8,7 @@ import type pg from 'pg';
 import type { ManagedCluster } from '../../src/cluster/managed-cluster.js';
 import { writeNarrowRows } from '../../src/decay/narrow-rows.js';
 import type { Diagnosis } from '../../src/diagnose/diagnose-load.js';
+import { MIN_LOOKS } from '../../src/diagnose/rules.js';
 import { buildSlowDisk, withPreload } from '../helpers/slow-disk.js';
 import { clusterClient, clusterTempDir, openCluster, removeClusterDir, TEST_PG_BIN } from '../helpers/temp-cluster.js';
 import { readProbe, type ProbeFigures } from '../../src/probe/probe-store.js';
@@ -88,7 +89,7 @@ async function checkTable(c: pg.Client, table: string, file: string, rows: numbe
   assert.equal(digest(await tableRecords(c, table, '(FORMAT text)')), digest((await fs.readFile(file, 'utf8')).trimEnd().split('\n')));
 }
 
-function assertDiagnosed(event: JsonSummary, rows: number, minLooks = 20): Diagnosis {
+function assertDiagnosed(event: JsonSummary, rows: number, minLooks = MIN_LOOKS): Diagnosis {
   // the looks and seconds beside the verdict: a test whose load gets near the minimum on this machine would fail on a faster one
   if (event.diagnosis) process.stdout.write(`# verdict (${event.diagnosis.waits.looks} looks in ${event.total.seconds.toFixed(2)} s): ${event.diagnosis.verdict.text}\n`);
   assert.equal(event.event, 'summary');
@@ -110,7 +111,7 @@ describe('verdicts of loads built to be bound by one thing', () => {
     // pgsurge 32-33% of the looks (a "more workers" verdict), because the server's per-row work is
     // then as small as pgsurge's round trips between chunks.
     // 150,000 rows: 50,000 took 1.2-1.3 s on a quiet machine here, 25-26 looks, near the 20 a verdict
-    // needs (a machine twice as fast would fail "enough looks"); 150,000 last ~3.7 s here
+    // needs (a machine twice as fast would fail "enough looks"); 150,000 took 3.5-3.7 s here (69-74 looks)
     const rows = 150_000;
     const file = path.join(dir, 'typed.txt');
     await fs.writeFile(file, typedRows(rows));
@@ -186,7 +187,7 @@ describe('verdicts of loads built to be bound by one thing', () => {
     // process burning a core: 15 extension lock 42-53%, 18 30-49% (at -w 8 18 fell to 20%); the
     // rule needs 10%. 256kB chunks: at 128kB the backends idle between chunks for a starved pgsurge.
     // 20,000 rows: 5,000 took 1.15-1.4 s on a quiet machine here, exactly the 20 looks a verdict needs,
-    // and failed "enough looks" on a machine twice as fast; 20,000 last ~4.5 s here
+    // and failed "enough looks" on a machine twice as fast; 20,000 took 3.6-4.7 s here (66-88 looks)
     const rows = 20_000;
     const file = path.join(dir, 'wide.txt');
     await fs.writeFile(file, wideRandomKeyRows(rows, 6));
