@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // The command's entry: everything else lives in the compiled TypeScript, bundled into one
-// file by `npm run build` (scripts/bundle.js) so that it starts faster.
-import { main } from '../dist/bundle/main.js';
+// file by `npm run build` (scripts/bundle.js) so that it starts faster. The bundle is
+// minified; with --verbose, stack traces go through its source map to dist/src.
+if (process.argv.includes('--verbose')) process.setSourceMapsEnabled(true);
+const { main } = await import('../dist/bundle/main.js');
 
 process.exitCode = await main(process.argv);

@@ -24,11 +24,25 @@ const pgOnNode = {
   },
 };
 
+// Chunk names carry a hash: without emptying the folder first, every build would leave the last one's behind.
+await fs.rm('dist/bundle', { recursive: true, force: true });
 await build({
   entryPoints: ['dist/src/cli/main.js', 'dist/src/datasets/dbt3/block-worker.js', 'dist/src/source/parquet/decode-worker.js', 'dist/src/cluster/write-check-child.js'],
   outdir: 'dist/bundle',
   entryNames: '[name]',
+  // Code reached only through import() (the Parquet reader and writer) goes into chunks of its own beside the
+  // entry points, loaded when a command needs it. They stay in dist/bundle: the bundle finds its workers by
+  // paths relative to import.meta.url.
+  splitting: true,
+  chunkNames: '[name]-[hash]',
   bundle: true,
+  // Whitespace and syntax minified (names kept): ~30% less source for V8 to read at every start, and pure ASCII
+  // (comments with non-ASCII characters made V8 hold the whole source as two-byte text): ~20 ms less per command.
+  // The linked source map points stack traces (--verbose turns source maps on, bin/pgsurge.js) at dist/src.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  sourcemap: 'linked',
+  sourcesContent: false,
   platform: 'node',
   format: 'esm',
   target: 'node20',

@@ -2,11 +2,11 @@ import type pg from 'pg';
 import type { LoadTarget } from '../batching/chunk.js';
 import { readHeaderNames } from '../source/header.js';
 import { planColumns, readTableColumns, type TableColumn } from './column-plan.js';
-import { openParquet } from '../source/parquet/parquet-file.js';
-import { parquetFields, planParquetColumns } from '../source/parquet/parquet-columns.js';
 
 /** A Parquet input's plan: its footer read now, its fields matched to the table's columns by name. */
 async function planParquetInput(input: LoadTarget, table: readonly TableColumn[]): Promise<LoadTarget> {
+  // Imported when a Parquet input is planned: other loads do not load the Parquet reader (see source/open-input.ts).
+  const [{ openParquet }, { parquetFields, planParquetColumns }] = await Promise.all([import('../source/parquet/parquet-file.js'), import('../source/parquet/parquet-columns.js')]);
   const file = await openParquet(input.file);
   try {
     const parquetColumns = planParquetColumns(input, table, parquetFields(file.metadata, input.file), input.input?.columns);

@@ -12,7 +12,6 @@ import { rangeReader } from './byte-reader.js';
 import { compressionOf, fileBlocks } from './file-blocks.js';
 import { recordEndsFor } from './header.js';
 import { jsonArrayChunks } from './json-array-source.js';
-import { openParquetInput } from './parquet/parquet-source.js';
 import { BOM, dropBom, dropRecords, RecordEnds, takeRecords } from './record-window.js';
 import { skipCovered } from './skip-covered.js';
 import { withinShare } from '../parts/load-part.js';
@@ -57,7 +56,12 @@ export async function openInput(target: LoadTarget, options: OpenOptions): Promi
   const { chunkBytes } = options;
   const covered = options.covered ?? [];
   // Parquet: read by row group, its own reader; the ledger's ranges count rows.
-  if (target.format === 'parquet') return openParquetInput(target, { workers: options.workers, chunkBytes, covered });
+  // Imported here, not at the top: the Parquet reader and its decompressors are ~40% of the bundle, and every other
+  // command would load them at its start (scripts/bundle.js splits them into a chunk of their own).
+  if (target.format === 'parquet') {
+    const { openParquetInput } = await import('./parquet/parquet-source.js');
+    return openParquetInput(target, { workers: options.workers, chunkBytes, covered });
+  }
   // Sequential readers read everything again and drop what an earlier run committed.
   const sequential = (chunks: AsyncGenerator<Chunk>): ChunkSource => skipCovered(chunks, sourceFramer(target), covered);
   const input = target.input ?? {};

@@ -11,7 +11,7 @@ import { groupBlocks, type BlockMaker } from './block-source.js';
 import { buildContext, DEFAULT_SEED, type GenContext } from './context.js';
 import { dbt3Counts, drivingRows, partsuppKeysUnique, sliceRange } from './scale.js';
 import { BlockWorkers } from './worker-pool.js';
-import { Dbt3ParquetFile, type ParquetOutOptions } from './parquet-out.js';
+import type { ParquetOutOptions } from './parquet-out.js';
 import type { Dbt3GenFormat } from './gen-formats.js';
 import type { Block, TableGroup } from './block.js';
 
@@ -157,7 +157,7 @@ export async function generateDbt3(opts: Dbt3GenerateOptions): Promise<{ files: 
       // a group's tables share their driving rows, so one slice range serves them all
       const { start, end } = sliceOf(r, group[0]!);
       const outputs = group.map((table) => ({ table, path: path.join(opts.outDir, dbt3FileName(table, r.parts, r.part, format)), rows: 0, bytes: 0 }));
-      const sinks = format === 'parquet' ? parquetSinks(outputs, opts.parquet) : await tblSinks(outputs);
+      const sinks = format === 'parquet' ? await parquetSinks(outputs, opts.parquet) : await tblSinks(outputs);
       let finished = false;
       try {
         for await (const blocks of groupBlocks(maker, group, start, end)) {
@@ -221,7 +221,9 @@ async function tblSinks(outputs: readonly { path: string }[]): Promise<TableSink
   return sinks;
 }
 
-function parquetSinks(outputs: readonly { table: Dbt3Table; path: string }[], options: ParquetOutOptions | undefined): TableSink[] {
+async function parquetSinks(outputs: readonly { table: Dbt3Table; path: string }[], options: ParquetOutOptions | undefined): Promise<TableSink[]> {
+  // Imported when Parquet is written: `.tbl` runs do not load the Parquet writer (see source/open-input.ts).
+  const { Dbt3ParquetFile } = await import('./parquet-out.js');
   const sinks: TableSink[] = [];
   try {
     for (const out of outputs) {
