@@ -133,6 +133,9 @@ export async function startDurability(target: Target, options: DurabilityOptions
   const unloggedTables: string[] = [];
   let settingsInEffect: Record<string, string>;
   let walStart: string;
+  // The session that read the settings and the WAL position, kept for `finish` when no restart comes between
+  // (a connection is a backend forked and authenticated, at the end of every load); undefined otherwise.
+  let held: pg.Client | undefined;
   try {
     const client = await open();
     try {
@@ -143,11 +146,12 @@ export async function startDurability(target: Target, options: DurabilityOptions
       await applySessionSettings(client, SESSION_SETTINGS[preset]);
       settingsInEffect = await readSettings(client);
       walStart = (await client.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]!.lsn;
+      if (restoreSettings === undefined) held = client;
     } catch (error) {
       for (const name of unloggedTables) await setLogged(client, name, true).catch(() => undefined);
       throw error;
     } finally {
-      await client.end();
+      if (held === undefined) await client.end();
     }
   } catch (error) {
     await undoServer();
@@ -229,9 +233,23 @@ export async function startDurability(target: Target, options: DurabilityOptions
     },
 
     async finish() {
+      /** The held session with its settings back to the server's (RESET ALL: what a fresh one would read), else a fresh one (it was lost: a server restart under the load). */
+      const sessionForFinish = async (): Promise<pg.Client> => {
+        const c = held;
+        held = undefined;
+        if (c !== undefined) {
+          try {
+            await c.query('RESET ALL');
+            return c;
+          } catch {
+            await c.end().catch(() => undefined);
+          }
+        }
+        return connect(target.config);
+      };
       let walBytes = 0;
       let settingsAfter: Record<string, string> | undefined;
-      const c = await connect(target.config);
+      const c = await sessionForFinish();
       try {
         for (const name of unloggedTables) await timed(`SET LOGGED ${name}`, () => setLogged(c, name, true));
         walBytes = Number((await c.query<{ b: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::text AS b', [walStart])).rows[0]!.b);
