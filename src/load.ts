@@ -13,7 +13,6 @@ import { connectionFailure, copyColumnFromWhere, copyLineFromWhere, isServerErro
 import { planInputColumns } from './db/plan-input-columns.js';
 import { asServerKeeps } from './db/old-backend.js';
 import { prepareTable, requireSchema } from './db/table-check.js';
-import { warmCount } from './db/warm-connections.js';
 import { preflight } from './db/preflight.js';
 import { LoadStopped } from './faults/load-stopped.js';
 import { DEFAULT_RETRY_FOR_MS, serverTrouble, withTimeout } from './faults/retry.js';
@@ -107,7 +106,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
   // Citus: lets shard moves go on again, however the load ends (src/citus/shard-move-guard.ts).
   let releaseShards = async (): Promise<void> => undefined;
   try {
-    await preflight(control, inputs, { ...options, warm: warmCount(target.config) });
+    await preflight(control, inputs, options);
     if (withLedger) await ensureLedger(control);
     // With each table ready, its columns are read once: what each input's records fill (the column plan).
     const { tables, planned } = await prepareTables(control, inputs, options);

@@ -1,7 +1,6 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { formatCount } from '../report/format-count.js';
 import { openTarget } from '../db/target.js';
-import { warmConnections } from '../db/warm-connections.js';
 import { LoadStopped } from '../faults/load-stopped.js';
 import type { Format } from '../framing/formats.js';
 import { loadWithDurability } from '../durability/durable-load.js';
@@ -101,10 +100,6 @@ Examples:
     const writerSpec = writerSpecFromFlags(flags);
     const writer = writerFor({ ...writerSpec, workers: flags.workers });
     const target = await openTarget(flags);
-    // The load's sessions, connected at once instead of one after another as each part comes to need one
-    // (src/db/warm-connections.ts): the durability check's, the control connection, the workers, the sampler's two,
-    // the WAL flusher's. Not before a restart into unsafe settings, which would drop them.
-    if (flags.durability !== 'unsafe') warmConnections(target.config, 2 + flags.workers + (flags.sampleEvery === 'off' ? 0 : 2) + (flags.ledger ? 1 : 0));
     if (flags.durability === 'unsafe' && target.managed !== undefined) process.stderr.write(UNSAFE_WARNING);
     const say = !flags.quiet && !flags.json;
     if (say && target.managed !== undefined) process.stderr.write(`pgsurge: into the ${target.description}\n`);

@@ -9,18 +9,15 @@ import { LoadError } from './load-error.js';
  * load needs on the tables that exist. A load refused here leaves everything as it was
  * (exit 2); one that failed after TRUNCATE would have emptied a table for nothing.
  */
-export async function preflight(client: pg.Client, inputs: readonly LoadTarget[], options: { workers: number; truncate: boolean; warm?: number }): Promise<void> {
-  // This connection is counted already; the workers need `workers` more, less those opened ahead for them (`warm`,
-  // src/db/warm-connections.ts), which the server counts as in use already.
+export async function preflight(client: pg.Client, inputs: readonly LoadTarget[], options: { workers: number; truncate: boolean }): Promise<void> {
+  // This connection is counted already; the workers need `workers` more.
   const r = await client.query<{ max: number; reserved: number; used: number; superuser: boolean }>(
     `SELECT current_setting('max_connections')::int AS max,
             current_setting('superuser_reserved_connections')::int + coalesce(current_setting('reserved_connections', true)::int, 0) AS reserved,
             (SELECT count(*)::int FROM pg_stat_activity WHERE backend_type = 'client backend') AS used,
             (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) AS superuser`,
   );
-  const warm = Math.min(options.warm ?? 0, r.rows[0]!.used);
-  const { max, reserved, superuser } = r.rows[0]!;
-  const used = r.rows[0]!.used - warm;
+  const { max, reserved, used, superuser } = r.rows[0]!;
   const free = max - (superuser ? 0 : reserved) - used;
   if (options.workers > free) {
     throw new LoadError('bad-option', `--workers ${options.workers} needs ${options.workers} more connections, and the server has ${Math.max(0, free)} free (max_connections ${max}, ${used} in use${superuser ? '' : `, ${reserved} reserved`}); nothing was changed`, {

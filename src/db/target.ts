@@ -3,7 +3,6 @@ import { ManagedCluster, type ManagedClusterOptions } from '../cluster/managed-c
 import { maskConninfo } from './conninfo.js';
 import { PG_TARGET_ENV, resolveConnection } from './connection-settings.js';
 import { restoreAfterUnsafe } from '../durability/unsafe-marker.js';
-import { closeWarmConnections, takeWarm } from './warm-connections.js';
 
 /** Where a command's rows go, and how to reach it. */
 export interface Target {
@@ -12,7 +11,7 @@ export interface Target {
   readonly description: string;
   /** Set when the target is pgsurge's managed cluster. */
   readonly managed: ManagedCluster | undefined;
-  /** Closes the connections opened ahead and not taken (src/db/warm-connections.ts); stops the managed cluster if this command started it. */
+  /** Stops the managed cluster if this command started it. */
   release(): Promise<void>;
 }
 
@@ -37,7 +36,7 @@ export function usesManagedCluster(options: { readonly db?: string }, env: NodeJ
 export async function openTarget(options: TargetOptions, env: NodeJS.ProcessEnv = process.env): Promise<Target> {
   if (!usesManagedCluster(options, env)) {
     const { config, description } = resolveConnection(options.db, env, (line) => process.stderr.write(`pgsurge: warning: ${line}\n`));
-    return { config, description, managed: undefined, release: closeWarmConnections };
+    return { config, description, managed: undefined, release: async () => {} };
   }
   const cluster = await ManagedCluster.open(options);
   const started = await cluster.start(options.settings);
@@ -49,7 +48,6 @@ export async function openTarget(options: TargetOptions, env: NodeJS.ProcessEnv 
     description: `managed cluster ${cluster.dataDir} (${cluster.binaries.version}, ${cluster.binaries.source})`,
     managed: cluster,
     release: async () => {
-      await closeWarmConnections();
       if (started && !options.keepRunning) await cluster.stop();
     },
   };
@@ -65,18 +63,7 @@ export function redactUrl(url: string): string {
  * without one, the user's application_name (PGAPPNAME), else `pgsurge`.
  */
 export async function connect(config: pg.ClientConfig, applicationName?: string): Promise<pg.Client> {
-  const name = applicationName ?? config.application_name ?? 'pgsurge';
-  // One opened ahead by `warmConnections` (src/db/warm-connections.ts), when the command started some.
-  const warm = await takeWarm(config);
-  if (warm) {
-    try {
-      if (name !== (config.application_name ?? 'pgsurge')) await warm.query("SELECT set_config('application_name', $1, false)", [name]);
-      return warm;
-    } catch {
-      await warm.end().catch(() => undefined);
-    }
-  }
-  const client = new pg.Client({ ...config, application_name: name });
+  const client = new pg.Client({ ...config, application_name: applicationName ?? config.application_name ?? 'pgsurge' });
   // A connection error after connect() surfaces on the next query; do not crash on the event.
   client.on('error', () => {});
   try {
