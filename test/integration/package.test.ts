@@ -21,7 +21,8 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.
 
 /** Every file the tarball may hold; `docs/*.md` are the pages the README links to. */
 const REQUIRED = ['LICENSE', 'README.md', 'package.json', 'bin/pgsurge.js', 'dist/bundle/main.js', 'dist/bundle/block-worker.js', 'dist/bundle/decode-worker.js', 'dist/bundle/write-check-child.js'];
-const ALLOWED_PATTERNS = [/^docs\/[a-z0-9-]+\.md$/];
+// The bundle's chunks (code loaded by import(), scripts/bundle.js) and source maps (for --verbose stack traces).
+const ALLOWED_PATTERNS = [/^docs\/[a-z0-9-]+\.md$/, /^dist\/bundle\/[A-Za-z0-9-]+\.js(\.map)?$/];
 
 let top: string;
 let tgz: string;
