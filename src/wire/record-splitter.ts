@@ -3,6 +3,7 @@ import { unescapeTextInto } from '../writer/decode-records.js';
 import { writeNull, writeTupleStart } from './binary-copy.js';
 import type { FieldEncoder, WireBuffer } from './field-encoder.js';
 import { fastDate, fastInteger, fastKinds, fastNumeric, fastText, KIND_DATE, KIND_INT2, KIND_INT4, KIND_INT8, KIND_NONE, KIND_NUMERIC, KIND_TEXT, textStops } from './fast-fields.js';
+import { WasmRecords, wasmRecordsEnabled } from './wasm-records.js';
 
 /**
  * The binary wire's hot path: a chunk's framed records (COPY text or CSV, as the text
@@ -59,6 +60,9 @@ export interface SplitRefusal {
   readonly why: string;
 }
 
+/** Records encoded in JavaScript after the WebAssembly took none, before it is asked again. */
+const WASM_BACKOFF = 16;
+
 const NL = 0x0a;
 const CR = 0x0d;
 const BACKSLASH = 0x5c;
@@ -95,16 +99,26 @@ export class RecordSplitter {
   private refusal: SplitRefusal | undefined;
   /** The chunk's line ending so far (one chunk is one COPY). */
   private eol = EOL_UNKNOWN;
+  /** Whole records in WebAssembly (src/wire/wasm-records.ts), when every column has a fast kind. */
+  private readonly wasm: WasmRecords | undefined;
+  /** Records the JavaScript takes before trying the WebAssembly again after it took none. */
+  private wasmBackoff = 0;
 
-  /** `options.fastPaths: false`: every field through its encoder's `encode` (the tests' reference). */
+  /**
+   * `options.fastPaths: false`: every field through its encoder's `encode` (the tests'
+   * reference); `options.wasm: false`: the fast paths in JavaScript only (default: on unless
+   * `PGSURGE_WIRE_WASM=0`).
+   */
   constructor(
     private readonly format: SplitFormat,
     private readonly encoders: readonly FieldEncoder[],
-    options: { fastPaths?: boolean } = {},
+    options: { fastPaths?: boolean; wasm?: boolean } = {},
   ) {
     this.stops = stopBytes(format);
     this.kinds = options.fastPaths === false || format.csv ? new Int8Array(encoders.length + 1) : fastKinds(encoders, format.delimiter);
     this.textStops = textStops(format.delimiter);
+    const allFast = encoders.length > 0 && this.kinds.subarray(0, encoders.length).every((k) => k !== KIND_NONE);
+    this.wasm = allFast && (options.wasm ?? wasmRecordsEnabled()) ? new WasmRecords(this.kinds, encoders.length, format.delimiter, this.textStops, format.null) : undefined;
   }
 
   /**
@@ -180,9 +194,25 @@ export class RecordSplitter {
     const ncols = encoders.length;
     const last = ncols - 1;
     const len = d.length;
+    const wasm = this.wasm;
     let p = 0;
     let record = 0;
+    if (wasm !== undefined) {
+      wasm.load(d);
+      this.wasmBackoff = 0;
+    }
     while (p < len) {
+      // Whole fast records in WebAssembly, up to one it cannot encode: that one, and after a
+      // miss a few more (a chunk of such records would otherwise cross over for each), here.
+      if (wasm !== undefined && this.eol !== EOL_CRNL && this.wasmBackoff-- <= 0) {
+        const n = wasm.run(p, len, out);
+        if (n > 0) {
+          record += n;
+          p = wasm.consumed;
+          this.eol = EOL_NL;
+          if (p >= len) break;
+        } else this.wasmBackoff = WASM_BACKOFF;
+      }
       record++;
       writeTupleStart(out, ncols);
       for (let col = 0; ; col++) {

@@ -6,9 +6,10 @@ import { fastKinds, KIND_NONE } from '../../../src/wire/fast-fields.js';
 import { RecordSplitter, type SplitFormat, type SplitRefusal } from '../../../src/wire/record-splitter.js';
 import { prng } from '../../helpers/lineitem-data.js';
 
-// The splitter's fast paths (src/wire/fast-fields.ts) against the encoders' general path:
-// the same bytes, or the same refusal, for every input — including the forms that must
-// not take a fast path.
+// The splitter's fast paths (src/wire/fast-fields.ts), and its whole fast records in
+// WebAssembly (src/wire/wasm-records.ts) where every column has a fast kind, against the
+// encoders' general path: the same bytes, or the same refusal, for every input — including
+// the forms that must not take a fast path.
 
 const session: SessionFacts = { serverVersionNum: 150000, timeZone: 'UTC', dateStyle: 'ISO, MDY', serverEncoding: 'UTF8' };
 const TYPES = ['int2', 'int4', 'int8', 'numeric', 'date', 'text', 'bpchar', 'varchar'] as const;
@@ -16,19 +17,26 @@ const encoder = (typname: string): FieldEncoder => encoderFor({ typname, typmod:
 
 const textFormat = (delimiter: string, nul = '\\N'): SplitFormat => ({ csv: false, delimiter: delimiter.charCodeAt(0), null: Buffer.from(nul), quote: 0x22, escape: 0x22 });
 
-/** Encodes `input` with and without the fast paths; both must agree (bytes, count, or refusal). */
+/** The splitters compared: fast paths with the WebAssembly records, fast paths in JavaScript only, the general path only. */
+const VARIANTS = [
+  { fastPaths: true, wasm: true },
+  { fastPaths: true, wasm: false },
+  { fastPaths: false, wasm: false },
+] as const;
+
+/** Encodes `input` with each variant; all must agree (bytes, count, or refusal). */
 const splitters = new Map<string, RecordSplitter>();
-function splitterFor(format: SplitFormat, typnames: readonly string[], fastPaths: boolean): RecordSplitter {
-  const key = JSON.stringify([format.delimiter, Buffer.from(format.null).toString(), typnames, fastPaths]);
+function splitterFor(format: SplitFormat, typnames: readonly string[], options: (typeof VARIANTS)[number]): RecordSplitter {
+  const key = JSON.stringify([format.delimiter, Buffer.from(format.null).toString(), typnames, options]);
   let s = splitters.get(key);
-  if (s === undefined) splitters.set(key, (s = new RecordSplitter(format, typnames.map(encoder), { fastPaths })));
+  if (s === undefined) splitters.set(key, (s = new RecordSplitter(format, typnames.map(encoder), options)));
   return s;
 }
 
 function agree(format: SplitFormat, typnames: readonly string[], input: Buffer, what: string): number | SplitRefusal {
-  const results = [true, false].map((fastPaths) => {
+  const results = VARIANTS.map((options) => {
     const out = new WireBuffer(16);
-    const splitter = splitterFor(format, typnames, fastPaths);
+    const splitter = splitterFor(format, typnames, options);
     // In two pieces, as the writer sends a chunk, where the input has a record boundary in its middle.
     const cut = input.indexOf(0x0a, input.length >> 1) + 1;
     const split = cut > 0 && cut < input.length;
@@ -37,8 +45,10 @@ function agree(format: SplitFormat, typnames: readonly string[], input: Buffer, 
     const r = typeof first !== 'number' ? first : typeof second !== 'number' ? { ...second, record: first + second.record } : first + second;
     return { r, bytes: Buffer.from(out.bytes.subarray(0, out.pos)).toString('hex') };
   });
-  assert.deepEqual(results[0]!.r, results[1]!.r, `${what}: result`);
-  if (typeof results[0]!.r === 'number') assert.equal(results[0]!.bytes, results[1]!.bytes, `${what}: bytes`);
+  for (const k of [1, 2]) {
+    assert.deepEqual(results[0]!.r, results[k]!.r, `${what}: result, ${JSON.stringify(VARIANTS[0])} vs ${JSON.stringify(VARIANTS[k])}`);
+    if (typeof results[0]!.r === 'number') assert.equal(results[0]!.bytes, results[k]!.bytes, `${what}: bytes, ${JSON.stringify(VARIANTS[0])} vs ${JSON.stringify(VARIANTS[k])}`);
+  }
   return results[0]!.r;
 }
 
