@@ -14,13 +14,13 @@ import type { ColumnType } from './field-encoder.js';
  *
  * Where the server runs matters because of whose CPU the encoding takes:
  * - on another machine, pgsurge's CPU does not compete with the server's: binary;
- * - on this machine, binary wins while the cores have room for pgsurge's thread beside
- *   every backend (workers < cores): SF 1 lineitem, PostgreSQL 15, 2 cores, -w1: binary
- *   1.17× psql's rows/s, text 0.95× — the backend is the bottleneck and binary spares it
- *   ~20% of its CPU. With as many workers as cores the client's encoding takes CPU the
- *   backends need: -w2 on 2 cores, binary 0.75×, text 0.86× (before the splitter's fast
- *   paths cut the client's cost per row by ~30%; rerun bench/wire.ts before moving this
- *   line). An unknown worker count counts as "as many as cores".
+ * - on this machine, binary wins while the workers are no more than the cores: SF 1
+ *   lineitem, PostgreSQL 15, 2 cores, -w1: binary 1.23–1.44× psql's rows/s, text
+ *   0.93–0.97×; -w2 (the encoding's client CPU now competes with both backends): binary
+ *   ahead of text in all six rounds of two runs (1.05–1.32×; session 11, with the
+ *   WebAssembly records: 1.05, 1.05, 1.06). Until then this line was `workers < cores`
+ *   (the first wire lost at -w2: 0.75× psql against text's 0.86×). More workers than
+ *   cores is not measured: text. An unknown worker count counts as "as many as cores".
  */
 
 /** Types whose text input function costs the server enough that binary measurably spares it. */
@@ -44,9 +44,11 @@ export function autoPicksBinary(columns: readonly ColumnType[], context: AutoCon
   if (!context.serverIsLocal) return { binary: true, why: what };
   const cores = context.cores ?? os.availableParallelism();
   const { workers } = context;
-  if (workers !== undefined && workers < cores) return { binary: true, why: `${what}; the server runs on this machine, and its ${workers} backend${workers === 1 ? '' : 's'} leave${workers === 1 ? 's' : ''} a core of ${cores} for the encoding` };
-  const many = workers === undefined ? 'an unknown number of workers' : `${workers} workers on ${cores} cores`;
-  return { binary: false, why: `the server runs on this machine, where with ${many} the encoding's client CPU takes what the backends need (${what}); --wire binary to use it anyway` };
+  if (workers === undefined || workers <= cores) {
+    const many = workers === undefined ? 'an unknown number of workers (counted as one a core)' : `${workers} worker${workers === 1 ? '' : 's'} on ${cores} cores`;
+    return { binary: true, why: `${what}; the server runs on this machine, with ${many}: binary measured faster there` };
+  }
+  return { binary: false, why: `the server runs on this machine, with ${workers} workers on ${cores} cores: more backends than cores, where binary is not measured (${what}); --wire binary to use it anyway` };
 }
 
 /** A Unix socket, or a loopback address: the server shares this machine's cores. */

@@ -22,8 +22,9 @@ describe('planWire: binary only where every step is exact', () => {
     { name: 'a server encoding other than UTF8', choice: 'binary', columns: lineitemLike, session: { ...session, serverEncoding: 'LATIN1' }, binary: false, why: /server_encoding is LATIN1/ },
     { name: 'a framing the splitter cannot cut', choice: 'binary', columns: lineitemLike, format: splitFormatOf({ format: 'text', delimiter: '§' }), binary: false, why: /framing: its delimiter/ },
     { name: 'auto on a typed table, the server elsewhere', choice: 'auto', columns: lineitemLike, local: false, binary: true },
-    { name: 'auto on a typed table, the server on this machine, workers unknown', choice: 'auto', columns: lineitemLike, local: true, binary: false, why: /^auto: the server runs on this machine, where with an unknown number of workers/ },
-    { name: 'auto on a typed table, the server on this machine, as many workers as cores', choice: 'auto', columns: lineitemLike, local: true, workers: 2, binary: false, why: /^auto: the server runs on this machine, where with 2 workers on 2 cores the encoding's client CPU takes what the backends need/ },
+    { name: 'auto on a typed table, the server on this machine, workers unknown', choice: 'auto', columns: lineitemLike, local: true, binary: true },
+    { name: 'auto on a typed table, the server on this machine, as many workers as cores', choice: 'auto', columns: lineitemLike, local: true, workers: 2, binary: true },
+    { name: 'auto on a typed table, the server on this machine, more workers than cores', choice: 'auto', columns: lineitemLike, local: true, workers: 3, binary: false, why: /^auto: the server runs on this machine, with 3 workers on 2 cores: more backends than cores/ },
     { name: 'auto on a typed table, the server on this machine, fewer workers than cores', choice: 'auto', columns: lineitemLike, local: true, workers: 1, binary: true },
     { name: 'auto on a text-heavy table says why', choice: 'auto', columns: [col('id', 'int4'), col('a', 'text'), col('b', 'text'), col('c', 'varchar'), col('d', 'int8')], local: false, binary: false, why: /^auto: only 0 of 5 columns \(0%\) are numeric, date\/time or float/ },
   ];
@@ -38,13 +39,14 @@ describe('planWire: binary only where every step is exact', () => {
 });
 
 describe('auto rule', () => {
-  it('counts the columns costly to parse; a server on this machine gets binary only with a core to spare for the encoding', () => {
+  it('counts the columns costly to parse; a server on this machine gets binary with no more workers than cores', () => {
     const remote = { serverIsLocal: false };
     assert.equal(autoPicksBinary([col('a', 'numeric'), col('b', 'text'), col('c', 'int4'), col('d', 'int4')], remote).binary, true);
     assert.equal(autoPicksBinary([col('a', 'numeric'), col('b', 'text'), col('c', 'int4'), col('d', 'int4'), col('e', 'int4')], remote).binary, false);
-    assert.equal(autoPicksBinary([col('a', 'numeric')], { serverIsLocal: true }).binary, false);
+    assert.equal(autoPicksBinary([col('a', 'numeric')], { serverIsLocal: true, cores: 2 }).binary, true);
     assert.equal(autoPicksBinary([col('a', 'numeric')], { serverIsLocal: true, workers: 1, cores: 2 }).binary, true);
-    assert.equal(autoPicksBinary([col('a', 'numeric')], { serverIsLocal: true, workers: 2, cores: 2 }).binary, false);
+    assert.equal(autoPicksBinary([col('a', 'numeric')], { serverIsLocal: true, workers: 2, cores: 2 }).binary, true);
+    assert.equal(autoPicksBinary([col('a', 'numeric')], { serverIsLocal: true, workers: 3, cores: 2 }).binary, false);
     assert.equal(autoPicksBinary([col('a', 'numeric')], { serverIsLocal: true, workers: 4, cores: 8 }).binary, true);
     // Too few costly columns: text, wherever the server is.
     assert.equal(autoPicksBinary([col('a', 'int4'), col('b', 'text')], { serverIsLocal: true, workers: 1, cores: 2 }).binary, false);
