@@ -118,7 +118,7 @@ export class RecordSplitter {
     this.kinds = options.fastPaths === false || format.csv ? new Int8Array(encoders.length + 1) : fastKinds(encoders, format.delimiter);
     this.textStops = textStops(format.delimiter);
     const allFast = encoders.length > 0 && this.kinds.subarray(0, encoders.length).every((k) => k !== KIND_NONE);
-    this.wasm = allFast && (options.wasm ?? wasmRecordsEnabled()) ? new WasmRecords(this.kinds, encoders.length, format.delimiter, this.textStops, format.null) : undefined;
+    this.wasm = allFast && (options.wasm ?? wasmRecordsEnabled()) ? WasmRecords.create(this.kinds, encoders.length, format.delimiter, this.textStops, format.null) : undefined;
   }
 
   /**
@@ -197,14 +197,17 @@ export class RecordSplitter {
     const wasm = this.wasm;
     let p = 0;
     let record = 0;
-    if (wasm !== undefined) {
-      wasm.load(d);
-      this.wasmBackoff = 0;
-    }
+    // The input goes into the WebAssembly's memory on its first run (a CR-NL chunk never has one).
+    let loaded = false;
+    this.wasmBackoff = 0;
     while (p < len) {
       // Whole fast records in WebAssembly, up to one it cannot encode: that one, and after a
       // miss a few more (a chunk of such records would otherwise cross over for each), here.
       if (wasm !== undefined && this.eol !== EOL_CRNL && this.wasmBackoff-- <= 0) {
+        if (!loaded) {
+          wasm.load(d);
+          loaded = true;
+        }
         const n = wasm.run(p, len, out);
         if (n > 0) {
           record += n;

@@ -8,7 +8,9 @@
  *
  * Used when every column of the COPY has a fast kind (otherwise each record would come
  * back to JavaScript), for COPY text input (not CSV). `PGSURGE_WIRE_WASM=0` turns it off
- * (the benches measure it against the JavaScript that way).
+ * (the benches measure it against the JavaScript that way). Where WebAssembly cannot run
+ * (`node --jitless`, an address-space limit the memory's reservation exceeds) the
+ * JavaScript does the work.
  */
 import { FAST_RECORDS_WASM_BASE64 } from './wasm/fast-records-wasm.js';
 import type { WireBuffer } from './field-encoder.js';
@@ -18,8 +20,6 @@ const STOP_ROOM = 2;
 /** The output region's first size: a 64 KB text piece is ~110 KB of lineitem tuples. */
 const FIRST_OUT = 256 * 1024;
 
-let compiled: WebAssembly.Module | undefined;
-
 interface Exports {
   encode_records(d: number, len: number, kinds: number, ncols: number, delim: number, stops: number, nul: number, nulLen: number, out: number, outCap: number): number;
   r_consumed: WebAssembly.Global;
@@ -28,76 +28,108 @@ interface Exports {
   __heap_base: WebAssembly.Global;
 }
 
+/**
+ * One instance and memory for the process: every splitter runs on the one event loop and
+ * `encode` is synchronous, so a splitter writes its settings and its input into the memory
+ * at the start of each `load`, and nothing else runs before its `run`s are done. (A memory
+ * per splitter reserved ~10 GB of address space each, which `ulimit -v` may refuse.)
+ */
+interface Kernel {
+  readonly x: Exports;
+  readonly memory: WebAssembly.Memory;
+  readonly base: number;
+  bytes: Uint8Array;
+  words: Int32Array;
+}
+
+/** The kernel, made on first use; null where WebAssembly is missing or refused. */
+let kernel: Kernel | null | undefined;
+
+function kernelOrNull(): Kernel | null {
+  if (kernel !== undefined) return kernel;
+  try {
+    const memory = new WebAssembly.Memory({ initial: 8 });
+    const module = new WebAssembly.Module(Buffer.from(FAST_RECORDS_WASM_BASE64, 'base64'));
+    const x = new WebAssembly.Instance(module, { env: { memory } }).exports as unknown as Exports;
+    kernel = { x, memory, base: x.__heap_base.value as number, bytes: new Uint8Array(memory.buffer), words: new Int32Array(memory.buffer) };
+  } catch {
+    kernel = null;
+  }
+  return kernel;
+}
+
 /** Whether the WebAssembly fast records are on (`PGSURGE_WIRE_WASM=0` turns them off). */
 export function wasmRecordsEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
   return env.PGSURGE_WIRE_WASM !== '0';
 }
 
 /**
- * One splitter's kernel and memory. The memory holds, from `__heap_base`: the kinds, the
- * text stops, the NULL string, then the input (a piece, copied in once per `load`) and the
- * output region; it grows to fit the input.
+ * One splitter's use of the kernel. At each `load` the memory gets, from `__heap_base`:
+ * the kinds, the text stops, the NULL string, the input, then the output region; it grows
+ * to fit.
  */
 export class WasmRecords {
-  private readonly memory = new WebAssembly.Memory({ initial: 8 });
-  private readonly x: Exports;
-  private readonly kindsAt: number;
-  private readonly stopsAt: number;
-  private readonly nulAt: number;
-  private readonly inAt: number;
-  private bytes: Uint8Array;
-  private words: Int32Array;
+  private readonly stops: Uint8Array;
+  private kindsAt = 0;
+  private stopsAt = 0;
+  private nulAt = 0;
+  private inAt = 0;
   private outAt = 0;
   private outCap = FIRST_OUT;
   private loaded = 0;
   /** After `run`: the index after the last record it encoded. */
   consumed = 0;
 
-  constructor(
+  /** A splitter's use of the kernel, or undefined where WebAssembly cannot run here. */
+  static create(kinds: Int8Array, ncols: number, delimiter: number, textStops: Uint8Array, nul: Uint8Array): WasmRecords | undefined {
+    const k = kernelOrNull();
+    return k === null ? undefined : new WasmRecords(k, kinds, ncols, delimiter, textStops, nul);
+  }
+
+  private constructor(
+    private readonly k: Kernel,
     private readonly kinds: Int8Array,
     private readonly ncols: number,
     private readonly delimiter: number,
     textStops: Uint8Array,
     private readonly nul: Uint8Array,
   ) {
-    compiled ??= new WebAssembly.Module(Buffer.from(FAST_RECORDS_WASM_BASE64, 'base64'));
-    this.x = new WebAssembly.Instance(compiled, { env: { memory: this.memory } }).exports as unknown as Exports;
-    const base = this.x.__heap_base.value as number;
-    this.kindsAt = base;
-    this.stopsAt = align(this.kindsAt + kinds.length);
-    this.nulAt = this.stopsAt + 256;
-    this.inAt = align(this.nulAt + nul.length);
-    this.bytes = new Uint8Array(this.memory.buffer);
-    this.words = new Int32Array(this.memory.buffer);
-    this.ensure(0);
-    this.bytes.set(kinds, this.kindsAt);
-    this.bytes.set(textStops.subarray(0, 256), this.stopsAt);
-    this.bytes.set(nul, this.nulAt);
+    this.stops = textStops.subarray(0, 256);
   }
 
-  /** Copies the input into the memory (once per splitter `encode`, before the `run`s on it). */
+  /** Writes this splitter's settings and the input into the memory (once per splitter `encode`, before the `run`s on it). */
   load(d: Uint8Array): void {
-    this.ensure(d.length);
-    this.bytes.set(d, this.inAt);
+    this.kindsAt = this.k.base;
+    this.stopsAt = align(this.kindsAt + this.kinds.length);
+    this.nulAt = this.stopsAt + 256;
+    this.inAt = align(this.nulAt + this.nul.length);
     this.loaded = d.length;
+    this.ensure();
+    const bytes = this.k.bytes;
+    bytes.set(this.kinds, this.kindsAt);
+    bytes.set(this.stops, this.stopsAt);
+    bytes.set(this.nul, this.nulAt);
+    bytes.set(d, this.inAt);
   }
 
   /**
    * Encodes whole fast records of the loaded input from `p` to `len`, appending them to
    * `out`; returns how many, with `consumed` the index after the last one. It stops at the
    * end, or before a record the JavaScript must encode (then `consumed` is that record's
-   * start). `len`: at most the loaded input's length.
+   * start). `len`: at most the loaded input's length; no other splitter's `load` between.
    */
   run(p: number, len: number, out: WireBuffer): number {
+    const { x } = this.k;
     let records = 0;
     for (;;) {
-      const n = this.x.encode_records(this.inAt + p, len - p, this.kindsAt, this.ncols, this.delimiter, this.stopsAt, this.nulAt, this.nul.length, this.outAt, this.outCap);
-      const consumed = this.words[(this.x.r_consumed.value as number) >> 2]!;
-      const produced = this.words[(this.x.r_produced.value as number) >> 2]!;
-      const stop = this.words[(this.x.r_stop.value as number) >> 2]!;
+      const n = x.encode_records(this.inAt + p, len - p, this.kindsAt, this.ncols, this.delimiter, this.stopsAt, this.nulAt, this.nul.length, this.outAt, this.outCap);
+      const { bytes, words } = this.k;
+      const consumed = words[(x.r_consumed.value as number) >> 2]!;
+      const produced = words[(x.r_produced.value as number) >> 2]!;
+      const stop = words[(x.r_stop.value as number) >> 2]!;
       if (produced > 0) {
         out.reserve(produced);
-        out.bytes.set(this.bytes.subarray(this.outAt, this.outAt + produced), out.pos);
+        out.bytes.set(bytes.subarray(this.outAt, this.outAt + produced), out.pos);
         out.pos += produced;
       }
       records += n;
@@ -106,23 +138,23 @@ export class WasmRecords {
       // The output region is full: go on into it again, or make it bigger for a record that does not fit at all.
       if (n === 0) {
         this.outCap *= 2;
-        this.ensure(this.loaded);
+        this.ensure();
       }
     }
     this.consumed = p;
     return records;
   }
 
-  /** Room for an input of `inputBytes` and the output region after it. */
-  private ensure(inputBytes: number): void {
-    const outAt = align(this.inAt + inputBytes);
-    const need = outAt + this.outCap;
-    if (need > this.memory.buffer.byteLength) {
-      this.memory.grow(Math.ceil((need - this.memory.buffer.byteLength) / PAGE));
-      this.bytes = new Uint8Array(this.memory.buffer);
-      this.words = new Int32Array(this.memory.buffer);
+  /** Room for the loaded input and the output region after it. */
+  private ensure(): void {
+    const k = this.k;
+    this.outAt = align(this.inAt + this.loaded);
+    const need = this.outAt + this.outCap;
+    if (need > k.memory.buffer.byteLength) {
+      k.memory.grow(Math.ceil((need - k.memory.buffer.byteLength) / PAGE));
+      k.bytes = new Uint8Array(k.memory.buffer);
+      k.words = new Int32Array(k.memory.buffer);
     }
-    this.outAt = outAt;
   }
 }
 

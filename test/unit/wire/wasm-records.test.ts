@@ -158,6 +158,42 @@ describe('WebAssembly fast records: the JavaScript fast paths\' bytes', () => {
     assert.equal(nul.r, 3);
   });
 
+  it('splitters of other tables, formats and NULL strings take turns with the one memory', () => {
+    const a = { types: ['int4', 'text'], format: textFormat(), input: Buffer.from(Array.from({ length: 400 }, (_, i) => `${i}|row ${i}\n`).join('')) };
+    const tab: SplitFormat = { csv: false, delimiter: 0x09, null: Buffer.from(''), quote: 0x22, escape: 0x22 };
+    const b = { types: ['date', 'numeric', 'int8'], format: tab, input: Buffer.from(Array.from({ length: 400 }, (_, i) => `2024-01-${String(1 + (i % 28)).padStart(2, '0')}\t${i}.25\t${i % 7 === 0 ? '' : -i}\n`).join('')) };
+    const make = (t: typeof a, wasm: boolean): RecordSplitter => new RecordSplitter(t.format, t.types.map((typname) => encoderFor({ typname, typmod: -1, oid: 0 }, session)!), { wasm });
+    const [wa, wb, ja, jb] = [make(a, true), make(b, true), make(a, false), make(b, false)];
+    const outs = [wa, wb, ja, jb].map(() => new WireBuffer(16));
+    // Pieces of each, in turn: the other splitter's settings and input are in the memory in between.
+    for (let at = 0; at < 400; at += 50) {
+      const piece = (t: typeof a): Buffer => {
+        const lines = t.input.toString().split('\n');
+        return Buffer.from(lines.slice(at, at + 50).join('\n') + '\n');
+      };
+      for (const [k, s] of [wa, wb, ja, jb].entries()) assert.equal(s.encode(piece(k % 2 === 0 ? a : b), outs[k]!, at > 0), 50);
+    }
+    const hex = (o: WireBuffer): string => Buffer.from(o.bytes.subarray(0, o.pos)).toString('hex');
+    assert.equal(hex(outs[0]!), hex(outs[2]!));
+    assert.equal(hex(outs[1]!), hex(outs[3]!));
+  });
+
+  it('where WebAssembly cannot run (node --jitless), the JavaScript encodes', () => {
+    const script = `
+      import { RecordSplitter } from ${JSON.stringify(path.join(root, 'dist/src/wire/record-splitter.js'))};
+      import { encoderFor } from ${JSON.stringify(path.join(root, 'dist/src/wire/encoders/index.js'))};
+      import { WireBuffer } from ${JSON.stringify(path.join(root, 'dist/src/wire/field-encoder.js'))};
+      const session = { serverVersionNum: 150000, timeZone: 'UTC', dateStyle: 'ISO, MDY', serverEncoding: 'UTF8' };
+      const s = new RecordSplitter({ csv: false, delimiter: 124, null: Buffer.from('\\\\N'), quote: 34, escape: 34 }, ['int4', 'text'].map((typname) => encoderFor({ typname, typmod: -1, oid: 0 }, session)));
+      const out = new WireBuffer(16);
+      console.log(typeof WebAssembly, s.encode(Buffer.from('1|a\\n2|b\\n'), out), Buffer.from(out.bytes.subarray(0, out.pos)).toString('hex'));
+    `;
+    const r = spawnSync(process.execPath, ['--jitless', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    const expected = encode(['int4', 'text'], Buffer.from('1|a\n2|b\n'), false).hex;
+    assert.equal(r.stdout.trim(), `undefined 2 ${expected}`);
+  });
+
   it('PGSURGE_WIRE_WASM=0 turns it off', () => {
     assert.equal(wasmRecordsEnabled({ PGSURGE_WIRE_WASM: '0' }), false);
     assert.equal(wasmRecordsEnabled({}), true);
