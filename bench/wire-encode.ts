@@ -6,8 +6,9 @@
  * too): text as 64 KB CopyData pieces, binary encoded a piece at a time as
  * `streamPieces` does: through the encoders' general path only (`fastPaths: false`, the
  * splitter before the fast paths) with each piece copied into a fresh Buffer (the writer
- * before), with the fast paths, and with the fast paths and the pieces' buffers reused
- * (`PieceBuffers`, the writer now). Interleaved per
+ * before), with the fast paths in JavaScript, with those and the pieces' buffers reused
+ * (`PieceBuffers`), and with whole records in WebAssembly and the buffers reused
+ * (src/wire/wasm-records.ts: the writer now). Interleaved per
  * round; CPU time of this process (process.cpuUsage: user + system, the sink's not
  * counted) per row, medians over rounds, and the medians of the per-round ratios.
  *
@@ -113,8 +114,9 @@ try {
   const all: [string, () => Promise<void>][] = [
     ['text: send', sendText],
     ['binary, general path, copies', sendBinary(new RecordSplitter(format, encoders, { fastPaths: false }), false)],
-    ['binary, fast paths, copies', sendBinary(new RecordSplitter(format, encoders), false)],
-    ['binary, fast paths, reused', sendBinary(new RecordSplitter(format, encoders), true)],
+    ['binary, fast paths, copies', sendBinary(new RecordSplitter(format, encoders, { wasm: false }), false)],
+    ['binary, fast paths, reused', sendBinary(new RecordSplitter(format, encoders, { wasm: false }), true)],
+    ['binary, wasm records, reused', sendBinary(new RecordSplitter(format, encoders, { wasm: true }), true)],
   ];
   const variants = all.filter(([name], i) => i === 0 || name.includes(only));
   variants.push(['tbl framing (both wires)', frame]);
@@ -136,7 +138,7 @@ try {
   // With --only there are no ratios to print. (It exited here, before `finally`, leaving the sink running with the caller's stderr.)
   if (variants.length === all.length + 1) {
     const ratio = (a: number, b: number): string => median(perRow[a]!.map((v, k) => v / perRow[b]![k]!)).toFixed(2);
-    console.log(`medians of per-round ratios: fast/general ${ratio(2, 1)}, reused/copies ${ratio(3, 2)}, before → after (general+copies → fast+reused) ${ratio(3, 1)}`);
+    console.log(`medians of per-round ratios: fast/general ${ratio(2, 1)}, reused/copies ${ratio(3, 2)}, wasm records/JS fast paths ${ratio(4, 3)}, before → after (general+copies → wasm+reused) ${ratio(4, 1)}`);
   }
   socket.end();
 } finally {

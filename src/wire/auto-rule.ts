@@ -17,8 +17,8 @@ import type { ColumnType } from './field-encoder.js';
  * - on this machine, binary wins while the workers are no more than the cores: SF 1
  *   lineitem, PostgreSQL 15, 2 cores, -w1: binary 1.23–1.44× psql's rows/s, text
  *   0.93–0.97×; -w2 (the encoding's client CPU now competes with both backends): binary
- *   ahead of text in all six rounds of two runs (1.05–1.32×; session 11, with the
- *   WebAssembly records: 1.05, 1.05, 1.06). Until then this line was `workers < cores`
+ *   ahead of text in all eight rounds of sessions 10 and 11 (1.05–1.32×; session 11, with
+ *   the WebAssembly records: 1.06, 1.05, 1.06, 1.15, 1.06). Until then this line was `workers < cores`
  *   (the first wire lost at -w2: 0.75× psql against text's 0.86×). More workers than
  *   cores is not measured: text. An unknown worker count counts as "as many as cores".
  */
@@ -45,7 +45,7 @@ export function autoPicksBinary(columns: readonly ColumnType[], context: AutoCon
   const cores = context.cores ?? os.availableParallelism();
   const { workers } = context;
   if (workers === undefined || workers <= cores) {
-    const many = workers === undefined ? 'an unknown number of workers (counted as one a core)' : `${workers} worker${workers === 1 ? '' : 's'} on ${cores} cores`;
+    const many = workers === undefined ? 'an unknown number of workers (counted as many as the cores)' : `${workers} worker${workers === 1 ? '' : 's'} on ${cores} cores`;
     return { binary: true, why: `${what}; the server runs on this machine, with ${many}: binary measured faster there` };
   }
   return { binary: false, why: `the server runs on this machine, with ${workers} workers on ${cores} cores: more backends than cores, where binary is not measured (${what}); --wire binary to use it anyway` };

@@ -101,8 +101,6 @@ export class RecordSplitter {
   private eol = EOL_UNKNOWN;
   /** Whole records in WebAssembly (src/wire/wasm-records.ts), when every column has a fast kind. */
   private readonly wasm: WasmRecords | undefined;
-  /** Records the JavaScript takes before trying the WebAssembly again after it took none. */
-  private wasmBackoff = 0;
 
   /**
    * `options.fastPaths: false`: every field through its encoder's `encode` (the tests'
@@ -199,11 +197,12 @@ export class RecordSplitter {
     let record = 0;
     // The input goes into the WebAssembly's memory on its first run (a CR-NL chunk never has one).
     let loaded = false;
-    this.wasmBackoff = 0;
+    // Records the JavaScript takes before the WebAssembly is asked again after it took none.
+    let backoff = 0;
     while (p < len) {
       // Whole fast records in WebAssembly, up to one it cannot encode: that one, and after a
       // miss a few more (a chunk of such records would otherwise cross over for each), here.
-      if (wasm !== undefined && this.eol !== EOL_CRNL && this.wasmBackoff-- <= 0) {
+      if (wasm !== undefined && this.eol !== EOL_CRNL && backoff-- <= 0) {
         if (!loaded) {
           wasm.load(d);
           loaded = true;
@@ -214,7 +213,7 @@ export class RecordSplitter {
           p = wasm.consumed;
           this.eol = EOL_NL;
           if (p >= len) break;
-        } else this.wasmBackoff = WASM_BACKOFF;
+        } else backoff = WASM_BACKOFF;
       }
       record++;
       writeTupleStart(out, ncols);

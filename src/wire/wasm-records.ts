@@ -1,10 +1,11 @@
 /**
  * The record splitter's fast records in WebAssembly (src/wire/wasm/fast-records.c): whole
  * COPY text records whose every field is in its column's fast form, encoded at about half
- * the JavaScript fast paths' cost per row (bench/wire-encode.ts: DBT-3 lineitem ~0.40 →
- * ~0.21 µs/row, the copies in and out included). The kernel stops before the first record
- * it cannot encode whole and the splitter encodes that one in JavaScript, so what the two
- * write is the same by construction, and test/unit/wire/wasm-records.test.ts checks it.
+ * the JavaScript fast paths' cost per row (bench/wire-encode.ts, DBT-3 lineitem encoded
+ * and sent: 0.452 → 0.252 µs/row, the copies in and out included). The kernel stops
+ * before the first record it cannot encode whole and the splitter encodes that one in
+ * JavaScript, so what the two write is the same by construction, and
+ * test/unit/wire/wasm-records.test.ts checks it.
  *
  * Used when every column of the COPY has a fast kind (otherwise each record would come
  * back to JavaScript), for COPY text input (not CSV). `PGSURGE_WIRE_WASM=0` turns it off
@@ -38,6 +39,10 @@ interface Kernel {
   readonly x: Exports;
   readonly memory: WebAssembly.Memory;
   readonly base: number;
+  /** The results' words: `r_consumed`, `r_produced`, `r_stop` (globals holding their addresses). */
+  readonly consumedAt: number;
+  readonly producedAt: number;
+  readonly stopAt: number;
   bytes: Uint8Array;
   words: Int32Array;
 }
@@ -51,7 +56,17 @@ function kernelOrNull(): Kernel | null {
     const memory = new WebAssembly.Memory({ initial: 8 });
     const module = new WebAssembly.Module(Buffer.from(FAST_RECORDS_WASM_BASE64, 'base64'));
     const x = new WebAssembly.Instance(module, { env: { memory } }).exports as unknown as Exports;
-    kernel = { x, memory, base: x.__heap_base.value as number, bytes: new Uint8Array(memory.buffer), words: new Int32Array(memory.buffer) };
+    const word = (g: WebAssembly.Global): number => (g.value as number) >> 2;
+    kernel = {
+      x,
+      memory,
+      base: x.__heap_base.value as number,
+      consumedAt: word(x.r_consumed),
+      producedAt: word(x.r_produced),
+      stopAt: word(x.r_stop),
+      bytes: new Uint8Array(memory.buffer),
+      words: new Int32Array(memory.buffer),
+    };
   } catch {
     kernel = null;
   }
@@ -70,10 +85,10 @@ export function wasmRecordsEnabled(env: NodeJS.ProcessEnv = process.env): boolea
  */
 export class WasmRecords {
   private readonly stops: Uint8Array;
-  private kindsAt = 0;
-  private stopsAt = 0;
-  private nulAt = 0;
-  private inAt = 0;
+  private readonly kindsAt: number;
+  private readonly stopsAt: number;
+  private readonly nulAt: number;
+  private readonly inAt: number;
   private outAt = 0;
   private outCap = FIRST_OUT;
   private loaded = 0;
@@ -95,14 +110,14 @@ export class WasmRecords {
     private readonly nul: Uint8Array,
   ) {
     this.stops = textStops.subarray(0, 256);
+    this.kindsAt = k.base;
+    this.stopsAt = align(this.kindsAt + kinds.length);
+    this.nulAt = this.stopsAt + 256;
+    this.inAt = align(this.nulAt + nul.length);
   }
 
   /** Writes this splitter's settings and the input into the memory (once per splitter `encode`, before the `run`s on it). */
   load(d: Uint8Array): void {
-    this.kindsAt = this.k.base;
-    this.stopsAt = align(this.kindsAt + this.kinds.length);
-    this.nulAt = this.stopsAt + 256;
-    this.inAt = align(this.nulAt + this.nul.length);
     this.loaded = d.length;
     this.ensure();
     const bytes = this.k.bytes;
@@ -119,17 +134,17 @@ export class WasmRecords {
    * start). `len`: at most the loaded input's length; no other splitter's `load` between.
    */
   run(p: number, len: number, out: WireBuffer): number {
-    const { x } = this.k;
+    const k = this.k;
     let records = 0;
     for (;;) {
-      const n = x.encode_records(this.inAt + p, len - p, this.kindsAt, this.ncols, this.delimiter, this.stopsAt, this.nulAt, this.nul.length, this.outAt, this.outCap);
-      const { bytes, words } = this.k;
-      const consumed = words[(x.r_consumed.value as number) >> 2]!;
-      const produced = words[(x.r_produced.value as number) >> 2]!;
-      const stop = words[(x.r_stop.value as number) >> 2]!;
+      const n = k.x.encode_records(this.inAt + p, len - p, this.kindsAt, this.ncols, this.delimiter, this.stopsAt, this.nulAt, this.nul.length, this.outAt, this.outCap);
+      // Read after the call: a memory grown since `load` has new views.
+      const consumed = k.words[k.consumedAt]!;
+      const produced = k.words[k.producedAt]!;
+      const stop = k.words[k.stopAt]!;
       if (produced > 0) {
         out.reserve(produced);
-        out.bytes.set(bytes.subarray(this.outAt, this.outAt + produced), out.pos);
+        out.bytes.set(k.bytes.subarray(this.outAt, this.outAt + produced), out.pos);
         out.pos += produced;
       }
       records += n;
