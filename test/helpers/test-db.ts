@@ -68,10 +68,10 @@ export interface CliResult {
 }
 
 /** Runs the real command line, as a user would. */
-export function runCli(args: readonly string[], options: { stdin?: Buffer | string; env?: NodeJS.ProcessEnv; cwd?: string; command?: string } = {}): Promise<CliResult> {
+export function runCli(args: readonly string[], options: { stdin?: Buffer | string; env?: NodeJS.ProcessEnv; cwd?: string; command?: string; nodeFlags?: readonly string[] } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    // `command`: another pgsurge (an installed one) instead of this checkout's bin/pgsurge.js.
-    const [file, pre] = options.command === undefined ? [process.execPath, [PGSURGE]] : [options.command, []];
+    // `command`: another pgsurge (an installed one) instead of this checkout's bin/pgsurge.js; `nodeFlags`: node's own, before it.
+    const [file, pre] = options.command === undefined ? [process.execPath, [...(options.nodeFlags ?? []), PGSURGE]] : [options.command, []];
     const child = spawn(file, [...pre, ...args], { env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'], ...(options.cwd ? { cwd: options.cwd } : {}) });
     let stdout = '';
     let stderr = '';

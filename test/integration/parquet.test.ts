@@ -59,6 +59,16 @@ describe('Parquet written by DuckDB from the generated .tbl', () => {
       }
     });
   }
+
+  it('node run with a flag a thread cannot take (--trace-gc): the decoding threads start without it and the load is exact', async () => {
+    const file = path.join(dir, 'lineitem-snappy.parquet');
+    await tblToParquet('lineitem', path.join(dir, 'lineitem.tbl'), file, WRITES[0]!);
+    // One worker on a bigger machine than that still decodes in a thread: forced, so the test does not depend on the cores.
+    const r = await runCli(['load', file, '-t', 'lineitem', '--truncate', '-w', '1', '--chunk-size', '64KB', '-q', ...target()], { nodeFlags: ['--trace-gc'], env: { PGSURGE_PARQUET_DECODE_THREADS: '1' } });
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stderr, /invalid execArgv|decoding thread/);
+    assert.deepEqual(await tableState(), expected);
+  });
 });
 
 describe('Parquet types, rejects, schema checks, crashes', () => {

@@ -2,7 +2,8 @@
  * A fixed set of block workers. Requests go round-robin; each reply resolves its own
  * promise, so the caller can await blocks in order while the workers run ahead.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../../threads/start-worker.js';
 import type { Block, TableGroup } from './block.js';
 
 export interface WorkerSetup {
@@ -34,11 +35,7 @@ export class BlockWorkers {
 
   constructor(readonly size: number, setup: WorkerSetup) {
     for (let i = 0; i < size; i++) {
-      const worker = new Worker(new URL('./block-worker.js', import.meta.url), {
-        workerData: setup,
-        // a worker cannot take --input-type, which `node -e` callers pass
-        execArgv: process.execArgv.filter((a) => !a.startsWith('--input-type')),
-      });
+      const worker = startWorker(new URL('./block-worker.js', import.meta.url), { workerData: setup });
       worker.on('message', (reply: BlockReply) => {
         const p = this.pending.get(reply.id);
         if (p === undefined) return;

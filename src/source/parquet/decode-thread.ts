@@ -1,5 +1,6 @@
 import { once } from 'node:events';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../../threads/start-worker.js';
 import type { FlatColumn } from './flat-decoder.js';
 import type { FlatDecode } from './parquet-source.js';
 
@@ -38,10 +39,17 @@ export class DecodeThread {
 
   readonly decode: FlatDecode = (rowGroup, fields) => {
     if (this.failure !== undefined) return Promise.reject(this.failure);
+    let worker: Worker;
+    try {
+      worker = this.started();
+    } catch (error) {
+      // Not a pending decode left to reject later, unheard: this one fails, and every one after it.
+      this.failure ??= new Error(`the Parquet decoding thread did not start: ${(error as Error).message}`);
+      return Promise.reject(this.failure);
+    }
     const id = this.nextId++;
     const promise = new Promise<(FlatColumn | undefined)[]>((resolve, reject) => this.pending.set(id, { resolve, reject }));
     const request: DecodeRequest = { id, rowGroup, fields };
-    const worker = this.started();
     // Held while a decode is pending (the load may await nothing else), let go when idle (a stopped load still exits).
     if (this.pending.size === 1) worker.ref();
     worker.postMessage(request);
@@ -66,11 +74,7 @@ export class DecodeThread {
   private started(): Worker {
     if (this.worker !== undefined) return this.worker;
     const setup: DecodeSetup = { path: this.path };
-    const worker = new Worker(new URL('./decode-worker.js', import.meta.url), {
-      workerData: setup,
-      // A worker cannot take --input-type, which `node -e` callers pass.
-      execArgv: process.execArgv.filter((a) => !a.startsWith('--input-type')),
-    });
+    const worker = startWorker(new URL('./decode-worker.js', import.meta.url), { workerData: setup });
     // An idle thread never keeps the process alive (a load stopped before its reader's end still exits).
     worker.unref();
     worker.on('message', (reply: DecodeReply) => {
