@@ -21,6 +21,10 @@ export interface DecodeRequest {
   readonly rowGroup: number;
   readonly fields: readonly string[];
 }
+/** Arrays of decoded columns the load is done with, handed back (transferred) to be decoded into again. */
+export interface RecycleRequest {
+  readonly recycle: readonly ArrayBuffer[];
+}
 export type DecodeReply = { readonly id: number; readonly columns: readonly (FlatColumn | undefined)[] } | { readonly id: number; readonly error: { readonly message: string; readonly stack: string | undefined } };
 
 interface Pending {
@@ -55,6 +59,13 @@ export class DecodeThread {
     worker.postMessage(request);
     return promise;
   };
+
+  /** Gives the thread back arrays it decoded into, once nothing here reads them (they are moved: views of them here read nothing after). */
+  recycle(buffers: ArrayBuffer[]): void {
+    if (this.worker === undefined || this.failure !== undefined || buffers.length === 0) return;
+    const request: RecycleRequest = { recycle: buffers };
+    this.worker.postMessage(request, buffers);
+  }
 
   /** Ends the thread (its pending decodes fail): it closes its file and exits, or is terminated after a second. */
   async close(): Promise<void> {

@@ -3,10 +3,13 @@
  * column chunks of the row groups it is asked for, from its own handle on the file, and
  * hands each decoded column's arrays back without a copy (transferred).
  */
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { openParquet, type ParquetFile } from './parquet-file.js';
 import { flatDecodeHere, type FlatDecode } from './parquet-source.js';
-import type { DecodeReply, DecodeRequest, DecodeSetup } from './decode-thread.js';
+import type { DecodeReply, DecodeRequest, DecodeSetup, RecycleRequest } from './decode-thread.js';
+import { BufferPool, ownedBuffers } from './flat-decoder.js';
 
 const port = parentPort;
 if (port === null) throw new Error('decode-worker.js must run in a worker thread');
@@ -14,7 +17,16 @@ const setup = workerData as DecodeSetup;
 let opened: Promise<{ file: ParquetFile; decode: FlatDecode }> | undefined;
 let turn: Promise<void> = Promise.resolve();
 
-port.on('message', (request: DecodeRequest | 'close') => {
+lowerThisThreadsPriority();
+
+// The arrays the load handed back (`RecycleRequest`), decoded into again.
+const pool = new BufferPool();
+
+port.on('message', (request: DecodeRequest | RecycleRequest | 'close') => {
+  if (typeof request === 'object' && 'recycle' in request) {
+    pool.give(request.recycle);
+    return;
+  }
   if (request === 'close') {
     // The file closed, the port closed: nothing is left on the thread's loop, and it exits.
     void turn
@@ -24,7 +36,7 @@ port.on('message', (request: DecodeRequest | 'close') => {
       .finally(() => port.close());
     return;
   }
-  opened ??= openParquet(setup.path).then((file) => ({ file, decode: flatDecodeHere(file) }));
+  opened ??= openParquet(setup.path).then((file) => ({ file, decode: flatDecodeHere(file, pool) }));
   // One row group at a time (the decoder reuses its read buffer), in the order asked.
   const o = opened;
   turn = turn.then(async () => {
@@ -32,8 +44,7 @@ port.on('message', (request: DecodeRequest | 'close') => {
       const columns = await (await o).decode(request.rowGroup, request.fields);
       const reply: DecodeReply = { id: request.id, columns };
       // The arrays each column owns (its views of the value bytes share their buffer): moved, not copied.
-      const moved = columns.flatMap((c) => (c === undefined ? [] : [c.index.buffer, c.bytes.buffer, ...(c.span ? [c.span.buffer] : [])]));
-      port.postMessage(reply, moved as ArrayBuffer[]);
+      port.postMessage(reply, columns.flatMap((c) => (c === undefined ? [] : ownedBuffers(c))));
     } catch (error) {
       const e = error instanceof Error ? error : new Error(String(error));
       const reply: DecodeReply = { id: request.id, error: { message: e.message, stack: e.stack } };
@@ -41,3 +52,17 @@ port.on('message', (request: DecodeRequest | 'close') => {
     }
   });
 });
+
+/**
+ * Nice 10 for this thread alone (Linux: a thread's id is a pid to setpriority): the thread
+ * decodes ahead, in the time the cores have spare; when it competes for a core with the
+ * load's event loop or a backend, they go first, as the backends wait on the loop's writes.
+ */
+function lowerThisThreadsPriority(): void {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0 && tid !== process.pid) setPriority(tid, 10);
+  } catch {
+    // Not Linux, or not allowed: the thread runs at the process's priority.
+  }
+}

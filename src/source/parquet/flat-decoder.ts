@@ -53,15 +53,79 @@ export function isFlatColumn(element: SchemaElement, meta: ColumnMetaData | unde
 }
 
 /** Growable pairs of int32 (a BYTE_ARRAY value's start and end in the store). */
+/**
+ * The big arrays of decoded row groups, given back once every chunk cut from them is
+ * committed (`SliceRows`) and taken again by the next row groups' columns, which want the
+ * same sizes row group after row group. Fresh arrays each row group (~16 MB for one of
+ * lineitem's 122,880 rows) cost the load's collector and its page faults: the main thread
+ * ran a full collection every other row group (`node --trace-gc`), pausing the writes the
+ * backends wait on.
+ */
+export class BufferPool {
+  private readonly free: ArrayBuffer[] = [];
+  private bytes = 0;
+  /** `minPooled`: smaller buffers are left to the allocator (16 KB: a row group of 4,096 rows has its index arrays pooled; tests pool every size). */
+  constructor(
+    private readonly maxBytes = 192 * 1024 * 1024,
+    private readonly minPooled = 16 * 1024,
+  ) {}
+
+  /** A buffer of at least `size` bytes: the smallest free one that fits, if it is not more than twice the size; else a new one. */
+  take(size: number): ArrayBuffer {
+    if (size >= this.minPooled) {
+      let best = -1;
+      for (let i = 0; i < this.free.length; i++) {
+        const n = this.free[i]!.byteLength;
+        if (n >= size && n <= 2 * size && (best < 0 || n < this.free[best]!.byteLength)) best = i;
+      }
+      if (best >= 0) {
+        const b = this.free[best]!;
+        this.free[best] = this.free[this.free.length - 1]!;
+        this.free.pop();
+        this.bytes -= b.byteLength;
+        return b;
+      }
+    }
+    return new ArrayBuffer(size);
+  }
+
+  /** Buffers nothing reads any more (those detached by a transfer, or too small, are passed over); past `maxBytes` they are let go. */
+  give(buffers: readonly ArrayBuffer[]): void {
+    for (const b of buffers) {
+      if (b.byteLength < this.minPooled || this.bytes + b.byteLength > this.maxBytes || this.free.includes(b)) continue;
+      this.free.push(b);
+      this.bytes += b.byteLength;
+    }
+  }
+
+  /** Buffers held, for tests. */
+  get size(): number {
+    return this.free.length;
+  }
+}
+
+
+/** The buffers a decoded column owns (its typed views share them): what goes back to a pool, or across a thread. */
+export function ownedBuffers(c: FlatColumn): ArrayBuffer[] {
+  const owned = [c.index.buffer, c.bytes.buffer, ...(c.span ? [c.span.buffer] : [])] as ArrayBuffer[];
+  return owned.filter((b, i) => owned.indexOf(b) === i);
+}
+
 class Spans {
-  values = new Int32Array(1024);
+  values: Int32Array;
   n = 0;
+  /** `pairs`: the spans expected (a plain chunk's rows; a dictionary's values are few). */
+  constructor(private readonly pool: BufferPool | undefined, pairs: number) {
+    const size = Math.max(1024, 2 * pairs);
+    this.values = new Int32Array(pool?.take(4 * size) ?? new ArrayBuffer(4 * size), 0, size);
+  }
   reserve(pairs: number): void {
     if (this.n + 2 * pairs <= this.values.length) return;
     let size = this.values.length * 2;
     while (size < this.n + 2 * pairs) size *= 2;
-    const bigger = new Int32Array(size);
+    const bigger = new Int32Array(this.pool?.take(4 * size) ?? new ArrayBuffer(4 * size), 0, size);
     bigger.set(this.values.subarray(0, this.n));
+    this.pool?.give([this.values.buffer as ArrayBuffer]);
     this.values = bigger;
   }
 }
@@ -70,15 +134,17 @@ class Spans {
 class ByteStore {
   bytes: Uint8Array;
   pos = 0;
-  constructor(initial: number) {
-    this.bytes = new Uint8Array(new ArrayBuffer(Math.max(1024, (initial + 7) & ~7)));
+  constructor(initial: number, private readonly pool: BufferPool | undefined) {
+    const size = Math.max(1024, (initial + 7) & ~7);
+    this.bytes = new Uint8Array(this.pool?.take(size) ?? new ArrayBuffer(size), 0, size);
   }
   reserve(n: number): void {
     if (this.pos + n <= this.bytes.length) return;
     let size = this.bytes.length * 2;
     while (size < this.pos + n) size *= 2;
-    const bigger = new Uint8Array(new ArrayBuffer(size));
+    const bigger = new Uint8Array(this.pool?.take(size) ?? new ArrayBuffer(size), 0, size);
     bigger.set(this.bytes.subarray(0, this.pos));
+    this.pool?.give([this.bytes.buffer as ArrayBuffer]);
     this.bytes = bigger;
   }
   append(src: Uint8Array, from: number, n: number): void {
@@ -112,16 +178,17 @@ export class NotFlat extends Error {}
  * Decodes a column chunk (`bytes`: the chunk as stored, from its first page) of a top-level
  * field with `rows` rows. `optional`: the field has definition levels (max level 1).
  */
-export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element: SchemaElement, rows: number): FlatColumn {
+export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element: SchemaElement, rows: number, pool?: BufferPool): FlatColumn {
   const meta = chunk.meta_data!;
   const type = meta.type as FlatType;
   const codec: CompressionCodec = meta.codec;
   const width = widthOf(type, element);
   const optional = element.repetition_type === 'OPTIONAL';
-  const index = new Int32Array(rows);
+  // Every row's index is written below (or the chunk is refused), so a pooled buffer's old contents are never read.
+  const index = new Int32Array(pool?.take(4 * rows) ?? new ArrayBuffer(4 * rows), 0, rows);
   // A plain chunk's values are about its uncompressed size: room made once, not by doubling (a dictionary's are few).
-  const store = new ByteStore(meta.dictionary_page_offset === undefined && type !== 'BOOLEAN' ? Number(meta.total_uncompressed_size) : 0);
-  const spans = new Spans();
+  const store = new ByteStore(meta.dictionary_page_offset === undefined && type !== 'BOOLEAN' ? Number(meta.total_uncompressed_size) : 0, pool);
+  const spans = new Spans(pool, type === 'BYTE_ARRAY' && meta.dictionary_page_offset === undefined ? rows : 0);
   let values = 0; // values in the store
   let dictionary = -1; // values of the dictionary page (at the store's start), -1 before one
   let row = 0;

@@ -10,7 +10,7 @@ import type { ParquetColumn } from './parquet-columns.js';
 import { openParquet, type ParquetFile } from './parquet-file.js';
 import { ParquetRowRecords } from './parquet-rows.js';
 import { arrayLiteral, bigEndianSigned, decimalText, jsonText, leafText, putByte, putCopyBytes, putCopyText, type RawValue } from './parquet-text.js';
-import { decodeFlatColumn, isFlatColumn, NotFlat, type FlatColumn } from './flat-decoder.js';
+import { BufferPool, decodeFlatColumn, isFlatColumn, NotFlat, ownedBuffers, type FlatColumn } from './flat-decoder.js';
 import { binaryCell, flatColumnWriter, textCell, type BinaryCell, type DecodedColumn, type TextCell } from './parquet-cells.js';
 import { DecodeThread } from './decode-thread.js';
 import { ColumnTuples, tupleRoom, writeFlatTuples } from './flat-tuples.js';
@@ -150,12 +150,12 @@ export function topElements(raw: FileMetaData): Map<string, SchemaElement> {
 }
 
 /** Decodes one flat column chunk read from the file (into `scratch`, the compressed bytes being needed only while it is decoded), or undefined when a page turns out not flat (`NotFlat`: hyparquet's then). */
-export async function decodeFlatChunk(file: ParquetFile, at: FlatChunk, groupRows: number, scratch: Scratch = { bytes: undefined }): Promise<FlatColumn | undefined> {
+export async function decodeFlatChunk(file: ParquetFile, at: FlatChunk, groupRows: number, scratch: Scratch = { bytes: undefined }, pool?: BufferPool): Promise<FlatColumn | undefined> {
   if (scratch.bytes === undefined || scratch.bytes.length < at.length) scratch.bytes = new Uint8Array(Math.max(at.length, 2 * (scratch.bytes?.length ?? 0)));
   const bytes = scratch.bytes.subarray(0, at.length);
   await file.readInto(at.start, bytes);
   try {
-    return decodeFlatColumn(bytes, at.chunk, at.element, groupRows);
+    return decodeFlatColumn(bytes, at.chunk, at.element, groupRows, pool);
   } catch (error) {
     if (error instanceof NotFlat) return undefined;
     throw error;
@@ -170,8 +170,12 @@ export interface Scratch {
 /** Decodes a row group's flat column chunks for `fields`: undefined for a field the flat decoder does not read (see `decodeSlice`). */
 export type FlatDecode = (rowGroup: number, fields: readonly string[]) => Promise<(FlatColumn | undefined)[]>;
 
-/** `FlatDecode` on this thread, from an open file; not called again before the last call's promise settles (one scratch buffer). */
-export function flatDecodeHere(file: ParquetFile): FlatDecode {
+/**
+ * `FlatDecode` on this thread, from an open file; not called again before the last call's
+ * promise settles (one scratch buffer). `pool`: where the columns' arrays come from, and
+ * where their owner gives them back (`SliceRows`).
+ */
+export function flatDecodeHere(file: ParquetFile, pool?: BufferPool): FlatDecode {
   const elements = topElements(file.raw);
   const scratch: Scratch = { bytes: undefined };
   return async (rowGroup, fields) => {
@@ -179,7 +183,7 @@ export function flatDecodeHere(file: ParquetFile): FlatDecode {
     const out: (FlatColumn | undefined)[] = [];
     for (const f of fields) {
       const at = flatChunkOf(file.raw, rowGroup, f, elements);
-      out.push(at === undefined ? undefined : await decodeFlatChunk(file, at, groupRows, scratch));
+      out.push(at === undefined ? undefined : await decodeFlatChunk(file, at, groupRows, scratch, pool));
     }
     return out;
   };
@@ -337,19 +341,53 @@ export function jsonLinesOf(values: readonly Values[], slice: ParquetSlice, colu
   return Buffer.from(lines.join(''), 'utf8');
 }
 
-/** A decoded slice's rows, as COPY text cells and, per column types, binary tuples (planned once, kept). */
+/**
+ * A decoded slice's rows, as COPY text cells and, per column types, binary tuples (planned
+ * once, kept). The chunks cut from it hold it (`hold`) until each is committed and lets go
+ * (`release`); when the last has, the flat columns' arrays go back to be decoded into again
+ * (`recycle`: the reader's pool, or its decoding thread), and these rows are not to be read.
+ */
 export class SliceRows {
-  readonly text: readonly TextCell[];
+  private readonly cells: readonly TextCell[];
   /** Bytes of COPY text a row takes, as sampled (`textBytesPerRow`). */
   rowBytes = 64;
   private tuples: { key: string; plan: TuplePlan | string } | undefined;
+  private holders = 0;
+  private recycled = false;
 
   constructor(
     private readonly decoded: readonly DecodedColumn[],
     private readonly columns: readonly ParquetColumn[],
     writers: readonly FieldWriter[],
+    private readonly recycle?: (buffers: ArrayBuffer[]) => void,
   ) {
-    this.text = decoded.map((d, i) => textCell(d, columns[i]!, writers[i]!));
+    this.cells = decoded.map((d, i) => textCell(d, columns[i]!, writers[i]!));
+  }
+
+  /** The rows' COPY text cells. */
+  get text(): readonly TextCell[] {
+    this.check();
+    return this.cells;
+  }
+
+  /** `chunks` more chunks read these rows until each is released. */
+  hold(chunks: number): void {
+    this.check();
+    this.holders += chunks;
+  }
+
+  /** A chunk that held these rows is committed: the last one sends the arrays back. */
+  release(): void {
+    if (this.holders <= 0) throw new Error('internal: Parquet rows released more often than held');
+    if (--this.holders > 0 || this.recycle === undefined) return;
+    this.recycled = true;
+    this.tuples = undefined;
+    const buffers = this.decoded.flatMap((d) => ('flat' in d ? ownedBuffers(d.flat) : []));
+    this.recycle(buffers.filter((b, i) => buffers.indexOf(b) === i));
+  }
+
+  private check(): void {
+    if (this.recycled) throw new Error('internal: Parquet rows read after every chunk of them was released');
   }
 
   /** Bytes of COPY text a row of the first `rows` rows takes, on average. */
@@ -362,6 +400,7 @@ export class SliceRows {
 
   /** The tuples of rows [from, from + rows) for the table's COPY columns, or why they go as text. */
   binary(wire: readonly WireColumn[], from: number, rows: number): TypedTuples | string {
+    this.check();
     const key = wire.map((w) => w.typname).join(',');
     if (this.tuples?.key !== key) this.tuples = { key, plan: tuplePlan(this.decoded, this.columns, wire) };
     return sliceTuples(this.tuples.plan, this.columns, wire, from, rows);
@@ -484,9 +523,11 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
       target,
       splitRecords: async () => new ParquetRowRecords(chunk, await readSource()),
       typed: { binary: (wire, _session) => heldRows().binary(wire, from, slice.rows) },
-      // Committed: the decoded row group is needed no more (unless its text was made already).
+      // Committed: the decoded row group is needed no more by this chunk (its text, if made, is its own).
       release: () => {
+        if (held === undefined) return;
         held = undefined;
+        rows.release();
       },
     };
     const heldRows = (): SliceRows => {
@@ -495,12 +536,14 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
     };
     return chunk;
   };
-  const decodeRun = async (run: ParquetSlice, flat: FlatDecode): Promise<SliceRows> => new SliceRows(await decodeSlice(file, run, columns, cursor.span(run.rowGroup).firstRow, flat), columns, writers);
+  const decodeRun = async (run: ParquetSlice, flat: FlatDecode, recycle: (buffers: ArrayBuffer[]) => void): Promise<SliceRows> =>
+    new SliceRows(await decodeSlice(file, run, columns, cursor.span(run.rowGroup).firstRow, flat), columns, writers, recycle);
   function* chunksOf(run: ParquetSlice, rows: SliceRows): Generator<Chunk> {
     const span = cursor.span(run.rowGroup);
     // Rows a chunk: as many as about `chunkBytes` of COPY text hold, the text's width sampled on the run's first rows.
     rows.rowBytes = rows.textBytesPerRow(Math.min(run.rows, ROW_WIDTH_SAMPLE));
     const step = Math.max(1, Math.floor(options.chunkBytes / rows.rowBytes));
+    rows.hold(Math.ceil(run.rows / step));
     for (let r = 0; r < run.rows; r += step) {
       const n = Math.min(step, run.rows - r);
       const firstRow = run.firstRow + r;
@@ -514,10 +557,13 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
       // A decoding thread (started at the reader's first row group, ended with the reader) decodes the reader's next
       // run while this one's chunks are sent; without one, each run is decoded here when its first chunk is asked for.
       const thread = threads ? new DecodeThread(target.file) : undefined;
-      const flat = thread?.decode ?? flatDecodeHere(file);
+      // A committed run's arrays are decoded into again: by this reader's thread (handed back to it), or here.
+      const pool = thread === undefined ? new BufferPool() : undefined;
+      const flat = thread?.decode ?? flatDecodeHere(file, pool);
+      const recycle = (buffers: ArrayBuffer[]): void => (thread !== undefined ? thread.recycle(buffers) : pool!.give(buffers));
       const ahead = (run: ParquetSlice | undefined): Promise<SliceRows> | undefined => {
         if (run === undefined) return undefined;
-        const p = decodeRun(run, flat);
+        const p = decodeRun(run, flat, recycle);
         // Awaited when its turn comes; until then a failure must not count as unhandled.
         p.catch(() => undefined);
         return p;
@@ -526,7 +572,7 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
         let run = cursor.take();
         let next = thread ? ahead(run) : undefined;
         while (run !== undefined) {
-          const rows = await (next ?? decodeRun(run, flat));
+          const rows = await (next ?? decodeRun(run, flat, recycle));
           const after = cursor.take();
           next = thread ? ahead(after) : undefined;
           yield* chunksOf(run, rows);

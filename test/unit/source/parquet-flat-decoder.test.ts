@@ -6,11 +6,11 @@ import { after, before, describe, it } from 'node:test';
 import { duckRun, sqlString } from '../../helpers/duckdb-parquet.js';
 import { parquetFields, type ParquetColumn } from '../../../src/source/parquet/parquet-columns.js';
 import { openParquet } from '../../../src/source/parquet/parquet-file.js';
-import { binaryTupleRows, decodeSlice, decodeThreadsByDefault, readSlice, rowGroupSpans, tuplePlan } from '../../../src/source/parquet/parquet-source.js';
+import { binaryTupleRows, decodeSlice, decodeThreadsByDefault, fieldWriter, flatDecodeHere, readSlice, rowGroupSpans, SliceRows, tuplePlan } from '../../../src/source/parquet/parquet-source.js';
 import { writeFlatTuples } from '../../../src/source/parquet/flat-tuples.js';
 import { DecodeThread } from '../../../src/source/parquet/decode-thread.js';
 import type { WireColumn } from '../../../src/wire/catalog.js';
-import { rawValueOf, readHybrid } from '../../../src/source/parquet/flat-decoder.js';
+import { BufferPool, ownedBuffers, rawValueOf, readHybrid } from '../../../src/source/parquet/flat-decoder.js';
 import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
 import { binaryCell, writeSmallNumeric, putDecimal, putInteger } from '../../../src/source/parquet/parquet-cells.js';
 import { decimalText, type RawValue } from '../../../src/source/parquet/parquet-text.js';
@@ -94,6 +94,88 @@ describe('the flat Parquet decoder reads what hyparquet reads', () => {
       }
     });
   }
+
+  it('arrays decoded into again (a pool, a thread given them back), filled with garbage first: every value the same as hyparquet reads', async () => {
+    const file = path.join(dir, 'recycled.parquet');
+    await duckRun(`COPY (${VALUES}) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION snappy, ROW_GROUP_SIZE 1024)`);
+    const pf = await openParquet(file);
+    const thread = new DecodeThread(file);
+    // Every size pooled: these row groups' arrays are a few KB.
+    const pool = new BufferPool(64 * 1024 * 1024, 1);
+    const here = flatDecodeHere(pf, pool);
+    try {
+      const columns: ParquetColumn[] = parquetFields(pf.metadata, file).map((shape) => ({ column: shape.name, field: shape.name, shape, rendering: 'text' }));
+      const groups = rowGroupSpans(pf.metadata);
+      let reused = 0;
+      // Twice over the groups: the second pass decodes into the first pass's arrays.
+      for (const [k, g] of [...groups.entries(), ...groups.entries()].entries()) {
+        const [rowGroup] = g;
+        const slice = { rowGroup, firstRow: g[1].firstRow, rows: g[1].rows, bytes: 0 };
+        const theirs = await readSlice(pf, slice, columns);
+        for (const decode of [here, thread.decode]) {
+          const before = pool.size;
+          const ours = await decodeSlice(pf, slice, columns, g[1].firstRow, decode);
+          if (decode === here && k >= groups.length) reused += before - pool.size;
+          for (const [c, column] of columns.entries())
+            for (let r = 0; r < slice.rows; r++) assert.deepEqual(valueAt(ours[c]!, r), theirs[c]![r] ?? null, `${column.field}, row group ${rowGroup}, row ${slice.firstRow + r + 1}${decode === here ? '' : ', in the thread'}`);
+          const buffers = ours.flatMap((d) => ('flat' in d ? ownedBuffers(d.flat) : []));
+          for (const b of buffers) new Uint8Array(b).fill(0xab);
+          if (decode === here) pool.give(buffers);
+          else thread.recycle(buffers);
+        }
+      }
+      assert.ok(reused > 0, 'the second pass took arrays from the pool');
+    } finally {
+      await thread.close();
+      await pf.close();
+    }
+  });
+
+  it('a buffer pool: the smallest free buffer that fits and is at most twice the size; small, detached, doubled and past-the-cap buffers are passed over', () => {
+    const pool = new BufferPool(1024 * 1024);
+    const a = new ArrayBuffer(100_000);
+    const b = new ArrayBuffer(300_000);
+    const c = new ArrayBuffer(500_000);
+    pool.give([b, a, c, a, new ArrayBuffer(1000)]);
+    assert.equal(pool.size, 3);
+    assert.equal(pool.take(90_000), a);
+    assert.notEqual(pool.take(90_000), b, 'more than twice the size asked');
+    assert.equal(pool.take(260_000), b);
+    assert.equal(pool.take(260_000), c);
+    assert.equal(pool.size, 0);
+    const moved = new ArrayBuffer(200_000);
+    structuredClone(moved, { transfer: [moved] });
+    pool.give([moved, new ArrayBuffer(600_000), new ArrayBuffer(600_000)]);
+    assert.equal(pool.size, 1, 'a detached buffer, and one past the cap of 1 MB, are not kept');
+  });
+
+  it('Parquet rows held by their chunks: the arrays go back once, when the last chunk lets go, and the rows are not read after', async () => {
+    const file = path.join(dir, 'held.parquet');
+    await duckRun(`COPY (${VALUES}) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION snappy, ROW_GROUP_SIZE 1024)`);
+    const pf = await openParquet(file);
+    try {
+      const columns: ParquetColumn[] = parquetFields(pf.metadata, file).map((shape) => ({ column: shape.name, field: shape.name, shape, rendering: 'text' }));
+      const g = rowGroupSpans(pf.metadata)[0]!;
+      const decoded = await decodeSlice(pf, { rowGroup: 0, firstRow: 0, rows: g.rows, bytes: 0 }, columns, 0);
+      const given: ArrayBuffer[][] = [];
+      const rows = new SliceRows(decoded, columns, columns.map(fieldWriter), (b) => given.push(b));
+      rows.hold(3);
+      rows.release();
+      rows.release();
+      assert.equal(given.length, 0, 'one chunk still holds the rows');
+      assert.ok(rows.textBytesPerRow(10) > 0);
+      rows.release();
+      assert.equal(given.length, 1);
+      const owned = new Set(decoded.flatMap((d) => ('flat' in d ? ownedBuffers(d.flat) : [])));
+      assert.deepEqual(new Set(given[0]), owned, 'every flat column\'s arrays, each once');
+      assert.equal(given[0]!.length, owned.size);
+      assert.throws(() => rows.text, /read after every chunk of them was released/);
+      assert.throws(() => rows.binary([], 0, 1), /read after every chunk of them was released/);
+      assert.throws(() => rows.release(), /released more often than held/);
+    } finally {
+      await pf.close();
+    }
+  });
 
   it('decoding threads by default when a core is left beyond one per worker; the environment decides over the rule', () => {
     assert.equal(decodeThreadsByDefault(1, 2, undefined), true);
