@@ -13,7 +13,7 @@ import { arrayLiteral, bigEndianSigned, decimalText, jsonText, leafText, putByte
 import { BufferPool, decodeFlatColumn, isFlatColumn, NotFlat, ownedBuffers, type FlatColumn } from './flat-decoder.js';
 import { binaryCell, flatColumnWriter, textCell, type BinaryCell, type DecodedColumn, type TextCell } from './parquet-cells.js';
 import { DecodeThread } from './decode-thread.js';
-import { ColumnTuples, tupleRoom, writeFlatTuples } from './flat-tuples.js';
+import { ColumnTuples, compileFlatTuples, tupleRoom, type FlatTuplesWriter } from './flat-tuples.js';
 import type { WireColumn } from '../../wire/catalog.js';
 import type { TypedRows, TypedTuples } from '../../wire/typed-rows.js';
 import { writeTupleStart } from '../../wire/binary-copy.js';
@@ -411,6 +411,8 @@ export class SliceRows {
 export interface TuplePlan {
   readonly columns: readonly ColumnTuples[];
   readonly room: number;
+  /** `writeFlatTuples` of these columns, compiled for their kinds (`compileFlatTuples`). */
+  readonly write: FlatTuplesWriter;
 }
 
 /** The tuple plan of decoded columns for the table's COPY columns, or why they go as text (a pair without an exact binary form). */
@@ -430,7 +432,8 @@ export function tuplePlan(decoded: readonly DecodedColumn[], columns: readonly P
       plan.push(ColumnTuples.ofCell(cell));
     }
   }
-  return { columns: plan, room: tupleRoom(plan) };
+  const room = tupleRoom(plan);
+  return { columns: plan, room, write: compileFlatTuples(plan, room) };
 }
 
 /** Rows [from, from + rows) of a planned slice as the wire's typed tuples. */
@@ -439,7 +442,7 @@ export function sliceTuples(plan: TuplePlan | string, columns: readonly ParquetC
   return {
     rows,
     write(at, out, limit) {
-      const r = writeFlatTuples(plan.columns, plan.room, from + at, from + rows, out, limit);
+      const r = plan.write(from + at, from + rows, out, limit);
       if (typeof r === 'number') return r - from;
       const c = columns[r.column]!;
       return { row: r.row - from, column: r.column, why: `field ${c.field}'s value does not fit column ${c.column} (${wire[r.column]!.declared}): the server decides, as text` };

@@ -257,9 +257,14 @@ describe('binary tuples written straight from the decoded columns (flat-tuples.t
               for (let r = 0; r < slice.rows; ) {
                 const a = new WireBuffer(64);
                 const b = new WireBuffer(64);
+                const c = new WireBuffer(64);
                 const ours = writeFlatTuples(plan.columns, plan.room, r, slice.rows, a, 1500);
                 const theirs = binaryTupleRows(cells, r, slice.rows, b, 1500);
+                // The plan's own writer, compiled for its kinds (what a load runs): the same again.
+                const compiled = plan.write(r, slice.rows, c, 1500);
                 assert.deepEqual(ours, theirs, `row group ${rowGroup}, from row ${slice.firstRow + r + 1}`);
+                assert.deepEqual(compiled, ours, `compiled: row group ${rowGroup}, from row ${slice.firstRow + r + 1}`);
+                if (typeof ours === 'number') assert.ok(Buffer.from(c.bytes.subarray(0, c.pos)).equals(Buffer.from(a.bytes.subarray(0, a.pos))), `compiled: the tuples of rows ${slice.firstRow + r + 1}–${slice.firstRow + ours}`);
                 if (typeof ours !== 'number') {
                   refusals++;
                   r = ours.row + 1;
