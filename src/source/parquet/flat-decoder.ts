@@ -148,6 +148,7 @@ class ByteStore {
     this.bytes = bigger;
   }
   append(src: Uint8Array, from: number, n: number): void {
+    if (from + n > src.length) throw new Error('internal: a Parquet value store appended past the end of its page');
     this.reserve(n);
     this.bytes.set(src.subarray(from, from + n), this.pos);
     this.pos += n;
@@ -206,14 +207,16 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
       if (end > page.length) throw new Error(`a PLAIN page of ${meta.path_in_schema.join('.')} ends inside a value`);
       store.append(page, at, end - at);
       at = end;
-    } else if (type === 'BOOLEAN') {
-      store.reserve(n);
-      unpackBits(page, at, n, store.bytes, store.pos);
-      store.pos += n;
-      at += (n + 7) >> 3;
     } else {
-      store.append(page, at, n * width);
-      at += n * width;
+      // A page shorter than its values (a truncated or corrupt file) is an error: the bytes past it would be a reused buffer's old ones.
+      const size = type === 'BOOLEAN' ? (n + 7) >> 3 : n * width;
+      if (at + size > page.length) throw new Error(`a PLAIN page of ${meta.path_in_schema.join('.')} holds ${page.length - at} bytes of values, ${n} values need ${size}`);
+      if (type === 'BOOLEAN') {
+        store.reserve(n);
+        unpackBits(page, at, n, store.bytes, store.pos);
+        store.pos += n;
+      } else store.append(page, at, size);
+      at += size;
     }
     values += n;
     return at;

@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { ColumnChunk, SchemaElement } from 'hyparquet';
+import { BufferPool, decodeFlatColumn, ownedBuffers } from '../../../src/source/parquet/flat-decoder.js';
+
+// Thrift compact: a DATA_PAGE v1 header (PLAIN, levels RLE), then the page.
+function varint(n: number): number[] {
+  const out: number[] = [];
+  while (n > 0x7f) {
+    out.push((n & 0x7f) | 0x80);
+    n >>>= 7;
+  }
+  out.push(n);
+  return out;
+}
+const zz = (n: number): number[] => varint((n << 1) ^ (n >> 31));
+function plainInt32Page(numValues: number, values: Int32Array): Uint8Array {
+  const body = new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
+  const header = [0x15, ...zz(0), 0x15, ...zz(body.length), 0x15, ...zz(body.length), 0x2c, 0x15, ...zz(numValues), 0x15, ...zz(0), 0x15, ...zz(3), 0x15, ...zz(3), 0x00, 0x00];
+  const out = new Uint8Array(header.length + body.length);
+  out.set(header);
+  out.set(body, header.length);
+  return out;
+}
+const chunkOf = (bytes: Uint8Array, rows: number): ColumnChunk =>
+  ({ file_offset: 0n, meta_data: { type: 'INT32', encodings: ['PLAIN'], path_in_schema: ['x'], codec: 'UNCOMPRESSED', num_values: BigInt(rows), total_uncompressed_size: BigInt(bytes.length), total_compressed_size: BigInt(bytes.length), data_page_offset: 0n } }) as unknown as ColumnChunk;
+const element = { name: 'x', type: 'INT32', repetition_type: 'REQUIRED' } as SchemaElement;
+
+describe('a PLAIN page shorter than its values', () => {
+  it('is an error naming the column, not the values an earlier row group left in a reused buffer (found by review)', () => {
+    const rows = 8192;
+    const pool = new BufferPool();
+    // Row group 1: values 1000000 + r.
+    const first = plainInt32Page(rows, Int32Array.from({ length: rows }, (_, r) => 1_000_000 + r));
+    const a = decodeFlatColumn(first, chunkOf(first, rows), element, rows, pool);
+    assert.equal(a.i32[a.index[5]!], 1_000_005);
+    pool.give(ownedBuffers(a)); // every chunk of row group 1 committed
+    // Row group 2: a page that says 8192 values but holds 4 (a truncated or corrupt file).
+    const bad = plainInt32Page(rows, Int32Array.from([7, 7, 7, 7]));
+    assert.throws(() => decodeFlatColumn(bad, chunkOf(bad, rows), element, rows, pool), /a PLAIN page of x holds 16 bytes of values, 8192 values need 32768/);
+    // The same page whole decodes (the check is not off by one).
+    const good = plainInt32Page(4, Int32Array.from([7, 8, 9, 10]));
+    const d = decodeFlatColumn(good, chunkOf(good, 4), element, 4, pool);
+    assert.deepEqual([...d.index].map((i) => d.i32[i]), [7, 8, 9, 10]);
+  });
+});
