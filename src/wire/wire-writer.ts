@@ -198,8 +198,9 @@ function remembered<T>(cache: Map<string, Promise<T>>, key: string, make: () => 
  * Text bytes encoded per piece. Encoding a whole 8 MB chunk before sending it left the
  * server idle for the encoding's time (~70 ms a chunk): binary -w 1 ran slower than text
  * although the server's CPU per row was 0.7× (bench/wire.ts, SF 1). A piece is encoded
- * while the server parses the one before; its binary form (~1.75× the text) stays under
- * the 128 KB at which the socket's writer was measured to wake too late (copy-writer.ts).
+ * while the server parses the one before; its binary form (~1.45× the text for lineitem)
+ * stays under the ~100 KB past which the socket's writer was measured to wake too late
+ * (copy-writer.ts, PIECE_BINARY_BYTES); 32 and 44 KB measured no better for the `.tbl`.
  */
 const PIECE_TEXT_BYTES = 64 * 1024;
 const NEWLINE = 0x0a;
@@ -207,8 +208,15 @@ const NEWLINE = 0x0a;
 /** A chunk that went as binary: its record count; or the refusal that sends it as text, and whether pieces had gone out already. */
 export type PiecesResult = number | { refusal: SplitRefusal; sent: boolean };
 
-/** A typed chunk's tuples per piece: as much as the socket takes at once (see PIECE_TEXT_BYTES). */
-const PIECE_BINARY_BYTES = 112 * 1024;
+/**
+ * A typed chunk's tuples per piece. At 112 KB (a text piece's binary size, measured on
+ * text) the Parquet -w1 backend waited for pgsurge in 23–25% of its looks; at 64 KB in
+ * 9–13% (SF 1 lineitem, interleaved; 32–96 KB all did better than 112): a piece past
+ * about half the Unix socket's ~200 KB buffer is never taken by the kernel in one go,
+ * so the next is made only once the server has nearly drained it. A text piece's binary
+ * form is ~93 KB for lineitem (1.45× its 64 KB), under that.
+ */
+const PIECE_BINARY_BYTES = 64 * 1024;
 
 /**
  * Appends the next piece's tuples to `out` and says how many; a refusal (its record

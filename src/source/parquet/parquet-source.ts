@@ -573,11 +573,11 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
       };
       try {
         let run = cursor.take();
-        let next = thread ? ahead(run) : undefined;
+        let next = ahead(run);
         while (run !== undefined) {
-          const rows = await (next ?? decodeRun(run, flat, recycle));
+          const rows = await next!;
           const after = cursor.take();
-          next = thread ? ahead(after) : undefined;
+          next = ahead(after);
           yield* chunksOf(run, rows);
           run = after;
         }
