@@ -573,11 +573,11 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
       };
       try {
         let run = cursor.take();
-        let next = ahead(run);
+        let next = thread ? ahead(run) : undefined;
         while (run !== undefined) {
-          const rows = await next!;
+          const rows = await (next ?? decodeRun(run, flat, recycle));
           const after = cursor.take();
-          next = ahead(after);
+          next = thread ? ahead(after) : undefined;
           yield* chunksOf(run, rows);
           run = after;
         }
