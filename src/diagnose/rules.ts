@@ -80,7 +80,19 @@ interface Rule {
   readonly when: (i: DiagnosisInput, d: Derived) => boolean;
   readonly bound: string | ((i: DiagnosisInput, d: Derived) => string);
   readonly change: (i: DiagnosisInput, d: Derived) => string;
-  readonly why: string;
+  readonly why: string | ((i: DiagnosisInput) => string);
+}
+
+/** Whether the extension looks are mostly backends writing their new blocks (IO:DataFileExtend) rather than queueing for the lock (Lock:extend, RelationExtension). */
+function extendWrites(i: DiagnosisInput): boolean {
+  let writes = 0;
+  let queue = 0;
+  for (const e of i.events) {
+    if (e.class !== 'extension') continue;
+    if (e.event.endsWith(':DataFileExtend')) writes += e.share;
+    else queue += e.share;
+  }
+  return writes > queue;
 }
 
 const pct = (x: number): string => `${(100 * x).toFixed(x < 0.1 ? 1 : 0)}%`;
@@ -127,9 +139,17 @@ export const RULES: readonly Rule[] = [
   {
     id: 'extension',
     when: (i) => i.shares.extension >= 0.1,
-    bound: 'relation extension: workers queueing to add blocks to the table or its indexes',
-    change: (i) => (i.workers > 1 ? `fewer workers (-w ${Math.max(1, Math.floor(i.workers / 2))}) or bigger chunks (--chunk-size)` : 'bigger chunks (--chunk-size)'),
-    why: 'each relation has one extension lock: backends that fill their pages at the same time queue on it (Lock:extend) and each waits for another\'s new block; a B-tree adds one page per split, so wide random index keys take it nearly every row; fewer writers, or longer runs per transaction, queue less',
+    bound: (i) => (extendWrites(i) ? 'relation extension: each new block written to the data file as the table grows (IO:DataFileExtend), not a queue for the lock' : 'relation extension: workers queueing to add blocks to the table or its indexes'),
+    change: (i) =>
+      extendWrites(i)
+        ? 'a faster disk or filesystem for the data directory (`pgsurge probe`); PostgreSQL 16 and later extend a table by many blocks at once, which removes most of these writes on 15 and before (more workers or bigger chunks do not)'
+        : i.workers > 1
+          ? `fewer workers (-w ${Math.max(1, Math.floor(i.workers / 2))}) or bigger chunks (--chunk-size)`
+          : 'bigger chunks (--chunk-size)',
+    why: (i) =>
+      extendWrites(i)
+        ? 'most of the extension looks found a backend writing the new block itself (IO:DataFileExtend: on PostgreSQL 15 and before one 8 kB write per block added, a copy into the page cache), not waiting for another backend\'s (Lock:extend): the time is the write, which a queue of fewer writers would not shorten'
+        : 'each relation has one extension lock: backends that fill their pages at the same time queue on it (Lock:extend) and each waits for another\'s new block; a B-tree adds one page per split, so wide random index keys take it nearly every row; fewer writers, or longer runs per transaction, queue less',
   },
   {
     id: 'index-reads',
@@ -272,5 +292,5 @@ export function diagnose(input: DiagnosisInput): Verdict {
       : `the server was busy ${pct(d.busy)} of the load: ${describeShares(input)}; it waited for pgsurge ${pct(input.shares.client)}` +
         (cpu.length > 0 ? ` (${cpu.join('; ')})` : '') +
         ` — bound by ${bound}: ${change}`;
-  return { rule: rule.id, bound, change, why: rule.why, busy: d.busy, shares: input.shares, text };
+  return { rule: rule.id, bound, change, why: typeof rule.why === 'string' ? rule.why : rule.why(input), busy: d.busy, shares: input.shares, text };
 }

@@ -56,6 +56,16 @@ describe('the verdict: one rule per bottleneck, first that holds', () => {
     { name: 'WAL waits with synchronous_commit off: not the commits', input: { shares: shares({ wal: 0.35, cpu: 0.6 }), commits: 2000, synchronousCommit: 'off' }, rule: 'wal', change: /wal move/ },
     { name: 'extension lock, several workers: fewer', input: { workers: 8, shares: shares({ extension: 0.3, cpu: 0.6 }) }, rule: 'extension', change: /fewer workers \(-w 4\)/ },
     { name: 'extension lock, one worker: bigger chunks', input: { workers: 1, serverCpuSeconds: 9, shares: shares({ extension: 0.15, cpu: 0.8 }) }, rule: 'extension', change: /^bigger chunks/ },
+    {
+      name: 'extension looks that are the backend writing its new blocks (one worker on 15, IO:DataFileExtend): not chunks, the disk or 16+',
+      input: { workers: 1, serverCpuSeconds: 9, shares: shares({ extension: 0.22, cpu: 0.7 }), events: [{ event: 'IO:DataFileExtend', class: 'extension', share: 0.22 }] },
+      rule: 'extension', change: /^a faster disk or filesystem .*PostgreSQL 16 and later extend a table by many blocks at once.*more workers or bigger chunks do not/,
+    },
+    {
+      name: 'extension looks mostly queueing for the lock beside some block writes (-w 2 on 15): the queue',
+      input: { workers: 2, serverCpuSeconds: 9, shares: shares({ extension: 0.22, cpu: 0.7 }), events: [{ event: 'Lock:extend', class: 'extension', share: 0.115 }, { event: 'IO:DataFileExtend', class: 'extension', share: 0.104 }] },
+      rule: 'extension', change: /^fewer workers \(-w 1\)/,
+    },
     { name: 'index reads that grow with the table, index small against RAM: shared_buffers', input: { shares: shares({ dataRead: 0.15, cpu: 0.85 }), intervals: growingReads(0, 0.4), indexBytes: 300 * MB }, rule: 'index-reads', change: /shared_buffers of at least 375 MB/ },
     { name: 'index reads with an index bigger than RAM allows: build after', input: { shares: shares({ dataRead: 0.5, cpu: 0.5 }), indexBytes: 8 * 1024 * MB }, rule: 'index-reads', change: /build the indexes after the load/ },
     { name: 'reads flat and low: no index rule', input: { shares: shares({ dataRead: 0.05, cpu: 0.95 }), intervals: growingReads(0.05, 0.05) }, rule: 'server-cpu', change: /--wire binary/ },
@@ -74,6 +84,15 @@ describe('the verdict: one rule per bottleneck, first that holds', () => {
     { name: 'nothing stands out', input: { shares: shares({ cpu: 0.3, client: 0.2, wal: 0.15, lock: 0.2, other: 0.15 }) }, rule: 'mixed', change: /on CPU/ },
     { name: 'too few looks', input: { looks: 5 }, rule: 'too-short', change: /longer load/ },
   ];
+  it('the extension verdict says which it was: the blocks\' writes, or the lock\'s queue', () => {
+    const writes = diagnose({ ...base, workers: 1, shares: shares({ extension: 0.22, cpu: 0.7 }), events: [{ event: 'IO:DataFileExtend', class: 'extension', share: 0.22 }] });
+    assert.match(writes.bound, /each new block written to the data file .*not a queue for the lock/);
+    assert.match(writes.why, /IO:DataFileExtend.*not waiting for another backend's \(Lock:extend\)/);
+    const queue = diagnose({ ...base, workers: 4, shares: shares({ extension: 0.3, cpu: 0.6 }), events: [{ event: 'Lock:extend', class: 'extension', share: 0.3 }] });
+    assert.match(queue.bound, /workers queueing/);
+    assert.match(queue.why, /each relation has one extension lock/);
+  });
+
   for (const c of cases) {
     it(c.name, () => {
       const v = diagnose({ ...base, ...c.input });
@@ -100,7 +119,7 @@ describe('the verdict: one rule per bottleneck, first that holds', () => {
 
   it('every rule has an id, a reason, and ids are unique; the last one always holds', () => {
     assert.equal(new Set(RULES.map((r) => r.id)).size, RULES.length);
-    for (const r of RULES) assert.ok(r.why.length > 40, r.id);
+    for (const r of RULES) for (const why of typeof r.why === 'string' ? [r.why] : [r.why(base), r.why({ ...base, events: [{ event: 'IO:DataFileExtend', class: 'extension', share: 0.2 }] })]) assert.ok(why.length > 40, r.id);
     assert.equal(RULES.at(-1)!.id, 'mixed');
   });
 
