@@ -189,7 +189,8 @@ describe('Parquet types, rejects, schema checks, crashes', () => {
 
   it('SIGKILL mid-load, then --resume with other workers: the table equals the .tbl load, the ledger tiles the rows once', async () => {
     const file = path.join(dir, 'lineitem-snappy.parquet');
-    await tblToParquet('lineitem', path.join(dir, 'lineitem.tbl'), file, { compression: 'snappy', rowGroupSize: 2048 });
+    // Row groups of 4,096 rows: their arrays are big enough to be reused (BufferPool), so a resume's runs (parts of row groups) and their many chunks recycle them.
+    await tblToParquet('lineitem', path.join(dir, 'lineitem.tbl'), file, { compression: 'snappy', rowGroupSize: 4096 });
     let killed = 0;
     for (let round = 0; round < 3; round++) {
       const loadId = `pq-crash-${round}`;
