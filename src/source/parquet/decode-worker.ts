@@ -3,8 +3,6 @@
  * column chunks of the row groups it is asked for, from its own handle on the file, and
  * hands each decoded column's arrays back without a copy (transferred).
  */
-import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { openParquet, type ParquetFile } from './parquet-file.js';
 import { flatDecodeHere, type FlatDecode } from './parquet-source.js';
@@ -16,8 +14,6 @@ if (port === null) throw new Error('decode-worker.js must run in a worker thread
 const setup = workerData as DecodeSetup;
 let opened: Promise<{ file: ParquetFile; decode: FlatDecode }> | undefined;
 let turn: Promise<void> = Promise.resolve();
-
-lowerThisThreadsPriority();
 
 // The arrays the load handed back (`RecycleRequest`), decoded into again.
 const pool = new BufferPool();
@@ -53,16 +49,3 @@ port.on('message', (request: DecodeRequest | RecycleRequest | 'close') => {
   });
 });
 
-/**
- * Nice 10 for this thread alone (Linux: a thread's id is a pid to setpriority): the thread
- * decodes ahead, in the time the cores have spare; when it competes for a core with the
- * load's event loop or a backend, they go first, as the backends wait on the loop's writes.
- */
-function lowerThisThreadsPriority(): void {
-  try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (Number.isInteger(tid) && tid > 0 && tid !== process.pid) setPriority(tid, 10);
-  } catch {
-    // Not Linux, or not allowed: the thread runs at the process's priority.
-  }
-}
