@@ -48,4 +48,3 @@ port.on('message', (request: DecodeRequest | RecycleRequest | 'close') => {
     }
   });
 });
-

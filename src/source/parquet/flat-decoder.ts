@@ -52,7 +52,6 @@ export function isFlatColumn(element: SchemaElement, meta: ColumnMetaData | unde
   return meta.encodings.every((e) => FLAT_ENCODINGS.has(e));
 }
 
-/** Growable pairs of int32 (a BYTE_ARRAY value's start and end in the store). */
 /**
  * The big arrays of decoded row groups, given back once every chunk cut from them is
  * committed (`SliceRows`) and taken again by the next row groups' columns, which want the
@@ -104,28 +103,31 @@ export class BufferPool {
   }
 }
 
-
 /** The buffers a decoded column owns (its typed views share them): what goes back to a pool, or across a thread. */
 export function ownedBuffers(c: FlatColumn): ArrayBuffer[] {
   const owned = [c.index.buffer, c.bytes.buffer, ...(c.span ? [c.span.buffer] : [])] as ArrayBuffer[];
   return owned.filter((b, i) => owned.indexOf(b) === i);
 }
 
+/** A pool that keeps nothing: every buffer taken is new, every one given is let go (a decode without a pool). */
+const UNPOOLED = new BufferPool(0);
+
+/** Growable pairs of int32 (a BYTE_ARRAY value's start and end in the store). */
 class Spans {
   values: Int32Array;
   n = 0;
   /** `pairs`: the spans expected (a plain chunk's rows; a dictionary's values are few). */
-  constructor(private readonly pool: BufferPool | undefined, pairs: number) {
+  constructor(private readonly pool: BufferPool, pairs: number) {
     const size = Math.max(1024, 2 * pairs);
-    this.values = new Int32Array(pool?.take(4 * size) ?? new ArrayBuffer(4 * size), 0, size);
+    this.values = new Int32Array(pool.take(4 * size), 0, size);
   }
   reserve(pairs: number): void {
     if (this.n + 2 * pairs <= this.values.length) return;
     let size = this.values.length * 2;
     while (size < this.n + 2 * pairs) size *= 2;
-    const bigger = new Int32Array(this.pool?.take(4 * size) ?? new ArrayBuffer(4 * size), 0, size);
+    const bigger = new Int32Array(this.pool.take(4 * size), 0, size);
     bigger.set(this.values.subarray(0, this.n));
-    this.pool?.give([this.values.buffer as ArrayBuffer]);
+    this.pool.give([this.values.buffer as ArrayBuffer]);
     this.values = bigger;
   }
 }
@@ -134,17 +136,17 @@ class Spans {
 class ByteStore {
   bytes: Uint8Array;
   pos = 0;
-  constructor(initial: number, private readonly pool: BufferPool | undefined) {
+  constructor(initial: number, private readonly pool: BufferPool) {
     const size = Math.max(1024, (initial + 7) & ~7);
-    this.bytes = new Uint8Array(this.pool?.take(size) ?? new ArrayBuffer(size), 0, size);
+    this.bytes = new Uint8Array(this.pool.take(size), 0, size);
   }
   reserve(n: number): void {
     if (this.pos + n <= this.bytes.length) return;
     let size = this.bytes.length * 2;
     while (size < this.pos + n) size *= 2;
-    const bigger = new Uint8Array(this.pool?.take(size) ?? new ArrayBuffer(size), 0, size);
+    const bigger = new Uint8Array(this.pool.take(size), 0, size);
     bigger.set(this.bytes.subarray(0, this.pos));
-    this.pool?.give([this.bytes.buffer as ArrayBuffer]);
+    this.pool.give([this.bytes.buffer as ArrayBuffer]);
     this.bytes = bigger;
   }
   append(src: Uint8Array, from: number, n: number): void {
@@ -179,14 +181,14 @@ export class NotFlat extends Error {}
  * Decodes a column chunk (`bytes`: the chunk as stored, from its first page) of a top-level
  * field with `rows` rows. `optional`: the field has definition levels (max level 1).
  */
-export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element: SchemaElement, rows: number, pool?: BufferPool): FlatColumn {
+export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element: SchemaElement, rows: number, pool: BufferPool = UNPOOLED): FlatColumn {
   const meta = chunk.meta_data!;
   const type = meta.type as FlatType;
   const codec: CompressionCodec = meta.codec;
   const width = widthOf(type, element);
   const optional = element.repetition_type === 'OPTIONAL';
   // Every row's index is written below (or the chunk is refused), so a pooled buffer's old contents are never read.
-  const index = new Int32Array(pool?.take(4 * rows) ?? new ArrayBuffer(4 * rows), 0, rows);
+  const index = new Int32Array(pool.take(4 * rows), 0, rows);
   // A plain chunk's values are about its uncompressed size: room made once, not by doubling (a dictionary's are few).
   const store = new ByteStore(meta.dictionary_page_offset === undefined && type !== 'BOOLEAN' ? Number(meta.total_uncompressed_size) : 0, pool);
   const spans = new Spans(pool, type === 'BYTE_ARRAY' && meta.dictionary_page_offset === undefined ? rows : 0);
