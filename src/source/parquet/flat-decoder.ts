@@ -3,6 +3,7 @@ import { compressors } from 'hyparquet-compressors';
 import { parquetHeader } from 'hyparquet/src/column.js';
 import { decompressPage } from 'hyparquet/src/datapage.js';
 import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
+import { PageKernels } from './page-kernels.js';
 import type { RawValue } from './parquet-text.js';
 
 /*
@@ -196,6 +197,20 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
   let dictionary = -1; // values of the dictionary page (at the store's start), -1 before one
   let row = 0;
   const reader = { view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 };
+  const name = meta.path_in_schema.join('.');
+  // Snappy pages into the kernels' memory (read there, not copied out); room after each for `ints` indexes.
+  const kernels = PageKernels.get();
+  const decompress = (raw: Uint8Array, size: number, ints: number): Uint8Array =>
+    kernels !== null && codec === 'SNAPPY' ? kernels.snappy(raw, size, ints, name) : decompressPage(raw, size, codec, compressors);
+  /** `readHybrid` into `out[to…]` by the kernels where they can, else in JavaScript; returns the first k at or past `limit` (-1: none checked), or -1. */
+  const hybrid = (page: Uint8Array, at: number, end: number, width: number, out: Int32Array, to: number, count: number, limit: number): number => {
+    const bad = kernels?.hybrid(page, at, end, width, out, to, count, limit, name);
+    if (bad !== undefined) return bad;
+    readHybrid(page, at, end, width, out, to, count, meta.path_in_schema);
+    if (limit < 0) return -1;
+    const k = firstAtOrPast(out, to, to + count, limit);
+    return k < 0 ? -1 : k - to;
+  };
   // The definition levels of a page, made when a page has NULLs (a writer marks a page without any by one run, read without them).
   let defLevels: Int32Array | undefined;
 
@@ -230,7 +245,7 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
     const raw = bytes.subarray(reader.offset, reader.offset + size);
     reader.offset += size;
     if (header.type === 'DICTIONARY_PAGE') {
-      const page = decompressPage(raw, header.uncompressed_page_size, codec, compressors);
+      const page = decompress(raw, header.uncompressed_page_size, 0);
       if (dictionary >= 0 || values > 0) throw new NotFlat('a dictionary page after data');
       plain(page, 0, header.dictionary_page_header!.num_values);
       dictionary = values;
@@ -246,7 +261,7 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
       const h = header.data_page_header!;
       count = h.num_values;
       encoding = h.encoding;
-      page = decompressPage(raw, header.uncompressed_page_size, codec, compressors);
+      page = decompress(raw, header.uncompressed_page_size, count);
       if (optional) {
         if (h.definition_level_encoding !== 'RLE') throw new NotFlat(`definition levels in ${h.definition_level_encoding}`);
         levelsLength = new DataView(page.buffer, page.byteOffset, page.byteLength).getUint32(0, true);
@@ -261,7 +276,7 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
       const levels = h.definition_levels_byte_length;
       const body = raw.subarray(levels);
       const bodySize = header.uncompressed_page_size - levels;
-      const values = h.is_compressed === false || bodySize === 0 ? body : decompressPage(body, bodySize, codec, compressors);
+      const values = h.is_compressed === false || bodySize === 0 ? body : decompress(body, bodySize, count);
       if (optional) {
         // The levels are not compressed; put them before the values as in a v1 page.
         page = new Uint8Array(levels + values.length);
@@ -280,7 +295,7 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
     if (optional && !allPresent) {
       if (defLevels === undefined || defLevels.length < count) defLevels = new Int32Array(count);
       const levels = defLevels!.subarray(0, count);
-      readHybrid(page, levelsAt, levelsAt + levelsLength!, 1, levels, 0, count, meta.path_in_schema);
+      hybrid(page, levelsAt, levelsAt + levelsLength!, 1, levels, 0, count, -1);
       present = sum(levels);
     }
 
@@ -298,14 +313,13 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
         readRleBitPackedHybrid({ view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: at + 1 }, bitWidth, ids, page.length - at - 1);
       } else if (direct) {
         // No NULLs: the indexes are the rows' value indexes, read straight into place, then checked.
-        readHybrid(page, at + 1, page.length, bitWidth, index, row, count, meta.path_in_schema);
-        const bad = firstAtOrPast(index, row, row + count, dictionary);
-        if (bad >= 0) throw new Error(`a dictionary index ${index[bad]} past the dictionary's ${dictionary} values in ${meta.path_in_schema.join('.')}`);
+        const bad = hybrid(page, at + 1, page.length, bitWidth, index, row, count, dictionary);
+        if (bad >= 0) throw new Error(`a dictionary index ${index[row + bad]} past the dictionary's ${dictionary} values in ${name}`);
         row += count;
         continue;
       } else {
         ids = new Int32Array(present);
-        readHybrid(page, at + 1, page.length, bitWidth, ids, 0, present, meta.path_in_schema);
+        hybrid(page, at + 1, page.length, bitWidth, ids, 0, present, -1);
       }
     } else if (encoding === 'RLE' && type === 'BOOLEAN') {
       const bits = new Int32Array(present);

@@ -16,6 +16,7 @@ import { binaryCell, writeSmallNumeric, putDecimal, putInteger } from '../../../
 import { decimalText, type RawValue } from '../../../src/source/parquet/parquet-text.js';
 import type { DecodedColumn } from '../../../src/source/parquet/parquet-cells.js';
 import { WireBuffer } from '../../../src/wire/field-encoder.js';
+import { hybridStream as stream } from '../../helpers/hybrid-stream.js';
 import { writeNumericFromDecimal } from '../../../src/wire/encoders/index.js';
 
 /*
@@ -76,12 +77,16 @@ describe('the flat Parquet decoder reads what hyparquet reads', () => {
             const theirs = await readSlice(pf, slice, columns);
             // Decoded in a decoding thread (as a load does), handed over: the same columns.
             const threaded = await decodeSlice(pf, slice, columns, g.firstRow, thread.decode);
+            // Without the WebAssembly page kernels (hyparquet's decompressors, the JavaScript hybrid reader).
+            process.env.PGSURGE_PARQUET_WASM = '0';
+            const withoutWasm = await decodeSlice(pf, slice, columns, g.firstRow).finally(() => delete process.env.PGSURGE_PARQUET_WASM);
             for (const [c, column] of columns.entries()) {
               if ('flat' in ours[c]!) flatColumns++;
               assert.equal('flat' in threaded[c]!, 'flat' in ours[c]!, `${column.field}: decoded the same way in the thread`);
               for (let r = 0; r < slice.rows; r++) {
                 assert.deepEqual(valueAt(ours[c]!, r), theirs[c]![r] ?? null, `${column.field}, row group ${rowGroup}, row ${slice.firstRow + r + 1}`);
                 assert.deepEqual(valueAt(threaded[c]!, r), theirs[c]![r] ?? null, `${column.field}, row group ${rowGroup}, row ${slice.firstRow + r + 1}, decoded in the thread`);
+                assert.deepEqual(valueAt(withoutWasm[c]!, r), theirs[c]![r] ?? null, `${column.field}, row group ${rowGroup}, row ${slice.firstRow + r + 1}, without WebAssembly`);
               }
             }
           }
@@ -288,37 +293,6 @@ describe('binary tuples written straight from the decoded columns (flat-tuples.t
 });
 
 describe('the RLE/bit-packed hybrid reader (readHybrid)', () => {
-  /** A random hybrid stream of `width`-bit values: RLE runs (short and long) and bit-packed groups of random bytes; and how many values it holds. */
-  const stream = (width: number, seed: number): { bytes: Uint8Array; values: number } => {
-    let x = seed;
-    const random = (n: number): number => {
-      x = (x * 1103515245 + 12345) % 2147483648;
-      return x % n;
-    };
-    const out: number[] = [];
-    const varint = (v: number): void => {
-      for (; v >= 0x80; v >>>= 7) out.push((v & 0x7f) | 0x80);
-      out.push(v);
-    };
-    let values = 0;
-    for (let run = 0; run < 40; run++) {
-      // (At width 0 only RLE runs: hyparquet reads a byte at a bit-packed run's start that the spec's 0 bits do not hold.)
-      if (width === 0 || random(2) === 0) {
-        const count = random(3) === 0 ? 1 + random(400) : 1 + random(9);
-        varint(count << 1);
-        const v = width === 0 ? 0 : random(2 ** width);
-        for (let k = 0; k < (width + 7) >> 3; k++) out.push((v >>> (8 * k)) & 0xff);
-        values += count;
-      } else {
-        const groups = 1 + random(5);
-        varint((groups << 1) | 1);
-        for (let k = 0; k < groups * width; k++) out.push(random(256));
-        values += groups * 8;
-      }
-    }
-    return { bytes: Uint8Array.from(out), values };
-  };
-
   it('reads what hyparquet reads, at every width 0–24, a last group cut short, into an offset', () => {
     for (let width = 0; width <= 24; width++) {
       for (let seed = 1; seed <= 20; seed++) {

@@ -77,7 +77,7 @@ describe('WebAssembly fast records: the JavaScript fast paths\' bytes', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'pgsurge-wasm-'));
     try {
       const out = path.join(dir, 'fast-records-wasm.ts');
-      execFileSync('bash', [path.join(root, 'scripts/build-wasm.sh')], { env: { ...process.env, OUT: out }, stdio: 'pipe' });
+      execFileSync('bash', [path.join(root, 'scripts/build-wasm.sh')], { env: { ...process.env, OUT_DIR: dir }, stdio: 'pipe' });
       assert.equal(readFileSync(out, 'utf8'), readFileSync(path.join(root, 'src/wire/wasm/fast-records-wasm.ts'), 'utf8'));
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,198 @@
+/*
+ * The flat Parquet decoder's two hot loops, in WebAssembly: snappy decompression of a page
+ * and the RLE/bit-packed hybrid of its dictionary indexes. hysnappy (hyparquet's snappy)
+ * copies each page into its module's memory and out again into a fresh array (a third of
+ * a SF 1 lineitem load's decoding, and most of its garbage); here the page is decompressed
+ * into this module's memory and read there, and the indexes are unpacked there and
+ * checked against the dictionary in the same pass.
+ *
+ * The memory is the caller's (imported) and laid out by src/source/parquet/page-kernels.ts:
+ * every input and output region has at least SLACK bytes after it, so the copies below may
+ * read and write up to 8 bytes past a value's end (the bytes past an output's end are the
+ * slack's, never read as values). Errors are negative returns; nothing here traps on bad
+ * input, whatever its bytes.
+ *
+ * Built by scripts/build-wasm.sh into src/source/parquet/wasm/page-kernels-wasm.ts;
+ * test/unit/source/page-kernels.test.ts compares both kernels with hyparquet's and our
+ * JavaScript readers on every value.
+ */
+typedef unsigned char u8;
+typedef unsigned int u32;
+typedef int i32;
+typedef unsigned long long u64;
+
+#define ERR_HEADER -1   /* the preamble (uncompressed length) is not a varint */
+#define ERR_LENGTH -2   /* the preamble's length is not the page header's */
+#define ERR_INPUT -3    /* an element reaches past the input */
+#define ERR_OUTPUT -4   /* an element reaches past the output */
+#define ERR_OFFSET -5   /* a copy from before the output's start (or offset 0) */
+#define ERR_SHORT -6    /* the input ended before the output was full */
+
+/* hybrid's second result: the first k whose value is at or past `limit`, or -1. */
+i32 r_bad;
+
+static inline u64 load64(const u8 *p) {
+  u64 v;
+  __builtin_memcpy(&v, p, 8);
+  return v;
+}
+
+static inline void store64(u8 *p, u64 v) { __builtin_memcpy(p, &v, 8); }
+
+static inline u32 load32(const u8 *p) {
+  u32 v;
+  __builtin_memcpy(&v, p, 4);
+  return v;
+}
+
+static const u32 WORD_MASK[5] = {0, 0xff, 0xffff, 0xffffff, 0xffffffff};
+
+/*
+ * A copy element's tag, looked up: bits 0-7 its length, 8-10 its offset's high bits (for a
+ * 1-byte offset), 11-13 the offset bytes after it. Made on first use.
+ */
+static u32 TAGS[256];
+static int tagsMade;
+
+static void makeTags(void) {
+  for (u32 tag = 0; tag < 256; tag++) {
+    switch (tag & 3) {
+      case 1: TAGS[tag] = (4 + ((tag >> 2) & 7)) | ((tag >> 5) << 8) | (1 << 11); break;
+      case 2: TAGS[tag] = (1 + (tag >> 2)) | (2 << 11); break;
+      case 3: TAGS[tag] = (1 + (tag >> 2)) | (4 << 11); break;
+      default: TAGS[tag] = 0;
+    }
+  }
+  tagsMade = 1;
+}
+
+static inline void copy16(u8 *to, const u8 *from) { __builtin_memcpy(to, from, 16); }
+
+/*
+ * Decompresses the snappy block in[0, inLen) into out[0, outLen); 0, or an error. outLen
+ * must be the block's preamble length: a page header and its block that disagree are an error.
+ */
+i32 snappy(const u8 *in, i32 inLen, u8 *out, i32 outLen) {
+  const u8 *ip = in;
+  const u8 *iend = in + inLen;
+  u32 len = 0;
+  for (int shift = 0;; shift += 7) {
+    if (ip >= iend || shift > 28) return ERR_HEADER;
+    u8 b = *ip++;
+    len |= (u32)(b & 0x7f) << shift;
+    if (!(b & 0x80)) break;
+  }
+  if (len != (u32)outLen) return ERR_LENGTH;
+  u8 *op = out;
+  u8 *oend = out + outLen;
+  if (!tagsMade) makeTags();
+  while (ip < iend) {
+    u32 tag = *ip++;
+    u32 n;
+    u32 off;
+    if ((tag & 3) == 0) {
+      n = tag >> 2;
+      if (n >= 60) {
+        u32 k = n - 59;
+        if ((u32)(iend - ip) < k) return ERR_INPUT;
+        n = load32(ip) & WORD_MASK[k];
+        ip += k;
+      }
+      n += 1;
+      if (n == 0 || (u32)(iend - ip) < n) return ERR_INPUT;
+      if ((u32)(oend - op) < n) return ERR_OUTPUT;
+      if (n <= 256) {
+        /* 16 bytes a move (memory.copy costs a call): past the literal's end at worst into the output's slack, or over bytes the next elements write. */
+        for (u32 k = 0; k < n; k += 16) copy16(op + k, ip + k);
+      } else {
+        __builtin_memcpy(op, ip, n);
+      }
+      ip += n;
+      op += n;
+      continue;
+    }
+    u32 e = TAGS[tag];
+    u32 extra = e >> 11;
+    if ((u32)(iend - ip) < extra) return ERR_INPUT;
+    /* The offset's bytes, read as one word (the input's slack covers the bytes past it). */
+    off = (e & 0x700) + (load32(ip) & WORD_MASK[extra]);
+    ip += extra;
+    n = e & 0xff;
+    if (off - 1 >= (u32)(op - out)) return ERR_OFFSET; /* off 0 wraps */
+    if ((u32)(oend - op) < n) return ERR_OUTPUT;
+    const u8 *src = op - off;
+    if (off >= 8) {
+      /* Each 8-byte move reads bytes already written (the source is 8 or more behind); most copies are 16 bytes or less. */
+      store64(op, load64(src));
+      store64(op + 8, load64(src + 8));
+      for (u32 k = 16; k < n; k += 8) store64(op + k, load64(src + k));
+    } else {
+      /* A repeating pattern shorter than 8: 8-byte moves, each `gap` further on, the gap doubling until it is 8 or more. */
+      u8 *to = op;
+      u8 *end = op + n;
+      while (to - src < 8 && to < end) {
+        u32 gap = (u32)(to - src);
+        store64(to, load64(src));
+        to += gap;
+      }
+      for (; to < end; to += 8, src += 8) store64(to, load64(src));
+    }
+    op += n;
+  }
+  return op == oend ? 0 : ERR_SHORT;
+}
+
+/*
+ * Reads `count` values of the RLE/bit-packed hybrid encoding, `width` bits each (0 to 24),
+ * from p[0, len) into out[0, count), as src/source/parquet/flat-decoder.ts's readHybrid:
+ * the padding of a last bit-packed group is skipped, and a run that reaches past `len` is an
+ * error (-1). Returns the offset after the runs read. `r_bad` is set to the first k with
+ * out[k] >= limit (limit >= 0: a dictionary's size; -1: no check), else -1.
+ */
+i32 hybrid(const u8 *p, i32 len, i32 width, i32 *out, i32 count, i32 limit) {
+  const u32 mask = width == 0 ? 0 : (1u << width) - 1;
+  const u32 rleBytes = (u32)(width + 7) >> 3;
+  u32 at = 0;
+  i32 n = 0;
+  r_bad = -1;
+  while (n < count) {
+    u32 header = 0;
+    for (int shift = 0;; shift += 7) {
+      if (at >= (u32)len || shift > 28) return -1;
+      u8 b = p[at++];
+      header |= (u32)(b & 0x7f) << shift;
+      if (!(b & 0x80)) break;
+    }
+    if (header & 1) {
+      u32 groups = header >> 1;
+      u64 bytes = (u64)groups * (u32)width;
+      if (at + bytes > (u32)len) return -1;
+      u32 take = groups * 8 < (u32)(count - n) ? groups * 8 : (u32)(count - n);
+      const u8 *q = p + at;
+      i32 *o = out + n;
+      /* Value k's bits start at bit k * width: an 8-byte load there holds them all (width <= 24), the page's slack covering the last. */
+      for (u32 k = 0, bit = 0; k < take; k++, bit += width) o[k] = (i32)((load64(q + (bit >> 3)) >> (bit & 7)) & mask);
+      n += take;
+      at += (u32)bytes;
+    } else {
+      u32 run = header >> 1;
+      if (at + rleBytes > (u32)len) return -1;
+      u32 v = 0;
+      for (u32 k = 0; k < rleBytes; k++) v |= (u32)p[at + k] << (8 * k);
+      at += rleBytes;
+      u32 take = run < (u32)(count - n) ? run : (u32)(count - n);
+      i32 *o = out + n;
+      for (u32 k = 0; k < take; k++) o[k] = (i32)v;
+      n += take;
+    }
+  }
+  if (limit >= 0) {
+    for (i32 k = 0; k < count; k++) {
+      if ((u32)out[k] >= (u32)limit) {
+        r_bad = k;
+        break;
+      }
+    }
+  }
+  return (i32)at;
+}

@@ -1,0 +1,190 @@
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { compressors } from 'hyparquet-compressors';
+import { snappyCompress } from 'hyparquet-writer/src/snappy.js';
+import { readHybrid } from '../../../src/source/parquet/flat-decoder.js';
+import { PageKernels } from '../../../src/source/parquet/page-kernels.js';
+import { PAGE_KERNELS_SOURCE_SHA256 } from '../../../src/source/parquet/wasm/page-kernels-wasm.js';
+import { hybridStream } from '../../helpers/hybrid-stream.js';
+import { prng } from '../../helpers/lineitem-data.js';
+
+/*
+ * The page kernels (src/source/parquet/wasm/page-kernels.c) against hysnappy and the
+ * JavaScript hybrid reader (blocks made by the test's own encoder and by hyparquet-writer's): the same bytes for every element form snappy has, the same
+ * values at every width, and bad input an error (never a trap, never values made up).
+ */
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
+const kernels = PageKernels.get({})!;
+
+/** A snappy block of random elements (literals of every length form, copies of each tag with offsets short and long) and what it decompresses to. */
+function snappyBlock(seed: number, elements: number): { block: Uint8Array; data: Uint8Array } {
+  const random = prng(seed);
+  const pick = (n: number): number => Math.floor(random() * n);
+  const data: number[] = [];
+  const out: number[] = [];
+  const literal = (n: number): void => {
+    if (n <= 60) out.push((n - 1) << 2);
+    else {
+      const v = n - 1;
+      const k = v < 0x100 ? 1 : v < 0x10000 ? 2 : v < 0x1000000 ? 3 : 4;
+      out.push((59 + k) << 2);
+      for (let j = 0; j < k; j++) out.push((v >>> (8 * j)) & 0xff);
+    }
+    for (let j = 0; j < n; j++) {
+      const b = pick(4) === 0 ? pick(256) : 97 + pick(6);
+      out.push(b);
+      data.push(b);
+    }
+  };
+  const copy = (off: number, n: number): void => {
+    if (n >= 4 && n <= 11 && off < 2048 && pick(2) === 0) out.push(1 | ((n - 4) << 2) | ((off >> 8) << 5), off & 0xff);
+    else if (off < 65536 && pick(3) > 0) out.push(2 | ((n - 1) << 2), off & 0xff, off >> 8);
+    else out.push(3 | ((n - 1) << 2), off & 0xff, (off >> 8) & 0xff, (off >> 16) & 0xff, off >>> 24);
+    for (let j = 0; j < n; j++) data.push(data[data.length - off]!);
+  };
+  literal(1 + pick(20));
+  for (let e = 0; e < elements; e++) {
+    const kind = pick(10);
+    if (kind < 3) literal([1 + pick(16), 17 + pick(60), 61 + pick(400), 300 + pick(3000)][pick(4)]!);
+    else {
+      // Offsets below 8 (a repeating pattern), 8–15, and far; lengths 1–64 (a 1-byte offset's 4–11 among them).
+      const far = Math.min(data.length, [1 + pick(7), 8 + pick(8), 1 + pick(data.length)][pick(3)]!);
+      copy(far, 1 + pick(64));
+    }
+  }
+  const head: number[] = [];
+  for (let v = data.length; ; v >>>= 7) {
+    if (v < 0x80) {
+      head.push(v);
+      break;
+    }
+    head.push((v & 0x7f) | 0x80);
+  }
+  return { block: Uint8Array.from([...head, ...out]), data: Uint8Array.from(data) };
+}
+
+describe('the Parquet page kernels (WebAssembly)', () => {
+  it('the committed module was built from the committed source', () => {
+    const source = readFileSync(path.join(root, 'src/source/parquet/wasm/page-kernels.c'));
+    assert.equal(createHash('sha256').update(source).digest('hex'), PAGE_KERNELS_SOURCE_SHA256, 'src/source/parquet/wasm/page-kernels.c changed: run scripts/build-wasm.sh');
+  });
+
+  const toolchain = spawnSync('sh', ['-c', 'command -v clang-14 && command -v wasm-ld-14'], { encoding: 'utf8' }).status === 0;
+  it('rebuilding it gives the same module', { skip: toolchain ? false : 'clang-14 and wasm-ld-14 are not installed (apt-get install clang-14 lld-14)' }, () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'pgsurge-wasm-'));
+    try {
+      execFileSync('bash', [path.join(root, 'scripts/build-wasm.sh')], { env: { ...process.env, OUT_DIR: dir }, stdio: 'pipe' });
+      assert.equal(readFileSync(path.join(dir, 'page-kernels-wasm.ts'), 'utf8'), readFileSync(path.join(root, 'src/source/parquet/wasm/page-kernels-wasm.ts'), 'utf8'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('is off with PGSURGE_PARQUET_WASM=0', () => {
+    assert.equal(PageKernels.get({ PGSURGE_PARQUET_WASM: '0' }), null);
+    assert.ok(kernels instanceof PageKernels);
+  });
+
+  it('none where WebAssembly cannot run (node --jitless): the decoder\'s JavaScript does the work', () => {
+    const module = pathToFileURL(path.join(root, 'dist/src/source/parquet/page-kernels.js')).href;
+    const r = spawnSync(process.execPath, ['--jitless', '--input-type=module', '-e', `import { PageKernels } from ${JSON.stringify(module)}; console.log(PageKernels.get({}) === null)`], { encoding: 'utf8' });
+    assert.equal(r.stdout.trim(), 'true', r.stderr);
+  });
+
+  it('snappy: every element form, the bytes hysnappy gives', () => {
+    for (let seed = 1; seed <= 60; seed++) {
+      const { block, data } = snappyBlock(seed, 20 + seed * 40);
+      const ours = kernels.snappy(block, data.length, 0, 'l_x');
+      assert.ok(Buffer.from(ours).equals(Buffer.from(data)), `seed ${seed}: ${data.length} bytes`);
+      assert.ok(Buffer.from(compressors.SNAPPY!(block, data.length)).equals(Buffer.from(data)), `seed ${seed}: hyparquet-compressors' (hysnappy) agrees with the test's encoder`);
+    }
+  });
+
+  it('snappy: blocks hyparquet-writer compresses (text, random bytes, runs, empty)', () => {
+    const random = prng(7);
+    const inputs = [
+      new Uint8Array(0),
+      Buffer.from('x'),
+      Buffer.from('carefully final deposits detect slyly agai|'.repeat(3000)),
+      Uint8Array.from({ length: 100_000 }, () => Math.floor(random() * 256)),
+      new Uint8Array(70_000).fill(7),
+      Uint8Array.from({ length: 50_000 }, (_, i) => (i % 3) + (i % 5)),
+    ];
+    for (const [k, input] of inputs.entries()) {
+      const block = snappyCompress(input);
+      assert.ok(Buffer.from(kernels.snappy(block, input.length, 0, 'l_x')).equals(Buffer.from(input)), `input ${k}`);
+    }
+  });
+
+  it('snappy: a block that is cut, lies about its length or copies from before its start is an error naming the column', () => {
+    const { block, data } = snappyBlock(3, 200);
+    assert.throws(() => kernels.snappy(block, data.length + 1, 0, 'l_comment'), /a snappy page of l_comment does not decompress: its length preamble is not the page header's size/);
+    assert.throws(() => kernels.snappy(block.subarray(0, block.length - 1), data.length, 0, 'l_comment'), /a snappy page of l_comment does not decompress: (an element reaches past its end|it ends before the page header's size)/);
+    // A copy of 4 bytes from 9 back, as the first element.
+    assert.throws(() => kernels.snappy(Uint8Array.from([4, 1, 9]), 4, 0, 'l_x'), /a copy reaches before its start/);
+    assert.throws(() => kernels.snappy(Uint8Array.from([0x80]), 0, 0, 'l_x'), /its length preamble is not a varint/);
+    // A literal longer than the preamble says.
+    assert.throws(() => kernels.snappy(Uint8Array.from([2, 8, 1, 2, 3]), 2, 0, 'l_x'), /reaches past the page header's size/);
+  });
+
+  it('snappy: random bytes never trap (an error or some bytes, as hysnappy)', () => {
+    const random = prng(11);
+    for (let k = 0; k < 3000; k++) {
+      const junk = Uint8Array.from({ length: 1 + Math.floor(random() * 64) }, () => Math.floor(random() * 256));
+      const size = Math.floor(random() * 200);
+      try {
+        const ours = kernels.snappy(junk, size, 0, 'l_x');
+        assert.equal(ours.length, size);
+      } catch (e) {
+        assert.match((e as Error).message, /^a snappy page of l_x does not decompress: /, `junk ${k}`);
+      }
+    }
+  });
+
+  it('hybrid: the values readHybrid reads, at every width 0–24, into an offset, from a page of the memory or from elsewhere', () => {
+    for (let width = 0; width <= 24; width++) {
+      for (let seed = 1; seed <= 12; seed++) {
+        const { bytes, values } = hybridStream(width, seed * 7919 + width);
+        for (const count of [values, Math.max(0, values - 1 - (seed % 7))]) {
+          const theirs = new Int32Array(count);
+          readHybrid(bytes, 0, bytes.length, width, theirs, 0, count);
+          const ours = new Int32Array(count + 3).fill(-7);
+          assert.equal(kernels.hybrid(bytes, 0, bytes.length, width, ours, 3, count, -1, 'l_x'), -1);
+          assert.deepEqual(ours.subarray(3), theirs, `width ${width}, seed ${seed}, ${count} values`);
+          assert.deepEqual([...ours.subarray(0, 3)], [-7, -7, -7], 'nothing written before the offset');
+          // The same stream as a page decompressed into the memory, after two bytes of something else.
+          const page = kernels.snappy(snappyCompress(Uint8Array.from([9, 9, ...bytes])), bytes.length + 2, count, 'l_x');
+          const again = new Int32Array(count);
+          assert.equal(kernels.hybrid(page, 2, page.length, width, again, 0, count, -1, 'l_x'), -1);
+          assert.deepEqual(again, theirs, `width ${width}, seed ${seed}: from the memory`);
+        }
+      }
+    }
+  });
+
+  it('hybrid: the first value at or past the dictionary\'s size is found', () => {
+    const { bytes, values } = hybridStream(6, 5);
+    const all = new Int32Array(values);
+    readHybrid(bytes, 0, bytes.length, 6, all, 0, values);
+    const limit = Math.max(...all);
+    const first = all.findIndex((v) => v >= limit);
+    assert.equal(kernels.hybrid(bytes, 0, bytes.length, 6, new Int32Array(values), 0, values, limit, 'l_x'), first);
+    assert.equal(kernels.hybrid(bytes, 0, bytes.length, 6, new Int32Array(values), 0, values, limit + 1, 'l_x'), -1);
+    // A dictionary of no values: index 0 is past it.
+    assert.equal(kernels.hybrid(Uint8Array.from([2, 0]), 0, 2, 1, new Int32Array(1), 0, 1, 0, 'l_x'), 0);
+  });
+
+  it('hybrid: a run past the end of its page is an error, not values made up', () => {
+    const { bytes, values } = hybridStream(5, 3);
+    assert.throws(() => kernels.hybrid(bytes, 0, bytes.length - 1, 5, new Int32Array(values), 0, values, -1, 'l_x'), /an RLE\/bit-packed run of l_x ends past its page/);
+    assert.throws(() => kernels.hybrid(Uint8Array.from([0x03]), 0, 1, 8, new Int32Array(8), 0, 8, -1, 'l_x'), /ends past its page/);
+    assert.throws(() => kernels.hybrid(Uint8Array.from([0x80]), 0, 1, 8, new Int32Array(8), 0, 8, -1, 'l_x'), /ends past its page/);
+  });
+});
