@@ -3,7 +3,7 @@ import { compressors } from 'hyparquet-compressors';
 import { parquetHeader } from 'hyparquet/src/column.js';
 import { decompressPage } from 'hyparquet/src/datapage.js';
 import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
-import { PageKernels } from './page-kernels.js';
+import { ParquetKernels } from './parquet-kernels.js';
 import type { RawValue } from './parquet-text.js';
 
 /*
@@ -199,7 +199,7 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
   const reader = { view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 };
   const name = meta.path_in_schema.join('.');
   // Snappy pages into the kernels' memory (read there, not copied out); room after each for `ints` indexes.
-  const kernels = PageKernels.get();
+  const kernels = ParquetKernels.get();
   const decompress = (raw: Uint8Array, size: number, ints: number): Uint8Array =>
     kernels !== null && codec === 'SNAPPY' ? kernels.snappy(raw, size, ints, name) : decompressPage(raw, size, codec, compressors);
   /** `readHybrid` into `out[to…]` by the kernels where they can, else in JavaScript; returns the first k at or past `limit` (-1: none checked), or -1. */

@@ -14,7 +14,7 @@ import { putSmallNumeric, SMALL_NUMERIC_ROOM, UNIX_TO_POSTGRES_DAYS, type Binary
  * them; the unit tests compare the two on every row).
  */
 
-const TABLE = 0;
+export const TABLE = 0;
 const INT32 = 1;
 const DATE = 2;
 const LE8 = 3;
@@ -23,6 +23,9 @@ const VALUE = 5;
 const CELL = 6;
 const DECIMAL32 = 7;
 const DECIMAL64 = 8;
+
+/** The kinds written inline (not by a writer of their own), those the kernels' tuples write too (wasm-tuples.ts). */
+export const INLINE_KINDS: ReadonlySet<number> = new Set([TABLE, INT32, DATE, LE8, SPAN, DECIMAL32, DECIMAL64]);
 
 /** A string field longer than this is written by its own writer (which makes room for it), so a row's room stays small. */
 const LONGEST_INLINE = 4096;

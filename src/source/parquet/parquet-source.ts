@@ -14,6 +14,7 @@ import { BufferPool, decodeFlatColumn, isFlatColumn, NotFlat, ownedBuffers, type
 import { binaryCell, flatColumnWriter, textCell, type BinaryCell, type DecodedColumn, type TextCell } from './parquet-cells.js';
 import { DecodeThread } from './decode-thread.js';
 import { ColumnTuples, compileFlatTuples, tupleRoom, type FlatTuplesWriter } from './flat-tuples.js';
+import { wasmFlatTuples } from './wasm-tuples.js';
 import type { WireColumn } from '../../wire/catalog.js';
 import type { TypedRows, TypedTuples } from '../../wire/typed-rows.js';
 import { writeTupleStart } from '../../wire/binary-copy.js';
@@ -379,11 +380,17 @@ export class SliceRows {
   /** A chunk that held these rows is committed: the last one sends the arrays back. */
   release(): void {
     if (this.holders <= 0) throw new Error('internal: Parquet rows released more often than held');
-    if (--this.holders > 0 || this.recycle === undefined) return;
+    if (--this.holders > 0) return;
+    this.dropTuples();
+    if (this.recycle === undefined) return;
     this.recycled = true;
-    this.tuples = undefined;
     const buffers = this.decoded.flatMap((d) => ('flat' in d ? ownedBuffers(d.flat) : []));
     this.recycle(buffers.filter((b, i) => buffers.indexOf(b) === i));
+  }
+
+  private dropTuples(): void {
+    if (typeof this.tuples?.plan === 'object') this.tuples.plan.release();
+    this.tuples = undefined;
   }
 
   private check(): void {
@@ -402,7 +409,10 @@ export class SliceRows {
   binary(wire: readonly WireColumn[], from: number, rows: number): TypedTuples | string {
     this.check();
     const key = wire.map((w) => w.typname).join(',');
-    if (this.tuples?.key !== key) this.tuples = { key, plan: tuplePlan(this.decoded, this.columns, wire) };
+    if (this.tuples?.key !== key) {
+      this.dropTuples();
+      this.tuples = { key, plan: tuplePlan(this.decoded, this.columns, wire) };
+    }
     return sliceTuples(this.tuples.plan, this.columns, wire, from, rows);
   }
 }
@@ -411,8 +421,10 @@ export class SliceRows {
 export interface TuplePlan {
   readonly columns: readonly ColumnTuples[];
   readonly room: number;
-  /** `writeFlatTuples` of these columns, compiled for their kinds (`compileFlatTuples`). */
+  /** `writeFlatTuples` of these columns: by the kernels (`wasmFlatTuples`), else compiled for their kinds (`compileFlatTuples`). */
   readonly write: FlatTuplesWriter;
+  /** The plan is done with: the kernels' copy of its columns is given back (`write` then refuses). */
+  release(): void;
 }
 
 /** The tuple plan of decoded columns for the table's COPY columns, or why they go as text (a pair without an exact binary form). */
@@ -433,7 +445,9 @@ export function tuplePlan(decoded: readonly DecodedColumn[], columns: readonly P
     }
   }
   const room = tupleRoom(plan);
-  return { columns: plan, room, write: compileFlatTuples(plan, room) };
+  const js = compileFlatTuples(plan, room);
+  const wasm = wasmFlatTuples(plan, room, js);
+  return { columns: plan, room, write: wasm?.write ?? js, release: () => wasm?.release() };
 }
 
 /** Rows [from, from + rows) of a planned slice as the wire's typed tuples. */

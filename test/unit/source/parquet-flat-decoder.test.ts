@@ -7,7 +7,9 @@ import { duckRun, sqlString } from '../../helpers/duckdb-parquet.js';
 import { parquetFields, type ParquetColumn } from '../../../src/source/parquet/parquet-columns.js';
 import { openParquet } from '../../../src/source/parquet/parquet-file.js';
 import { binaryTupleRows, decodeSlice, decodeThreadsByDefault, fieldWriter, flatDecodeHere, readSlice, rowGroupSpans, SliceRows, tuplePlan } from '../../../src/source/parquet/parquet-source.js';
-import { writeFlatTuples } from '../../../src/source/parquet/flat-tuples.js';
+import { compileFlatTuples, writeFlatTuples } from '../../../src/source/parquet/flat-tuples.js';
+import { wasmFlatTuples } from '../../../src/source/parquet/wasm-tuples.js';
+import { ParquetKernels } from '../../../src/source/parquet/parquet-kernels.js';
 import { DecodeThread } from '../../../src/source/parquet/decode-thread.js';
 import type { WireColumn } from '../../../src/wire/catalog.js';
 import { BufferPool, ownedBuffers, rawValueOf, readHybrid } from '../../../src/source/parquet/flat-decoder.js';
@@ -234,6 +236,8 @@ describe('Parquet values written without text', () => {
 // Every column of VALUES into a column type it has a binary form for; then the integers into narrower ones, which refuse values.
 const TYPES: Record<string, string> = { id: 'int8', small: 'int4', big: 'int8', tiny: 'int2', d4: 'numeric', d8: 'numeric', d16: 'numeric', dt: 'date', f: 'float4', db: 'float8', b: 'bool', s: 'text', ship_mode: 'varchar', j: 'jsonb', u: 'uuid', ts: 'timestamp', k: 'int2', q: 'numeric', qi: 'numeric', p: 'numeric' };
 const NARROW: Record<string, string> = { ...TYPES, small: 'int2', big: 'int4', id: 'int4', k: 'int2', j: 'json', s: 'bpchar' };
+// Only the fields every row of which is written inline (so the kernels' tuples write them): k into int2 refuses values, p's big ones have a writer of their own.
+const INLINE: Record<string, string> = { id: 'int8', small: 'int4', big: 'int8', d4: 'numeric', d8: 'numeric', dt: 'date', s: 'text', ship_mode: 'varchar', k: 'int2', q: 'numeric', qi: 'numeric', p: 'numeric' };
 // Beside VALUES: dictionary-encoded decimals and integers (a table of fields made once), one that int2 refuses, a DECIMAL on INT32, a big INT64 decimal.
 const DICTIONARY_VALUES = `SELECT *, ((id % 40 - 20) * 2000)::INTEGER k, ((id % 50) + 0.25)::DECIMAL(15,2) q, ((id % 30) * 0.5)::DECIMAL(9,1) qi,
     CASE WHEN id % 13 = 0 THEN NULL WHEN id % 17 = 0 THEN 9007199254740993 * 100 ELSE id * 104729 END::DECIMAL(18,0) p FROM (${VALUES})`;
@@ -245,10 +249,14 @@ describe('binary tuples written straight from the decoded columns (flat-tuples.t
       await duckRun(`COPY (${DICTIONARY_VALUES}) TO ${sqlString(file)} (FORMAT parquet, ${f.options})`);
       const pf = await openParquet(file);
       try {
-        const columns: ParquetColumn[] = parquetFields(pf.metadata, file).map((shape) => ({ column: shape.name, field: shape.name, shape, rendering: 'text' }));
+        const all: ParquetColumn[] = parquetFields(pf.metadata, file).map((shape) => ({ column: shape.name, field: shape.name, shape, rendering: 'text' }));
         let refusals = 0;
+        let byKernels = 0;
+        let refusedByKernels = 0;
+        const held = ParquetKernels.get()!.held;
         const kinds = new Set<number>();
-        for (const types of [TYPES, NARROW]) {
+        for (const types of [TYPES, NARROW, INLINE]) {
+          const columns = all.filter((c) => types[c.field] !== undefined);
           const wire: WireColumn[] = columns.map((c) => ({ name: c.column, declared: types[c.field]!, typname: types[c.field]!, typmod: -1, oid: 0 }));
           for (const [rowGroup, g] of rowGroupSpans(pf.metadata).entries()) {
             for (const at of [0, Math.floor(g.rows / 3)]) {
@@ -258,11 +266,15 @@ describe('binary tuples written straight from the decoded columns (flat-tuples.t
               assert.ok(typeof plan !== 'string', String(plan));
               for (const c of plan.columns) kinds.add(c.kind);
               const cells = decoded.map((d, i) => binaryCell(d, columns[i]!, wire[i]!)!);
+              // The kernels' tuples, where every column is written inline (the plan's own writer then).
+              const wasm = wasmFlatTuples(plan.columns, plan.room, compileFlatTuples(plan.columns, plan.room));
+              if (types === INLINE && f.flat === undefined) assert.ok(wasm !== undefined, `the kernels write the inline plan: kinds ${plan.columns.map((c, i) => columns[i]!.field + ' ' + c.kind).join(', ')}`);
               // Small pieces (a few rows each), as the wire writer asks for them.
               for (let r = 0; r < slice.rows; ) {
                 const a = new WireBuffer(64);
                 const b = new WireBuffer(64);
                 const c = new WireBuffer(64);
+                const w = new WireBuffer(64);
                 const ours = writeFlatTuples(plan.columns, plan.room, r, slice.rows, a, 1500);
                 const theirs = binaryTupleRows(cells, r, slice.rows, b, 1500);
                 // The plan's own writer, compiled for its kinds (what a load runs): the same again.
@@ -270,6 +282,13 @@ describe('binary tuples written straight from the decoded columns (flat-tuples.t
                 assert.deepEqual(ours, theirs, `row group ${rowGroup}, from row ${slice.firstRow + r + 1}`);
                 assert.deepEqual(compiled, ours, `compiled: row group ${rowGroup}, from row ${slice.firstRow + r + 1}`);
                 if (typeof ours === 'number') assert.ok(Buffer.from(c.bytes.subarray(0, c.pos)).equals(Buffer.from(a.bytes.subarray(0, a.pos))), `compiled: the tuples of rows ${slice.firstRow + r + 1}–${slice.firstRow + ours}`);
+                if (wasm !== undefined) {
+                  const kernels = wasm.write(r, slice.rows, w, 1500);
+                  byKernels++;
+                  if (typeof kernels !== 'number') refusedByKernels++;
+                  assert.deepEqual(kernels, ours, `kernels: row group ${rowGroup}, from row ${slice.firstRow + r + 1}`);
+                  if (typeof ours === 'number') assert.ok(Buffer.from(w.bytes.subarray(0, w.pos)).equals(Buffer.from(a.bytes.subarray(0, a.pos))), `kernels: the tuples of rows ${slice.firstRow + r + 1}–${slice.firstRow + ours}`);
+                }
                 if (typeof ours !== 'number') {
                   refusals++;
                   r = ours.row + 1;
@@ -278,10 +297,17 @@ describe('binary tuples written straight from the decoded columns (flat-tuples.t
                 assert.ok(Buffer.from(a.bytes.subarray(0, a.pos)).equals(Buffer.from(b.bytes.subarray(0, b.pos))), `the tuples of rows ${slice.firstRow + r + 1}–${slice.firstRow + ours}, row group ${rowGroup}`);
                 r = ours;
               }
+              if (wasm !== undefined) {
+                wasm.release();
+                assert.throws(() => wasm.write(0, slice.rows, new WireBuffer(64), 1500), /internal: Parquet tuples written after their plan was released/);
+              }
+              plan.release();
             }
           }
         }
         assert.ok(refusals > 0, 'the narrow columns refused values');
+        assert.equal(ParquetKernels.get()!.held, held, 'the plans gave the kernels\' memory back');
+        if (f.flat === undefined) assert.ok(byKernels > 0 && refusedByKernels > 0, `${byKernels} pieces written by the kernels, ${refusedByKernels} refused`);
         // Every way of writing a field was taken: a table, INT32, DATE, 8 bytes reversed, a span, a value's writer, DECIMAL on INT32 and INT64 (and hyparquet's cells where V2 pages are DELTA_*).
         if (f.flat === undefined) assert.deepEqual([...kinds].sort(), [0, 1, 2, 3, 4, 5, 7, 8]);
         else assert.ok(kinds.has(6) && kinds.has(0), `kinds ${[...kinds].join(',')}`);

@@ -6,14 +6,14 @@
  * into this module's memory and read there, and the indexes are unpacked there and
  * checked against the dictionary in the same pass.
  *
- * The memory is the caller's (imported) and laid out by src/source/parquet/page-kernels.ts:
+ * The memory is the caller's (imported) and laid out by src/source/parquet/parquet-kernels.ts:
  * every input and output region has at least SLACK bytes after it, so the copies below may
  * read and write up to 8 bytes past a value's end (the bytes past an output's end are the
  * slack's, never read as values). Errors are negative returns; nothing here traps on bad
  * input, whatever its bytes.
  *
- * Built by scripts/build-wasm.sh into src/source/parquet/wasm/page-kernels-wasm.ts;
- * test/unit/source/page-kernels.test.ts compares both kernels with hyparquet's and our
+ * Built by scripts/build-wasm.sh into src/source/parquet/wasm/parquet-kernels-wasm.ts;
+ * test/unit/source/parquet-kernels.test.ts compares both kernels with hyparquet's and our
  * JavaScript readers on every value.
  */
 typedef unsigned char u8;
@@ -195,4 +195,209 @@ i32 hybrid(const u8 *p, i32 len, i32 width, i32 *out, i32 count, i32 limit) {
     }
   }
   return (i32)at;
+}
+
+/*
+ * Binary COPY tuples from a slice's flat columns, as src/source/parquet/flat-tuples.ts's
+ * writeFlatTuples writes them, for the kinds it writes inline (its numbers). Each column is
+ * 8 words at `cols`: kind, its rows' value indexes (from the slice's first row; -1 NULL), its
+ * values' bytes, SPAN's spans or TABLE's field offsets, TABLE's field lengths (-1: the value
+ * does not fit the column), DECIMAL's scale. The caller copies them here (page-kernels.ts
+ * lays them out, with SLACK after each) and the tuples out.
+ */
+#define K_TABLE 0
+#define K_INT32 1
+#define K_DATE 2
+#define K_LE8 3
+#define K_SPAN 4
+#define K_DECIMAL32 7
+#define K_DECIMAL64 8
+
+#define TUPLES_END 0   /* rows [from, to) written */
+#define TUPLES_FULL 1  /* `limit` bytes reached before row r_row */
+#define TUPLES_OWN 2   /* row r_row's field r_column needs its own writer (the JavaScript's) */
+#define TUPLES_UNFIT 3 /* row r_row's value of column r_column does not fit the column */
+
+/* tuples' results: the row it stopped before, the bytes written (whole rows), the column. */
+i32 r_row;
+i32 r_bytes;
+i32 r_column;
+
+#define UNIX_TO_POSTGRES_DAYS 10957
+
+static inline void put32(u8 *p, u32 v) {
+  v = __builtin_bswap32(v);
+  __builtin_memcpy(p, &v, 4);
+}
+
+static inline u32 word(const u8 *base, i32 i) {
+  u32 v;
+  __builtin_memcpy(&v, base + 4 * (u32)i, 4);
+  return v;
+}
+
+static const u32 POW10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+/* What a fraction of `scale` digits is multiplied by to fill whole base-10000 groups. */
+static const u32 GROUP_SCALE[9] = {1, 1000, 100, 10, 1, 1000, 100, 10, 1};
+
+/* numeric `v · 10^-scale` (|v| < 2^53, scale 0-8) as numeric_send: parquet-cells.ts's putSmallNumeric. */
+static u8 *numeric(u8 *b, long long v, u32 scale) {
+  int neg = v < 0;
+  u64 a = neg ? (u64)(-v) : (u64)v;
+  u64 p10 = POW10[scale];
+  u64 whole = a / p10;
+  u32 frac = (u32)(a - whole * p10);
+  u32 d[8];
+  int n = 0;
+  if (whole >= 1000000000000ull) {
+    u32 top = (u32)(whole / 100000000);
+    u32 low = (u32)(whole % 100000000);
+    d[0] = top / 10000;
+    d[1] = top % 10000;
+    d[2] = low / 10000;
+    d[3] = low % 10000;
+    n = 4;
+  } else if (whole >= 100000000) {
+    u32 top = (u32)(whole / 100000000);
+    u32 low = (u32)(whole % 100000000);
+    d[0] = top;
+    d[1] = low / 10000;
+    d[2] = low % 10000;
+    n = 3;
+  } else if (whole >= 10000) {
+    d[0] = (u32)whole / 10000;
+    d[1] = (u32)whole % 10000;
+    n = 2;
+  } else if (whole > 0) {
+    d[0] = (u32)whole;
+    n = 1;
+  }
+  int intGroups = n;
+  u32 padded = frac * GROUP_SCALE[scale];
+  if (scale > 4) {
+    d[n++] = padded / 10000;
+    d[n++] = padded % 10000;
+  } else if (scale > 0) {
+    d[n++] = padded;
+  }
+  int first = 0;
+  while (first < n && d[first] == 0) first++;
+  int last = n;
+  while (last > first && d[last - 1] == 0) last--;
+  int ndigits = last - first;
+  int weight = ndigits == 0 ? 0 : intGroups - 1 - first;
+  put32(b, 8 + 2 * ndigits);
+  b[4] = 0;
+  b[5] = (u8)ndigits;
+  b[6] = (u8)(weight >> 8);
+  b[7] = (u8)weight;
+  b[8] = neg && ndigits != 0 ? 0x40 : 0;
+  b[9] = 0;
+  b[10] = 0;
+  b[11] = (u8)scale;
+  u8 *q = b + 12;
+  for (int k = first; k < last; k++) {
+    q[0] = (u8)(d[k] >> 8);
+    q[1] = (u8)d[k];
+    q += 2;
+  }
+  return q;
+}
+
+/* `n` bytes, 16 a move (the caller's slack after both). */
+static inline u8 *copyBytes(u8 *to, const u8 *from, u32 n) {
+  for (u32 k = 0; k < n; k += 16) copy16(to + k, from + k);
+  return to + n;
+}
+
+/*
+ * Rows [from, to) of `ncols` columns as binary tuples into `out`, while the bytes written are
+ * fewer than `limit` at a row's start (as writeFlatTuples: the caller leaves room for one
+ * row more, and SLACK); returns why it stopped, with r_row, r_bytes and r_column.
+ */
+i32 tuples(const i32 *cols, i32 ncols, i32 from, i32 to, u8 *out, i32 limit) {
+  u8 *p = out;
+  i32 r = from;
+  i32 stop = TUPLES_END;
+  r_column = -1;
+  for (; r < to; r++) {
+    if (p - out >= limit) {
+      stop = TUPLES_FULL;
+      break;
+    }
+    u8 *row = p;
+    p[0] = (u8)(ncols >> 8);
+    p[1] = (u8)ncols;
+    p += 2;
+    for (i32 k = 0; k < ncols; k++) {
+      const i32 *c = cols + 8 * k;
+      i32 i = ((const i32 *)c[1])[r];
+      if (i < 0) {
+        put32(p, 0xffffffffu);
+        p += 4;
+        continue;
+      }
+      const u8 *bytes = (const u8 *)c[2];
+      switch (c[0]) {
+        case K_TABLE: {
+          i32 len = ((const i32 *)c[4])[i];
+          if (len < 0) {
+            stop = TUPLES_UNFIT;
+            break;
+          }
+          p = copyBytes(p, bytes + ((const i32 *)c[3])[i], (u32)len);
+          continue;
+        }
+        case K_INT32:
+          put32(p, 4);
+          put32(p + 4, word(bytes, i));
+          p += 8;
+          continue;
+        case K_DATE:
+          put32(p, 4);
+          put32(p + 4, word(bytes, i) - UNIX_TO_POSTGRES_DAYS);
+          p += 8;
+          continue;
+        case K_LE8:
+          /* The little-endian 8 bytes reversed: the high word first, each big-endian. */
+          put32(p, 8);
+          put32(p + 4, word(bytes, 2 * i + 1));
+          put32(p + 8, word(bytes, 2 * i));
+          p += 12;
+          continue;
+        case K_SPAN: {
+          const i32 *span = (const i32 *)c[3];
+          i32 s = span[2 * i];
+          u32 len = (u32)(span[2 * i + 1] - s);
+          put32(p, len);
+          p = copyBytes(p + 4, bytes + s, len);
+          continue;
+        }
+        case K_DECIMAL32:
+          p = numeric(p, (i32)word(bytes, i), (u32)c[5]);
+          continue;
+        case K_DECIMAL64: {
+          long long v = (long long)(((u64)word(bytes, 2 * i + 1) << 32) | word(bytes, 2 * i));
+          /* A safe integer inline (as writeFlatTuples); a bigger one by the column's own writer. */
+          if (v < -(1ll << 53) || v >= (1ll << 53)) {
+            stop = TUPLES_OWN;
+            break;
+          }
+          p = numeric(p, v, (u32)c[5]);
+          continue;
+        }
+        default:
+          stop = TUPLES_OWN;
+          break;
+      }
+      /* A field this kernel does not write: the row is left to the caller. */
+      r_column = k;
+      p = row;
+      break;
+    }
+    if (stop != TUPLES_END) break;
+  }
+  r_row = r;
+  r_bytes = (i32)(p - out);
+  return stop;
 }

@@ -9,19 +9,19 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { compressors } from 'hyparquet-compressors';
 import { snappyCompress } from 'hyparquet-writer/src/snappy.js';
 import { readHybrid } from '../../../src/source/parquet/flat-decoder.js';
-import { PageKernels } from '../../../src/source/parquet/page-kernels.js';
-import { PAGE_KERNELS_SOURCE_SHA256 } from '../../../src/source/parquet/wasm/page-kernels-wasm.js';
+import { ParquetKernels } from '../../../src/source/parquet/parquet-kernels.js';
+import { PARQUET_KERNELS_SOURCE_SHA256 } from '../../../src/source/parquet/wasm/parquet-kernels-wasm.js';
 import { hybridStream } from '../../helpers/hybrid-stream.js';
 import { prng } from '../../helpers/lineitem-data.js';
 
 /*
- * The page kernels (src/source/parquet/wasm/page-kernels.c) against hysnappy and the
+ * The page kernels (src/source/parquet/wasm/parquet-kernels.c) against hysnappy and the
  * JavaScript hybrid reader (blocks made by the test's own encoder and by hyparquet-writer's): the same bytes for every element form snappy has, the same
  * values at every width, and bad input an error (never a trap, never values made up).
  */
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
-const kernels = PageKernels.get({})!;
+const kernels = ParquetKernels.get({})!;
 
 /** A snappy block of random elements (literals of every length form, copies of each tag with offsets short and long) and what it decompresses to. */
 function snappyBlock(seed: number, elements: number): { block: Uint8Array; data: Uint8Array } {
@@ -72,8 +72,8 @@ function snappyBlock(seed: number, elements: number): { block: Uint8Array; data:
 
 describe('the Parquet page kernels (WebAssembly)', () => {
   it('the committed module was built from the committed source', () => {
-    const source = readFileSync(path.join(root, 'src/source/parquet/wasm/page-kernels.c'));
-    assert.equal(createHash('sha256').update(source).digest('hex'), PAGE_KERNELS_SOURCE_SHA256, 'src/source/parquet/wasm/page-kernels.c changed: run scripts/build-wasm.sh');
+    const source = readFileSync(path.join(root, 'src/source/parquet/wasm/parquet-kernels.c'));
+    assert.equal(createHash('sha256').update(source).digest('hex'), PARQUET_KERNELS_SOURCE_SHA256, 'src/source/parquet/wasm/parquet-kernels.c changed: run scripts/build-wasm.sh');
   });
 
   const toolchain = spawnSync('sh', ['-c', 'command -v clang-14 && command -v wasm-ld-14'], { encoding: 'utf8' }).status === 0;
@@ -81,20 +81,20 @@ describe('the Parquet page kernels (WebAssembly)', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'pgsurge-wasm-'));
     try {
       execFileSync('bash', [path.join(root, 'scripts/build-wasm.sh')], { env: { ...process.env, OUT_DIR: dir }, stdio: 'pipe' });
-      assert.equal(readFileSync(path.join(dir, 'page-kernels-wasm.ts'), 'utf8'), readFileSync(path.join(root, 'src/source/parquet/wasm/page-kernels-wasm.ts'), 'utf8'));
+      assert.equal(readFileSync(path.join(dir, 'parquet-kernels-wasm.ts'), 'utf8'), readFileSync(path.join(root, 'src/source/parquet/wasm/parquet-kernels-wasm.ts'), 'utf8'));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
   it('is off with PGSURGE_PARQUET_WASM=0', () => {
-    assert.equal(PageKernels.get({ PGSURGE_PARQUET_WASM: '0' }), null);
-    assert.ok(kernels instanceof PageKernels);
+    assert.equal(ParquetKernels.get({ PGSURGE_PARQUET_WASM: '0' }), null);
+    assert.ok(kernels instanceof ParquetKernels);
   });
 
   it('none where WebAssembly cannot run (node --jitless): the decoder\'s JavaScript does the work', () => {
-    const module = pathToFileURL(path.join(root, 'dist/src/source/parquet/page-kernels.js')).href;
-    const r = spawnSync(process.execPath, ['--jitless', '--input-type=module', '-e', `import { PageKernels } from ${JSON.stringify(module)}; console.log(PageKernels.get({}) === null)`], { encoding: 'utf8' });
+    const module = pathToFileURL(path.join(root, 'dist/src/source/parquet/parquet-kernels.js')).href;
+    const r = spawnSync(process.execPath, ['--jitless', '--input-type=module', '-e', `import { ParquetKernels } from ${JSON.stringify(module)}; console.log(ParquetKernels.get({}) === null)`], { encoding: 'utf8' });
     assert.equal(r.stdout.trim(), 'true', r.stderr);
   });
 
@@ -179,6 +179,28 @@ describe('the Parquet page kernels (WebAssembly)', () => {
     assert.equal(kernels.hybrid(bytes, 0, bytes.length, 6, new Int32Array(values), 0, values, limit + 1, 'l_x'), -1);
     // A dictionary of no values: index 0 is past it.
     assert.equal(kernels.hybrid(Uint8Array.from([2, 0]), 0, 2, 1, new Int32Array(1), 0, 1, 0, 'l_x'), 0);
+  });
+
+  it('regions of the memory: first fit, given back and merged, the memory grown where none fits', () => {
+    const held = kernels.held;
+    const a = kernels.alloc(1000);
+    const b = kernels.alloc(5000);
+    const c = kernels.alloc(300);
+    assert.ok(a.at % 16 === 0 && b.at >= a.at + 1000 + 16 && c.at >= b.at + 5000 + 16, 'apart, with slack after each');
+    kernels.release(b);
+    // Fits where b was.
+    const d = kernels.alloc(2000);
+    assert.equal(d.at, b.at);
+    kernels.release(a);
+    kernels.release(d);
+    // a, d and the rest of b merged: 6,000 bytes fit at a's place.
+    const e = kernels.alloc(6000);
+    assert.equal(e.at, a.at);
+    const bytes = kernels.memoryBytes.length;
+    const big = kernels.alloc(bytes);
+    assert.ok(kernels.memoryBytes.length > bytes, 'the memory grew');
+    for (const r of [e, c, big]) kernels.release(r);
+    assert.equal(kernels.held, held, 'every region given back');
   });
 
   it('hybrid: a run past the end of its page is an error, not values made up', () => {

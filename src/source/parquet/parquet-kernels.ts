@@ -1,0 +1,232 @@
+/**
+ * The flat decoder's page kernels in WebAssembly (src/source/parquet/wasm/parquet-kernels.c):
+ * snappy pages decompressed into the module's memory and read there, and dictionary
+ * indexes unpacked and checked there. On SF 1 lineitem (-w2, decoding on the loop) they
+ * take the place of hysnappy's copy in and fresh copy out of every page, and of the
+ * JavaScript hybrid reader and its check.
+ *
+ * One instance per thread, made on first use (the main thread's loop and each decoding
+ * thread decode one column chunk at a time, synchronously). A page `snappy` returns is a
+ * view of the memory, valid until the next call: the decoder reads it before it asks for the
+ * next page. The memory only grows while no page of it is being read (a `snappy` call, or a
+ * `hybrid` on a page from elsewhere), so no view the decoder holds is ever detached.
+ * `PGSURGE_PARQUET_WASM=0` turns the kernels off (hyparquet's decompressors and the
+ * JavaScript reader do the work, as where WebAssembly cannot run: `node --jitless`).
+ */
+import { PARQUET_KERNELS_WASM_BASE64 } from './wasm/parquet-kernels-wasm.js';
+
+interface Exports {
+  snappy(input: number, inputLength: number, output: number, outputLength: number): number;
+  hybrid(page: number, length: number, width: number, out: number, count: number, limit: number): number;
+  tuples(cols: number, ncols: number, from: number, to: number, out: number, limit: number): number;
+  r_bad: WebAssembly.Global;
+  r_row: WebAssembly.Global;
+  r_bytes: WebAssembly.Global;
+  r_column: WebAssembly.Global;
+  __heap_base: WebAssembly.Global;
+}
+
+/** Why `tuples` stopped (parquet-kernels.c). */
+export const TUPLES_END = 0;
+export const TUPLES_FULL = 1;
+export const TUPLES_OWN = 2;
+export const TUPLES_UNFIT = 3;
+
+/** A region of the kernels' memory: `at`, `size` bytes (SLACK after them included). */
+export interface Region {
+  readonly at: number;
+  readonly size: number;
+}
+
+const WASM_PAGE = 65536;
+/** Bytes after every region the kernels may read or write past a value's end (parquet-kernels.c). */
+const SLACK = 16;
+
+const SNAPPY_ERRORS: Record<number, string> = {
+  [-1]: 'its length preamble is not a varint',
+  [-2]: 'its length preamble is not the page header\'s size',
+  [-3]: 'an element reaches past its end',
+  [-4]: 'an element reaches past the page header\'s size',
+  [-5]: 'a copy reaches before its start',
+  [-6]: 'it ends before the page header\'s size',
+};
+
+function align8(n: number): number {
+  return (n + 7) & ~7;
+}
+
+function align16(n: number): number {
+  return (n + 15) & ~15;
+}
+
+export class ParquetKernels {
+  private bytes: Uint8Array;
+  private words: Int32Array;
+  private readonly badAt: number;
+  private readonly resultsAt: readonly [number, number, number];
+  /** Regions free below `top` (the memory's first byte no region holds), by address. */
+  private readonly free: Region[] = [];
+  private top: number;
+  /** The page kernels' scratch (a page in and out, its indexes), and the tuples' output: regions kept and grown. */
+  private scratch: Region = { at: 0, size: 0 };
+  private output: Region = { at: 0, size: 0 };
+
+  private constructor(
+    private readonly x: Exports,
+    private readonly memory: WebAssembly.Memory,
+  ) {
+    this.top = align16(x.__heap_base.value as number);
+    this.badAt = (x.r_bad.value as number) >> 2;
+    this.resultsAt = [(x.r_row.value as number) >> 2, (x.r_bytes.value as number) >> 2, (x.r_column.value as number) >> 2];
+    this.bytes = new Uint8Array(memory.buffer);
+    this.words = new Int32Array(memory.buffer);
+  }
+
+  /** This thread's kernels; null where WebAssembly cannot run, or `PGSURGE_PARQUET_WASM=0`. */
+  static get(env: NodeJS.ProcessEnv = process.env): ParquetKernels | null {
+    if (env.PGSURGE_PARQUET_WASM === '0') return null;
+    if (made === undefined) {
+      try {
+        const memory = new WebAssembly.Memory({ initial: 16 });
+        const module = new WebAssembly.Module(Buffer.from(PARQUET_KERNELS_WASM_BASE64, 'base64'));
+        made = new ParquetKernels(new WebAssembly.Instance(module, { env: { memory } }).exports as unknown as Exports, memory);
+      } catch {
+        made = null;
+      }
+    }
+    return made;
+  }
+
+  /**
+   * A region of at least `size` bytes and SLACK (first fit among the free ones, else at the
+   * top, the memory grown): the memory may grow, so no page `snappy` returned is to be read after.
+   */
+  alloc(size: number): Region {
+    const want = align16(size + SLACK);
+    for (let k = 0; k < this.free.length; k++) {
+      const f = this.free[k]!;
+      if (f.size < want) continue;
+      if (f.size === want) this.free.splice(k, 1);
+      else this.free[k] = { at: f.at + want, size: f.size - want };
+      return { at: f.at, size: want };
+    }
+    const at = this.top;
+    this.room(at + want);
+    this.top = at + want;
+    return { at, size: want };
+  }
+
+  /** A region given back: merged with its free neighbours, or with the top. */
+  release(region: Region): void {
+    if (region.size === 0) return;
+    let k = 0;
+    while (k < this.free.length && this.free[k]!.at < region.at) k++;
+    let { at, size } = region;
+    const before = this.free[k - 1];
+    if (before !== undefined && before.at + before.size === at) {
+      at = before.at;
+      size += before.size;
+      this.free.splice(--k, 1);
+    }
+    const after = this.free[k];
+    if (after !== undefined && at + size === after.at) {
+      size += after.size;
+      this.free.splice(k, 1);
+    }
+    if (at + size === this.top) this.top = at;
+    else this.free.splice(k, 0, { at, size });
+  }
+
+  /** Bytes of the memory, for tests and the tuples' writer (a view made again when the memory grows). */
+  get memoryBytes(): Uint8Array {
+    return this.bytes;
+  }
+
+  /** Words of the memory (`memoryBytes` as int32). */
+  get memoryWords(): Int32Array {
+    return this.words;
+  }
+
+  /** Regions held (for tests): bytes below the top, less the free ones'. */
+  get held(): number {
+    return this.top - align16(this.x.__heap_base.value as number) - this.free.reduce((n, f) => n + f.size, 0) - this.scratch.size - this.output.size;
+  }
+
+  /** `scratch` or `output` grown to `size` bytes at least (its old contents not kept). */
+  private sized(which: 'scratch' | 'output', size: number): number {
+    const r = this[which];
+    if (r.size >= size + SLACK) return r.at;
+    this.release(r);
+    this[which] = this.alloc(Math.max(size, 2 * r.size));
+    return this[which].at;
+  }
+
+  /**
+   * Tuples of rows [from, to) of the columns described at `cols` (parquet-kernels.c) while
+   * fewer than `limit` bytes are written at a row's start, each row `room` bytes at most:
+   * copied to `out` (from `out.pos`). Returns why it stopped, and the row it stopped at (or
+   * before), and for TUPLES_OWN and TUPLES_UNFIT the column.
+   */
+  tuples(cols: number, ncols: number, from: number, to: number, limit: number, room: number, out: { reserve(n: number): void; bytes: Uint8Array; pos: number }): { stop: number; row: number; column: number } {
+    const at = this.sized('output', limit + room);
+    const stop = this.x.tuples(cols, ncols, from, to, at, limit);
+    const [rowAt, bytesAt, columnAt] = this.resultsAt;
+    const n = this.words[bytesAt]!;
+    out.reserve(n);
+    out.bytes.set(this.bytes.subarray(at, at + n), out.pos);
+    out.pos += n;
+    return { stop, row: this.words[rowAt]!, column: this.words[columnAt]! };
+  }
+
+  /** Memory up to `end` (a byte address); the views made again when it grows. */
+  private room(end: number): void {
+    const have = this.memory.buffer.byteLength;
+    if (end <= have) return;
+    this.memory.grow(Math.ceil((end - have) / WASM_PAGE));
+    this.bytes = new Uint8Array(this.memory.buffer);
+    this.words = new Int32Array(this.memory.buffer);
+  }
+
+  /**
+   * `raw` (a snappy block) decompressed into `size` bytes of the memory, with room after it
+   * for `ints` dictionary indexes (`hybrid`'s output for this page): a view, valid until the
+   * next call. A block that does not decompress to exactly `size` bytes is an error naming `what`.
+   */
+  snappy(raw: Uint8Array, size: number, ints: number, what: string): Uint8Array {
+    const need = align8(raw.length + SLACK) + align8(size + SLACK) + 4 * ints + SLACK;
+    const input = this.sized('scratch', need);
+    const output = align8(input + raw.length + SLACK);
+    this.bytes.set(raw, input);
+    const r = this.x.snappy(input, raw.length, output, size);
+    if (r !== 0) throw new Error(`a snappy page of ${what} does not decompress: ${SNAPPY_ERRORS[r] ?? `error ${r}`}`);
+    return this.bytes.subarray(output, output + size);
+  }
+
+  /**
+   * `count` values of the RLE/bit-packed hybrid (`width` 0–24 bits) from `page[at, end)` into
+   * `out[to…]`, as `readHybrid`; returns the first k whose value is at or past `limit` (a
+   * dictionary's size; -1: none checked), or -1. A run past `end` is an error naming `what`.
+   * Undefined (the caller reads it in JavaScript) when a page of the memory leaves no room after it.
+   */
+  hybrid(page: Uint8Array, at: number, end: number, width: number, out: Int32Array, to: number, count: number, limit: number, what: string): number | undefined {
+    let p: number;
+    let ints: number;
+    if (page.buffer === this.memory.buffer) {
+      // Decompressed here: the indexes go after the page (its room made by `snappy`), the memory not grown.
+      p = page.byteOffset + at;
+      ints = align8(page.byteOffset + page.length + SLACK);
+      if (ints + 4 * count + SLACK > this.scratch.at + this.scratch.size) return undefined;
+    } else {
+      p = this.sized('scratch', align8(end - at + SLACK) + 4 * count + SLACK);
+      ints = align8(p + (end - at) + SLACK);
+      this.bytes.set(page.subarray(at, end), p);
+    }
+    const r = this.x.hybrid(p, end - at, width, ints, count, limit);
+    if (r < 0) throw new Error(`an RLE/bit-packed run of ${what} ends past its page`);
+    out.set(this.words.subarray(ints >> 2, (ints >> 2) + count), to);
+    return this.words[this.badAt]!;
+  }
+}
+
+/** This thread's kernels, once made (null: they cannot be). */
+let made: ParquetKernels | null | undefined;
