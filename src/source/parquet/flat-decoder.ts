@@ -54,6 +54,22 @@ export function isFlatColumn(element: SchemaElement, meta: ColumnMetaData | unde
 }
 
 /**
+ * Where a decode's arrays come from (`bytes`: `size` bytes, 8-byte aligned) and go back to
+ * (`drop`: an array from `bytes`, or a view of it from its start, that nothing reads any more).
+ */
+export interface ColumnPool {
+  bytes(size: number): Uint8Array;
+  drop(view: ArrayBufferView): void;
+}
+
+/** Gives a decoded column's arrays back to the pool they came from. */
+export function dropColumn(pool: ColumnPool, c: FlatColumn): void {
+  pool.drop(c.index);
+  pool.drop(c.bytes);
+  if (c.span !== undefined) pool.drop(c.span);
+}
+
+/**
  * The big arrays of decoded row groups, given back once every chunk cut from them is
  * committed (`SliceRows`) and taken again by the next row groups' columns, which want the
  * same sizes row group after row group. Fresh arrays each row group (~16 MB for one of
@@ -61,9 +77,9 @@ export function isFlatColumn(element: SchemaElement, meta: ColumnMetaData | unde
  * ran a full collection every other row group (`node --trace-gc`), pausing the writes the
  * backends wait on.
  */
-export class BufferPool {
+export class BufferPool implements ColumnPool {
   private readonly free: ArrayBuffer[] = [];
-  private bytes = 0;
+  private held = 0;
   /** `minPooled`: smaller buffers are left to the allocator (16 KB: a row group of 4,096 rows has its index arrays pooled; tests pool every size). */
   constructor(
     private readonly maxBytes = 192 * 1024 * 1024,
@@ -82,7 +98,7 @@ export class BufferPool {
         const b = this.free[best]!;
         this.free[best] = this.free[this.free.length - 1]!;
         this.free.pop();
-        this.bytes -= b.byteLength;
+        this.held -= b.byteLength;
         return b;
       }
     }
@@ -92,10 +108,18 @@ export class BufferPool {
   /** Buffers nothing reads any more (those detached by a transfer, or too small, are passed over); past `maxBytes` they are let go. */
   give(buffers: readonly ArrayBuffer[]): void {
     for (const b of buffers) {
-      if (b.byteLength < this.minPooled || this.bytes + b.byteLength > this.maxBytes || this.free.includes(b)) continue;
+      if (b.byteLength < this.minPooled || this.held + b.byteLength > this.maxBytes || this.free.includes(b)) continue;
       this.free.push(b);
-      this.bytes += b.byteLength;
+      this.held += b.byteLength;
     }
+  }
+
+  bytes(size: number): Uint8Array {
+    return new Uint8Array(this.take(size), 0, size);
+  }
+
+  drop(view: ArrayBufferView): void {
+    this.give([view.buffer as ArrayBuffer]);
   }
 
   /** Buffers held, for tests. */
@@ -113,22 +137,27 @@ export function ownedBuffers(c: FlatColumn): ArrayBuffer[] {
 /** A pool that keeps nothing: every buffer taken is new, every one given is let go (a decode without a pool). */
 const UNPOOLED = new BufferPool(0);
 
+/** `n` int32 of the pool's. */
+function ints(pool: ColumnPool, n: number): Int32Array {
+  const b = pool.bytes(4 * n);
+  return new Int32Array(b.buffer, b.byteOffset, n);
+}
+
 /** Growable pairs of int32 (a BYTE_ARRAY value's start and end in the store). */
 class Spans {
   values: Int32Array;
   n = 0;
   /** `pairs`: the spans expected (a plain chunk's rows; a dictionary's values are few). */
-  constructor(private readonly pool: BufferPool, pairs: number) {
-    const size = Math.max(1024, 2 * pairs);
-    this.values = new Int32Array(pool.take(4 * size), 0, size);
+  constructor(private readonly pool: ColumnPool, pairs: number) {
+    this.values = ints(pool, Math.max(1024, 2 * pairs));
   }
   reserve(pairs: number): void {
     if (this.n + 2 * pairs <= this.values.length) return;
     let size = this.values.length * 2;
     while (size < this.n + 2 * pairs) size *= 2;
-    const bigger = new Int32Array(this.pool.take(4 * size), 0, size);
+    const bigger = ints(this.pool, size);
     bigger.set(this.values.subarray(0, this.n));
-    this.pool.give([this.values.buffer as ArrayBuffer]);
+    this.pool.drop(this.values);
     this.values = bigger;
   }
 }
@@ -137,17 +166,16 @@ class Spans {
 class ByteStore {
   bytes: Uint8Array;
   pos = 0;
-  constructor(initial: number, private readonly pool: BufferPool) {
-    const size = Math.max(1024, (initial + 7) & ~7);
-    this.bytes = new Uint8Array(this.pool.take(size), 0, size);
+  constructor(initial: number, private readonly pool: ColumnPool) {
+    this.bytes = pool.bytes(Math.max(1024, (initial + 7) & ~7));
   }
   reserve(n: number): void {
     if (this.pos + n <= this.bytes.length) return;
     let size = this.bytes.length * 2;
     while (size < this.pos + n) size *= 2;
-    const bigger = new Uint8Array(this.pool.take(size), 0, size);
+    const bigger = this.pool.bytes(size);
     bigger.set(this.bytes.subarray(0, this.pos));
-    this.pool.give([this.bytes.buffer as ArrayBuffer]);
+    this.pool.drop(this.bytes);
     this.bytes = bigger;
   }
   append(src: Uint8Array, from: number, n: number): void {
@@ -182,14 +210,14 @@ export class NotFlat extends Error {}
  * Decodes a column chunk (`bytes`: the chunk as stored, from its first page) of a top-level
  * field with `rows` rows. `optional`: the field has definition levels (max level 1).
  */
-export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element: SchemaElement, rows: number, pool: BufferPool = UNPOOLED): FlatColumn {
+export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element: SchemaElement, rows: number, pool: ColumnPool = UNPOOLED): FlatColumn {
   const meta = chunk.meta_data!;
   const type = meta.type as FlatType;
   const codec: CompressionCodec = meta.codec;
   const width = widthOf(type, element);
   const optional = element.repetition_type === 'OPTIONAL';
   // Every row's index is written below (or the chunk is refused), so a pooled buffer's old contents are never read.
-  const index = new Int32Array(pool.take(4 * rows), 0, rows);
+  const index = ints(pool, rows);
   // A plain chunk's values are about its uncompressed size: room made once, not by doubling (a dictionary's are few).
   const store = new ByteStore(meta.dictionary_page_offset === undefined && type !== 'BOOLEAN' ? Number(meta.total_uncompressed_size) : 0, pool);
   const spans = new Spans(pool, type === 'BYTE_ARRAY' && meta.dictionary_page_offset === undefined ? rows : 0);
@@ -239,108 +267,117 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
     return at;
   };
 
-  while (row < rows && reader.offset < bytes.length) {
-    const header = parquetHeader(reader);
-    const size = header.compressed_page_size;
-    const raw = bytes.subarray(reader.offset, reader.offset + size);
-    reader.offset += size;
-    if (header.type === 'DICTIONARY_PAGE') {
-      const page = decompress(raw, header.uncompressed_page_size, 0);
-      if (dictionary >= 0 || values > 0) throw new NotFlat('a dictionary page after data');
-      plain(page, 0, header.dictionary_page_header!.num_values);
-      dictionary = values;
-      continue;
-    }
-    let page: Uint8Array;
-    let at = 0;
-    let count: number; // levels (= rows, no repetition) in the page
-    let encoding: string;
-    let levelsAt = 0;
-    let levelsLength: number | undefined;
-    if (header.type === 'DATA_PAGE') {
-      const h = header.data_page_header!;
-      count = h.num_values;
-      encoding = h.encoding;
-      page = decompress(raw, header.uncompressed_page_size, count);
-      if (optional) {
-        if (h.definition_level_encoding !== 'RLE') throw new NotFlat(`definition levels in ${h.definition_level_encoding}`);
-        levelsLength = new DataView(page.buffer, page.byteOffset, page.byteLength).getUint32(0, true);
-        levelsAt = 4;
-        at = 4 + levelsLength;
-      }
-    } else if (header.type === 'DATA_PAGE_V2') {
-      const h = header.data_page_header_v2!;
-      count = h.num_values;
-      encoding = h.encoding;
-      if (h.repetition_levels_byte_length !== 0) throw new NotFlat('repetition levels');
-      const levels = h.definition_levels_byte_length;
-      const body = raw.subarray(levels);
-      const bodySize = header.uncompressed_page_size - levels;
-      const values = h.is_compressed === false || bodySize === 0 ? body : decompress(body, bodySize, count);
-      if (optional) {
-        // The levels are not compressed; put them before the values as in a v1 page.
-        page = new Uint8Array(levels + values.length);
-        page.set(raw.subarray(0, levels));
-        page.set(values, levels);
-        levelsLength = levels;
-        at = levels;
-      } else page = values;
-    } else continue; // an index page: nothing of the rows
-    if (row + count > rows) throw new Error(`a column chunk of ${meta.path_in_schema.join('.')} holds more than the row group's ${rows} rows`);
-
-    // Definition levels: a row is present when its level is 1.
-    let present = count;
-    // Writers mark an optional column without NULLs by one RLE run of level 1: then no level is read.
-    const allPresent = optional && isOneRun(page, levelsAt, count);
-    if (optional && !allPresent) {
-      if (defLevels === undefined || defLevels.length < count) defLevels = new Int32Array(count);
-      const levels = defLevels!.subarray(0, count);
-      hybrid(page, levelsAt, levelsAt + levelsLength!, 1, levels, 0, count, -1);
-      present = sum(levels);
-    }
-
-    // The page's values: PLAIN into the store, or dictionary indexes.
-    const first = values; // store index of the page's first plain value
-    let ids: Int32Array | undefined;
-    if (encoding === 'PLAIN') {
-      plain(page, at, present);
-    } else if (encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY') {
-      if (dictionary < 0) throw new Error(`a dictionary-encoded page of ${meta.path_in_schema.join('.')} without a dictionary`);
-      const bitWidth = present > 0 ? page[at]! : 0;
-      const direct = !(optional && !allPresent);
-      if (bitWidth > MAX_HYBRID_WIDTH) {
-        ids = new Int32Array(present);
-        readRleBitPackedHybrid({ view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: at + 1 }, bitWidth, ids, page.length - at - 1);
-      } else if (direct) {
-        // No NULLs: the indexes are the rows' value indexes, read straight into place, then checked.
-        const bad = hybrid(page, at + 1, page.length, bitWidth, index, row, count, dictionary);
-        if (bad >= 0) throw new Error(`a dictionary index ${index[row + bad]} past the dictionary's ${dictionary} values in ${name}`);
-        row += count;
+  // The arrays go back to the pool when the chunk cannot be read (an error, or a page this decoder does not read).
+  try {
+    while (row < rows && reader.offset < bytes.length) {
+      const header = parquetHeader(reader);
+      const size = header.compressed_page_size;
+      const raw = bytes.subarray(reader.offset, reader.offset + size);
+      reader.offset += size;
+      if (header.type === 'DICTIONARY_PAGE') {
+        const page = decompress(raw, header.uncompressed_page_size, 0);
+        if (dictionary >= 0 || values > 0) throw new NotFlat('a dictionary page after data');
+        plain(page, 0, header.dictionary_page_header!.num_values);
+        dictionary = values;
         continue;
-      } else {
-        ids = new Int32Array(present);
-        hybrid(page, at + 1, page.length, bitWidth, ids, 0, present, -1);
       }
-    } else if (encoding === 'RLE' && type === 'BOOLEAN') {
-      const bits = new Int32Array(present);
-      readRleBitPackedHybrid({ view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: at }, 1, bits);
-      store.reserve(present);
-      for (let k = 0; k < present; k++) store.bytes[store.pos + k] = bits[k]!;
-      store.pos += present;
-      values += present;
-    } else throw new NotFlat(`values in ${encoding}`);
+      let page: Uint8Array;
+      let at = 0;
+      let count: number; // levels (= rows, no repetition) in the page
+      let encoding: string;
+      let levelsAt = 0;
+      let levelsLength: number | undefined;
+      if (header.type === 'DATA_PAGE') {
+        const h = header.data_page_header!;
+        count = h.num_values;
+        encoding = h.encoding;
+        page = decompress(raw, header.uncompressed_page_size, count);
+        if (optional) {
+          if (h.definition_level_encoding !== 'RLE') throw new NotFlat(`definition levels in ${h.definition_level_encoding}`);
+          levelsLength = new DataView(page.buffer, page.byteOffset, page.byteLength).getUint32(0, true);
+          levelsAt = 4;
+          at = 4 + levelsLength;
+        }
+      } else if (header.type === 'DATA_PAGE_V2') {
+        const h = header.data_page_header_v2!;
+        count = h.num_values;
+        encoding = h.encoding;
+        if (h.repetition_levels_byte_length !== 0) throw new NotFlat('repetition levels');
+        const levels = h.definition_levels_byte_length;
+        const body = raw.subarray(levels);
+        const bodySize = header.uncompressed_page_size - levels;
+        const values = h.is_compressed === false || bodySize === 0 ? body : decompress(body, bodySize, count);
+        if (optional) {
+          // The levels are not compressed; put them before the values as in a v1 page.
+          page = new Uint8Array(levels + values.length);
+          page.set(raw.subarray(0, levels));
+          page.set(values, levels);
+          levelsLength = levels;
+          at = levels;
+        } else page = values;
+      } else continue; // an index page: nothing of the rows
+      if (row + count > rows) throw new Error(`a column chunk of ${meta.path_in_schema.join('.')} holds more than the row group's ${rows} rows`);
 
-    // Rows → value indexes.
-    const levels = optional && !allPresent ? defLevels! : undefined;
-    if (levels === undefined && ids === undefined) countUp(index, row, count, first);
-    else {
-      const bad = levels === undefined ? copyIndexes(ids!, index, row, count, dictionary) : indexesWithNulls(levels, ids, first, index, row, count, dictionary);
-      if (bad >= 0) throw new Error(`a dictionary index ${bad} past the dictionary's ${dictionary} values in ${meta.path_in_schema.join('.')}`);
+      // Definition levels: a row is present when its level is 1.
+      let present = count;
+      // Writers mark an optional column without NULLs by one RLE run of level 1: then no level is read.
+      const allPresent = optional && isOneRun(page, levelsAt, count);
+      if (optional && !allPresent) {
+        if (defLevels === undefined || defLevels.length < count) defLevels = new Int32Array(count);
+        const levels = defLevels!.subarray(0, count);
+        hybrid(page, levelsAt, levelsAt + levelsLength!, 1, levels, 0, count, -1);
+        present = sum(levels);
+      }
+
+      // The page's values: PLAIN into the store, or dictionary indexes.
+      const first = values; // store index of the page's first plain value
+      let ids: Int32Array | undefined;
+      if (encoding === 'PLAIN') {
+        plain(page, at, present);
+      } else if (encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY') {
+        if (dictionary < 0) throw new Error(`a dictionary-encoded page of ${meta.path_in_schema.join('.')} without a dictionary`);
+        const bitWidth = present > 0 ? page[at]! : 0;
+        const direct = !(optional && !allPresent);
+        if (bitWidth > MAX_HYBRID_WIDTH) {
+          ids = new Int32Array(present);
+          readRleBitPackedHybrid({ view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: at + 1 }, bitWidth, ids, page.length - at - 1);
+        } else if (direct) {
+          // No NULLs: the indexes are the rows' value indexes, read straight into place, then checked.
+          const bad = hybrid(page, at + 1, page.length, bitWidth, index, row, count, dictionary);
+          if (bad >= 0) throw new Error(`a dictionary index ${index[row + bad]} past the dictionary's ${dictionary} values in ${name}`);
+          row += count;
+          continue;
+        } else {
+          ids = new Int32Array(present);
+          hybrid(page, at + 1, page.length, bitWidth, ids, 0, present, -1);
+        }
+      } else if (encoding === 'RLE' && type === 'BOOLEAN') {
+        const bits = new Int32Array(present);
+        readRleBitPackedHybrid({ view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: at }, 1, bits);
+        store.reserve(present);
+        for (let k = 0; k < present; k++) store.bytes[store.pos + k] = bits[k]!;
+        store.pos += present;
+        values += present;
+      } else throw new NotFlat(`values in ${encoding}`);
+
+      // Rows → value indexes.
+      const levels = optional && !allPresent ? defLevels! : undefined;
+      if (levels === undefined && ids === undefined) countUp(index, row, count, first);
+      else {
+        const bad = levels === undefined ? copyIndexes(ids!, index, row, count, dictionary) : indexesWithNulls(levels, ids, first, index, row, count, dictionary);
+        if (bad >= 0) throw new Error(`a dictionary index ${bad} past the dictionary's ${dictionary} values in ${meta.path_in_schema.join('.')}`);
+      }
+      row += count;
     }
-    row += count;
+    if (row !== rows) throw new Error(`the column chunk of ${meta.path_in_schema.join('.')} holds ${row} rows, its row group ${rows}`);
+  } catch (error) {
+    pool.drop(index);
+    pool.drop(store.bytes);
+    pool.drop(spans.values);
+    throw error;
   }
-  if (row !== rows) throw new Error(`the column chunk of ${meta.path_in_schema.join('.')} holds ${row} rows, its row group ${rows}`);
-  const buffer = store.bytes.buffer;
+  if (type !== 'BYTE_ARRAY') pool.drop(spans.values);
+  const { buffer, byteOffset } = store.bytes;
   const numeric = width === 4 || width === 8;
   return {
     type,
@@ -349,9 +386,9 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
     width,
     bytes: store.bytes.subarray(0, store.pos),
     span: type === 'BYTE_ARRAY' ? spans.values.subarray(0, spans.n) : undefined,
-    i32: numeric ? new Int32Array(buffer, 0, store.pos >> 2) : EMPTY_I32,
-    f32: width === 4 ? new Float32Array(buffer, 0, store.pos >> 2) : EMPTY_F32,
-    f64: width === 8 ? new Float64Array(buffer, 0, store.pos >> 3) : EMPTY_F64,
+    i32: numeric ? new Int32Array(buffer, byteOffset, store.pos >> 2) : EMPTY_I32,
+    f32: width === 4 ? new Float32Array(buffer, byteOffset, store.pos >> 2) : EMPTY_F32,
+    f64: width === 8 ? new Float64Array(buffer, byteOffset, store.pos >> 3) : EMPTY_F64,
   };
 }
 

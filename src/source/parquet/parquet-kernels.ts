@@ -13,6 +13,7 @@
  * `PGSURGE_PARQUET_WASM=0` turns the kernels off (hyparquet's decompressors and the
  * JavaScript reader do the work, as where WebAssembly cannot run: `node --jitless`).
  */
+import type { ColumnPool } from './flat-decoder.js';
 import { PARQUET_KERNELS_WASM_BASE64 } from './wasm/parquet-kernels-wasm.js';
 
 interface Exports {
@@ -39,6 +40,8 @@ export interface Region {
 }
 
 const WASM_PAGE = 65536;
+/** The memory's most pages (4 GB, wasm32's all), as the module declares; only what is used is made. */
+const MAX_PAGES = 65536;
 /** Bytes after every region the kernels may read or write past a value's end (parquet-kernels.c). */
 const SLACK = 16;
 
@@ -80,6 +83,15 @@ export class ParquetKernels {
     this.resultsAt = [(x.r_row.value as number) >> 2, (x.r_bytes.value as number) >> 2, (x.r_column.value as number) >> 2];
     this.bytes = new Uint8Array(memory.buffer);
     this.words = new Int32Array(memory.buffer);
+    this.buffers.add(memory.buffer);
+  }
+
+  /** The memory's buffers, one per size it has had (growing a shared memory gives a new one; the old ones' views stay good). */
+  private readonly buffers = new Set<ArrayBufferLike>();
+
+  /** Whether `view` is of this memory (its offset then an address the kernels read). */
+  owns(view: ArrayBufferView): boolean {
+    return this.buffers.has(view.buffer);
   }
 
   /** This thread's kernels; null where WebAssembly cannot run, or `PGSURGE_PARQUET_WASM=0`. */
@@ -87,7 +99,8 @@ export class ParquetKernels {
     if (env.PGSURGE_PARQUET_WASM === '0') return null;
     if (made === undefined) {
       try {
-        const memory = new WebAssembly.Memory({ initial: 16 });
+        // Shared, so that growing it detaches no view: the decoded columns' arrays live in it.
+        const memory = new WebAssembly.Memory({ initial: 16, maximum: MAX_PAGES, shared: true });
         const module = new WebAssembly.Module(Buffer.from(PARQUET_KERNELS_WASM_BASE64, 'base64'));
         made = new ParquetKernels(new WebAssembly.Instance(module, { env: { memory } }).exports as unknown as Exports, memory);
       } catch {
@@ -185,6 +198,7 @@ export class ParquetKernels {
     this.memory.grow(Math.ceil((end - have) / WASM_PAGE));
     this.bytes = new Uint8Array(this.memory.buffer);
     this.words = new Int32Array(this.memory.buffer);
+    this.buffers.add(this.memory.buffer);
   }
 
   /**
@@ -211,7 +225,7 @@ export class ParquetKernels {
   hybrid(page: Uint8Array, at: number, end: number, width: number, out: Int32Array, to: number, count: number, limit: number, what: string): number | undefined {
     let p: number;
     let ints: number;
-    if (page.buffer === this.memory.buffer) {
+    if (this.owns(page)) {
       // Decompressed here: the indexes go after the page (its room made by `snappy`), the memory not grown.
       p = page.byteOffset + at;
       ints = align8(page.byteOffset + page.length + SLACK);
@@ -221,12 +235,43 @@ export class ParquetKernels {
       ints = align8(p + (end - at) + SLACK);
       this.bytes.set(page.subarray(at, end), p);
     }
-    const r = this.x.hybrid(p, end - at, width, ints, count, limit);
+    // Indexes into `out` itself when it is of the memory (a decoded column's), else after the page and copied.
+    const direct = this.owns(out);
+    const r = this.x.hybrid(p, end - at, width, direct ? out.byteOffset + 4 * to : ints, count, limit);
     if (r < 0) throw new Error(`an RLE/bit-packed run of ${what} ends past its page`);
-    out.set(this.words.subarray(ints >> 2, (ints >> 2) + count), to);
+    if (!direct) out.set(this.words.subarray(ints >> 2, (ints >> 2) + count), to);
     return this.words[this.badAt]!;
   }
 }
 
 /** This thread's kernels, once made (null: they cannot be). */
 let made: ParquetKernels | null | undefined;
+
+/**
+ * Decoded columns' arrays in the kernels' memory (a reader decoding on this thread): the
+ * kernels then unpack dictionary indexes straight into them and write tuples from them with
+ * no copy. Each array is a region, given back when its column is dropped.
+ */
+export class KernelPool implements ColumnPool {
+  private readonly regions = new Map<number, Region>();
+
+  constructor(private readonly kernels: ParquetKernels) {}
+
+  bytes(size: number): Uint8Array {
+    const r = this.kernels.alloc(size);
+    this.regions.set(r.at, r);
+    return new Uint8Array(this.kernels.memoryBytes.buffer, r.at, size);
+  }
+
+  drop(view: ArrayBufferView): void {
+    const r = this.regions.get(view.byteOffset);
+    if (r === undefined || !this.kernels.owns(view)) throw new Error('internal: an array given back to a pool it is not from');
+    this.regions.delete(view.byteOffset);
+    this.kernels.release(r);
+  }
+
+  /** Arrays taken and not given back, for tests. */
+  get size(): number {
+    return this.regions.size;
+  }
+}

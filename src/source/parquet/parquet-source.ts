@@ -10,7 +10,8 @@ import type { ParquetColumn } from './parquet-columns.js';
 import { openParquet, type ParquetFile } from './parquet-file.js';
 import { ParquetRowRecords } from './parquet-rows.js';
 import { arrayLiteral, bigEndianSigned, decimalText, jsonText, leafText, putByte, putCopyBytes, putCopyText, type RawValue } from './parquet-text.js';
-import { BufferPool, decodeFlatColumn, isFlatColumn, NotFlat, ownedBuffers, type FlatColumn } from './flat-decoder.js';
+import { BufferPool, decodeFlatColumn, dropColumn, isFlatColumn, NotFlat, ownedBuffers, type ColumnPool, type FlatColumn } from './flat-decoder.js';
+import { KernelPool, ParquetKernels } from './parquet-kernels.js';
 import { binaryCell, flatColumnWriter, textCell, type BinaryCell, type DecodedColumn, type TextCell } from './parquet-cells.js';
 import { DecodeThread } from './decode-thread.js';
 import { ColumnTuples, compileFlatTuples, tupleRoom, type FlatTuplesWriter } from './flat-tuples.js';
@@ -151,7 +152,7 @@ export function topElements(raw: FileMetaData): Map<string, SchemaElement> {
 }
 
 /** Decodes one flat column chunk read from the file (into `scratch`, the compressed bytes being needed only while it is decoded), or undefined when a page turns out not flat (`NotFlat`: hyparquet's then). */
-export async function decodeFlatChunk(file: ParquetFile, at: FlatChunk, groupRows: number, scratch: Scratch = { bytes: undefined }, pool?: BufferPool): Promise<FlatColumn | undefined> {
+export async function decodeFlatChunk(file: ParquetFile, at: FlatChunk, groupRows: number, scratch: Scratch = { bytes: undefined }, pool?: ColumnPool): Promise<FlatColumn | undefined> {
   if (scratch.bytes === undefined || scratch.bytes.length < at.length) scratch.bytes = new Uint8Array(Math.max(at.length, 2 * (scratch.bytes?.length ?? 0)));
   const bytes = scratch.bytes.subarray(0, at.length);
   await file.readInto(at.start, bytes);
@@ -176,7 +177,7 @@ export type FlatDecode = (rowGroup: number, fields: readonly string[]) => Promis
  * promise settles (one scratch buffer). `pool`: where the columns' arrays come from, and
  * where their owner gives them back (`SliceRows`).
  */
-export function flatDecodeHere(file: ParquetFile, pool?: BufferPool): FlatDecode {
+export function flatDecodeHere(file: ParquetFile, pool?: ColumnPool): FlatDecode {
   const elements = topElements(file.raw);
   const scratch: Scratch = { bytes: undefined };
   return async (rowGroup, fields) => {
@@ -360,7 +361,7 @@ export class SliceRows {
     private readonly decoded: readonly DecodedColumn[],
     private readonly columns: readonly ParquetColumn[],
     writers: readonly FieldWriter[],
-    private readonly recycle?: (buffers: ArrayBuffer[]) => void,
+    private readonly recycle?: (columns: FlatColumn[]) => void,
   ) {
     this.cells = decoded.map((d, i) => textCell(d, columns[i]!, writers[i]!));
   }
@@ -384,8 +385,7 @@ export class SliceRows {
     this.dropTuples();
     if (this.recycle === undefined) return;
     this.recycled = true;
-    const buffers = this.decoded.flatMap((d) => ('flat' in d ? ownedBuffers(d.flat) : []));
-    this.recycle(buffers.filter((b, i) => buffers.indexOf(b) === i));
+    this.recycle(this.decoded.flatMap((d) => ('flat' in d ? [d.flat] : [])));
   }
 
   private dropTuples(): void {
@@ -553,7 +553,7 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
     };
     return chunk;
   };
-  const decodeRun = async (run: ParquetSlice, flat: FlatDecode, recycle: (buffers: ArrayBuffer[]) => void): Promise<SliceRows> =>
+  const decodeRun = async (run: ParquetSlice, flat: FlatDecode, recycle: (columns: FlatColumn[]) => void): Promise<SliceRows> =>
     new SliceRows(await decodeSlice(file, run, columns, cursor.span(run.rowGroup).firstRow, flat), columns, writers, recycle);
   function* chunksOf(run: ParquetSlice, rows: SliceRows): Generator<Chunk> {
     const span = cursor.span(run.rowGroup);
@@ -575,9 +575,17 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
       // run while this one's chunks are sent; without one, each run is decoded here when its first chunk is asked for.
       const thread = threads ? new DecodeThread(target.file) : undefined;
       // A committed run's arrays are decoded into again: by this reader's thread (handed back to it), or here.
-      const pool = thread === undefined ? new BufferPool() : undefined;
+      // Decoding here: into the kernels' memory where there are kernels (their tuples then copy nothing in), else a pool of arrays.
+      const kernels = thread === undefined ? ParquetKernels.get() : null;
+      const pool: ColumnPool | undefined = thread !== undefined ? undefined : kernels !== null ? new KernelPool(kernels) : new BufferPool();
       const flat = thread?.decode ?? flatDecodeHere(file, pool);
-      const recycle = (buffers: ArrayBuffer[]): void => (thread !== undefined ? thread.recycle(buffers) : pool!.give(buffers));
+      const recycle = (columns: FlatColumn[]): void => {
+        if (thread === undefined) for (const c of columns) dropColumn(pool!, c);
+        else {
+          const buffers = columns.flatMap(ownedBuffers);
+          thread.recycle(buffers.filter((b, i) => buffers.indexOf(b) === i));
+        }
+      };
       const ahead = (run: ParquetSlice | undefined): Promise<SliceRows> | undefined => {
         if (run === undefined) return undefined;
         const p = decodeRun(run, flat, recycle);

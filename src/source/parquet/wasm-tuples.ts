@@ -5,8 +5,9 @@ import { ParquetKernels, TUPLES_OWN, TUPLES_UNFIT, type Region } from './parquet
 /*
  * A slice's binary tuples written by the kernels (parquet-kernels.c's `tuples`), for a plan
  * whose every column is written inline (no column hyparquet decoded, no value with a writer
- * of its own): its columns' arrays copied into the kernels' memory once per plan, the tuples
- * copied out per call. A row the kernel leaves (a DECIMAL past 2^53) is written by the
+ * of its own): its columns' arrays read where they are when they were decoded into the
+ * kernels' memory (a reader decoding on this thread), else copied in once per plan; the
+ * tuples copied out per call. A row the kernel leaves (a DECIMAL past 2^53) is written by the
  * JavaScript writer, so the bytes are writeFlatTuples' own; the unit tests compare the two
  * on every row.
  */
@@ -21,7 +22,8 @@ export function wasmFlatTuples(columns: readonly ColumnTuples[], room: number, j
   if (kernels === null || columns.length === 0 || !columns.every((c) => INLINE_KINDS.has(c.kind))) return undefined;
   // Per column (parquet-kernels.c): its rows' value indexes from the slice's first row, its bytes, SPAN's spans or TABLE's field offsets, TABLE's field lengths.
   const arrays = columns.map((c) => [c.index.subarray(c.base), c.bytes, c.kind === TABLE ? c.at : c.span, c.len] as const);
-  const sizeOf = (a: ArrayBufferView): number => (a.byteLength + 16 + 15) & ~15;
+  // Arrays decoded into the kernels' memory (KernelPool) are read where they are (their regions have the slack); the others are copied in.
+  const sizeOf = (a: ArrayBufferView): number => (kernels.owns(a) ? 0 : (a.byteLength + 16 + 15) & ~15);
   const total = WORDS * 4 * columns.length + arrays.reduce((n, list) => n + list.reduce((m, a) => m + sizeOf(a), 0), 0);
   let region: Region | undefined = kernels.alloc(total);
   const bytes = kernels.memoryBytes;
@@ -32,6 +34,10 @@ export function wasmFlatTuples(columns: readonly ColumnTuples[], room: number, j
     const d = (cols >> 2) + WORDS * k;
     words[d] = c.kind;
     for (const [j, a] of arrays[k]!.entries()) {
+      if (kernels.owns(a)) {
+        words[d + 1 + j] = a.byteOffset;
+        continue;
+      }
       bytes.set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength), at);
       words[d + 1 + j] = at;
       at += sizeOf(a);
