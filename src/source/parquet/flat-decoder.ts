@@ -3,7 +3,7 @@ import { compressors } from 'hyparquet-compressors';
 import { parquetHeader } from 'hyparquet/src/column.js';
 import { decompressPage } from 'hyparquet/src/datapage.js';
 import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
-import { ParquetKernels } from './parquet-kernels.js';
+import { KernelMemoryFull, ParquetKernels } from './parquet-kernels.js';
 import type { RawValue } from './parquet-text.js';
 
 /*
@@ -228,11 +228,24 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
   const name = meta.path_in_schema.join('.');
   // Snappy pages into the kernels' memory (read there, not copied out); room after each for `ints` indexes.
   const kernels = ParquetKernels.get();
-  const decompress = (raw: Uint8Array, size: number, ints: number): Uint8Array =>
-    kernels !== null && codec === 'SNAPPY' ? kernels.snappy(raw, size, ints, name) : decompressPage(raw, size, codec, compressors);
+  const decompress = (raw: Uint8Array, size: number, ints: number): Uint8Array => {
+    if (kernels !== null && codec === 'SNAPPY') {
+      try {
+        return kernels.snappy(raw, size, ints, name);
+      } catch (error) {
+        if (!(error instanceof KernelMemoryFull)) throw error; // no room for the page: hyparquet's decompressor
+      }
+    }
+    return decompressPage(raw, size, codec, compressors);
+  };
   /** `readHybrid` into `out[to…]` by the kernels where they can, else in JavaScript; returns the first k at or past `limit` (-1: none checked), or -1. */
   const hybrid = (page: Uint8Array, at: number, end: number, width: number, out: Int32Array, to: number, count: number, limit: number): number => {
-    const bad = kernels?.hybrid(page, at, end, width, out, to, count, limit, name);
+    let bad: number | undefined;
+    try {
+      bad = kernels?.hybrid(page, at, end, width, out, to, count, limit, name);
+    } catch (error) {
+      if (!(error instanceof KernelMemoryFull)) throw error; // no room to copy the page in: the JavaScript reader
+    }
     if (bad !== undefined) return bad;
     readHybrid(page, at, end, width, out, to, count, meta.path_in_schema);
     if (limit < 0) return -1;

@@ -99,15 +99,20 @@ export class ParquetKernels {
     if (env.PGSURGE_PARQUET_WASM === '0') return null;
     if (made === undefined) {
       try {
-        // Shared, so that growing it detaches no view: the decoded columns' arrays live in it.
-        const memory = new WebAssembly.Memory({ initial: 16, maximum: MAX_PAGES, shared: true });
-        const module = new WebAssembly.Module(Buffer.from(PARQUET_KERNELS_WASM_BASE64, 'base64'));
-        made = new ParquetKernels(new WebAssembly.Instance(module, { env: { memory } }).exports as unknown as Exports, memory);
+        made = ParquetKernels.make(MAX_PAGES);
       } catch {
         made = null;
       }
     }
     return made;
+  }
+
+  /** New kernels whose memory grows to `maxPages` of 64 KB at most (tests make a small one to fill). */
+  static make(maxPages: number): ParquetKernels {
+    // Shared, so that growing it detaches no view: the decoded columns' arrays live in it.
+    const memory = new WebAssembly.Memory({ initial: 16, maximum: maxPages, shared: true });
+    const module = new WebAssembly.Module(Buffer.from(PARQUET_KERNELS_WASM_BASE64, 'base64'));
+    return new ParquetKernels(new WebAssembly.Instance(module, { env: { memory } }).exports as unknown as Exports, memory);
   }
 
   /**
@@ -195,7 +200,11 @@ export class ParquetKernels {
   private room(end: number): void {
     const have = this.memory.buffer.byteLength;
     if (end <= have) return;
-    this.memory.grow(Math.ceil((end - have) / WASM_PAGE));
+    try {
+      this.memory.grow(Math.ceil((end - have) / WASM_PAGE));
+    } catch (error) {
+      throw new KernelMemoryFull(`the Parquet kernels' memory cannot grow to ${end} bytes: ${(error as Error).message}`);
+    }
     this.bytes = new Uint8Array(this.memory.buffer);
     this.words = new Int32Array(this.memory.buffer);
     this.buffers.add(this.memory.buffer);
@@ -244,6 +253,9 @@ export class ParquetKernels {
   }
 }
 
+/** The kernels' memory cannot grow (its 4 GB, or an address-space limit): the callers fall back to JavaScript and plain arrays. */
+export class KernelMemoryFull extends Error {}
+
 /** This thread's kernels, once made (null: they cannot be). */
 let made: ParquetKernels | null | undefined;
 
@@ -257,15 +269,23 @@ export class KernelPool implements ColumnPool {
 
   constructor(private readonly kernels: ParquetKernels) {}
 
+  /** A region; a plain array when the memory cannot grow (the kernels then copy it, or leave the work to JavaScript). */
   bytes(size: number): Uint8Array {
-    const r = this.kernels.alloc(size);
+    let r: Region;
+    try {
+      r = this.kernels.alloc(size);
+    } catch (error) {
+      if (error instanceof KernelMemoryFull) return new Uint8Array(size);
+      throw error;
+    }
     this.regions.set(r.at, r);
     return new Uint8Array(this.kernels.memoryBytes.buffer, r.at, size);
   }
 
   drop(view: ArrayBufferView): void {
+    if (!this.kernels.owns(view)) return; // a plain array (the memory was full): the collector's
     const r = this.regions.get(view.byteOffset);
-    if (r === undefined || !this.kernels.owns(view)) throw new Error('internal: an array given back to a pool it is not from');
+    if (r === undefined) throw new Error('internal: an array of the Parquet kernels\' memory given back twice, or to a pool it is not from');
     this.regions.delete(view.byteOffset);
     this.kernels.release(r);
   }

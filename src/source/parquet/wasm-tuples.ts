@@ -1,6 +1,6 @@
 import type { WireBuffer } from '../../wire/field-encoder.js';
 import { INLINE_KINDS, TABLE, type ColumnTuples, type FlatTuplesWriter } from './flat-tuples.js';
-import { ParquetKernels, TUPLES_OWN, TUPLES_UNFIT, type Region } from './parquet-kernels.js';
+import { KernelMemoryFull, ParquetKernels, TUPLES_OWN, TUPLES_UNFIT, type Region } from './parquet-kernels.js';
 
 /*
  * A slice's binary tuples written by the kernels (parquet-kernels.c's `tuples`), for a plan
@@ -25,7 +25,13 @@ export function wasmFlatTuples(columns: readonly ColumnTuples[], room: number, j
   // Arrays decoded into the kernels' memory (KernelPool) are read where they are (their regions have the slack); the others are copied in.
   const sizeOf = (a: ArrayBufferView): number => (kernels.owns(a) ? 0 : (a.byteLength + 16 + 15) & ~15);
   const total = WORDS * 4 * columns.length + arrays.reduce((n, list) => n + list.reduce((m, a) => m + sizeOf(a), 0), 0);
-  let region: Region | undefined = kernels.alloc(total);
+  let region: Region | undefined;
+  try {
+    region = kernels.alloc(total);
+  } catch (error) {
+    if (error instanceof KernelMemoryFull) return undefined; // the JavaScript writer's, then
+    throw error;
+  }
   const bytes = kernels.memoryBytes;
   const words = kernels.memoryWords;
   const cols = region.at;
@@ -49,7 +55,13 @@ export function wasmFlatTuples(columns: readonly ColumnTuples[], room: number, j
     if (region === undefined) throw new Error('internal: Parquet tuples written after their plan was released');
     let r = from;
     while (r < to && out.pos < limit) {
-      const result = kernels.tuples(cols, n, r, to, Math.min(limit - out.pos, CALL_BYTES), room, out);
+      let result: { stop: number; row: number; column: number };
+      try {
+        result = kernels.tuples(cols, n, r, to, Math.min(limit - out.pos, CALL_BYTES), room, out);
+      } catch (error) {
+        if (error instanceof KernelMemoryFull) return js(r, to, out, limit); // no room for the output region: the rest by the JavaScript
+        throw error;
+      }
       r = result.row;
       if (result.stop === TUPLES_UNFIT) return { row: r, column: result.column };
       if (result.stop === TUPLES_OWN) {
