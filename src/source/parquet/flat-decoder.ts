@@ -218,9 +218,18 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
   const optional = element.repetition_type === 'OPTIONAL';
   // Every row's index is written below (or the chunk is refused), so a pooled buffer's old contents are never read.
   const index = ints(pool, rows);
-  // A plain chunk's values are about its uncompressed size: room made once, not by doubling (a dictionary's are few).
-  const store = new ByteStore(meta.dictionary_page_offset === undefined && type !== 'BOOLEAN' ? Number(meta.total_uncompressed_size) : 0, pool);
-  const spans = new Spans(pool, type === 'BYTE_ARRAY' && meta.dictionary_page_offset === undefined ? rows : 0);
+  // A plain chunk's values are about its uncompressed size: room made once, not by doubling (a dictionary's are few); a footer claiming far more than its bytes could hold is not believed.
+  const plainSize = meta.dictionary_page_offset === undefined && type !== 'BOOLEAN' ? Math.min(Number(meta.total_uncompressed_size), 32 * bytes.length + (1 << 20)) : 0;
+  let store: ByteStore | undefined;
+  let spans: Spans;
+  try {
+    store = new ByteStore(plainSize, pool);
+    spans = new Spans(pool, type === 'BYTE_ARRAY' && meta.dictionary_page_offset === undefined ? rows : 0);
+  } catch (error) {
+    pool.drop(index);
+    if (store !== undefined) pool.drop(store.bytes);
+    throw error;
+  }
   let values = 0; // values in the store
   let dictionary = -1; // values of the dictionary page (at the store's start), -1 before one
   let row = 0;
@@ -303,6 +312,7 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
       if (header.type === 'DATA_PAGE') {
         const h = header.data_page_header!;
         count = h.num_values;
+        if (row + count > rows) throw new Error(`a column chunk of ${name} holds more than the row group's ${rows} rows`);
         encoding = h.encoding;
         page = decompress(raw, header.uncompressed_page_size, count);
         if (optional) {
@@ -314,6 +324,7 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
       } else if (header.type === 'DATA_PAGE_V2') {
         const h = header.data_page_header_v2!;
         count = h.num_values;
+        if (row + count > rows) throw new Error(`a column chunk of ${name} holds more than the row group's ${rows} rows`);
         encoding = h.encoding;
         if (h.repetition_levels_byte_length !== 0) throw new NotFlat('repetition levels');
         const levels = h.definition_levels_byte_length;

@@ -117,7 +117,8 @@ export class ParquetKernels {
 
   /**
    * A region of at least `size` bytes and SLACK (first fit among the free ones, else at the
-   * top, the memory grown): the memory may grow, so no page `snappy` returned is to be read after.
+   * top, the memory grown; `KernelMemoryFull` when it cannot). Growing the (shared) memory
+   * leaves every view of it good, the pages `snappy` returned among them.
    */
   alloc(size: number): Region {
     const want = align16(size + SLACK);
@@ -141,6 +142,11 @@ export class ParquetKernels {
     while (k < this.free.length && this.free[k]!.at < region.at) k++;
     let { at, size } = region;
     const before = this.free[k - 1];
+    const next = this.free[k];
+    // A region given back twice, or one this allocator did not make, would let two owners share memory.
+    if ((before !== undefined && before.at + before.size > at) || (next !== undefined && at + size > next.at) || at + size > this.top) {
+      throw new Error(`internal: a region of the Parquet kernels' memory (${at}, ${size} bytes) given back twice or never taken`);
+    }
     if (before !== undefined && before.at + before.size === at) {
       at = before.at;
       size += before.size;
@@ -170,13 +176,14 @@ export class ParquetKernels {
     return this.top - align16(this.x.__heap_base.value as number) - this.free.reduce((n, f) => n + f.size, 0) - this.scratch.size - this.output.size;
   }
 
-  /** `scratch` or `output` grown to `size` bytes at least (its old contents not kept). */
+  /** `scratch` or `output` grown to `size` bytes at least (its old contents not kept); the old region is given back only once the new one is had. */
   private sized(which: 'scratch' | 'output', size: number): number {
     const r = this[which];
     if (r.size >= size + SLACK) return r.at;
+    const bigger = this.alloc(Math.max(size, 2 * r.size));
     this.release(r);
-    this[which] = this.alloc(Math.max(size, 2 * r.size));
-    return this[which].at;
+    this[which] = bigger;
+    return bigger.at;
   }
 
   /**
@@ -216,6 +223,8 @@ export class ParquetKernels {
    * next call. A block that does not decompress to exactly `size` bytes is an error naming `what`.
    */
   snappy(raw: Uint8Array, size: number, ints: number, what: string): Uint8Array {
+    // Snappy's densest element (a 3-byte copy of 64) expands ~21 times: a header claiming more is corrupt, refused before the memory grows for it.
+    if (size > 22 * raw.length + 16) throw new Error(`a snappy page of ${what} does not decompress: its header says ${size} bytes from ${raw.length} compressed`);
     const need = align8(raw.length + SLACK) + align8(size + SLACK) + 4 * ints + SLACK;
     const input = this.sized('scratch', need);
     const output = align8(input + raw.length + SLACK);

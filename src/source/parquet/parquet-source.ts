@@ -183,9 +183,15 @@ export function flatDecodeHere(file: ParquetFile, pool?: ColumnPool): FlatDecode
   return async (rowGroup, fields) => {
     const groupRows = Number(file.raw.row_groups[rowGroup]!.num_rows);
     const out: (FlatColumn | undefined)[] = [];
-    for (const f of fields) {
-      const at = flatChunkOf(file.raw, rowGroup, f, elements);
-      out.push(at === undefined ? undefined : await decodeFlatChunk(file, at, groupRows, scratch, pool));
+    try {
+      for (const f of fields) {
+        const at = flatChunkOf(file.raw, rowGroup, f, elements);
+        out.push(at === undefined ? undefined : await decodeFlatChunk(file, at, groupRows, scratch, pool));
+      }
+    } catch (error) {
+      // A later column failed: the ones decoded go back.
+      if (pool !== undefined) for (const c of out) if (c !== undefined) dropColumn(pool, c);
+      throw error;
     }
     return out;
   };
@@ -197,7 +203,15 @@ export function flatDecodeHere(file: ParquetFile, pool?: ColumnPool): FlatDecode
  * decoding thread's), every other column (nested, or an encoding the flat decoder does
  * not read) by hyparquet (`readSlice`).
  */
-export async function decodeSlice(file: ParquetFile, slice: ParquetSlice, columns: readonly ParquetColumn[], groupFirstRow: number, flat: FlatDecode = flatDecodeHere(file)): Promise<DecodedColumn[]> {
+export async function decodeSlice(
+  file: ParquetFile,
+  slice: ParquetSlice,
+  columns: readonly ParquetColumn[],
+  groupFirstRow: number,
+  flat: FlatDecode = flatDecodeHere(file),
+  /** Where the flat columns go back when hyparquet's part fails (a reader's `recycle`). */
+  giveBack?: (columns: FlatColumn[]) => void,
+): Promise<DecodedColumn[]> {
   const fields = [...new Set(columns.map((c) => c.field))];
   const flats = await flat(slice.rowGroup, fields);
   const decoded = new Map<string, DecodedColumn>();
@@ -207,7 +221,13 @@ export async function decodeSlice(file: ParquetFile, slice: ParquetSlice, column
   });
   const general = columns.filter((c) => !decoded.has(c.field));
   if (general.length > 0) {
-    const values = await readSlice(file, slice, general);
+    let values: Awaited<ReturnType<typeof readSlice>>;
+    try {
+      values = await readSlice(file, slice, general);
+    } catch (error) {
+      giveBack?.(flats.filter((c) => c !== undefined));
+      throw error;
+    }
     general.forEach((c, i) => decoded.set(c.field, { values: values[i]! }));
   }
   return columns.map((c) => decoded.get(c.field)!);
@@ -343,6 +363,15 @@ export function jsonLinesOf(values: readonly Values[], slice: ParquetSlice, colu
   return Buffer.from(lines.join(''), 'utf8');
 }
 
+/** Gives back the arrays and plans of rows collected without their last release. */
+const ABANDONED = new FinalizationRegistry<() => void>((giveBack) => {
+  try {
+    giveBack();
+  } catch {
+    // (a decoding thread already closed: its arrays go with it)
+  }
+});
+
 /**
  * A decoded slice's rows, as COPY text cells and, per column types, binary tuples (planned
  * once, kept). The chunks cut from it hold it (`hold`) until each is committed and lets go
@@ -354,8 +383,12 @@ export class SliceRows {
   /** Bytes of COPY text a row takes, as sampled (`textBytesPerRow`). */
   rowBytes = 64;
   private tuples: { key: string; plan: TuplePlan | string } | undefined;
+  /** Every plan made for these rows (a chunk may still write by an earlier one when the key changes): released with the rows. */
+  private readonly plans: TuplePlan[] = [];
   private holders = 0;
   private recycled = false;
+  /** The flat columns, each once (two table columns may read one field). */
+  private readonly flats: FlatColumn[];
 
   constructor(
     private readonly decoded: readonly DecodedColumn[],
@@ -364,6 +397,15 @@ export class SliceRows {
     private readonly recycle?: (columns: FlatColumn[]) => void,
   ) {
     this.cells = decoded.map((d, i) => textCell(d, columns[i]!, writers[i]!));
+    this.flats = [...new Set(decoded.flatMap((d) => ('flat' in d ? [d.flat] : [])))];
+    // Rows dropped without their last release (a stopped load, a reader closed early) still give their arrays and plans back, when collected.
+    if (recycle !== undefined) {
+      const { flats, plans } = this;
+      ABANDONED.register(this, () => {
+        for (const p of plans) p.release();
+        recycle(flats);
+      }, this);
+    }
   }
 
   /** The rows' COPY text cells. */
@@ -382,15 +424,12 @@ export class SliceRows {
   release(): void {
     if (this.holders <= 0) throw new Error('internal: Parquet rows released more often than held');
     if (--this.holders > 0) return;
-    this.dropTuples();
+    for (const p of this.plans.splice(0)) p.release();
+    this.tuples = undefined;
     if (this.recycle === undefined) return;
     this.recycled = true;
-    this.recycle(this.decoded.flatMap((d) => ('flat' in d ? [d.flat] : [])));
-  }
-
-  private dropTuples(): void {
-    if (typeof this.tuples?.plan === 'object') this.tuples.plan.release();
-    this.tuples = undefined;
+    ABANDONED.unregister(this);
+    this.recycle(this.flats);
   }
 
   private check(): void {
@@ -410,8 +449,9 @@ export class SliceRows {
     this.check();
     const key = wire.map((w) => w.typname).join(',');
     if (this.tuples?.key !== key) {
-      this.dropTuples();
-      this.tuples = { key, plan: tuplePlan(this.decoded, this.columns, wire) };
+      const plan = tuplePlan(this.decoded, this.columns, wire);
+      if (typeof plan === 'object') this.plans.push(plan);
+      this.tuples = { key, plan };
     }
     return sliceTuples(this.tuples.plan, this.columns, wire, from, rows);
   }
@@ -554,7 +594,7 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
     return chunk;
   };
   const decodeRun = async (run: ParquetSlice, flat: FlatDecode, recycle: (columns: FlatColumn[]) => void): Promise<SliceRows> =>
-    new SliceRows(await decodeSlice(file, run, columns, cursor.span(run.rowGroup).firstRow, flat), columns, writers, recycle);
+    new SliceRows(await decodeSlice(file, run, columns, cursor.span(run.rowGroup).firstRow, flat, recycle), columns, writers, recycle);
   function* chunksOf(run: ParquetSlice, rows: SliceRows): Generator<Chunk> {
     const span = cursor.span(run.rowGroup);
     // Rows a chunk: as many as about `chunkBytes` of COPY text hold, the text's width sampled on the run's first rows.

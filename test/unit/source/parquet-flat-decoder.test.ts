@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { duckRun, sqlString } from '../../helpers/duckdb-parquet.js';
-import { parquetFields, type ParquetColumn } from '../../../src/source/parquet/parquet-columns.js';
+import { parquetFields, planParquetColumns, type ParquetColumn } from '../../../src/source/parquet/parquet-columns.js';
 import { openParquet } from '../../../src/source/parquet/parquet-file.js';
 import { binaryTupleRows, decodeSlice, decodeThreadsByDefault, fieldWriter, flatDecodeHere, readSlice, rowGroupSpans, SliceRows, tuplePlan } from '../../../src/source/parquet/parquet-source.js';
 import { compileFlatTuples, writeFlatTuples } from '../../../src/source/parquet/flat-tuples.js';
@@ -214,6 +214,43 @@ describe('the flat Parquet decoder reads what hyparquet reads', () => {
       for (const ours of held) for (const d of ours) if ('flat' in d) dropColumn(pool, d.flat);
       assert.equal(pool.size, 0);
     } finally {
+      await pf.close();
+    }
+  });
+
+  it('two table columns from one field ("A" and a): their rows give the column back once; a row group whose second column fails gives the first back', async () => {
+    const one = path.join(dir, 'one-field.parquet');
+    await duckRun(`COPY (SELECT i::INTEGER a FROM range(20000) r(i)) TO ${sqlString(one)} (FORMAT parquet, COMPRESSION snappy)`);
+    const file = path.join(dir, 'two-fields.parquet');
+    await duckRun(`COPY (SELECT i::INTEGER a, 'x' || i b FROM range(20000) r(i)) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION snappy)`);
+    const pone = await openParquet(one);
+    const pf = await openParquet(file);
+    const kernels = ParquetKernels.get()!;
+    const held = kernels.held;
+    try {
+      const pool = new KernelPool(kernels);
+      const col = (name: string) => ({ name, type: 'int4', kind: 'scalar', elementJson: false, typname: 'int4', category: 'N', hasDefault: false, generated: false }) as const;
+      const columns = planParquetColumns({ file: one, table: 't', schema: undefined, format: 'parquet' } as never, [col('A'), col('a')] as never, parquetFields(pone.metadata, one), undefined);
+      assert.deepEqual(columns.map((c) => [c.column, c.field]), [['A', 'a'], ['a', 'a']]);
+      const g = rowGroupSpans(pone.metadata)[0]!;
+      const decoded = await decodeSlice(pone, { rowGroup: 0, firstRow: 0, rows: g.rows, bytes: 0 }, columns, 0, flatDecodeHere(pone, pool));
+      const rows = new SliceRows(decoded, columns, columns.map(fieldWriter), (cs) => cs.forEach((c) => dropColumn(pool, c)));
+      rows.hold(1);
+      rows.release();
+      assert.equal(pool.size, 0, 'the column given back once');
+      // The second column's chunk spoiled as it is read: the decode fails, the first column's arrays go back.
+      let reads = 0;
+      const readInto = pf.readInto.bind(pf);
+      pf.readInto = async (at: number, bytes: Uint8Array) => {
+        await readInto(at, bytes);
+        if (++reads === 2) bytes.fill(0xff, 0, Math.min(64, bytes.length));
+      };
+      await assert.rejects(flatDecodeHere(pf, pool)(0, ['a', 'b']));
+      assert.equal(reads, 2);
+      assert.equal(pool.size, 0, 'nothing kept by the failed decode');
+      assert.equal(kernels.held, held, 'every region free again');
+    } finally {
+      await pone.close();
       await pf.close();
     }
   });

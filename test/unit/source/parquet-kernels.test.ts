@@ -9,7 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { compressors } from 'hyparquet-compressors';
 import { snappyCompress } from 'hyparquet-writer/src/snappy.js';
 import { readHybrid } from '../../../src/source/parquet/flat-decoder.js';
-import { ParquetKernels } from '../../../src/source/parquet/parquet-kernels.js';
+import { KernelMemoryFull, KernelPool, ParquetKernels } from '../../../src/source/parquet/parquet-kernels.js';
 import { PARQUET_KERNELS_SOURCE_SHA256 } from '../../../src/source/parquet/wasm/parquet-kernels-wasm.js';
 import { hybridStream } from '../../helpers/hybrid-stream.js';
 import { prng } from '../../helpers/lineitem-data.js';
@@ -201,6 +201,35 @@ describe('the Parquet page kernels (WebAssembly)', () => {
     assert.ok(kernels.memoryBytes.length > bytes, 'the memory grew');
     for (const r of [e, c, big]) kernels.release(r);
     assert.equal(kernels.held, held, 'every region given back');
+  });
+
+  it('a memory that cannot grow: the scratch keeps its region (nothing given out twice), a region given back twice is refused', () => {
+    const k = ParquetKernels.make(48); // 3 MB
+    const pool = new KernelPool(k);
+    const page = (n: number, b: number) => {
+      const d = new Uint8Array(n).fill(b);
+      return { raw: snappyCompress(d), d };
+    };
+    let p = page(400_000, 1);
+    k.snappy(p.raw, p.d.length, 0, 'l_x');
+    const filler = pool.bytes(1_900_000);
+    p = page(1_000_000, 2);
+    assert.throws(() => k.snappy(p.raw, p.d.length, 0, 'l_x'), KernelMemoryFull);
+    const column = pool.bytes(300_000).fill(0xaa);
+    p = page(50_000, 7);
+    assert.ok(Buffer.from(k.snappy(p.raw, p.d.length, 0, 'l_x')).equals(Buffer.from(p.d)));
+    assert.ok(column.every((b) => b === 0xaa), 'a later page did not write over a column');
+    const r = k.alloc(1000);
+    k.release(r);
+    assert.throws(() => k.release(r), /internal: a region of the Parquet kernels' memory .* given back twice or never taken/);
+    pool.drop(column);
+    pool.drop(filler);
+  });
+
+  it('snappy: a page header claiming more than its bytes could hold is refused before the memory grows for it', () => {
+    const k = ParquetKernels.make(64);
+    assert.throws(() => k.snappy(Uint8Array.from([0x80, 0x80, 0x80, 0x80, 0x08]), 2 ** 31 - 1, 0, 'l_x'), /a snappy page of l_x does not decompress: its header says 2147483647 bytes from 5 compressed/);
+    assert.equal(k.memoryBytes.length, 16 * 65536, 'not grown');
   });
 
   it('hybrid: a run past the end of its page is an error, not values made up', () => {

@@ -167,7 +167,7 @@ i32 hybrid(const u8 *p, i32 len, i32 width, i32 *out, i32 count, i32 limit) {
       u32 groups = header >> 1;
       u64 bytes = (u64)groups * (u32)width;
       if (at + bytes > (u32)len) return -1;
-      u32 take = groups * 8 < (u32)(count - n) ? groups * 8 : (u32)(count - n);
+      u32 take = (u64)groups * 8 < (u64)(count - n) ? groups * 8 : (u32)(count - n);
       const u8 *q = p + at;
       i32 *o = out + n;
       /* Value k's bits start at bit k * width: an 8-byte load there holds them all (width <= 24), the page's slack covering the last. */
