@@ -59,7 +59,7 @@ try {
     await admin.query('CHECKPOINT');
   };
   const load = (file: string, w: string, env: NodeJS.ProcessEnv = {}) => async () => (await run(process.execPath, [pgsurge, 'load', file, '-t', 'lineitem', '--truncate', '--db', url, '-w', w, '-q'], env)).seconds;
-  // The readers' decoding threads forced on (1) or off (0), against the default (on when workers < cores).
+  // The readers' decoding threads forced on (1) or off (0), against the default (on when workers + 1 < cores).
   const threads = (on: boolean): NodeJS.ProcessEnv => ({ PGSURGE_PARQUET_DECODE_THREADS: on ? '1' : '0' });
   const variants: Record<string, () => Promise<number>> = {
     'tbl -w1': load(lineitem.path, '1'),
@@ -79,7 +79,7 @@ try {
   console.log(`\nparquet -w1 / tbl -w1: ${ratio('parquet -w1', 'tbl -w1')} (median of ${repeat} paired runs; target ≥ 1)`);
   console.log(`parquet -w2 / tbl -w2: ${ratio('parquet -w2', 'tbl -w2')} (target ≥ 1)`);
   console.log(`parquet -w1 / psql x1: ${ratio('parquet -w1', 'psql x1')}`);
-  console.log(`decoding threads on / off (PGSURGE_PARQUET_DECODE_THREADS=1 / 0): ${ratio('pq -w1 thr', 'pq -w1 nothr')} (-w1), ${ratio('pq -w2 thr', 'pq -w2 nothr')} (-w2); the default is on when workers < cores (${os.availableParallelism()} here)`);
+  console.log(`decoding threads on / off (PGSURGE_PARQUET_DECODE_THREADS=1 / 0): ${ratio('pq -w1 thr', 'pq -w1 nothr')} (-w1), ${ratio('pq -w2 thr', 'pq -w2 nothr')} (-w2); the default is on when workers + 1 < cores (${os.availableParallelism()} here)`);
 
   // Peak RSS bounded by workers × one decoded row group: two files 10× apart, the same row groups.
   console.log(`\npeak RSS of \`pgsurge load <lineitem.parquet> -w 2\` (VmHWM), row groups of ${ROW_GROUP} rows:`);

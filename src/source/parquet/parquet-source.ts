@@ -518,17 +518,17 @@ export interface ParquetOpenOptions {
 
 /**
  * Whether a load's readers decode in threads of their own, unless told: when the machine
- * has a core to spare for them beyond one per worker (`workers < cores`). A thread takes
- * the decoding off the event loop, which then feeds the backends without pauses, but it
- * costs the client CPU (the arrays handed over are new memory each row group, and the
- * thread starts up: ~0.4–0.6 µs a row more, docs/parquet.md); with as many workers as cores (and the server beside them) the
- * cores are the bound, and that CPU is taken from the backends. PGSURGE_PARQUET_DECODE_THREADS=1
- * or 0 decides instead (for measuring both).
+ * has a core to spare for them beyond one per worker and one for the load's loop
+ * (`workers + 1 < cores`). A thread takes the decoding off the event loop, but costs the
+ * client CPU (its arrays are handed over, then copied into the kernels' memory for the
+ * tuples, and the thread starts up). On 2 cores at -w1 it measured slower since the
+ * kernels (threads on / off 0.95–0.97 in three runs, docs/parquet.md, session 13; at -w2 it
+ * was off already). PGSURGE_PARQUET_DECODE_THREADS=1 or 0 decides instead (for measuring both).
  */
 export function decodeThreadsByDefault(workers: number, cores: number, env: string | undefined): boolean {
   if (env === '1') return true;
   if (env === '0') return false;
-  return workers < cores;
+  return workers + 1 < cores;
 }
 
 /**

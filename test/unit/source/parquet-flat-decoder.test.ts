@@ -299,10 +299,12 @@ describe('the flat Parquet decoder reads what hyparquet reads', () => {
     }
   });
 
-  it('decoding threads by default when a core is left beyond one per worker; the environment decides over the rule', () => {
-    assert.equal(decodeThreadsByDefault(1, 2, undefined), true);
+  it('decoding threads by default when a core is left beyond one per worker and one for the loop; the environment decides over the rule', () => {
+    assert.equal(decodeThreadsByDefault(1, 2, undefined), false);
+    assert.equal(decodeThreadsByDefault(1, 3, undefined), true);
     assert.equal(decodeThreadsByDefault(2, 2, undefined), false);
     assert.equal(decodeThreadsByDefault(3, 8, undefined), true);
+    assert.equal(decodeThreadsByDefault(7, 8, undefined), false);
     assert.equal(decodeThreadsByDefault(2, 2, '1'), true);
     assert.equal(decodeThreadsByDefault(1, 2, '0'), false);
   });
