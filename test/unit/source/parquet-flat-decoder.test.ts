@@ -19,6 +19,7 @@ import { decimalText, type RawValue } from '../../../src/source/parquet/parquet-
 import type { DecodedColumn } from '../../../src/source/parquet/parquet-cells.js';
 import { WireBuffer } from '../../../src/wire/field-encoder.js';
 import { hybridStream as stream } from '../../helpers/hybrid-stream.js';
+import { snappyCompress } from 'hyparquet-writer/src/snappy.js';
 import { writeNumericFromDecimal } from '../../../src/wire/encoders/index.js';
 
 /*
@@ -438,7 +439,7 @@ describe('binary tuples written straight from the decoded columns (flat-tuples.t
   }
 });
 
-describe('the RLE/bit-packed hybrid reader (readHybrid)', () => {
+describe('the RLE/bit-packed hybrid reader (readHybrid, and the kernels\' hybrid)', () => {
   it('reads what hyparquet reads, at every width 0–24, a last group cut short, into an offset', () => {
     for (let width = 0; width <= 24; width++) {
       for (let seed = 1; seed <= 20; seed++) {
@@ -447,10 +448,26 @@ describe('the RLE/bit-packed hybrid reader (readHybrid)', () => {
         for (const count of [values, Math.max(0, values - 1 - (seed % 7))]) {
           const theirs = new Int32Array(count);
           readRleBitPackedHybrid({ view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 }, width, theirs, bytes.length);
-          const ours = new Int32Array(count + 3).fill(-7);
-          readHybrid(bytes, 0, bytes.length, width, ours, 3, count);
-          assert.deepEqual(ours.subarray(3), theirs, `width ${width}, seed ${seed}, ${count} values`);
-          assert.deepEqual([...ours.subarray(0, 3)], [-7, -7, -7], 'nothing written before the offset');
+          // Ours in JavaScript, the kernels' from a page elsewhere, and from a page decompressed into their memory (after two bytes of something else).
+          // (A page `snappy` returns is good until the kernels' next call: made right before it is read.)
+          const kernels = ParquetKernels.get()!;
+          const readers: [string, (out: Int32Array) => void][] = [
+            ['readHybrid', (out) => readHybrid(bytes, 0, bytes.length, width, out, 3, count)],
+            ['the kernels', (out) => assert.equal(kernels.hybrid(bytes, 0, bytes.length, width, out, 3, count, -1, 'l_x'), -1)],
+            [
+              'the kernels, from their memory',
+              (out) => {
+                const page = kernels.snappy(snappyCompress(Uint8Array.from([9, 9, ...bytes])), bytes.length + 2, count, 'l_x');
+                assert.equal(kernels.hybrid(page, 2, page.length, width, out, 3, count, -1, 'l_x'), -1);
+              },
+            ],
+          ];
+          for (const [who, read] of readers) {
+            const ours = new Int32Array(count + 3).fill(-7);
+            read(ours);
+            assert.deepEqual(ours.subarray(3), theirs, `${who}: width ${width}, seed ${seed}, ${count} values`);
+            assert.deepEqual([...ours.subarray(0, 3)], [-7, -7, -7], `${who}: nothing written before the offset`);
+          }
         }
       }
     }

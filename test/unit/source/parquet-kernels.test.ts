@@ -1,8 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -12,6 +9,7 @@ import { readHybrid } from '../../../src/source/parquet/flat-decoder.js';
 import { KernelMemoryFull, KernelPool, ParquetKernels } from '../../../src/source/parquet/parquet-kernels.js';
 import { PARQUET_KERNELS_SOURCE_SHA256 } from '../../../src/source/parquet/wasm/parquet-kernels-wasm.js';
 import { hybridStream } from '../../helpers/hybrid-stream.js';
+import { committedModuleTests } from '../../helpers/wasm-module.js';
 import { prng } from '../../helpers/lineitem-data.js';
 
 /*
@@ -71,21 +69,7 @@ function snappyBlock(seed: number, elements: number): { block: Uint8Array; data:
 }
 
 describe('the Parquet page kernels (WebAssembly)', () => {
-  it('the committed module was built from the committed source', () => {
-    const source = readFileSync(path.join(root, 'src/source/parquet/wasm/parquet-kernels.c'));
-    assert.equal(createHash('sha256').update(source).digest('hex'), PARQUET_KERNELS_SOURCE_SHA256, 'src/source/parquet/wasm/parquet-kernels.c changed: run scripts/build-wasm.sh');
-  });
-
-  const toolchain = spawnSync('sh', ['-c', 'command -v clang-14 && command -v wasm-ld-14'], { encoding: 'utf8' }).status === 0;
-  it('rebuilding it gives the same module', { skip: toolchain ? false : 'clang-14 and wasm-ld-14 are not installed (apt-get install clang-14 lld-14)' }, () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'pgsurge-wasm-'));
-    try {
-      execFileSync('bash', [path.join(root, 'scripts/build-wasm.sh')], { env: { ...process.env, OUT_DIR: dir }, stdio: 'pipe' });
-      assert.equal(readFileSync(path.join(dir, 'parquet-kernels-wasm.ts'), 'utf8'), readFileSync(path.join(root, 'src/source/parquet/wasm/parquet-kernels-wasm.ts'), 'utf8'));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  committedModuleTests('src/source/parquet/wasm/parquet-kernels.c', 'src/source/parquet/wasm/parquet-kernels-wasm.ts', PARQUET_KERNELS_SOURCE_SHA256);
 
   it('is off with PGSURGE_PARQUET_WASM=0', () => {
     assert.equal(ParquetKernels.get({ PGSURGE_PARQUET_WASM: '0' }), null);
@@ -144,27 +128,6 @@ describe('the Parquet page kernels (WebAssembly)', () => {
         assert.equal(ours.length, size);
       } catch (e) {
         assert.match((e as Error).message, /^a snappy page of l_x does not decompress: /, `junk ${k}`);
-      }
-    }
-  });
-
-  it('hybrid: the values readHybrid reads, at every width 0–24, into an offset, from a page of the memory or from elsewhere', () => {
-    for (let width = 0; width <= 24; width++) {
-      for (let seed = 1; seed <= 12; seed++) {
-        const { bytes, values } = hybridStream(width, seed * 7919 + width);
-        for (const count of [values, Math.max(0, values - 1 - (seed % 7))]) {
-          const theirs = new Int32Array(count);
-          readHybrid(bytes, 0, bytes.length, width, theirs, 0, count);
-          const ours = new Int32Array(count + 3).fill(-7);
-          assert.equal(kernels.hybrid(bytes, 0, bytes.length, width, ours, 3, count, -1, 'l_x'), -1);
-          assert.deepEqual(ours.subarray(3), theirs, `width ${width}, seed ${seed}, ${count} values`);
-          assert.deepEqual([...ours.subarray(0, 3)], [-7, -7, -7], 'nothing written before the offset');
-          // The same stream as a page decompressed into the memory, after two bytes of something else.
-          const page = kernels.snappy(snappyCompress(Uint8Array.from([9, 9, ...bytes])), bytes.length + 2, count, 'l_x');
-          const again = new Int32Array(count);
-          assert.equal(kernels.hybrid(page, 2, page.length, width, again, 0, count, -1, 'l_x'), -1);
-          assert.deepEqual(again, theirs, `width ${width}, seed ${seed}: from the memory`);
-        }
       }
     }
   });

@@ -1,8 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +9,7 @@ import { RecordSplitter, type SplitFormat } from '../../../src/wire/record-split
 import { FAST_RECORDS_SOURCE_SHA256 } from '../../../src/wire/wasm/fast-records-wasm.js';
 import { WasmRecords, wasmRecordsEnabled } from '../../../src/wire/wasm-records.js';
 import { prng } from '../../helpers/lineitem-data.js';
+import { committedModuleTests } from '../../helpers/wasm-module.js';
 
 // The WebAssembly fast records (src/wire/wasm-records.ts, src/wire/wasm/fast-records.c)
 // against the JavaScript fast paths: the same bytes and results where it takes records,
@@ -67,22 +65,7 @@ function same(typnames: readonly string[], input: Buffer, what: string, piece?: 
 }
 
 describe('WebAssembly fast records: the JavaScript fast paths\' bytes', () => {
-  it('the committed module was built from the committed source', () => {
-    const source = readFileSync(path.join(root, 'src/wire/wasm/fast-records.c'));
-    assert.equal(createHash('sha256').update(source).digest('hex'), FAST_RECORDS_SOURCE_SHA256, 'src/wire/wasm/fast-records.c changed: run scripts/build-wasm.sh');
-  });
-
-  const toolchain = spawnSync('sh', ['-c', 'command -v clang-14 && command -v wasm-ld-14'], { encoding: 'utf8' }).status === 0;
-  it('rebuilding it gives the same module', { skip: toolchain ? false : 'clang-14 and wasm-ld-14 are not installed (apt-get install clang-14 lld-14)' }, () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'pgsurge-wasm-'));
-    try {
-      const out = path.join(dir, 'fast-records-wasm.ts');
-      execFileSync('bash', [path.join(root, 'scripts/build-wasm.sh')], { env: { ...process.env, OUT_DIR: dir }, stdio: 'pipe' });
-      assert.equal(readFileSync(out, 'utf8'), readFileSync(path.join(root, 'src/wire/wasm/fast-records-wasm.ts'), 'utf8'));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  committedModuleTests('src/wire/wasm/fast-records.c', 'src/wire/wasm/fast-records-wasm.ts', FAST_RECORDS_SOURCE_SHA256);
 
   it('lineitem rows: all taken, the same bytes', () => {
     const rnd = prng(20261203);
