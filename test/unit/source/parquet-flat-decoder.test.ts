@@ -80,7 +80,7 @@ describe('the flat Parquet decoder reads what hyparquet reads', () => {
             const theirs = await readSlice(pf, slice, columns);
             // Decoded in a decoding thread (as a load does), handed over: the same columns.
             const threaded = await decodeSlice(pf, slice, columns, g.firstRow, thread.decode);
-            // Without the WebAssembly page kernels (hyparquet's decompressors, the JavaScript hybrid reader).
+            // Without the WebAssembly kernels (hyparquet's decompressors, the JavaScript hybrid reader).
             process.env.PGSURGE_PARQUET_WASM = '0';
             const withoutWasm = await decodeSlice(pf, slice, columns, g.firstRow).finally(() => delete process.env.PGSURGE_PARQUET_WASM);
             for (const [c, column] of columns.entries()) {

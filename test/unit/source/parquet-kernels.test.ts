@@ -13,7 +13,7 @@ import { committedModuleTests } from '../../helpers/wasm-module.js';
 import { prng } from '../../helpers/lineitem-data.js';
 
 /*
- * The page kernels (src/source/parquet/wasm/parquet-kernels.c) against hysnappy and the
+ * The Parquet kernels (src/source/parquet/wasm/parquet-kernels.c) against hysnappy and the
  * JavaScript hybrid reader (blocks made by the test's own encoder and by hyparquet-writer's): the same bytes for every element form snappy has, the same
  * values at every width, and bad input an error (never a trap, never values made up).
  */
@@ -68,7 +68,7 @@ function snappyBlock(seed: number, elements: number): { block: Uint8Array; data:
   return { block: Uint8Array.from([...head, ...out]), data: Uint8Array.from(data) };
 }
 
-describe('the Parquet page kernels (WebAssembly)', () => {
+describe('the Parquet kernels (WebAssembly)', () => {
   committedModuleTests('src/source/parquet/wasm/parquet-kernels.c', 'src/source/parquet/wasm/parquet-kernels-wasm.ts', PARQUET_KERNELS_SOURCE_SHA256);
 
   it('is off with PGSURGE_PARQUET_WASM=0', () => {

@@ -1,20 +1,21 @@
 /*
- * The flat Parquet decoder's two hot loops, in WebAssembly: snappy decompression of a page
- * and the RLE/bit-packed hybrid of its dictionary indexes. hysnappy (hyparquet's snappy)
- * copies each page into its module's memory and out again into a fresh array (a third of
- * a SF 1 lineitem load's decoding, and most of its garbage); here the page is decompressed
- * into this module's memory and read there, and the indexes are unpacked there and
- * checked against the dictionary in the same pass.
+ * The flat Parquet decoder's three hot loops, in WebAssembly: snappy decompression of a
+ * page, the RLE/bit-packed hybrid of its dictionary indexes, and binary COPY tuples from
+ * the decoded columns. hysnappy (hyparquet's snappy) copies each page into its module's
+ * memory and out again into a fresh array (a third of a SF 1 lineitem load's decoding, and
+ * most of its garbage); here the page is decompressed into this module's memory and read
+ * there, and the indexes are unpacked there and checked against the dictionary in the same pass.
  *
- * The memory is the caller's (imported) and laid out by src/source/parquet/parquet-kernels.ts:
- * every input and output region has at least SLACK bytes after it, so the copies below may
- * read and write up to 8 bytes past a value's end (the bytes past an output's end are the
- * slack's, never read as values). Errors are negative returns; nothing here traps on bad
- * input, whatever its bytes.
+ * The memory is the caller's (imported, shared) and laid out by
+ * src/source/parquet/parquet-kernels.ts: every region has at least SLACK (16) bytes after
+ * it, so the copies below may read and write up to 15 bytes past a value's end (the bytes
+ * past an output's end are the slack's, never read as values). Errors are negative
+ * returns; nothing here traps on bad input, whatever its bytes.
  *
- * Built by scripts/build-wasm.sh into src/source/parquet/wasm/parquet-kernels-wasm.ts;
- * test/unit/source/parquet-kernels.test.ts compares both kernels with hyparquet's and our
- * JavaScript readers on every value.
+ * Built by scripts/build-wasm.sh into src/source/parquet/wasm/parquet-kernels-wasm.ts.
+ * test/unit/source/parquet-kernels.test.ts compares snappy with hysnappy, and
+ * test/unit/source/parquet-flat-decoder.test.ts the hybrid with our JavaScript reader and
+ * hyparquet's, and the tuples with writeFlatTuples, on every value.
  */
 typedef unsigned char u8;
 typedef unsigned int u32;
@@ -202,8 +203,8 @@ i32 hybrid(const u8 *p, i32 len, i32 width, i32 *out, i32 count, i32 limit) {
  * writeFlatTuples writes them, for the kinds it writes inline (its numbers). Each column is
  * 8 words at `cols`: kind, its rows' value indexes (from the slice's first row; -1 NULL), its
  * values' bytes, SPAN's spans or TABLE's field offsets, TABLE's field lengths (-1: the value
- * does not fit the column), DECIMAL's scale. The caller copies them here (page-kernels.ts
- * lays them out, with SLACK after each) and the tuples out.
+ * does not fit the column), DECIMAL's scale. The caller (wasm-tuples.ts) has them here,
+ * decoded here or copied in, with SLACK after each, and copies the tuples out.
  */
 #define K_TABLE 0
 #define K_INT32 1
