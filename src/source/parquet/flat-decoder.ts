@@ -221,13 +221,18 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
   // A plain chunk's values are about its uncompressed size: room made once, not by doubling (a dictionary's are few); a footer claiming far more than its bytes could hold is not believed.
   const plainSize = meta.dictionary_page_offset === undefined && type !== 'BOOLEAN' ? Math.min(Number(meta.total_uncompressed_size), 32 * bytes.length + (1 << 20)) : 0;
   let store: ByteStore | undefined;
-  let spans: Spans;
+  let spans: Spans | undefined;
+  /** The arrays back to the pool, when the chunk cannot be read (an error, or a page this decoder does not read). */
+  const dropArrays = (): void => {
+    pool.drop(index);
+    if (store !== undefined) pool.drop(store.bytes);
+    if (spans !== undefined) pool.drop(spans.values);
+  };
   try {
     store = new ByteStore(plainSize, pool);
     spans = new Spans(pool, type === 'BYTE_ARRAY' && meta.dictionary_page_offset === undefined ? rows : 0);
   } catch (error) {
-    pool.drop(index);
-    if (store !== undefined) pool.drop(store.bytes);
+    dropArrays();
     throw error;
   }
   let values = 0; // values in the store
@@ -261,6 +266,11 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
     const k = firstAtOrPast(out, to, to + count, limit);
     return k < 0 ? -1 : k - to;
   };
+  /** A data page's row count, refused before its page is decompressed (and room made for its indexes) when it passes the row group's. */
+  const pageRows = (count: number): number => {
+    if (row + count > rows) throw new Error(`a column chunk of ${name} holds more than the row group's ${rows} rows`);
+    return count;
+  };
   // The definition levels of a page, made when a page has NULLs (a writer marks a page without any by one run, read without them).
   let defLevels: Int32Array | undefined;
 
@@ -271,13 +281,13 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
       spans.reserve(n);
       const end = plainSpans(page, at, n, store.pos - at, spans.values, spans.n);
       spans.n += 2 * n;
-      if (end > page.length) throw new Error(`a PLAIN page of ${meta.path_in_schema.join('.')} ends inside a value`);
+      if (end > page.length) throw new Error(`a PLAIN page of ${name} ends inside a value`);
       store.append(page, at, end - at);
       at = end;
     } else {
       // A page shorter than its values (a truncated or corrupt file) is an error: the bytes past it would be a reused buffer's old ones.
       const size = type === 'BOOLEAN' ? (n + 7) >> 3 : n * width;
-      if (at + size > page.length) throw new Error(`a PLAIN page of ${meta.path_in_schema.join('.')} holds ${page.length - at} bytes of values, ${n} values need ${size}`);
+      if (at + size > page.length) throw new Error(`a PLAIN page of ${name} holds ${page.length - at} bytes of values, ${n} values need ${size}`);
       if (type === 'BOOLEAN') {
         store.reserve(n);
         unpackBits(page, at, n, store.bytes, store.pos);
@@ -289,7 +299,6 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
     return at;
   };
 
-  // The arrays go back to the pool when the chunk cannot be read (an error, or a page this decoder does not read).
   try {
     while (row < rows && reader.offset < bytes.length) {
       const header = parquetHeader(reader);
@@ -311,8 +320,7 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
       let levelsLength: number | undefined;
       if (header.type === 'DATA_PAGE') {
         const h = header.data_page_header!;
-        count = h.num_values;
-        if (row + count > rows) throw new Error(`a column chunk of ${name} holds more than the row group's ${rows} rows`);
+        count = pageRows(h.num_values);
         encoding = h.encoding;
         page = decompress(raw, header.uncompressed_page_size, count);
         if (optional) {
@@ -323,8 +331,7 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
         }
       } else if (header.type === 'DATA_PAGE_V2') {
         const h = header.data_page_header_v2!;
-        count = h.num_values;
-        if (row + count > rows) throw new Error(`a column chunk of ${name} holds more than the row group's ${rows} rows`);
+        count = pageRows(h.num_values);
         encoding = h.encoding;
         if (h.repetition_levels_byte_length !== 0) throw new NotFlat('repetition levels');
         const levels = h.definition_levels_byte_length;
@@ -340,7 +347,6 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
           at = levels;
         } else page = values;
       } else continue; // an index page: nothing of the rows
-      if (row + count > rows) throw new Error(`a column chunk of ${meta.path_in_schema.join('.')} holds more than the row group's ${rows} rows`);
 
       // Definition levels: a row is present when its level is 1.
       let present = count;
@@ -359,7 +365,7 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
       if (encoding === 'PLAIN') {
         plain(page, at, present);
       } else if (encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY') {
-        if (dictionary < 0) throw new Error(`a dictionary-encoded page of ${meta.path_in_schema.join('.')} without a dictionary`);
+        if (dictionary < 0) throw new Error(`a dictionary-encoded page of ${name} without a dictionary`);
         const bitWidth = present > 0 ? page[at]! : 0;
         const direct = !(optional && !allPresent);
         if (bitWidth > MAX_HYBRID_WIDTH) {
@@ -389,15 +395,13 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
       if (levels === undefined && ids === undefined) countUp(index, row, count, first);
       else {
         const bad = levels === undefined ? copyIndexes(ids!, index, row, count, dictionary) : indexesWithNulls(levels, ids, first, index, row, count, dictionary);
-        if (bad >= 0) throw new Error(`a dictionary index ${bad} past the dictionary's ${dictionary} values in ${meta.path_in_schema.join('.')}`);
+        if (bad >= 0) throw new Error(`a dictionary index ${bad} past the dictionary's ${dictionary} values in ${name}`);
       }
       row += count;
     }
-    if (row !== rows) throw new Error(`the column chunk of ${meta.path_in_schema.join('.')} holds ${row} rows, its row group ${rows}`);
+    if (row !== rows) throw new Error(`the column chunk of ${name} holds ${row} rows, its row group ${rows}`);
   } catch (error) {
-    pool.drop(index);
-    pool.drop(store.bytes);
-    pool.drop(spans.values);
+    dropArrays();
     throw error;
   }
   if (type !== 'BYTE_ARRAY') pool.drop(spans.values);

@@ -1,17 +1,19 @@
 /**
- * The flat decoder's page kernels in WebAssembly (src/source/parquet/wasm/parquet-kernels.c):
- * snappy pages decompressed into the module's memory and read there, and dictionary
- * indexes unpacked and checked there. On SF 1 lineitem (-w2, decoding on the loop) they
- * take the place of hysnappy's copy in and fresh copy out of every page, and of the
- * JavaScript hybrid reader and its check.
+ * The flat decoder's kernels in WebAssembly (src/source/parquet/wasm/parquet-kernels.c):
+ * snappy pages decompressed into the module's memory and read there, dictionary indexes
+ * unpacked and checked there, and binary tuples written from columns there
+ * (wasm-tuples.ts). A reader decoding on the load's loop decodes its columns into the
+ * memory (`KernelPool`), so the indexes are unpacked straight into them and the tuples read
+ * them in place.
  *
  * One instance per thread, made on first use (the main thread's loop and each decoding
- * thread decode one column chunk at a time, synchronously). A page `snappy` returns is a
- * view of the memory, valid until the next call: the decoder reads it before it asks for the
- * next page. The memory only grows while no page of it is being read (a `snappy` call, or a
- * `hybrid` on a page from elsewhere), so no view the decoder holds is ever detached.
- * `PGSURGE_PARQUET_WASM=0` turns the kernels off (hyparquet's decompressors and the
- * JavaScript reader do the work, as where WebAssembly cannot run: `node --jitless`).
+ * thread decode one column chunk at a time, synchronously). The memory is shared, so that
+ * growing it detaches no view of it. Its regions (`alloc`, `release`) are the columns'
+ * arrays, the plans' copies, a scratch for pages and an output for tuples. A page `snappy`
+ * returns lives in the scratch and is good until the next call of these kernels: the
+ * decoder reads it before it asks for anything else. Where the memory cannot grow
+ * (`KernelMemoryFull`) or WebAssembly cannot run (`node --jitless`), and with
+ * `PGSURGE_PARQUET_WASM=0`, hyparquet's decompressors, plain arrays and the JavaScript do the work.
  */
 import type { ColumnPool } from './flat-decoder.js';
 import { PARQUET_KERNELS_WASM_BASE64 } from './wasm/parquet-kernels-wasm.js';
@@ -62,6 +64,11 @@ function align16(n: number): number {
   return (n + 15) & ~15;
 }
 
+/** Bytes a region of `size` takes: with SLACK after it, 16-byte aligned (`alloc`; a plan's copies laid out in one region, wasm-tuples.ts). */
+export function regionBytes(size: number): number {
+  return align16(size + SLACK);
+}
+
 export class ParquetKernels {
   private bytes: Uint8Array;
   private words: Int32Array;
@@ -70,7 +77,7 @@ export class ParquetKernels {
   /** Regions free below `top` (the memory's first byte no region holds), by address. */
   private readonly free: Region[] = [];
   private top: number;
-  /** The page kernels' scratch (a page in and out, its indexes), and the tuples' output: regions kept and grown. */
+  /** The scratch (a page in and out, its indexes) and the tuples' output: regions kept and grown. */
   private scratch: Region = { at: 0, size: 0 };
   private output: Region = { at: 0, size: 0 };
 
@@ -121,7 +128,7 @@ export class ParquetKernels {
    * leaves every view of it good, the pages `snappy` returned among them.
    */
   alloc(size: number): Region {
-    const want = align16(size + SLACK);
+    const want = regionBytes(size);
     for (let k = 0; k < this.free.length; k++) {
       const f = this.free[k]!;
       if (f.size < want) continue;

@@ -1,6 +1,6 @@
 import type { WireBuffer } from '../../wire/field-encoder.js';
 import { INLINE_KINDS, TABLE, type ColumnTuples, type FlatTuplesWriter } from './flat-tuples.js';
-import { KernelMemoryFull, ParquetKernels, TUPLES_OWN, TUPLES_UNFIT, type Region } from './parquet-kernels.js';
+import { KernelMemoryFull, ParquetKernels, regionBytes, TUPLES_OWN, TUPLES_UNFIT, type Region } from './parquet-kernels.js';
 
 /*
  * A slice's binary tuples written by the kernels (parquet-kernels.c's `tuples`), for a plan
@@ -23,7 +23,7 @@ export function wasmFlatTuples(columns: readonly ColumnTuples[], room: number, j
   // Per column (parquet-kernels.c): its rows' value indexes from the slice's first row, its bytes, SPAN's spans or TABLE's field offsets, TABLE's field lengths.
   const arrays = columns.map((c) => [c.index.subarray(c.base), c.bytes, c.kind === TABLE ? c.at : c.span, c.len] as const);
   // Arrays decoded into the kernels' memory (KernelPool) are read where they are (their regions have the slack); the others are copied in.
-  const sizeOf = (a: ArrayBufferView): number => (kernels.owns(a) ? 0 : (a.byteLength + 16 + 15) & ~15);
+  const sizeOf = (a: ArrayBufferView): number => (kernels.owns(a) ? 0 : regionBytes(a.byteLength));
   const total = WORDS * 4 * columns.length + arrays.reduce((n, list) => n + list.reduce((m, a) => m + sizeOf(a), 0), 0);
   let region: Region | undefined;
   try {
