@@ -36,4 +36,4 @@ build() {
 }
 
 build src/wire/wasm/fast-records.c src/wire/wasm/fast-records-wasm.ts FAST_RECORDS "" encode_records r_consumed r_produced r_stop
-build src/source/parquet/wasm/parquet-kernels.c src/source/parquet/wasm/parquet-kernels-wasm.ts PARQUET_KERNELS "-msimd128 -matomics -Wl,--shared-memory -Wl,--max-memory=4294967296" snappy hybrid r_bad tuples r_row r_bytes r_column
+build src/source/parquet/wasm/parquet-kernels.c src/source/parquet/wasm/parquet-kernels-wasm.ts PARQUET_KERNELS "-msimd128 -matomics -Wl,--shared-memory -Wl,--max-memory=4294967296" snappy snappy_step r_op hybrid r_bad tuples r_row r_bytes r_column

@@ -3,7 +3,7 @@ import { compressors } from 'hyparquet-compressors';
 import { parquetHeader } from 'hyparquet/src/column.js';
 import { decompressPage } from 'hyparquet/src/datapage.js';
 import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
-import { KernelMemoryFull, ParquetKernels } from './parquet-kernels.js';
+import { KernelMemoryFull, ParquetKernels, type SnappySteps } from './parquet-kernels.js';
 import type { RawValue } from './parquet-text.js';
 
 /*
@@ -211,6 +211,19 @@ export class NotFlat extends Error {}
  * field with `rows` rows. `optional`: the field has definition levels (max level 1).
  */
 export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element: SchemaElement, rows: number, pool: ColumnPool = UNPOOLED): FlatColumn {
+  const pages = flatColumnPages(bytes, chunk, element, rows, pool);
+  for (;;) {
+    const step = pages.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * `decodeFlatColumn` a page at a time: the generator stops after each page but the last
+ * (nothing of a page, in the kernels' memory or elsewhere, is held across a stop), and
+ * returns the column. Left unfinished (`return()`), it gives its arrays back to `pool`.
+ */
+export function* flatColumnPages(bytes: Uint8Array, chunk: ColumnChunk, element: SchemaElement, rows: number, pool: ColumnPool = UNPOOLED): Generator<void, FlatColumn, void> {
   const meta = chunk.meta_data!;
   const type = meta.type as FlatType;
   const codec: CompressionCodec = meta.codec;
@@ -251,6 +264,26 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
       }
     }
     return decompressPage(raw, size, codec, compressors);
+  };
+  // A big snappy page: decompressed a step at a time, the generator stopping between steps; its regions given back when the next page begins, or the chunk ends.
+  let stepped: SnappySteps | undefined;
+  const unstep = (): void => {
+    stepped?.release();
+    stepped = undefined;
+  };
+  const inflate = function* (raw: Uint8Array, size: number, ints: number): Generator<void, Uint8Array, void> {
+    if (kernels !== null && codec === 'SNAPPY' && size >= STEPPED_PAGE_BYTES) {
+      try {
+        stepped = kernels.snappySteps(raw, size, name);
+      } catch (error) {
+        if (!(error instanceof KernelMemoryFull)) throw error; // no room for its regions: in one go
+      }
+      if (stepped !== undefined) {
+        while (!stepped.step(SNAPPY_STEP_BYTES)) yield;
+        return stepped.page();
+      }
+    }
+    return decompress(raw, size, ints);
   };
   /** `readHybrid` into `out[to…]` by the kernels where they can, else in JavaScript; returns the first k at or past `limit` (-1: none checked), or -1. */
   const hybrid = (page: Uint8Array, at: number, end: number, width: number, out: Int32Array, to: number, count: number, limit: number): number => {
@@ -299,8 +332,11 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
     return at;
   };
 
+  let done = false;
   try {
-    while (row < rows && reader.offset < bytes.length) {
+    for (let firstPage = true; row < rows && reader.offset < bytes.length; firstPage = false) {
+      unstep();
+      if (!firstPage) yield;
       const header = parquetHeader(reader);
       const size = header.compressed_page_size;
       const raw = bytes.subarray(reader.offset, reader.offset + size);
@@ -322,7 +358,7 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
         const h = header.data_page_header!;
         count = pageRows(h.num_values);
         encoding = h.encoding;
-        page = decompress(raw, header.uncompressed_page_size, count);
+        page = yield* inflate(raw, header.uncompressed_page_size, count);
         if (optional) {
           if (h.definition_level_encoding !== 'RLE') throw new NotFlat(`definition levels in ${h.definition_level_encoding}`);
           levelsLength = new DataView(page.buffer, page.byteOffset, page.byteLength).getUint32(0, true);
@@ -337,7 +373,7 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
         const levels = h.definition_levels_byte_length;
         const body = raw.subarray(levels);
         const bodySize = header.uncompressed_page_size - levels;
-        const values = h.is_compressed === false || bodySize === 0 ? body : decompress(body, bodySize, count);
+        const values = h.is_compressed === false || bodySize === 0 ? body : yield* inflate(body, bodySize, count);
         if (optional) {
           // The levels are not compressed; put them before the values as in a v1 page.
           page = new Uint8Array(levels + values.length);
@@ -400,9 +436,11 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
       row += count;
     }
     if (row !== rows) throw new Error(`the column chunk of ${name} holds ${row} rows, its row group ${rows}`);
-  } catch (error) {
-    dropArrays();
-    throw error;
+    done = true;
+  } finally {
+    unstep();
+    // An error, or the caller's return() at a stop.
+    if (!done) dropArrays();
   }
   if (type !== 'BYTE_ARRAY') pool.drop(spans.values);
   const { buffer, byteOffset } = store.bytes;
@@ -487,6 +525,11 @@ function indexesWithNulls(levels: Int32Array, ids: Int32Array | undefined, first
 
 /** The widest values `readHybrid` reads (its 32-bit accumulator); wider ones (dictionaries of 2^24 values and more) are read by hyparquet's reader. */
 const MAX_HYBRID_WIDTH = 24;
+
+/** A snappy page of this many bytes or more is decompressed a step at a time (`flatColumnPages` stops between steps): DuckDB writes a row group's l_comment as one page of ~3.7 MB. */
+export const STEPPED_PAGE_BYTES = 1 << 20;
+/** Bytes of such a page a step decompresses (~0.5 ms). */
+export const SNAPPY_STEP_BYTES = 512 * 1024;
 
 /**
  * Reads `count` values of the RLE/bit-packed hybrid encoding (bit width 0–24) from

@@ -20,6 +20,8 @@ import { PARQUET_KERNELS_WASM_BASE64 } from './wasm/parquet-kernels-wasm.js';
 
 interface Exports {
   snappy(input: number, inputLength: number, output: number, outputLength: number): number;
+  snappy_step(input: number, inputLength: number, inputAt: number, output: number, outputLength: number, outputAt: number, stop: number): number;
+  r_op: WebAssembly.Global;
   hybrid(page: number, length: number, width: number, out: number, count: number, limit: number): number;
   tuples(cols: number, ncols: number, from: number, to: number, out: number, limit: number): number;
   r_bad: WebAssembly.Global;
@@ -73,6 +75,7 @@ export class ParquetKernels {
   private bytes: Uint8Array;
   private words: Int32Array;
   private readonly badAt: number;
+  private readonly opAt: number;
   private readonly resultsAt: readonly [number, number, number];
   /** Regions free below `top` (the memory's first byte no region holds), by address. */
   private readonly free: Region[] = [];
@@ -87,6 +90,7 @@ export class ParquetKernels {
   ) {
     this.top = align16(x.__heap_base.value as number);
     this.badAt = (x.r_bad.value as number) >> 2;
+    this.opAt = (x.r_op.value as number) >> 2;
     this.resultsAt = [(x.r_row.value as number) >> 2, (x.r_bytes.value as number) >> 2, (x.r_column.value as number) >> 2];
     this.bytes = new Uint8Array(memory.buffer);
     this.words = new Int32Array(memory.buffer);
@@ -242,6 +246,34 @@ export class ParquetKernels {
   }
 
   /**
+   * `snappy` a step at a time, for a big page (a 3.7 MB l_comment page takes ~3.7 ms, twice
+   * what a Unix socket's bytes keep a backend busy): the input copied into a region of its
+   * own and the page decompressed into another, so other decodes may use the kernels
+   * between steps. The regions are given back by `SnappySteps.release`. `KernelMemoryFull`
+   * when there is no room for them.
+   */
+  snappySteps(raw: Uint8Array, size: number, what: string): SnappySteps {
+    if (size > 22 * raw.length + 16) throw new Error(`a snappy page of ${what} does not decompress: its header says ${size} bytes from ${raw.length} compressed`);
+    const input = this.alloc(raw.length);
+    let output: Region;
+    try {
+      output = this.alloc(size);
+    } catch (error) {
+      this.release(input);
+      throw error;
+    }
+    this.bytes.set(raw, input.at);
+    return new SnappySteps(this, input, raw.length, output, size, what);
+  }
+
+  /** One step of `SnappySteps` (parquet-kernels.c's snappy_step): the input's offset after it and the output's. */
+  snappyStep(input: Region, inputLength: number, inputAt: number, output: Region, outputLength: number, outputAt: number, stop: number, what: string): { inputAt: number; outputAt: number } {
+    const r = this.x.snappy_step(input.at, inputLength, inputAt, output.at, outputLength, outputAt, stop);
+    if (r < 0) throw new Error(`a snappy page of ${what} does not decompress: ${SNAPPY_ERRORS[r] ?? `error ${r}`}`);
+    return { inputAt: r, outputAt: this.words[this.opAt]! };
+  }
+
+  /**
    * `count` values of the RLE/bit-packed hybrid (`width` 0–24 bits) from `page[at, end)` into
    * `out[to…]`, as `readHybrid`; returns the first k whose value is at or past `limit` (a
    * dictionary's size; -1: none checked), or -1. A run past `end` is an error naming `what`.
@@ -250,8 +282,8 @@ export class ParquetKernels {
   hybrid(page: Uint8Array, at: number, end: number, width: number, out: Int32Array, to: number, count: number, limit: number, what: string): number | undefined {
     let p: number;
     let ints: number;
-    if (this.owns(page)) {
-      // Decompressed here: the indexes go after the page (its room made by `snappy`), the memory not grown.
+    if (this.owns(page) && page.byteOffset >= this.scratch.at && page.byteOffset + page.length <= this.scratch.at + this.scratch.size) {
+      // Decompressed into the scratch (`snappy`): the indexes go after the page (its room made there), the memory not grown.
       p = page.byteOffset + at;
       ints = align8(page.byteOffset + page.length + SLACK);
       if (ints + 4 * count + SLACK > this.scratch.at + this.scratch.size) return undefined;
@@ -266,6 +298,48 @@ export class ParquetKernels {
     if (r < 0) throw new Error(`an RLE/bit-packed run of ${what} ends past its page`);
     if (!direct) out.set(this.words.subarray(ints >> 2, (ints >> 2) + count), to);
     return this.words[this.badAt]!;
+  }
+}
+
+/** A snappy page decompressed a step at a time (`ParquetKernels.snappySteps`). */
+export class SnappySteps {
+  private inputAt = 0;
+  private outputAt = 0;
+  private done = false;
+  private released = false;
+
+  constructor(
+    private readonly kernels: ParquetKernels,
+    private readonly input: Region,
+    private readonly inputLength: number,
+    private readonly output: Region,
+    private readonly size: number,
+    private readonly what: string,
+  ) {}
+
+  /** Decompresses about `bytes` more of the page; true once the page is whole. */
+  step(bytes: number): boolean {
+    if (this.released) throw new Error(`internal: a snappy page of ${this.what} stepped after its release`);
+    if (this.done) return true;
+    const next = this.kernels.snappyStep(this.input, this.inputLength, this.inputAt, this.output, this.size, this.outputAt, this.outputAt + bytes, this.what);
+    this.inputAt = next.inputAt;
+    this.outputAt = next.outputAt;
+    this.done = this.inputAt === this.inputLength;
+    return this.done;
+  }
+
+  /** The whole page (after the last step): a view of the kernels' memory, good until `release`. */
+  page(): Uint8Array {
+    if (this.released || !this.done) throw new Error(`internal: a snappy page of ${this.what} read before it was whole`);
+    return this.kernels.memoryBytes.subarray(this.output.at, this.output.at + this.size);
+  }
+
+  /** The page's regions given back (again: nothing). */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.kernels.release(this.input);
+    this.kernels.release(this.output);
   }
 }
 

@@ -10,7 +10,7 @@ import type { ParquetColumn } from './parquet-columns.js';
 import { openParquet, type ParquetFile } from './parquet-file.js';
 import { ParquetRowRecords } from './parquet-rows.js';
 import { arrayLiteral, bigEndianSigned, decimalText, jsonText, leafText, putByte, putCopyBytes, putCopyText, type RawValue } from './parquet-text.js';
-import { BufferPool, decodeFlatColumn, dropColumn, isFlatColumn, NotFlat, ownedBuffers, type ColumnPool, type FlatColumn } from './flat-decoder.js';
+import { BufferPool, dropColumn, flatColumnPages, isFlatColumn, NotFlat, ownedBuffers, type ColumnPool, type FlatColumn } from './flat-decoder.js';
 import { KernelPool, ParquetKernels } from './parquet-kernels.js';
 import { binaryCell, flatColumnWriter, textCell, type BinaryCell, type DecodedColumn, type TextCell } from './parquet-cells.js';
 import { DecodeThread } from './decode-thread.js';
@@ -151,16 +151,42 @@ export function topElements(raw: FileMetaData): Map<string, SchemaElement> {
   return new Map(parquetSchema(raw).children.map((t) => [t.element.name, t.element]));
 }
 
-/** Decodes one flat column chunk read from the file (into `scratch`, the compressed bytes being needed only while it is decoded), or undefined when a page turns out not flat (`NotFlat`: hyparquet's then). */
-export async function decodeFlatChunk(file: ParquetFile, at: FlatChunk, groupRows: number, scratch: Scratch = { bytes: undefined }, pool?: ColumnPool): Promise<FlatColumn | undefined> {
+/**
+ * On the load's event loop, a column chunk is decoded for at most about this long before
+ * the loop runs (and the writers refill their sockets): a Unix socket holds ~200 KB, ~1.8 ms
+ * of a backend's work, and a longer block leaves the backend waiting. The decoder stops
+ * between pages and between the steps of a big page (`STEPPED_PAGE_BYTES`): a row group's
+ * l_comment (DuckDB: one page of ~3.7 MB) took ~4.4 ms in one block.
+ */
+export const DECODE_SLICE_MS = 1;
+
+/**
+ * Decodes one flat column chunk read from the file (into `scratch`, the compressed bytes
+ * being needed only while it is decoded), or undefined when a page turns out not flat
+ * (`NotFlat`: hyparquet's then). `sliceMs`: let the event loop run between pages after
+ * that much decoding (undefined: decode the chunk in one go, as a decoding thread does).
+ */
+export async function decodeFlatChunk(file: ParquetFile, at: FlatChunk, groupRows: number, scratch: Scratch = { bytes: undefined }, pool?: ColumnPool, sliceMs?: number): Promise<FlatColumn | undefined> {
   if (scratch.bytes === undefined || scratch.bytes.length < at.length) scratch.bytes = new Uint8Array(Math.max(at.length, 2 * (scratch.bytes?.length ?? 0)));
   const bytes = scratch.bytes.subarray(0, at.length);
   await file.readInto(at.start, bytes);
+  const pages = flatColumnPages(bytes, at.chunk, at.element, groupRows, pool);
   try {
-    return decodeFlatColumn(bytes, at.chunk, at.element, groupRows, pool);
+    let since = performance.now();
+    for (;;) {
+      const step = pages.next();
+      if (step.done) return step.value;
+      if (sliceMs !== undefined && performance.now() - since >= sliceMs) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        since = performance.now();
+      }
+    }
   } catch (error) {
     if (error instanceof NotFlat) return undefined;
     throw error;
+  } finally {
+    // Left unfinished (nothing between steps throws, but should something): its arrays and page regions go back.
+    pages.return(undefined as never);
   }
 }
 
@@ -175,9 +201,9 @@ export type FlatDecode = (rowGroup: number, fields: readonly string[]) => Promis
 /**
  * `FlatDecode` on this thread, from an open file; not called again before the last call's
  * promise settles (one scratch buffer). `pool`: where the columns' arrays come from, and
- * where their owner gives them back (`SliceRows`).
+ * where their owner gives them back (`SliceRows`). `sliceMs`: as for `decodeFlatChunk`.
  */
-export function flatDecodeHere(file: ParquetFile, pool?: ColumnPool): FlatDecode {
+export function flatDecodeHere(file: ParquetFile, pool?: ColumnPool, sliceMs?: number): FlatDecode {
   const elements = topElements(file.raw);
   const scratch: Scratch = { bytes: undefined };
   return async (rowGroup, fields) => {
@@ -186,7 +212,7 @@ export function flatDecodeHere(file: ParquetFile, pool?: ColumnPool): FlatDecode
     try {
       for (const f of fields) {
         const at = flatChunkOf(file.raw, rowGroup, f, elements);
-        out.push(at === undefined ? undefined : await decodeFlatChunk(file, at, groupRows, scratch, pool));
+        out.push(at === undefined ? undefined : await decodeFlatChunk(file, at, groupRows, scratch, pool, sliceMs));
       }
     } catch (error) {
       // A later column failed: the ones decoded go back.
@@ -618,7 +644,7 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
       // Decoding here: into the kernels' memory where there are kernels (their tuples then copy nothing in), else a pool of arrays.
       const kernels = thread === undefined ? ParquetKernels.get() : null;
       const pool: ColumnPool | undefined = thread !== undefined ? undefined : kernels !== null ? new KernelPool(kernels) : new BufferPool();
-      const flat = thread?.decode ?? flatDecodeHere(file, pool);
+      const flat = thread?.decode ?? flatDecodeHere(file, pool, DECODE_SLICE_MS);
       const recycle = (columns: FlatColumn[]): void => {
         if (thread === undefined) for (const c of columns) dropColumn(pool!, c);
         else {

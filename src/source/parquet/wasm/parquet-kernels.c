@@ -69,25 +69,34 @@ static void makeTags(void) {
 
 static inline void copy16(u8 *to, const u8 *from) { __builtin_memcpy(to, from, 16); }
 
-/*
- * Decompresses the snappy block in[0, inLen) into out[0, outLen); 0, or an error. outLen
- * must be the block's preamble length: a page header and its block that disagree are an error.
- */
-i32 snappy(const u8 *in, i32 inLen, u8 *out, i32 outLen) {
-  const u8 *ip = in;
-  const u8 *iend = in + inLen;
-  u32 len = 0;
+/* The length in a snappy block's preamble (a varint) from *ipp, *ipp moved past it; ERR_HEADER if there is none. */
+static i32 preamble(const u8 **ipp, const u8 *iend, u32 *len) {
+  const u8 *ip = *ipp;
+  u32 n = 0;
   for (int shift = 0;; shift += 7) {
     if (ip >= iend || shift > 28) return ERR_HEADER;
     u8 b = *ip++;
-    len |= (u32)(b & 0x7f) << shift;
+    n |= (u32)(b & 0x7f) << shift;
     if (!(b & 0x80)) break;
   }
-  if (len != (u32)outLen) return ERR_LENGTH;
-  u8 *op = out;
-  u8 *oend = out + outLen;
+  *len = n;
+  *ipp = ip;
+  return 0;
+}
+
+/* No stop: `elements` decodes to the block's end. */
+#define NO_STOP 0xffffffffu
+
+/*
+ * Snappy's elements from *ipp into the output at *opp while the input lasts and fewer than
+ * `stop` bytes of output are written (NO_STOP: to the block's end); *ipp and *opp moved
+ * past what was decoded. 0, or an error.
+ */
+static inline i32 elements(const u8 **ipp, const u8 *iend, u8 *out, u8 **opp, u8 *oend, u32 stop) {
+  const u8 *ip = *ipp;
+  u8 *op = *opp;
   if (!tagsMade) makeTags();
-  while (ip < iend) {
+  while (ip < iend && (u32)(op - out) < stop) {
     u32 tag = *ip++;
     u32 n;
     u32 off;
@@ -140,7 +149,54 @@ i32 snappy(const u8 *in, i32 inLen, u8 *out, i32 outLen) {
     }
     op += n;
   }
+  *ipp = ip;
+  *opp = op;
+  return 0;
+}
+
+/*
+ * Decompresses the snappy block in[0, inLen) into out[0, outLen); 0, or an error. outLen
+ * must be the block's preamble length: a page header and its block that disagree are an error.
+ */
+i32 snappy(const u8 *in, i32 inLen, u8 *out, i32 outLen) {
+  const u8 *ip = in;
+  const u8 *iend = in + inLen;
+  u32 len;
+  if (preamble(&ip, iend, &len) != 0) return ERR_HEADER;
+  if (len != (u32)outLen) return ERR_LENGTH;
+  u8 *op = out;
+  u8 *oend = out + outLen;
+  i32 r = elements(&ip, iend, out, &op, oend, NO_STOP);
+  if (r != 0) return r;
   return op == oend ? 0 : ERR_SHORT;
+}
+
+/* snappy_step's second result: the output's offset after the step. */
+i32 r_op;
+
+/*
+ * `snappy` a step at a time (so a big page leaves the caller's event loop free between
+ * steps): decodes in[ipAt…] into out[opAt…] until the output reaches `stop` (at outLen or
+ * past it: the block's end), from the preamble when ipAt is 0. Returns the input's offset
+ * after the step (inLen: the block is done, and was exactly outLen bytes) with r_op the
+ * output's, or an error. Nothing of a step is kept here: the caller keeps in and out as
+ * they are between steps.
+ */
+i32 snappy_step(const u8 *in, i32 inLen, i32 ipAt, u8 *out, i32 outLen, i32 opAt, i32 stop) {
+  const u8 *ip = in + ipAt;
+  const u8 *iend = in + inLen;
+  if (ipAt == 0) {
+    u32 len;
+    if (preamble(&ip, iend, &len) != 0) return ERR_HEADER;
+    if (len != (u32)outLen) return ERR_LENGTH;
+  }
+  u8 *op = out + opAt;
+  u8 *oend = out + outLen;
+  i32 r = elements(&ip, iend, out, &op, oend, stop >= outLen ? NO_STOP : (u32)stop);
+  r_op = (i32)(op - out);
+  if (r != 0) return r;
+  if (ip == iend && op != oend) return ERR_SHORT;
+  return (i32)(ip - in);
 }
 
 /*
