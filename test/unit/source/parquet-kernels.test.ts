@@ -132,6 +132,48 @@ describe('the Parquet kernels (WebAssembly)', () => {
     }
   });
 
+  it('snappy in steps: the same bytes as in one go, whatever the step, from regions of its own given back at the end', () => {
+    const blocks = [snappyBlock(5, 3000), snappyBlock(9, 9000), { block: snappyCompress(Buffer.from('quickly regular pinto beans|'.repeat(40_000))), data: Buffer.from('quickly regular pinto beans|'.repeat(40_000)) }];
+    for (const [k, { block, data }] of blocks.entries()) {
+      for (const step of [1, 7, 64, 1000, 1 << 20]) {
+        const held = kernels.held;
+        const steps = kernels.snappySteps(block, data.length, 'l_comment');
+        let n = 0;
+        // Other calls of the kernels between steps (as another reader's decoding) leave the page alone.
+        while (!steps.step(step)) {
+          n++;
+          const other = snappyBlock(100 + n, 30);
+          kernels.snappy(other.block, other.data.length, 0, 'l_y');
+          if (n > data.length) assert.fail('the steps never end');
+        }
+        assert.ok(Buffer.from(steps.page()).equals(Buffer.from(data)), `block ${k}, step ${step}`);
+        // A step writes at least its bytes (to an element's end past them, at most 64 KB of a literal).
+        assert.ok(n <= Math.ceil(data.length / step), `block ${k}, step ${step}: ${n} stops for ${data.length} bytes`);
+        if (data.length > step + 65536) assert.ok(n >= 1, `block ${k}, step ${step}: it stopped`);
+        assert.equal(steps.step(step), true, 'a whole page steps no further');
+        steps.release();
+        steps.release();
+        assert.equal(kernels.held, held, 'its regions are back');
+        assert.throws(() => steps.page(), /read before it was whole|internal/);
+      }
+    }
+  });
+
+  it('snappy in steps: a cut or lying block is an error naming the column, and its regions still go back', () => {
+    const { block, data } = snappyBlock(3, 200);
+    const held = kernels.held;
+    const lying = kernels.snappySteps(block, data.length + 1, 'l_comment');
+    assert.throws(() => lying.step(1 << 20), /a snappy page of l_comment does not decompress: its length preamble is not the page header's size/);
+    lying.release();
+    const cut = kernels.snappySteps(block.subarray(0, block.length - 1), data.length, 'l_comment');
+    assert.throws(() => {
+      while (!cut.step(16));
+    }, /a snappy page of l_comment does not decompress: (an element reaches past its end|it ends before the page header's size)/);
+    cut.release();
+    assert.throws(() => kernels.snappySteps(Uint8Array.from([0x80, 0x80, 0x80, 0x01]), 1 << 24, 'l_x'), /its header says 16777216 bytes from 4 compressed/);
+    assert.equal(kernels.held, held);
+  });
+
   it('hybrid: the first value at or past the dictionary\'s size is found', () => {
     const { bytes, values } = hybridStream(6, 5);
     const all = new Int32Array(values);

@@ -5,6 +5,8 @@
  * memory and out again into a fresh array (a third of a SF 1 lineitem load's decoding, and
  * most of its garbage); here the page is decompressed into this module's memory and read
  * there, and the indexes are unpacked there and checked against the dictionary in the same pass.
+ * A big page is decompressed a step at a time (snappy_step), so that the load's event loop
+ * runs between steps.
  *
  * The memory is the caller's (imported, shared) and laid out by
  * src/source/parquet/parquet-kernels.ts: every region has at least SLACK (16) bytes after
