@@ -58,6 +58,16 @@ const SNAPPY_ERRORS: Record<number, string> = {
   [-6]: 'it ends before the page header\'s size',
 };
 
+/** Snappy's densest element (a 3-byte copy of 64) expands ~21 times: a page header claiming more is corrupt, refused before the memory grows for it. */
+function refuseOversized(raw: Uint8Array, size: number, what: string): void {
+  if (size > 22 * raw.length + 16) throw new Error(`a snappy page of ${what} does not decompress: its header says ${size} bytes from ${raw.length} compressed`);
+}
+
+/** The error of a snappy kernel's return `r` (negative) for a page of `what`. */
+function snappyError(what: string, r: number): Error {
+  return new Error(`a snappy page of ${what} does not decompress: ${SNAPPY_ERRORS[r] ?? `error ${r}`}`);
+}
+
 function align8(n: number): number {
   return (n + 7) & ~7;
 }
@@ -234,14 +244,13 @@ export class ParquetKernels {
    * next call. A block that does not decompress to exactly `size` bytes is an error naming `what`.
    */
   snappy(raw: Uint8Array, size: number, ints: number, what: string): Uint8Array {
-    // Snappy's densest element (a 3-byte copy of 64) expands ~21 times: a header claiming more is corrupt, refused before the memory grows for it.
-    if (size > 22 * raw.length + 16) throw new Error(`a snappy page of ${what} does not decompress: its header says ${size} bytes from ${raw.length} compressed`);
+    refuseOversized(raw, size, what);
     const need = align8(raw.length + SLACK) + align8(size + SLACK) + 4 * ints + SLACK;
     const input = this.sized('scratch', need);
     const output = align8(input + raw.length + SLACK);
     this.bytes.set(raw, input);
     const r = this.x.snappy(input, raw.length, output, size);
-    if (r !== 0) throw new Error(`a snappy page of ${what} does not decompress: ${SNAPPY_ERRORS[r] ?? `error ${r}`}`);
+    if (r !== 0) throw snappyError(what, r);
     return this.bytes.subarray(output, output + size);
   }
 
@@ -253,7 +262,7 @@ export class ParquetKernels {
    * when there is no room for them.
    */
   snappySteps(raw: Uint8Array, size: number, what: string): SnappySteps {
-    if (size > 22 * raw.length + 16) throw new Error(`a snappy page of ${what} does not decompress: its header says ${size} bytes from ${raw.length} compressed`);
+    refuseOversized(raw, size, what);
     const input = this.alloc(raw.length);
     let output: Region;
     try {
@@ -269,7 +278,7 @@ export class ParquetKernels {
   /** One step of `SnappySteps` (parquet-kernels.c's snappy_step): the input's offset after it and the output's. */
   snappyStep(input: Region, inputLength: number, inputAt: number, output: Region, outputLength: number, outputAt: number, stop: number, what: string): { inputAt: number; outputAt: number } {
     const r = this.x.snappy_step(input.at, inputLength, inputAt, output.at, outputLength, outputAt, stop);
-    if (r < 0) throw new Error(`a snappy page of ${what} does not decompress: ${SNAPPY_ERRORS[r] ?? `error ${r}`}`);
+    if (r < 0) throw snappyError(what, r);
     return { inputAt: r, outputAt: this.words[this.opAt]! };
   }
 

@@ -4,23 +4,9 @@ import type { ColumnChunk, SchemaElement } from 'hyparquet';
 import { snappyCompress } from 'hyparquet-writer/src/snappy.js';
 import { decodeFlatColumn, dropColumn, flatColumnPages, SNAPPY_STEP_BYTES, STEPPED_PAGE_BYTES } from '../../../src/source/parquet/flat-decoder.js';
 import { KernelPool, ParquetKernels } from '../../../src/source/parquet/parquet-kernels.js';
+import { dataPageV1 } from '../../helpers/data-page.js';
 
-// Thrift compact: a DATA_PAGE v1 header (PLAIN, levels RLE), then the (snappy) page.
-function varint(n: number): number[] {
-  const out: number[] = [];
-  while (n > 0x7f) {
-    out.push((n & 0x7f) | 0x80);
-    n >>>= 7;
-  }
-  out.push(n);
-  return out;
-}
-const zz = (n: number): number[] => varint((n << 1) ^ (n >> 31));
-function snappyPage(numValues: number, body: Uint8Array): Uint8Array {
-  const packed = snappyCompress(body);
-  const header = [0x15, ...zz(0), 0x15, ...zz(body.length), 0x15, ...zz(packed.length), 0x2c, 0x15, ...zz(numValues), 0x15, ...zz(0), 0x15, ...zz(3), 0x15, ...zz(3), 0x00, 0x00];
-  return Uint8Array.from([...header, ...packed]);
-}
+const snappyPage = (numValues: number, body: Uint8Array): Uint8Array => dataPageV1(numValues, body, snappyCompress(body));
 const concat = (parts: Uint8Array[]): Uint8Array => Uint8Array.from(parts.flatMap((p) => [...p]));
 const chunkOf = (bytes: Uint8Array, rows: number, uncompressed: number): ColumnChunk =>
   ({ file_offset: 0n, meta_data: { type: 'INT32', encodings: ['PLAIN'], path_in_schema: ['x'], codec: 'SNAPPY', num_values: BigInt(rows), total_uncompressed_size: BigInt(uncompressed), total_compressed_size: BigInt(bytes.length), data_page_offset: 0n } }) as unknown as ColumnChunk;

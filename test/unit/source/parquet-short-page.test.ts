@@ -2,26 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ColumnChunk, SchemaElement } from 'hyparquet';
 import { BufferPool, decodeFlatColumn, ownedBuffers } from '../../../src/source/parquet/flat-decoder.js';
+import { dataPageV1 } from '../../helpers/data-page.js';
 
-// Thrift compact: a DATA_PAGE v1 header (PLAIN, levels RLE), then the page.
-function varint(n: number): number[] {
-  const out: number[] = [];
-  while (n > 0x7f) {
-    out.push((n & 0x7f) | 0x80);
-    n >>>= 7;
-  }
-  out.push(n);
-  return out;
-}
-const zz = (n: number): number[] => varint((n << 1) ^ (n >> 31));
-function plainInt32Page(numValues: number, values: Int32Array): Uint8Array {
-  const body = new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
-  const header = [0x15, ...zz(0), 0x15, ...zz(body.length), 0x15, ...zz(body.length), 0x2c, 0x15, ...zz(numValues), 0x15, ...zz(0), 0x15, ...zz(3), 0x15, ...zz(3), 0x00, 0x00];
-  const out = new Uint8Array(header.length + body.length);
-  out.set(header);
-  out.set(body, header.length);
-  return out;
-}
+const plainInt32Page = (numValues: number, values: Int32Array): Uint8Array => dataPageV1(numValues, new Uint8Array(values.buffer, values.byteOffset, values.byteLength));
 const chunkOf = (bytes: Uint8Array, rows: number): ColumnChunk =>
   ({ file_offset: 0n, meta_data: { type: 'INT32', encodings: ['PLAIN'], path_in_schema: ['x'], codec: 'UNCOMPRESSED', num_values: BigInt(rows), total_uncompressed_size: BigInt(bytes.length), total_compressed_size: BigInt(bytes.length), data_page_offset: 0n } }) as unknown as ColumnChunk;
 const element = { name: 'x', type: 'INT32', repetition_type: 'REQUIRED' } as SchemaElement;
