@@ -23,6 +23,7 @@
  * processes meanwhile) and of the client (psql or pgsurge), the measure contention on a
  * busy machine disturbs least; the medians per variant are printed at the end.
  */
+import './lib/usage.js';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

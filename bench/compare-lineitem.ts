@@ -10,6 +10,7 @@
  * given after the path is passed to `pgsurge compare` and overrides these (e.g.
  * `--db postgresql://…`, `--rows 200000 --variants copy,insert:row,insert:row:c0`).
  */
+import './lib/usage.js';
 import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';

@@ -13,6 +13,7 @@
  *
  * An arm: {"name", "bin"?: another bin/pgsurge.js, "args"?: [flags], "env"?: {VAR: value}, "reload"?: {setting: value}, "restart"?: {setting: value}}.
  */
+import './lib/usage.js';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -17,6 +17,7 @@
  * `--compare-overlap` adds `pgsurge --overlap` (each table its own load, its builds as soon
  * as it is loaded) as a third arm: the measurement behind the default (no overlap).
  */
+import './lib/usage.js';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -8,6 +8,7 @@
  * seconds, WAL bytes per row, index blocks read from outside shared_buffers, final sizes,
  * and the machine's load average when the run ended.
  */
+import './lib/usage.js';
 import { promises as fs } from 'node:fs';
 import { earlyLevel, lowestShare, median } from '../src/metrics/series.js';
 import type { LoadReport } from '../src/report/report-data.js';

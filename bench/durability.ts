@@ -13,6 +13,7 @@
  * `--wal-dir` puts the second cluster's WAL there (default: a directory next to the data,
  * on the same disk: that measures the mechanism, not a second disk).
  */
+import './lib/usage.js';
 import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';

@@ -9,6 +9,7 @@
  *
  *   node dist/bench/encoders.js [--orders 50000] [--rounds 9]
  */
+import './lib/usage.js';
 import path from 'node:path';
 import { buildContext } from '../src/datasets/dbt3/context.js';
 import { writeGroupBlock } from '../src/datasets/dbt3/block.js';

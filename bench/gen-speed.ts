@@ -8,6 +8,7 @@
  * `--parquet` adds `dbt3 gen --format parquet` of lineitem at the scale and at a tenth of
  * it: rows/s and the process's peak RSS at two sizes 10× apart (it should not grow).
  */
+import './lib/usage.js';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';

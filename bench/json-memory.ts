@@ -9,6 +9,7 @@
  * The bound is about workers × chunk size × 2 (chunks read ahead and in flight) plus Node
  * itself; 1 MB chunks keep it well below the smaller input, so both sizes are past it.
  */
+import './lib/usage.js';
 import { createWriteStream, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

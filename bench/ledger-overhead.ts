@@ -6,6 +6,7 @@
  *
  *   node dist/bench/ledger-overhead.js [--rows 200000] [--rounds 5] [--workers 2] [--chunk-sizes 64KB,1MB,8MB] [--pg-bin embedded|system|<dir>]
  */
+import './lib/usage.js';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -8,6 +8,7 @@
  * psql cannot strip dbgen's trailing `|`, so it loads a stripped copy; two psql streams
  * load the two halves of that copy at once.
  */
+import './lib/usage.js';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

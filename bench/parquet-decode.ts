@@ -13,6 +13,7 @@
  * flat decoder, then binary COPY tuples as a load writes them, flat-tuples.ts: the whole
  * client path of `--wire auto` from the file's bytes to the COPY pieces).
  */
+import './lib/usage.js';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

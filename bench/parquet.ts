@@ -12,6 +12,7 @@
  *
  * DuckDB (`@duckdb/node-api`, a dev dependency) writes the Parquet files.
  */
+import './lib/usage.js';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

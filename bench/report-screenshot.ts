@@ -10,6 +10,7 @@
  * chromium with apt-get when it is missing and this runs as root. Exit code 0 only when
  * every check passes.
  */
+import './lib/usage.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, promises as fs } from 'node:fs';
 import os from 'node:os';

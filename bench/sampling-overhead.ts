@@ -9,6 +9,7 @@
  *
  * Without --db it starts a managed cluster in a temp directory and removes it afterwards.
  */
+import './lib/usage.js';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

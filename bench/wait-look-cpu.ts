@@ -11,6 +11,7 @@
  *
  * Without --db it starts a managed cluster in a temp directory and removes it afterwards.
  */
+import './lib/usage.js';
 import os from 'node:os';
 import path from 'node:path';
 import { connect, openTarget } from '../src/db/target.js';

@@ -14,6 +14,7 @@
  *
  *   node dist/bench/wire-client.js [--scale 0.3] [--repeat 5] [--wire binary] [--workers 2] [--before <dir>] [--pg-bin system|embedded|<dir>]
  */
+import './lib/usage.js';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

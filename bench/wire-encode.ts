@@ -18,6 +18,7 @@
  *
  *   node dist/bench/wire-encode.js [--scale 0.05] [--repeat 9] [--only <variant>]
  */
+import './lib/usage.js';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { promises as fs } from 'node:fs';

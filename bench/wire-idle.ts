@@ -17,6 +17,7 @@
  *
  *   node dist/bench/wire-idle.js [--scale 0.1] [--repeat 3] [--every-ms 4] [--wire binary] [--before <dir>] [--cpu-prof-dir <dir>] [--also "<load flags>"] [--pg-bin system|embedded|<dir>]
  */
+import './lib/usage.js';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -7,6 +7,7 @@
  *
  *   node dist/bench/wire-shapes.js [--rows 200000] [--repeat 3] [--pg-bin system|embedded|<dir>]
  */
+import './lib/usage.js';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -9,6 +9,7 @@
  *
  *   node dist/bench/wire.js [--scale 1] [--repeat 3] [--pinned-repeat 3] [--pg-bin system|embedded|<dir>]
  */
+import './lib/usage.js';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
