@@ -7,7 +7,7 @@ import { addLoadOptions, addTargetOptions, type LoadFlags } from './common-optio
 import { UNSAFE_WARNING } from '../durability/presets.js';
 import { formatDurability } from './durability-format.js';
 import { EXIT, printError } from './errors.js';
-import { addObserveOptions, observeLoad, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
+import { addObserveOptions, observeLoad, stoppedEvent, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
 import { formatBytes, parseSize } from './parse-options.js';
 import { resumeCommand } from './resume-command.js';
 import { formatDiagnosis, formatSummary, renderTable } from './summary-format.js';
@@ -168,10 +168,14 @@ Examples:
       if (!(error instanceof Dbt3LoadStopped)) throw error;
       await observed.close();
       // The accounting of what was loaded before the stop, then what stopped it.
-      process.stdout.write(`${formatSummary(error.summary)}\n`);
-      if (error.timeline.length > 0 && !flags.quiet) process.stdout.write(`\n${formatTimeline(error.timeline)}\n`);
+      const resume = resumeCommand(process.argv.slice(2));
+      if (flags.json) process.stdout.write(`${summaryEvent(error.summary, { timeline: error.timeline, stopped: stoppedEvent(error, { resume }) })}\n`);
+      else {
+        process.stdout.write(`${formatSummary(error.summary)}\n`);
+        if (error.timeline.length > 0 && !flags.quiet) process.stdout.write(`\n${formatTimeline(error.timeline)}\n`);
+      }
       printError(error, flags.verbose === true);
-      process.stderr.write(`  resume with: ${resumeCommand(process.argv.slice(2))}\n`);
+      process.stderr.write(`  resume with: ${resume}\n`);
       process.exitCode = error.interrupted ? EXIT.interrupted : EXIT.failed;
     } finally {
       process.off('SIGINT', onSigint);

@@ -13,7 +13,7 @@ import { EXIT, printError } from './errors.js';
 import { addInputOptions, type InputFlags } from './input-flags.js';
 import { addWriterOptions, writerSpecFromFlags, type WriterFlags } from './writer-options.js';
 import { writerFor } from '../writer/writer-for.js';
-import { addObserveOptions, observeLoad, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
+import { addObserveOptions, observeLoad, stoppedEvent, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
 import { parseLoadId } from './parse-options.js';
 import { planInputs } from './plan-inputs.js';
 import { resumeCommand, startOverCommand } from './resume-command.js';
@@ -183,10 +183,14 @@ Examples:
     } catch (error) {
       if (!(error instanceof LoadStopped)) throw error;
       await observed.close();
-      process.stdout.write(`${formatSummary(error.summary)}\n`);
+      const argv = process.argv.slice(2);
+      const next = error.details.startOver ? { startOver: startOverCommand(argv) } : error.loadId !== undefined ? { resume: resumeCommand(argv, error.loadId) } : {};
+      // --json: the last line is still the summary event (what was loaded before the stop), with what stopped it.
+      if (flags.json) process.stdout.write(`${summaryEvent(error.summary, { stopped: stoppedEvent(error, next) })}\n`);
+      else process.stdout.write(`${formatSummary(error.summary)}\n`);
       printError(error, flags.verbose === true);
-      if (error.details.startOver) process.stderr.write(`  after fixing the input: ${startOverCommand(process.argv.slice(2))}\n`);
-      else if (error.loadId !== undefined) process.stderr.write(`  resume with: ${resumeCommand(process.argv.slice(2), error.loadId)}\n`);
+      if (next.startOver !== undefined) process.stderr.write(`  after fixing the input: ${next.startOver}\n`);
+      else if (next.resume !== undefined) process.stderr.write(`  resume with: ${next.resume}\n`);
       else process.stderr.write('  (loaded without the ledger: this load cannot be resumed; the rows committed so far stay)\n');
       process.exitCode = error.interrupted ? EXIT.interrupted : EXIT.failed;
     } finally {

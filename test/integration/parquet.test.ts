@@ -170,6 +170,46 @@ describe('Parquet types, rejects, schema checks, crashes', () => {
     assert.equal(total.rejected, 3);
   });
 
+  it('a damaged page stops the load naming the file, row group and column; the row groups before it stay, accounted, none doubled; --truncate with the mended file is exact', async () => {
+    const good = path.join(dir, 'lineitem-mended.parquet');
+    await tblToParquet('lineitem', path.join(dir, 'lineitem.tbl'), good, { compression: 'snappy', rowGroupSize: 4096 });
+    // Row group 2's l_comment (a snappy page), overwritten past its page header.
+    const [at] = await duckRows(`SELECT data_page_offset, total_compressed_size FROM parquet_metadata(${sqlString(good)}) WHERE row_group_id = 2 AND path_in_schema = 'l_comment'`);
+    const bytes = await fs.readFile(good);
+    const start = Number(at![0]) + 200;
+    assert.ok(Number(at![1]) > 2000, `l_comment's chunk is ${at![1]} bytes`);
+    bytes.fill(0xff, start, start + 1500);
+    const file = path.join(dir, 'lineitem-damaged.parquet');
+    await fs.writeFile(file, bytes);
+    const records = tblRecords(await fs.readFile(path.join(dir, 'lineitem.tbl'), 'utf8'));
+    const group2 = new Set(records.slice(2 * 4096, 3 * 4096));
+    const all = new Set(records);
+    for (const workers of ['1', '3']) {
+      const r = await runCli(['load', file, '-t', 'lineitem', '--truncate', '-w', workers, '--chunk-size', '64KB', '--json', ...target()]);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /lineitem-damaged\.parquet: row group 2 \(rows 8193–12288\) does not decode: a snappy page of l_comment does not decompress/);
+      assert.match(r.stderr, /after fixing the input: .* --truncate/);
+      const summary = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { event: string; total: { read: number; loaded: number; rejected: number; skipped: number }; stopped: { code: string; message: string; startOver: string } };
+      assert.equal(summary.event, 'summary');
+      assert.equal(summary.stopped.code, 'bad-input');
+      assert.match(summary.stopped.message, /row group 2/);
+      assert.match(summary.stopped.startOver, /--truncate/);
+      const { total } = summary;
+      assert.equal(total.read, total.loaded + total.rejected + total.skipped);
+      const table = await tableRecords(client, `${SCHEMA}.lineitem`);
+      assert.equal(table.length, total.loaded, `-w ${workers}`);
+      assert.equal(new Set(table).size, table.length, 'no row twice');
+      assert.ok(table.every((t) => all.has(t) && !group2.has(t)), 'only rows of the file, none of the damaged row group');
+      // One reader goes in order: exactly row groups 0 and 1.
+      if (workers === '1') assert.equal(digest(table), digest(records.slice(0, 2 * 4096)));
+    }
+    // Mended, loaded again from the start as the hint says: exact.
+    await fs.copyFile(good, file);
+    const again = await runCli(['load', file, '-t', 'lineitem', '--truncate', '-w', '3', '-q', ...target()]);
+    assert.equal(again.code, 0, again.stderr);
+    assert.deepEqual(await tableState(), expected);
+  });
+
   it('a file whose fields do not match the table stops before anything loads (exit 2), naming them', async () => {
     const file = path.join(dir, 'other.parquet');
     await duckRun(`COPY (SELECT i::INTEGER l_orderkey, 'x' AS l_color, DATE '2020-01-01' AS l_quantity FROM range(10) r(i)) TO ${sqlString(file)} (FORMAT parquet)`);

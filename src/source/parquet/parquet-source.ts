@@ -3,7 +3,7 @@ import { parquetRead, parquetSchema, type ColumnChunk, type ColumnData, type Fil
 import { compressors } from 'hyparquet-compressors';
 import type { Chunk, LoadTarget } from '../../batching/chunk.js';
 import type { ChunkSource } from '../../batching/chunk-queue.js';
-import { LoadError } from '../../db/load-error.js';
+import { LoadError, START_OVER_HINT } from '../../db/load-error.js';
 import { WireBuffer } from '../../wire/field-encoder.js';
 import type { ByteRange } from '../byte-ranges.js';
 import type { ParquetColumn } from './parquet-columns.js';
@@ -239,7 +239,12 @@ export async function decodeSlice(
   giveBack?: (columns: FlatColumn[]) => void,
 ): Promise<DecodedColumn[]> {
   const fields = [...new Set(columns.map((c) => c.field))];
-  const flats = await flat(slice.rowGroup, fields);
+  let flats: (FlatColumn | undefined)[];
+  try {
+    flats = await flat(slice.rowGroup, fields);
+  } catch (error) {
+    throw undecodable(file, slice, error);
+  }
   const decoded = new Map<string, DecodedColumn>();
   fields.forEach((f, i) => {
     const d = flats[i];
@@ -252,11 +257,27 @@ export async function decodeSlice(
       values = await readSlice(file, slice, general);
     } catch (error) {
       giveBack?.(flats.filter((c) => c !== undefined));
-      throw error;
+      throw undecodable(file, slice, error);
     }
     general.forEach((c, i) => decoded.set(c.field, { values: values[i]! }));
   }
   return columns.map((c) => decoded.get(c.field)!);
+}
+
+/**
+ * A row group that does not decode (a damaged page, a page its writer got wrong) → a
+ * LoadError naming the file, the row group and its rows; the load stops there, the chunks
+ * committed before it stay. The mended file is another file to the ledger (a resume refuses
+ * it), so, as for a framing error, the way on is loading it again with --truncate.
+ * Errors that already say where (LoadError) and pgsurge's own (`internal:`) pass as they are.
+ */
+export function undecodable(file: { readonly path: string }, slice: ParquetSlice, error: unknown): unknown {
+  if (error instanceof LoadError || !(error instanceof Error) || error.message.startsWith('internal:')) return error;
+  return new LoadError('bad-input', `${file.path}: row group ${slice.rowGroup} (rows ${slice.firstRow + 1}–${slice.firstRow + slice.rows}) does not decode: ${error.message}`, {
+    hint: `the file is damaged or written in a way pgsurge cannot read; ${START_OVER_HINT}`,
+    startOver: true,
+    cause: error,
+  });
 }
 
 /** Rows [from, to) of a slice's cells as COPY text (see `copyTextRows`), until `out` holds `limit` bytes or more; returns the row it stopped before. */
