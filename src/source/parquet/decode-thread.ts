@@ -13,6 +13,11 @@ import type { FlatDecode } from './parquet-source.js';
  * loop only writes tuples.
  */
 
+/** The thread itself failed (did not start, died, exited): not the input's fault, so not a row group that "does not decode". */
+export class DecodeThreadFailed extends Error {
+  override readonly name = 'DecodeThreadFailed';
+}
+
 export interface DecodeSetup {
   readonly path: string;
 }
@@ -48,7 +53,7 @@ export class DecodeThread {
       worker = this.started();
     } catch (error) {
       // Not a pending decode left to reject later, unheard: this one fails, and every one after it.
-      this.failure ??= new Error(`the Parquet decoding thread did not start: ${(error as Error).message}`);
+      this.failure ??= new DecodeThreadFailed(`the Parquet decoding thread did not start: ${(error as Error).message}`);
       return Promise.reject(this.failure);
     }
     const id = this.nextId++;
@@ -99,9 +104,9 @@ export class DecodeThread {
         p.reject(error);
       } else p.resolve([...reply.columns]);
     });
-    worker.on('error', (error) => this.fail(error));
+    worker.on('error', (error) => this.fail(new DecodeThreadFailed(`the Parquet decoding thread failed: ${error.message}`, { cause: error })));
     worker.on('exit', (code) => {
-      if (code !== 0) this.fail(new Error(`the Parquet decoding thread exited with code ${code}`));
+      if (code !== 0) this.fail(new DecodeThreadFailed(`the Parquet decoding thread exited with code ${code}`));
     });
     this.worker = worker;
     return worker;

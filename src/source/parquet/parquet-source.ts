@@ -13,7 +13,7 @@ import { arrayLiteral, bigEndianSigned, decimalText, jsonText, leafText, putByte
 import { BufferPool, dropColumn, flatColumnPages, isFlatColumn, NotFlat, ownedBuffers, type ColumnPool, type FlatColumn } from './flat-decoder.js';
 import { KernelPool, ParquetKernels } from './parquet-kernels.js';
 import { binaryCell, flatColumnWriter, textCell, type BinaryCell, type DecodedColumn, type TextCell } from './parquet-cells.js';
-import { DecodeThread } from './decode-thread.js';
+import { DecodeThread, DecodeThreadFailed } from './decode-thread.js';
 import { ColumnTuples, compileFlatTuples, tupleRoom, type FlatTuplesWriter } from './flat-tuples.js';
 import { wasmFlatTuples } from './wasm-tuples.js';
 import type { WireColumn } from '../../wire/catalog.js';
@@ -269,10 +269,11 @@ export async function decodeSlice(
  * LoadError naming the file, the row group and its rows; the load stops there, the chunks
  * committed before it stay. The mended file is another file to the ledger (a resume refuses
  * it), so, as for a framing error, the way on is loading it again with --truncate.
- * Errors that already say where (LoadError) and pgsurge's own (`internal:`) pass as they are.
+ * Errors that already say where (LoadError), a decoding thread's own failure and pgsurge's
+ * own (`internal:`) pass as they are.
  */
 export function undecodable(file: { readonly path: string }, slice: ParquetSlice, error: unknown): unknown {
-  if (error instanceof LoadError || !(error instanceof Error) || error.message.startsWith('internal:')) return error;
+  if (error instanceof LoadError || error instanceof DecodeThreadFailed || !(error instanceof Error) || error.message.startsWith('internal:')) return error;
   return new LoadError('bad-input', `${file.path}: row group ${slice.rowGroup} (rows ${slice.firstRow + 1}–${slice.firstRow + slice.rows}) does not decode: ${error.message}`, {
     hint: `the file is damaged or written in a way pgsurge cannot read; ${START_OVER_HINT}`,
     startOver: true,
