@@ -124,12 +124,12 @@ export async function writeReportIfAsked(file: string | undefined, report: LoadR
   return writeReport(file, report);
 }
 
-/** The final NDJSON event. */
 /** What stopped a load, for the --json summary event's `stopped`: the error's code, message and hint, and the command that goes on. */
 export function stoppedEvent(error: LoadError, next: { readonly resume?: string; readonly startOver?: string }): Record<string, unknown> {
   return { code: error.code, message: error.message, ...(error.details.hint !== undefined ? { hint: error.details.hint } : {}), ...next };
 }
 
+/** The final NDJSON event. */
 export function summaryEvent(summary: LoadSummary, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({ event: 'summary', ...summary, ...extra });
 }

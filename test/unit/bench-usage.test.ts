@@ -19,12 +19,10 @@ describe('bench --help', () => {
   for (const file of readdirSync(benchDir).filter((f) => f.endsWith('.js'))) {
     it(`${file} prints its usage and exits 0 without starting a server`, () => {
       const name = path.basename(file, '.js');
-      const started = Date.now();
       const result = spawnSync(process.execPath, [path.join(benchDir, file), '--help'], { encoding: 'utf8', timeout: 20_000 });
       assert.equal(result.status, 0, result.stderr);
       assert.match(result.stdout, new RegExp(`node dist/bench/${name}\\.js`));
       assert.doesNotMatch(result.stdout, /# machine:/); // the bench itself did not start
-      assert.ok(Date.now() - started < 20_000);
     });
   }
 });

@@ -239,12 +239,7 @@ export async function decodeSlice(
   giveBack?: (columns: FlatColumn[]) => void,
 ): Promise<DecodedColumn[]> {
   const fields = [...new Set(columns.map((c) => c.field))];
-  let flats: (FlatColumn | undefined)[];
-  try {
-    flats = await flat(slice.rowGroup, fields);
-  } catch (error) {
-    throw undecodable(file, slice, error);
-  }
+  const flats = await flat(slice.rowGroup, fields);
   const decoded = new Map<string, DecodedColumn>();
   fields.forEach((f, i) => {
     const d = flats[i];
@@ -257,7 +252,7 @@ export async function decodeSlice(
       values = await readSlice(file, slice, general);
     } catch (error) {
       giveBack?.(flats.filter((c) => c !== undefined));
-      throw undecodable(file, slice, error);
+      throw error;
     }
     general.forEach((c, i) => decoded.set(c.field, { values: values[i]! }));
   }
@@ -642,7 +637,14 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
     return chunk;
   };
   const decodeRun = async (run: ParquetSlice, flat: FlatDecode, recycle: (columns: FlatColumn[]) => void): Promise<SliceRows> =>
-    new SliceRows(await decodeSlice(file, run, columns, cursor.span(run.rowGroup).firstRow, flat, recycle), columns, writers, recycle);
+    new SliceRows(
+      await decodeSlice(file, run, columns, cursor.span(run.rowGroup).firstRow, flat, recycle).catch((error: unknown) => {
+        throw undecodable(file, run, error);
+      }),
+      columns,
+      writers,
+      recycle,
+    );
   function* chunksOf(run: ParquetSlice, rows: SliceRows): Generator<Chunk> {
     const span = cursor.span(run.rowGroup);
     // Rows a chunk: as many as about `chunkBytes` of COPY text hold, the text's width sampled on the run's first rows.
