@@ -202,6 +202,8 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     }
     const resumed = inputs.some((i) => coveredOf(i).ranges.length > 0);
     const queue = new ChunkQueue(sources, options.workers);
+    // The first chunks are read while the sessions open (and Citus's routing is planned), not after.
+    queue.start();
     const appName = (n: number): string => `${workerNamePrefix(loadId, part?.label)}${n}`;
     // Citus: which tables' rows pgsurge routes to their shards' nodes itself, checked before any row moves.
     let nodeConnections = 0;

@@ -46,6 +46,14 @@ export class ChunkQueue {
     return p;
   }
 
+  /**
+   * Starts reading ahead now, before the first `take`: a load calls it before it connects,
+   * so its first chunks are read (a Parquet row group decoded) while its sessions open.
+   */
+  start(): void {
+    this.fill();
+  }
+
   /** Stop reading: pending and future `take()`s get undefined; sources are closed. */
   async close(): Promise<void> {
     this.closed = true;
