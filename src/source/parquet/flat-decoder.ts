@@ -255,10 +255,15 @@ export function* flatColumnPages(bytes: Uint8Array, chunk: ColumnChunk, element:
   const name = meta.path_in_schema.join('.');
   // Snappy pages into the kernels' memory (read there, not copied out); room after each for `ints` indexes.
   const kernels = ParquetKernels.get();
+  // Whether the page last decompressed is in the kernels' scratch (good only until their next call): its values are then read without a stop.
+  let inScratch = false;
   const decompress = (raw: Uint8Array, size: number, ints: number): Uint8Array => {
+    inScratch = false;
     if (kernels !== null && codec === 'SNAPPY') {
       try {
-        return kernels.snappy(raw, size, ints, name);
+        const page = kernels.snappy(raw, size, ints, name);
+        inScratch = true;
+        return page;
       } catch (error) {
         if (!(error instanceof KernelMemoryFull)) throw error; // no room for the page: hyparquet's decompressor
       }
@@ -279,7 +284,9 @@ export function* flatColumnPages(bytes: Uint8Array, chunk: ColumnChunk, element:
         if (!(error instanceof KernelMemoryFull)) throw error; // no room for its regions: in one go
       }
       if (stepped !== undefined) {
+        yield; // after the compressed page's copy into the memory (1.8 MB for l_comment)
         while (!stepped.step(SNAPPY_STEP_BYTES)) yield;
+        inScratch = false; // in regions of its own, kept until the next page
         return stepped.page();
       }
     }
@@ -307,16 +314,27 @@ export function* flatColumnPages(bytes: Uint8Array, chunk: ColumnChunk, element:
   // The definition levels of a page, made when a page has NULLs (a writer marks a page without any by one run, read without them).
   let defLevels: Int32Array | undefined;
 
-  /** Appends `n` PLAIN values from `page` at `at`; returns the offset after them. */
-  const plain = (page: Uint8Array, at: number, n: number): number => {
+  /**
+   * Appends `n` PLAIN values from `page` at `at`; returns the offset after them. Stops after
+   * each PLAIN_STEP_BYTES of values (a 3.7 MB page of l_comment was one 1–2 ms step), unless
+   * `page` is in the kernels' scratch, which another decode between stops would overwrite.
+   */
+  const plain = function* (page: Uint8Array, at: number, n: number): Generator<void, number, void> {
     if (type === 'BYTE_ARRAY') {
-      // The page's values as they are (each after its 4-byte length), copied at once; a value's span is found from the lengths.
+      // The page's values as they are (each after its 4-byte length), copied a step at a time; a value's span is found from the lengths.
       spans.reserve(n);
-      const end = plainSpans(page, at, n, store.pos - at, spans.values, spans.n);
-      spans.n += 2 * n;
-      if (end > page.length) throw new Error(`a PLAIN page of ${name} ends inside a value`);
-      store.append(page, at, end - at);
-      at = end;
+      // Values a step: PLAIN_STEP_BYTES at the page's average value size.
+      const step = inScratch ? n : Math.max(1, Math.floor((PLAIN_STEP_BYTES * n) / Math.max(1, page.length - at)));
+      for (let done = 0; done < n; ) {
+        if (done > 0) yield;
+        const k = Math.min(step, n - done);
+        const end = plainSpans(page, at, k, store.pos - at, spans.values, spans.n);
+        spans.n += 2 * k;
+        if (end > page.length) throw new Error(`a PLAIN page of ${name} ends inside a value`);
+        store.append(page, at, end - at);
+        at = end;
+        done += k;
+      }
     } else {
       // A page shorter than its values (a truncated or corrupt file) is an error: the bytes past it would be a reused buffer's old ones.
       const size = type === 'BOOLEAN' ? (n + 7) >> 3 : n * width;
@@ -325,7 +343,13 @@ export function* flatColumnPages(bytes: Uint8Array, chunk: ColumnChunk, element:
         store.reserve(n);
         unpackBits(page, at, n, store.bytes, store.pos);
         store.pos += n;
-      } else store.append(page, at, size);
+      } else {
+        const step = inScratch ? size : PLAIN_STEP_BYTES - (PLAIN_STEP_BYTES % width);
+        for (let done = 0; done < size; done += step) {
+          if (done > 0) yield;
+          store.append(page, at + done, Math.min(step, size - done));
+        }
+      }
       at += size;
     }
     values += n;
@@ -344,7 +368,7 @@ export function* flatColumnPages(bytes: Uint8Array, chunk: ColumnChunk, element:
       if (header.type === 'DICTIONARY_PAGE') {
         const page = decompress(raw, header.uncompressed_page_size, 0);
         if (dictionary >= 0 || values > 0) throw new NotFlat('a dictionary page after data');
-        plain(page, 0, header.dictionary_page_header!.num_values);
+        yield* plain(page, 0, header.dictionary_page_header!.num_values);
         dictionary = values;
         continue;
       }
@@ -399,7 +423,7 @@ export function* flatColumnPages(bytes: Uint8Array, chunk: ColumnChunk, element:
       const first = values; // store index of the page's first plain value
       let ids: Int32Array | undefined;
       if (encoding === 'PLAIN') {
-        plain(page, at, present);
+        yield* plain(page, at, present);
       } else if (encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY') {
         if (dictionary < 0) throw new Error(`a dictionary-encoded page of ${name} without a dictionary`);
         const bitWidth = present > 0 ? page[at]! : 0;
@@ -527,9 +551,11 @@ function indexesWithNulls(levels: Int32Array, ids: Int32Array | undefined, first
 const MAX_HYBRID_WIDTH = 24;
 
 /** A snappy page of this many bytes or more is decompressed a step at a time (`flatColumnPages` stops between steps): DuckDB writes a row group's l_comment as one page of ~3.7 MB. */
-export const STEPPED_PAGE_BYTES = 1 << 20;
-/** Bytes of such a page a step decompresses (~0.5 ms). */
-export const SNAPPY_STEP_BYTES = 512 * 1024;
+export const STEPPED_PAGE_BYTES = 128 * 1024;
+/** Bytes of such a page a step decompresses. */
+export const SNAPPY_STEP_BYTES = 64 * 1024;
+/** Bytes of PLAIN values a step copies into the column (`plain`), with the spans of its strings: a 3.7 MB page of l_comment in one step took 1–2 ms. */
+export const PLAIN_STEP_BYTES = 256 * 1024;
 
 /**
  * Reads `count` values of the RLE/bit-packed hybrid encoding (bit width 0–24) from

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ColumnChunk, SchemaElement } from 'hyparquet';
 import { snappyCompress } from 'hyparquet-writer/src/snappy.js';
-import { decodeFlatColumn, dropColumn, flatColumnPages, SNAPPY_STEP_BYTES, STEPPED_PAGE_BYTES } from '../../../src/source/parquet/flat-decoder.js';
+import { decodeFlatColumn, dropColumn, flatColumnPages, PLAIN_STEP_BYTES, SNAPPY_STEP_BYTES, STEPPED_PAGE_BYTES } from '../../../src/source/parquet/flat-decoder.js';
 import { KernelPool, ParquetKernels } from '../../../src/source/parquet/parquet-kernels.js';
 import { dataPageV1 } from '../../helpers/data-page.js';
 
@@ -38,8 +38,10 @@ describe('a column chunk decoded a page, or a big page\'s step, at a time (flatC
       dropColumn(pool, other);
     }
     const c = step.value;
-    // The big page's steps (one stop after each but the last), then one stop before the second page.
-    assert.equal(stops, Math.ceil(big.byteLength / SNAPPY_STEP_BYTES) - 1 + 1);
+    // The big page: one stop after its copy into the memory, one after each snappy step but the last, one after
+    // each step of its values' copy into the column but the last; then one before the second page (small: no stops).
+    assert.ok(small.byteLength < STEPPED_PAGE_BYTES && small.byteLength < PLAIN_STEP_BYTES);
+    assert.equal(stops, 1 + (Math.ceil(big.byteLength / SNAPPY_STEP_BYTES) - 1) + (Math.ceil(big.byteLength / PLAIN_STEP_BYTES) - 1) + 1);
     assert.deepEqual(Array.from(c.index, (i) => c.i32[i]), expected);
     assert.deepEqual(Array.from(decodeFlatColumn(chunkBytes, chunk, element, rows).i32), expected);
     dropColumn(pool, c);
