@@ -54,7 +54,7 @@ export class ChunkQueue {
     this.fill();
   }
 
-  /** Stop reading: pending and future `take()`s get undefined; sources are closed. */
+  /** Stop reading: pending and future `take()`s get undefined; sources are closed (one being read, once its read settles). */
   async close(): Promise<void> {
     this.closed = true;
     this.ready.length = 0;
@@ -82,7 +82,12 @@ export class ChunkQueue {
           state.busy = false;
           this.reading--;
           if (result.done) state.done = true;
-          else this.deliver(result.value);
+          else if (this.closed) {
+            // Closed while this read was in flight (close() returns only idle sources): the source is closed now,
+            // so its file (and a Parquet reader's decoding thread) is let go, as close() does for the others.
+            state.done = true;
+            void Promise.resolve(state.source.return?.()).catch(() => undefined);
+          } else this.deliver(result.value);
           this.fill();
           if (this.finished()) for (const w of this.waiters.splice(0)) w.resolve(undefined);
         },

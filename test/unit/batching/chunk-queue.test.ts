@@ -44,6 +44,41 @@ describe('ChunkQueue', () => {
     await q.close();
   });
 
+  it('start() reads ahead up to its capacity before anyone takes', async () => {
+    const read = { count: 0 };
+    const q = new ChunkQueue([counting(100, read)], 3);
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(read.count, 0, 'nothing is read before start() or a take');
+    q.start();
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(read.count, 3);
+    assert.equal((await q.take())?.location.byteOffset, 0);
+    await q.close();
+  });
+
+  it('close() while a read is in flight closes that source once the read settles', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let closed = false;
+    const slow = (async function* (): AsyncGenerator<Chunk> {
+      try {
+        await gate;
+        yield chunk(0);
+        yield chunk(1);
+      } finally {
+        closed = true;
+      }
+    })();
+    const q = new ChunkQueue([slow], 1);
+    q.start();
+    await q.close();
+    assert.equal(closed, false, 'the source is still being read');
+    release();
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(closed, true, 'its finally ran: its file would be closed');
+    assert.equal(await q.take(), undefined);
+  });
+
   it('rejects takers with the first read error', async () => {
     const q = new ChunkQueue([counting(10, { count: 0 }, 3)], 2);
     await assert.rejects(async () => {
