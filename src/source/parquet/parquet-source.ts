@@ -153,12 +153,14 @@ export function topElements(raw: FileMetaData): Map<string, SchemaElement> {
 
 /**
  * On the load's event loop, a column chunk is decoded for at most about this long before
- * the loop runs (and the writers refill their sockets): a Unix socket holds ~200 KB, ~1.8 ms
- * of a backend's work, and a longer block leaves the backend waiting. The decoder stops
- * between pages and between the steps of a big page (`STEPPED_PAGE_BYTES`): a row group's
- * l_comment (DuckDB: one page of ~3.7 MB) took ~4.4 ms in one block.
+ * the loop runs (and the writers refill their sockets). A Unix socket holds ~200 KB, but its
+ * writer is woken to refill it only once it is down to a quarter (Linux's unix_writable):
+ * ~50 KB, ~0.6 ms of a backend's COPY. A decoding block longer than that when the wakeup
+ * comes leaves the backend waiting (SF 1 lineitem -w1: at 1 ms the backend waited ~0.13 s
+ * more a load than at 0.25; with a 4 MB socket buffer Parquet waited as the `.tbl` did).
+ * The decoder stops between pages and between the steps of a big page (`STEPPED_PAGE_BYTES`).
  */
-export const DECODE_SLICE_MS = 1;
+export const DECODE_SLICE_MS = 0.25;
 
 /**
  * Decodes one flat column chunk read from the file (into `scratch`, the compressed bytes

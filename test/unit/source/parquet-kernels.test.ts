@@ -6,7 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { compressors } from 'hyparquet-compressors';
 import { snappyCompress } from 'hyparquet-writer/src/snappy.js';
 import { readHybrid } from '../../../src/source/parquet/flat-decoder.js';
-import { KernelMemoryFull, KernelPool, ParquetKernels } from '../../../src/source/parquet/parquet-kernels.js';
+import { KernelMemoryFull, KernelPool, ParquetKernels, SNAPPY_COPY_STEP_BYTES } from '../../../src/source/parquet/parquet-kernels.js';
 import { PARQUET_KERNELS_SOURCE_SHA256 } from '../../../src/source/parquet/wasm/parquet-kernels-wasm.js';
 import { hybridStream } from '../../helpers/hybrid-stream.js';
 import { committedModuleTests } from '../../helpers/wasm-module.js';
@@ -147,8 +147,10 @@ describe('the Parquet kernels (WebAssembly)', () => {
           if (n > data.length) assert.fail('the steps never end');
         }
         assert.ok(Buffer.from(steps.page()).equals(Buffer.from(data)), `block ${k}, step ${step}`);
-        // A step writes at least its bytes (to an element's end past them, at most 64 KB of a literal).
-        assert.ok(n <= Math.ceil(data.length / step), `block ${k}, step ${step}: ${n} stops for ${data.length} bytes`);
+        // A step writes at least its bytes (to an element's end past them, at most 64 KB of a literal), after the
+        // compressed page's copy into the memory (SNAPPY_COPY_STEP_BYTES a step, the first made by snappySteps).
+        const copyStops = Math.ceil(block.length / SNAPPY_COPY_STEP_BYTES) - 1;
+        assert.ok(n <= copyStops + Math.ceil(data.length / step), `block ${k}, step ${step}: ${n} stops for ${data.length} bytes`);
         if (data.length > step + 65536) assert.ok(n >= 1, `block ${k}, step ${step}: it stopped`);
         assert.equal(steps.step(step), true, 'a whole page steps no further');
         steps.release();
@@ -157,6 +159,28 @@ describe('the Parquet kernels (WebAssembly)', () => {
         assert.throws(() => steps.page(), /read before it was whole|internal/);
       }
     }
+  });
+
+  it('snappy in steps: a compressed page past SNAPPY_COPY_STEP_BYTES goes into the memory a step at a time, then decompresses to the same bytes', () => {
+    // Random bytes: one long literal, the compressed page a little longer than the page (~2.3 copy steps).
+    const random = prng(11);
+    const data = Buffer.from(Array.from({ length: 600_000 }, () => Math.floor(random() * 256)));
+    const block = snappyCompress(data);
+    assert.ok(block.length > 2 * SNAPPY_COPY_STEP_BYTES);
+    const held = kernels.held;
+    // A copy of the compressed bytes: changed after the steps began, they would show in the page if read late.
+    const raw = Uint8Array.from(block);
+    const steps = kernels.snappySteps(raw, data.length, 'l_comment');
+    // The copy's steps after the first (made by snappySteps), then the page in one step of 1 MB, from the memory:
+    // the compressed bytes zeroed once copied change nothing.
+    const copySteps = Math.ceil(block.length / SNAPPY_COPY_STEP_BYTES);
+    assert.equal(copySteps, 3);
+    for (let k = 1; k < copySteps; k++) assert.equal(steps.step(1 << 20), false, `copy step ${k}`);
+    raw.fill(0);
+    assert.equal(steps.step(1 << 20), true);
+    assert.ok(Buffer.from(steps.page()).equals(data));
+    steps.release();
+    assert.equal(kernels.held, held);
   });
 
   it('snappy in steps: a cut or lying block is an error naming the column, and its regions still go back', () => {
