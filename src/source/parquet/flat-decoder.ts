@@ -284,7 +284,7 @@ export function* flatColumnPages(bytes: Uint8Array, chunk: ColumnChunk, element:
         if (!(error instanceof KernelMemoryFull)) throw error; // no room for its regions: in one go
       }
       if (stepped !== undefined) {
-        yield; // after the compressed page's copy into the memory (1.8 MB for l_comment)
+        yield; // after the first step of the compressed page's copy into the memory (SNAPPY_COPY_STEP_BYTES of l_comment's 1.8 MB)
         while (!stepped.step(SNAPPY_STEP_BYTES)) yield;
         inScratch = false; // in regions of its own, kept until the next page
         return stepped.page();
