@@ -99,7 +99,15 @@ export async function runCompare(options: CompareOptions, target: Target, report
   const order: string[] = [];
   let created = false;
   try {
-    await prepareTable(admin, options.table, options.schema, { create: options.create, truncate: false });
+    // In a transaction: a --create takes the table's creation lock before it looks (src/db/create-once.ts).
+    await admin.query('BEGIN');
+    try {
+      await prepareTable(admin, options.table, options.schema, { create: options.create, truncate: false });
+      await admin.query('COMMIT');
+    } catch (error) {
+      await admin.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
     // Never drop a table this command did not create.
     for (const t of tables) {
       const name = qualifiedName(t, options.schema);
