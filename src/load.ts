@@ -12,7 +12,7 @@ import { connect, type Target } from './db/target.js';
 import { connectionFailure, copyColumnFromWhere, copyLineFromWhere, isServerError, LoadError } from './db/load-error.js';
 import { planInputColumns } from './db/plan-input-columns.js';
 import { asServerKeeps } from './db/old-backend.js';
-import { lockTableCreation, prepareTable, requireSchema } from './db/table-check.js';
+import { prepareTable, withTableCreationLocks, requireSchema } from './db/table-check.js';
 import { preflight } from './db/preflight.js';
 import { LoadStopped } from './faults/load-stopped.js';
 import { DEFAULT_RETRY_FOR_MS, serverTrouble, withTimeout } from './faults/retry.js';
@@ -519,11 +519,19 @@ async function prepareTables(
   inputs: readonly LoadTarget[],
   options: LoadOptions,
 ): Promise<{ tables: Map<LoadTarget, PreparedTable>; planned: LoadTarget[] }> {
+  // --create: one process creates a table, loads started beside it (parts) find it.
+  return withTableCreationLocks(client, inputs, options.create, () => prepareTablesLocked(client, inputs, options));
+}
+
+async function prepareTablesLocked(
+  client: pg.Client,
+  inputs: readonly LoadTarget[],
+  options: LoadOptions,
+): Promise<{ tables: Map<LoadTarget, PreparedTable>; planned: LoadTarget[] }> {
   const out = new Map<LoadTarget, PreparedTable>();
   await client.query('BEGIN');
   try {
     for (const schema of new Set(inputs.map((i) => i.schema))) await requireSchema(client, schema);
-    if (options.create) await lockTableCreation(client, inputs);
     const byName = new Map<string, PreparedTable>();
     for (const input of inputs) {
       const key = `${input.schema ?? ''}.${input.table}`;

@@ -1,27 +1,28 @@
 import type pg from 'pg';
 import { createTableSql } from '../datasets/table-ddl.js';
-import { lockCreation } from './create-once.js';
+import { withCreationLocks } from './create-once.js';
 import { qualifiedName, quoteIdent } from './identifiers.js';
 import { LoadError } from './load-error.js';
 
 /**
- * Takes the creation locks (src/db/create-once.ts) of the tables a `--create` may create,
- * all at once and in one order, inside the caller's transaction: loads started at once
- * (the parts of one) create each table once, and the others find it.
+ * Runs `fn` (which begins and ends its own transaction) holding the creation locks
+ * (src/db/create-once.ts) of the tables a `--create` may create, when `create` is set:
+ * loads started at once (the parts of one) create each table once, and the others find it.
  */
-export async function lockTableCreation(client: pg.Client, tables: readonly { table: string; schema: string | undefined }[]): Promise<void> {
+export async function withTableCreationLocks<T>(client: pg.Client, tables: readonly { table: string; schema: string | undefined }[], create: boolean, fn: () => Promise<T>): Promise<T> {
+  if (!create) return fn();
   const r = await client.query<{ s: string | null }>('SELECT current_schema() AS s');
   const current = r.rows[0]?.s ?? '';
-  await lockCreation(
+  return withCreationLocks(
     client,
     tables.map((t) => `table ${qualifiedName(t.table, t.schema ?? current)}`),
+    fn,
   );
 }
 
 /**
  * Makes sure a target table exists (creating it from the built-in DDL with `--create`),
- * emptied with `--truncate`. Run it in a transaction: with `--create` it takes the table's
- * creation lock before it looks.
+ * emptied with `--truncate`. With `--create`, run it under `withTableCreationLocks`.
  */
 export async function prepareTable(
   client: pg.Client,
@@ -30,7 +31,6 @@ export async function prepareTable(
   options: { create: boolean; truncate: boolean },
 ): Promise<void> {
   const name = qualifiedName(table, schema);
-  if (options.create) await lockTableCreation(client, [{ table, schema }]);
   const found = await client.query<{ oid: string | null }>('SELECT to_regclass($1)::oid AS oid', [name]);
   if (found.rows[0]?.oid == null) {
     const ddl = createTableSql(table, schema);
