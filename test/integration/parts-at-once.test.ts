@@ -5,6 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { createTableSql } from '../../src/datasets/table-ddl.js';
+import { createOnce } from '../../src/db/create-once.js';
 import { lineitemFields, tableRecord, tblLine } from '../helpers/lineitem-data.js';
 import { closeTestSchema, digest, openTestSchema, PGSURGE, runCli, tableRecords, testUrl, type CliResult } from '../helpers/test-db.js';
 
@@ -111,5 +112,41 @@ describe('--part K/N started at once where pgsurge has created nothing yet', () 
     assert.match(r.stderr, /^pgsurge: part 3\/4: cannot connect to server at "127\.0\.0\.1", port 1/m);
     assert.match(r.stderr, /^ {2}rerun this part with: pgsurge load \S+lineitem\.tbl -t lineitem --part 3\/4 --db 'postgresql:\/\/someone:\*\*\*@127\.0\.0\.1:1\/nowhere'$/m);
     assert.doesNotMatch(r.stderr + r.stdout, /s3cret/);
+  });
+});
+
+describe('createOnce: the creation every first use goes through', () => {
+  it('sessions that each looked for the table before (and cached that it is missing) create it at once: one creates it, the others find it', async () => {
+    const sessions = await Promise.all(
+      Array.from({ length: 6 }, async () => {
+        const c = new pg.Client({ connectionString: testUrl() });
+        await c.connect();
+        return c;
+      }),
+    );
+    try {
+      const table = `${SCHEMA}.made_once`;
+      await client.query(`DROP TABLE IF EXISTS ${table}`);
+      for (const c of sessions) assert.equal((await c.query('SELECT to_regclass($1) IS NULL AS missing', [table])).rows[0].missing, true);
+      const created = await Promise.all(
+        sessions.map((c) =>
+          createOnce(c, `test ${table}`, {
+            missing: async (s) => (await s.query('SELECT to_regclass($1) IS NULL AS missing', [table])).rows[0].missing === true,
+            // A creation that takes a while: the others are waiting by the time it commits.
+            create: async (s) => void (await s.query(`CREATE TABLE ${table} (id int); SELECT pg_sleep(0.2)`)),
+          }),
+        ),
+      );
+      assert.equal(created.filter(Boolean).length, 1, JSON.stringify(created));
+      // Every session sees it, and none holds a creation lock any longer.
+      for (const c of sessions) assert.equal((await c.query('SELECT to_regclass($1) IS NOT NULL AS there', [table])).rows[0].there, true);
+      const held = await client.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND classid = (hashtext('pgsurge create')::int8 & 4294967295)::oid AND objid = (hashtext($1)::int8 & 4294967295)::oid",
+        [`test ${table}`],
+      );
+      assert.equal(held.rows[0]!.n, 0);
+    } finally {
+      await Promise.all(sessions.map((c) => c.end()));
+    }
   });
 });
