@@ -12,7 +12,7 @@ import { connect, type Target } from './db/target.js';
 import { connectionFailure, copyColumnFromWhere, copyLineFromWhere, isServerError, LoadError } from './db/load-error.js';
 import { planInputColumns } from './db/plan-input-columns.js';
 import { asServerKeeps } from './db/old-backend.js';
-import { prepareTable, requireSchema } from './db/table-check.js';
+import { prepareTable, withTableCreationLocks, requireSchema } from './db/table-check.js';
 import { preflight } from './db/preflight.js';
 import { LoadStopped } from './faults/load-stopped.js';
 import { DEFAULT_RETRY_FOR_MS, serverTrouble, withTimeout } from './faults/retry.js';
@@ -515,6 +515,15 @@ interface PreparedTable {
  * emptied. Emptying a table also empties the ledger's rows about it.
  */
 async function prepareTables(
+  client: pg.Client,
+  inputs: readonly LoadTarget[],
+  options: LoadOptions,
+): Promise<{ tables: Map<LoadTarget, PreparedTable>; planned: LoadTarget[] }> {
+  // --create: one process creates a table, loads started beside it (parts) find it.
+  return withTableCreationLocks(client, inputs, options.create, () => prepareTablesLocked(client, inputs, options));
+}
+
+async function prepareTablesLocked(
   client: pg.Client,
   inputs: readonly LoadTarget[],
   options: LoadOptions,

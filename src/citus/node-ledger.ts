@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { Chunk } from '../batching/chunk.js';
+import { createOnce } from '../db/create-once.js';
 import { LoadError } from '../db/load-error.js';
 import { fromRejectRecord, LEDGER_SCHEMA, REJECT_COLUMNS, REJECT_ROW_COLUMNS, type ChunkLedger, type LedgerInput, type RejectRecord, type RejectedRow } from '../ledger/ledger.js';
 
@@ -40,27 +41,32 @@ const NODE_DDL = [
   `CREATE INDEX IF NOT EXISTS node_rejects_by_load ON ${LEDGER_SCHEMA}.node_rejects (load_id, generation, group_id, byte_offset)`,
 ];
 
-/** Creates the node's ledger tables when missing (the schema must be there: Citus refuses CREATE SCHEMA on a worker). */
+/**
+ * Creates the node's ledger tables when missing, under the creation lock of the node itself
+ * (src/db/create-once.ts), so the processes of a load's parts starting at once make them
+ * once. The schema must be there: Citus refuses CREATE SCHEMA on a worker, and creates it
+ * on every node when the coordinator's ledger creates it.
+ */
 export async function ensureNodeLedger(client: pg.Client, where: string): Promise<void> {
-  const have = await client.query<{ schema: boolean; tables: boolean }>(
-    `SELECT to_regnamespace('${LEDGER_SCHEMA}') IS NOT NULL AS schema,
-            to_regclass('${LEDGER_SCHEMA}.node_parts') IS NOT NULL AND to_regclass('${LEDGER_SCHEMA}.node_rejects') IS NOT NULL
-            AND to_regclass('${LEDGER_SCHEMA}.node_rejects_by_load') IS NOT NULL AS tables`,
-  );
-  if (have.rows[0]?.tables === true) return;
-  if (have.rows[0]?.schema !== true) {
+  let schemaThere = true;
+  await createOnce(client, 'node ledger', {
+    async missing(c) {
+      const have = await c.query<{ schema: boolean; tables: boolean }>(
+        `SELECT to_regnamespace('${LEDGER_SCHEMA}') IS NOT NULL AS schema,
+                to_regclass('${LEDGER_SCHEMA}.node_parts') IS NOT NULL AND to_regclass('${LEDGER_SCHEMA}.node_rejects') IS NOT NULL
+                AND to_regclass('${LEDGER_SCHEMA}.node_parts_by_range') IS NOT NULL AND to_regclass('${LEDGER_SCHEMA}.node_rejects_by_load') IS NOT NULL AS tables`,
+      );
+      schemaThere = have.rows[0]?.schema === true;
+      return schemaThere && have.rows[0]?.tables !== true;
+    },
+    async create(c) {
+      for (const sql of NODE_DDL) await c.query(sql);
+    },
+  });
+  if (!schemaThere) {
     throw new LoadError('bad-option', `the Citus node ${where} has no schema ${LEDGER_SCHEMA} for the routed load's ledger (Citus creates it on every node when the coordinator creates it, unless DDL propagation was off then)`, {
       hint: `create it through the coordinator with DDL propagation on (DROP SCHEMA ${LEDGER_SCHEMA} CASCADE on the coordinator drops the ledger), or load through the coordinator: --citus-route coordinator`,
     });
-  }
-  await client.query('BEGIN');
-  try {
-    await client.query("SELECT pg_advisory_xact_lock(hashtext('pgsurge'), 1)");
-    for (const sql of NODE_DDL) await client.query(sql);
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
   }
 }
 

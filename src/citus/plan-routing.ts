@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import type { LoadTarget } from '../batching/chunk.js';
+import { createOnce } from '../db/create-once.js';
 import { LoadError } from '../db/load-error.js';
 import { LEDGER_SCHEMA, type LedgerInput } from '../ledger/ledger.js';
 import type { ChunkWriter } from '../writer/chunk-writer.js';
@@ -65,6 +66,28 @@ const ROUTED_FILES_DDL = `CREATE TABLE IF NOT EXISTS ${LEDGER_SCHEMA}.routed_fil
   spec_hash text,
   recorded_at timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (load_id, file))`;
+
+/**
+ * Creates `routed_files` on first use, or adds the column an earlier pgsurge's lacks, under
+ * its creation lock (src/db/create-once.ts): the parts of a load (`--part K/N`) starting at
+ * once all come here, and one creates it.
+ */
+async function ensureRoutedFiles(control: pg.Client): Promise<void> {
+  let table = false;
+  await createOnce(control, 'routed files', {
+    async missing(c) {
+      const r = await c.query<{ table: boolean; spec: boolean }>(
+        `SELECT to_regclass('${LEDGER_SCHEMA}.routed_files') IS NOT NULL AS table,
+                EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('${LEDGER_SCHEMA}.routed_files') AND attname = 'spec_hash' AND NOT attisdropped) AS spec`,
+      );
+      table = r.rows[0]?.table === true;
+      return !table || r.rows[0]?.spec !== true;
+    },
+    async create(c) {
+      await c.query(table ? `ALTER TABLE ${LEDGER_SCHEMA}.routed_files ADD COLUMN spec_hash text` : ROUTED_FILES_DDL);
+    },
+  });
+}
 
 /**
  * Decides, per input whose table Citus holds, whether pgsurge routes its rows to the
@@ -156,8 +179,7 @@ async function planHeld(
     }
   }
   if (options.loadId !== undefined) {
-    await control.query(ROUTED_FILES_DDL);
-    await control.query(`ALTER TABLE ${LEDGER_SCHEMA}.routed_files ADD COLUMN IF NOT EXISTS spec_hash text`);
+    await ensureRoutedFiles(control);
     for (const t of tables.values()) {
       let was = recorded.get(t.input.file);
       if (was === undefined) {

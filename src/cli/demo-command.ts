@@ -5,6 +5,7 @@ import { Option, type Command } from 'commander';
 import { defaultDataDir } from '../cluster/default-home.js';
 import { DBT3_TABLES } from '../datasets/dbt3-schema.js';
 import { generateDbt3 } from '../datasets/dbt3/generate.js';
+import { createOnce } from '../db/create-once.js';
 import { qualifiedName } from '../db/identifiers.js';
 import { connect, openTarget } from '../db/target.js';
 import { loadDbt3 } from '../dbt3-load.js';
@@ -51,7 +52,10 @@ export function registerDemoCommand(program: Command): void {
       const progress = progressReporter({ mode: progressMode({}) });
       try {
         const client = await connect(target.config);
-        await client.query(`CREATE SCHEMA IF NOT EXISTS ${qualifiedName(DEMO_SCHEMA)}`);
+        await createOnce(client, `schema ${DEMO_SCHEMA}`, {
+          missing: async (c) => (await c.query('SELECT to_regnamespace($1) IS NULL AS missing', [DEMO_SCHEMA])).rows[0]?.missing === true,
+          create: async (c) => void (await c.query(`CREATE SCHEMA ${qualifiedName(DEMO_SCHEMA)}`)),
+        });
         await client.end();
         const { summary, phases } = await loadDbt3(
           dataDir,

@@ -13,10 +13,33 @@ export const EXIT = {
   interrupted: 130,
 } as const;
 
+/**
+ * An error one part of a split load (`--part K/N`) met before it stopped without a summary
+ * (a missing table, an unreachable server, a refused option, the server's own error): the
+ * other parts may be loading, so the message names the part and the command that reruns it.
+ */
+export class PartFailed extends Error {
+  constructor(
+    /** `2/3`. */
+    readonly part: string,
+    readonly error: unknown,
+    /** The command line that runs this part again. */
+    readonly rerun: string,
+  ) {
+    super(`part ${part}: ${(error as Error)?.message ?? String(error)}`);
+    this.name = 'PartFailed';
+  }
+}
+
 /** One clear line (plus a hint) for the user; the stack only with --verbose. */
-export function printError(error: unknown, verbose: boolean, stream: NodeJS.WritableStream = process.stderr): number {
+export function printError(error: unknown, verbose: boolean, stream: NodeJS.WritableStream = process.stderr, prefix = ''): number {
+  if (error instanceof PartFailed) {
+    const code = printError(error.error, verbose, stream, `${prefix}part ${error.part}: `);
+    stream.write(`  rerun this part with: ${error.rerun}\n`);
+    return code;
+  }
   if (error instanceof LoadError) {
-    stream.write(`pgsurge: ${error.message}\n`);
+    stream.write(`pgsurge: ${prefix}${error.message}\n`);
     const server = error.details.server ?? serverFields(error.details.cause);
     if (server?.detail) stream.write(`  detail: ${server.detail}\n`);
     // The server's own hint too, when pgsurge's says something else.
@@ -26,7 +49,7 @@ export function printError(error: unknown, verbose: boolean, stream: NodeJS.Writ
     return error.code === 'bad-option' ? EXIT.usage : EXIT.failed;
   }
   const e = error as Error;
-  stream.write(`pgsurge: ${e?.message ?? String(error)}\n`);
+  stream.write(`pgsurge: ${prefix}${e?.message ?? String(error)}\n`);
   // A server error that reached here as it came (a TRUNCATE refused, …): its DETAIL and HINT say why and what to do.
   const server = serverFields(error);
   if (server?.detail) stream.write(`  detail: ${server.detail}\n`);

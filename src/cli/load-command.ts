@@ -9,16 +9,16 @@ import { allReporters } from '../report/progress-line.js';
 import type { LoadReporter } from '../load.js';
 import { addLoadOptions, addTargetOptions, formatOption, type LoadFlags } from './common-options.js';
 import { formatDurability } from './durability-format.js';
-import { EXIT, printError } from './errors.js';
+import { EXIT, PartFailed, printError } from './errors.js';
 import { addInputOptions, type InputFlags } from './input-flags.js';
 import { addWriterOptions, writerSpecFromFlags, type WriterFlags } from './writer-options.js';
 import { writerFor } from '../writer/writer-for.js';
 import { addObserveOptions, observeLoad, stoppedEvent, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
 import { parseLoadId } from './parse-options.js';
 import { planInputs } from './plan-inputs.js';
-import { resumeCommand, startOverCommand } from './resume-command.js';
+import { rerunCommand, resumeCommand, startOverCommand } from './resume-command.js';
 import { formatDiagnosis, formatSummary } from './summary-format.js';
-import { parsePart, type LoadPart } from '../parts/load-part.js';
+import { parsePart, partLabel, type LoadPart } from '../parts/load-part.js';
 import { CITUS_ROUTES, type CitusRoute } from '../citus/plan-routing.js';
 import { wireLines } from '../wire/wire-report.js';
 
@@ -96,107 +96,117 @@ Examples:
   pgsurge load people.csv --header match --encoding WIN1252 --null NA`,
   );
   cmd.action(async (files: string[], flags: LoadCommandFlags) => {
-    const inputs = planInputs(files, { ...flags, input: flags });
-    const writerSpec = writerSpecFromFlags(flags);
-    const writer = writerFor({ ...writerSpec, workers: flags.workers });
-    const target = await openTarget(flags);
-    if (flags.durability === 'unsafe' && target.managed !== undefined) process.stderr.write(UNSAFE_WARNING);
-    const say = !flags.quiet && !flags.json;
-    if (say && target.managed !== undefined) process.stderr.write(`pgsurge: into the ${target.description}\n`);
-    // What only the command line prints; the progress output and the sampler come from observeLoad.
-    const messages: LoadReporter = {
-      start(info) {
-        if (say) process.stderr.write(flags.ledger ? `pgsurge: load ${info.loadId}${info.resumed ? ' (resuming: committed byte ranges are skipped)' : ''}\n` : 'pgsurge: load without a ledger (--no-ledger): it cannot be resumed\n');
-      },
-      note(message) {
-        if (say) process.stderr.write(`pgsurge: note: ${message}\n`);
-      },
-      retrying(info) {
-        if (!say) return;
-        const { file, byteOffset } = info.chunk.location;
-        process.stderr.write(`pgsurge: lost the connection loading ${file} at byte ${byteOffset} (${(info.error as Error).message}); retry ${info.attempt} in ${info.waitMs} ms on a new connection\n`);
-      },
-    };
-    // Ctrl-C, SIGTERM, SIGHUP: stop reading, roll back the chunks in flight, undo a durability
-    // preset, print the resume command. A second signal exits at once.
-    const abort = new AbortController();
-    const onSignal = (signal: NodeJS.Signals): void => {
-      if (abort.signal.aborted) process.exit(EXIT.interrupted);
-      process.stderr.write(`\npgsurge: interrupted (${signal}); rolling back the chunks in flight (Ctrl-C again to quit at once)\n`);
-      abort.abort();
-    };
-    const offSignals = (): void => {
-      for (const s of STOP_SIGNALS) process.off(s, onSignal);
-    };
-    for (const s of STOP_SIGNALS) process.on(s, onSignal);
-    const observed = await observeLoad(flags, target).catch(async (error: unknown) => {
-      offSignals();
-      await target.release();
-      throw error;
-    });
     try {
-      const summary = await loadWithDurability(
-        inputs,
-        {
-          workers: flags.workers,
-          chunkBytes: flags.chunkSize,
-          create: flags.create === true,
-          truncate: flags.truncate === true,
-          loadId: flags.loadId,
-          resume: flags.resume === true,
-          ledger: flags.ledger,
-          maxRejects: flags.maxRejects,
-          rejectFile: flags.rejectFile,
-          rejectDir: flags.rejectDir,
-          retryForMs: flags.retryFor,
-          signal: abort.signal,
-          durability: { preset: flags.durability, unlogged: flags.unlogged === true },
-          writer,
-          ...(flags.part ? { part: flags.part } : {}),
-          citusRoute: flags.citusRoute,
-        },
-        target,
-        allReporters(messages, observed.reporter),
-      );
-      const tables = inputs.map((i) => i.table).filter((t, k, all) => all.indexOf(t) === k).join(', ');
-      const finished = await observed.finish(tables);
-      const { series, diagnosis } = await observed.diagnose(summary, finished, { input: files.includes('-') ? 'stream' : 'files' });
-      const report =
-        series &&
-        observed.report({
-          title: `pgsurge load: ${series.name}`,
-          settings: { workers: flags.workers, chunkBytes: flags.chunkSize, mode: writer.name, ...(writerSpec.mode === 'copy' ? { wire: flags.wire ?? 'auto' } : {}), durability: flags.durability, unlogged: flags.unlogged === true },
-          series: [series],
-          notes: [...wireLines(summary.wire), ...(diagnosis ? [diagnosis.verdict.text, ...(diagnosis.againstProbe ?? [])] : [])],
-        });
-      const written = await writeReportIfAsked(flags.report, report);
-      if (flags.json) process.stdout.write(`${summaryEvent(summary, { ...(written ? { report: written } : {}), ...(diagnosis ? { diagnosis } : {}) })}\n`);
-      else {
-        process.stdout.write(`${formatSummary(summary)}\n${formatDurability(summary)}\n${diagnosis ? `${formatDiagnosis(diagnosis)}\n` : ''}`);
-        if (written) process.stderr.write(`report: ${written}\n`);
-      }
-      const rejected = summary.total.rejected + (summary.files ?? []).reduce((a, f) => a + f.earlier.rejected, 0);
-      if (rejected > 0) {
-        process.stderr.write(`pgsurge: ${formatCount(rejected)} row${rejected === 1 ? '' : 's'} rejected: see ${(summary.rejectFiles ?? []).map((f) => f.path).join(', ') || 'the reject file'} and its .log\n`);
-        process.exitCode = EXIT.rejects;
-      }
+      await runLoad(files, flags);
     } catch (error) {
-      if (!(error instanceof LoadStopped)) throw error;
-      await observed.close();
-      const argv = process.argv.slice(2);
-      const next = error.details.startOver ? { startOver: startOverCommand(argv) } : error.loadId !== undefined ? { resume: resumeCommand(argv, error.loadId) } : {};
-      // --json: the last line is still the summary event (what was loaded before the stop), with what stopped it.
-      if (flags.json) process.stdout.write(`${summaryEvent(error.summary, { stopped: stoppedEvent(error, next) })}\n`);
-      else process.stdout.write(`${formatSummary(error.summary)}\n`);
-      printError(error, flags.verbose === true);
-      if (next.startOver !== undefined) process.stderr.write(`  after fixing the input: ${next.startOver}\n`);
-      else if (next.resume !== undefined) process.stderr.write(`  resume with: ${next.resume}\n`);
-      else process.stderr.write('  (loaded without the ledger: this load cannot be resumed; the rows committed so far stay)\n');
-      process.exitCode = error.interrupted ? EXIT.interrupted : EXIT.failed;
-    } finally {
-      offSignals();
-      await observed.close();
-      await target.release();
+      // A part that stopped with a summary printed its resume command; any other error of a part names it and says how to rerun it.
+      if (flags.part === undefined || error instanceof LoadStopped) throw error;
+      throw new PartFailed(partLabel(flags.part), error, rerunCommand(process.argv.slice(2)));
     }
   });
+}
+
+async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> {
+  const inputs = planInputs(files, { ...flags, input: flags });
+  const writerSpec = writerSpecFromFlags(flags);
+  const writer = writerFor({ ...writerSpec, workers: flags.workers });
+  const target = await openTarget(flags);
+  if (flags.durability === 'unsafe' && target.managed !== undefined) process.stderr.write(UNSAFE_WARNING);
+  const say = !flags.quiet && !flags.json;
+  if (say && target.managed !== undefined) process.stderr.write(`pgsurge: into the ${target.description}\n`);
+  // What only the command line prints; the progress output and the sampler come from observeLoad.
+  const messages: LoadReporter = {
+    start(info) {
+      if (say) process.stderr.write(flags.ledger ? `pgsurge: load ${info.loadId}${info.resumed ? ' (resuming: committed byte ranges are skipped)' : ''}\n` : 'pgsurge: load without a ledger (--no-ledger): it cannot be resumed\n');
+    },
+    note(message) {
+      if (say) process.stderr.write(`pgsurge: note: ${message}\n`);
+    },
+    retrying(info) {
+      if (!say) return;
+      const { file, byteOffset } = info.chunk.location;
+      process.stderr.write(`pgsurge: lost the connection loading ${file} at byte ${byteOffset} (${(info.error as Error).message}); retry ${info.attempt} in ${info.waitMs} ms on a new connection\n`);
+    },
+  };
+  // Ctrl-C, SIGTERM, SIGHUP: stop reading, roll back the chunks in flight, undo a durability
+  // preset, print the resume command. A second signal exits at once.
+  const abort = new AbortController();
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (abort.signal.aborted) process.exit(EXIT.interrupted);
+    process.stderr.write(`\npgsurge: interrupted (${signal}); rolling back the chunks in flight (Ctrl-C again to quit at once)\n`);
+    abort.abort();
+  };
+  const offSignals = (): void => {
+    for (const s of STOP_SIGNALS) process.off(s, onSignal);
+  };
+  for (const s of STOP_SIGNALS) process.on(s, onSignal);
+  const observed = await observeLoad(flags, target).catch(async (error: unknown) => {
+    offSignals();
+    await target.release();
+    throw error;
+  });
+  try {
+    const summary = await loadWithDurability(
+      inputs,
+      {
+        workers: flags.workers,
+        chunkBytes: flags.chunkSize,
+        create: flags.create === true,
+        truncate: flags.truncate === true,
+        loadId: flags.loadId,
+        resume: flags.resume === true,
+        ledger: flags.ledger,
+        maxRejects: flags.maxRejects,
+        rejectFile: flags.rejectFile,
+        rejectDir: flags.rejectDir,
+        retryForMs: flags.retryFor,
+        signal: abort.signal,
+        durability: { preset: flags.durability, unlogged: flags.unlogged === true },
+        writer,
+        ...(flags.part ? { part: flags.part } : {}),
+        citusRoute: flags.citusRoute,
+      },
+      target,
+      allReporters(messages, observed.reporter),
+    );
+    const tables = inputs.map((i) => i.table).filter((t, k, all) => all.indexOf(t) === k).join(', ');
+    const finished = await observed.finish(tables);
+    const { series, diagnosis } = await observed.diagnose(summary, finished, { input: files.includes('-') ? 'stream' : 'files' });
+    const report =
+      series &&
+      observed.report({
+        title: `pgsurge load: ${series.name}`,
+        settings: { workers: flags.workers, chunkBytes: flags.chunkSize, mode: writer.name, ...(writerSpec.mode === 'copy' ? { wire: flags.wire ?? 'auto' } : {}), durability: flags.durability, unlogged: flags.unlogged === true },
+        series: [series],
+        notes: [...wireLines(summary.wire), ...(diagnosis ? [diagnosis.verdict.text, ...(diagnosis.againstProbe ?? [])] : [])],
+      });
+    const written = await writeReportIfAsked(flags.report, report);
+    if (flags.json) process.stdout.write(`${summaryEvent(summary, { ...(written ? { report: written } : {}), ...(diagnosis ? { diagnosis } : {}) })}\n`);
+    else {
+      process.stdout.write(`${formatSummary(summary)}\n${formatDurability(summary)}\n${diagnosis ? `${formatDiagnosis(diagnosis)}\n` : ''}`);
+      if (written) process.stderr.write(`report: ${written}\n`);
+    }
+    const rejected = summary.total.rejected + (summary.files ?? []).reduce((a, f) => a + f.earlier.rejected, 0);
+    if (rejected > 0) {
+      process.stderr.write(`pgsurge: ${formatCount(rejected)} row${rejected === 1 ? '' : 's'} rejected: see ${(summary.rejectFiles ?? []).map((f) => f.path).join(', ') || 'the reject file'} and its .log\n`);
+      process.exitCode = EXIT.rejects;
+    }
+  } catch (error) {
+    if (!(error instanceof LoadStopped)) throw error;
+    await observed.close();
+    const argv = process.argv.slice(2);
+    const next = error.details.startOver ? { startOver: startOverCommand(argv) } : error.loadId !== undefined ? { resume: resumeCommand(argv, error.loadId) } : {};
+    // --json: the last line is still the summary event (what was loaded before the stop), with what stopped it.
+    if (flags.json) process.stdout.write(`${summaryEvent(error.summary, { stopped: stoppedEvent(error, next) })}\n`);
+    else process.stdout.write(`${formatSummary(error.summary)}\n`);
+    printError(error, flags.verbose === true, process.stderr, flags.part ? `part ${partLabel(flags.part)}: ` : '');
+    if (next.startOver !== undefined) process.stderr.write(`  after fixing the input: ${next.startOver}\n`);
+    else if (next.resume !== undefined) process.stderr.write(`  resume with: ${next.resume}\n`);
+    else process.stderr.write('  (loaded without the ledger: this load cannot be resumed; the rows committed so far stay)\n');
+    process.exitCode = error.interrupted ? EXIT.interrupted : EXIT.failed;
+  } finally {
+    offSignals();
+    await observed.close();
+    await target.release();
+  }
 }

@@ -27,14 +27,23 @@ export function startOverCommand(argv: readonly string[]): string {
   return out.map(shellQuote).join(' ');
 }
 
-/** The command line without `--truncate`, `--resume` and `--load-id`, its password masked. */
-function sameCommand(argv: readonly string[]): string[] {
+/**
+ * The command that runs one part of a split load (`--part K/N`) again after it stopped
+ * before loading: the same command line as given (its `--part`, `--load-id` and all), a
+ * password in `--db` masked.
+ */
+export function rerunCommand(argv: readonly string[]): string {
+  return sameCommand(argv, false).map(shellQuote).join(' ');
+}
+
+/** The command line without `--truncate`, `--resume` and `--load-id` (unless `drop` is false), its password masked. */
+function sameCommand(argv: readonly string[], drop = true): string[] {
   const out: string[] = ['pgsurge'];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const [flag, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
-    if (DROP.has(flag)) continue;
-    if (DROP_WITH_VALUE.has(flag)) {
+    if (drop && DROP.has(flag)) continue;
+    if (drop && DROP_WITH_VALUE.has(flag)) {
       if (inline === undefined) i++;
       continue;
     }

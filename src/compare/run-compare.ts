@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { connect, type Target } from '../db/target.js';
 import { qualifiedName } from '../db/identifiers.js';
 import { connectionFailure, LoadError } from '../db/load-error.js';
-import { prepareTable } from '../db/table-check.js';
+import { prepareTable, withTableCreationLocks } from '../db/table-check.js';
 import type { Format } from '../framing/formats.js';
 import { load } from '../load.js';
 import { mbPerSecond, perSecond } from '../metrics/rates.js';
@@ -99,7 +99,8 @@ export async function runCompare(options: CompareOptions, target: Target, report
   const order: string[] = [];
   let created = false;
   try {
-    await prepareTable(admin, options.table, options.schema, { create: options.create, truncate: false });
+    // --create: under the table's creation lock (src/db/create-once.ts).
+    await withTableCreationLocks(admin, [options], options.create, () => prepareTable(admin, options.table, options.schema, { create: options.create, truncate: false }));
     // Never drop a table this command did not create.
     for (const t of tables) {
       const name = qualifiedName(t, options.schema);

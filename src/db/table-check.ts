@@ -1,9 +1,29 @@
 import type pg from 'pg';
 import { createTableSql } from '../datasets/table-ddl.js';
+import { withCreationLocks } from './create-once.js';
 import { qualifiedName, quoteIdent } from './identifiers.js';
 import { LoadError } from './load-error.js';
 
-/** Makes sure a target table exists (creating it from the built-in DDL with `--create`), emptied with `--truncate`. */
+/**
+ * Runs `fn` (which begins and ends its own transaction) holding the creation locks
+ * (src/db/create-once.ts) of the tables a `--create` may create, when `create` is set:
+ * loads started at once (the parts of one) create each table once, and the others find it.
+ */
+export async function withTableCreationLocks<T>(client: pg.Client, tables: readonly { table: string; schema: string | undefined }[], create: boolean, fn: () => Promise<T>): Promise<T> {
+  if (!create) return fn();
+  const r = await client.query<{ s: string | null }>('SELECT current_schema() AS s');
+  const current = r.rows[0]?.s ?? '';
+  return withCreationLocks(
+    client,
+    tables.map((t) => `table ${qualifiedName(t.table, t.schema ?? current)}`),
+    fn,
+  );
+}
+
+/**
+ * Makes sure a target table exists (creating it from the built-in DDL with `--create`),
+ * emptied with `--truncate`. With `--create`, run it under `withTableCreationLocks`.
+ */
 export async function prepareTable(
   client: pg.Client,
   table: string,

@@ -1,7 +1,7 @@
 import type { LoadTarget } from '../batching/chunk.js';
 import { qualifiedName } from '../db/identifiers.js';
 import { connectionFailure } from '../db/load-error.js';
-import { prepareTable } from '../db/table-check.js';
+import { prepareTable, withTableCreationLocks } from '../db/table-check.js';
 import { preflight } from '../db/preflight.js';
 import { connect, type Target } from '../db/target.js';
 import { checkLedgerOptions, load, type LoadOptions, type LoadReporter } from '../load.js';
@@ -46,13 +46,23 @@ async function prepareTables(inputs: readonly LoadTarget[], options: { create: b
   try {
     await preflight(client, inputs, options);
     const tables = new Map<string, DurableTable>();
-    for (const input of inputs) {
-      const key = JSON.stringify([input.schema ?? null, input.table]);
-      if (tables.has(key)) continue;
-      const existed = (await client.query('SELECT to_regclass($1) IS NOT NULL AS e', [qualifiedName(input.table, input.schema)])).rows[0]?.e === true;
-      await prepareTable(client, input.table, input.schema, options);
-      tables.set(key, { table: input.table, schema: input.schema, emptiedByLoad: options.truncate || !existed });
-    }
+    // --create: holding the tables' creation locks (src/db/create-once.ts), one transaction.
+    await withTableCreationLocks(client, inputs, options.create, async () => {
+      await client.query('BEGIN');
+      try {
+        for (const input of inputs) {
+          const key = JSON.stringify([input.schema ?? null, input.table]);
+          if (tables.has(key)) continue;
+          const existed = (await client.query('SELECT to_regclass($1) IS NOT NULL AS e', [qualifiedName(input.table, input.schema)])).rows[0]?.e === true;
+          await prepareTable(client, input.table, input.schema, options);
+          tables.set(key, { table: input.table, schema: input.schema, emptiedByLoad: options.truncate || !existed });
+        }
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    });
     return [...tables.values()];
   } finally {
     await client.end();

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { Chunk } from '../batching/chunk.js';
+import { createOnce } from '../db/create-once.js';
 import { LoadError } from '../db/load-error.js';
 import type { ByteRange } from '../source/byte-ranges.js';
 import { fileKeyOf, identityDifference, sameContent } from './file-identity.js';
@@ -88,30 +89,39 @@ const DDL = [
   ),
 ];
 
-/** Creates the ledger on first use; an advisory lock keeps two loaders from racing on CREATE. */
+/**
+ * Creates the ledger on first use (src/db/create-once.ts: any number of pgsurge processes
+ * starting at once, one creates it and the others find it).
+ */
 export async function ensureLedger(client: pg.Client): Promise<void> {
   // Only what is missing is created: CREATE … IF NOT EXISTS checks the privilege to create
   // before it looks, so a user without CREATE on the database (or the schema) could not
   // use a ledger an owner made for it.
-  const have = await client.query<{ schema: boolean; complete: boolean }>(
-    `SELECT to_regnamespace('${LEDGER_SCHEMA}') IS NOT NULL AS schema,
-            to_regclass('${LEDGER_SCHEMA}.load_files') IS NOT NULL AND to_regclass('${LEDGER_SCHEMA}.rejects') IS NOT NULL
-            AND to_regclass('${LEDGER_SCHEMA}.chunks_by_range') IS NOT NULL AND to_regclass('${LEDGER_SCHEMA}.chunks_by_table') IS NOT NULL
-            AND to_regclass('${LEDGER_SCHEMA}.rejects_by_load') IS NOT NULL
-            AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('${LEDGER_SCHEMA}.chunks') AND attname = 'table_filenode' AND NOT attisdropped)
-            AND (SELECT count(*) FROM pg_attribute WHERE attrelid IN (to_regclass('${LEDGER_SCHEMA}.chunks'), to_regclass('${LEDGER_SCHEMA}.rejects')) AND attname = 'first_record' AND NOT attisdropped) = 2 AS complete`,
-  );
-  if (have.rows[0]?.complete === true) return;
-  await client.query('BEGIN');
+  let schemaThere = false;
   try {
-    await client.query("SELECT pg_advisory_xact_lock(hashtext('pgsurge'), 0)");
-    for (const sql of DDL) {
-      if (have.rows[0]?.schema === true && sql === DDL[0]) continue;
-      await client.query(sql);
-    }
-    await client.query('COMMIT');
+    await createOnce(client, 'ledger', {
+      async missing(c) {
+        const have = await c.query<{ schema: boolean; complete: boolean }>(
+          `SELECT to_regnamespace('${LEDGER_SCHEMA}') IS NOT NULL AS schema,
+                  to_regclass('${LEDGER_SCHEMA}.load_files') IS NOT NULL AND to_regclass('${LEDGER_SCHEMA}.rejects') IS NOT NULL
+                  AND to_regclass('${LEDGER_SCHEMA}.load_parts') IS NOT NULL
+                  AND to_regclass('${LEDGER_SCHEMA}.chunks_by_range') IS NOT NULL AND to_regclass('${LEDGER_SCHEMA}.chunks_by_table') IS NOT NULL
+                  AND to_regclass('${LEDGER_SCHEMA}.rejects_by_load') IS NOT NULL
+                  AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('${LEDGER_SCHEMA}.chunks') AND attname = 'table_filenode' AND NOT attisdropped)
+                  AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('${LEDGER_SCHEMA}.chunks') AND attname = 'part' AND NOT attisdropped)
+                  AND (SELECT count(*) FROM pg_attribute WHERE attrelid IN (to_regclass('${LEDGER_SCHEMA}.chunks'), to_regclass('${LEDGER_SCHEMA}.rejects')) AND attname = 'first_record' AND NOT attisdropped) = 2 AS complete`,
+        );
+        schemaThere = have.rows[0]?.schema === true;
+        return have.rows[0]?.complete !== true;
+      },
+      async create(c) {
+        for (const sql of DDL) {
+          if (schemaThere && sql === DDL[0]) continue;
+          await c.query(sql);
+        }
+      },
+    });
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
     const e = error as { code?: string; message: string };
     if (e.code === '42501') {
       throw new LoadError('bad-option', `cannot create the load ledger (schema ${LEDGER_SCHEMA}) in the target database: ${e.message}`, {

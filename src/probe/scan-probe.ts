@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import type { ScanFigures } from './probe-store.js';
 
-export const SCAN_TABLE = 'pgsurge_probe_scan';
+/** The scan table's name: the backend's own (two probes of one server at once would drop each other's table). */
+export const SCAN_TABLE_PREFIX = 'pgsurge_probe_scan_';
 
 /**
  * One backend's scan rate: a generated table of about `bytes` (narrow rows, unlogged so
@@ -12,6 +13,8 @@ export const SCAN_TABLE = 'pgsurge_probe_scan';
 export async function probeScan(client: pg.Client, bytes: number): Promise<ScanFigures> {
   // ~64 bytes a row on disk: 24-byte tuple header + line pointer, bigint, integer, a short text
   const rows = Math.max(1000, Math.round(bytes / 64));
+  const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+  const SCAN_TABLE = `${SCAN_TABLE_PREFIX}${pid}`;
   await client.query(`DROP TABLE IF EXISTS ${SCAN_TABLE}`);
   try {
     await client.query(`CREATE UNLOGGED TABLE ${SCAN_TABLE} (id bigint, n integer, s text)`);
