@@ -4,8 +4,12 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import type { Chunk, LoadTarget } from '../../src/batching/chunk.js';
+import { LoadError } from '../../src/db/load-error.js';
 import { openTarget, type Target } from '../../src/db/target.js';
 import { LoadStopped } from '../../src/faults/load-stopped.js';
+import { ensureLedger, LedgerWriter } from '../../src/ledger/ledger.js';
+import { RejectBudget } from '../../src/rejects/reject-budget.js';
+import { commitChunk } from '../../src/writer/chunk-transaction.js';
 import { load, type LoadOptions } from '../../src/load.js';
 import type { LoadSummary } from '../../src/metrics/load-counters.js';
 import type { ChunkResult, ChunkWriter } from '../../src/writer/chunk-writer.js';
@@ -30,7 +34,7 @@ const BAD = 1234;
 let client: pg.Client;
 let dir: string;
 let target: Target;
-const LOAD_IDS = ['guard-marker', 'guard-marker-stop', 'guard-short', 'guard-binary', 'guard-skip', 'guard-insert', 'guard-parquet', 'guard-cli', 'guard-trigger', 'guard-trigger-insert'];
+const LOAD_IDS = ['guard-direct', 'guard-marker', 'guard-marker-stop', 'guard-short', 'guard-binary', 'guard-skip', 'guard-insert', 'guard-parquet', 'guard-cli', 'guard-trigger', 'guard-trigger-insert'];
 
 before(async () => {
   ({ client, dir } = await openTestSchema(SCHEMA, 'pgsurge-it-guard-'));
@@ -321,4 +325,34 @@ describe('the count guard through the command line', () => {
       assert.equal(chunks.reduce((n, c) => n + c.loaded, 0), 1500);
     });
   }
+});
+
+describe('the count guard when the record cannot be found', () => {
+  it('a chunk whose records pgsurge counts otherwise than the server and its source show: the load stops naming the chunk, nothing of it committed, no ledger row', async () => {
+    const q = await table('direct');
+    const oid = Number((await client.query(`SELECT '${q}'::regclass::oid::int8 AS oid`)).rows[0].oid);
+    const file = path.join(dir, 'direct.txt');
+    const bytes = Buffer.from('1\tone\n2\ttwo\n3\tthree\n4\tfour\n5\tfive\n');
+    await fs.writeFile(file, bytes);
+    await ensureLedger(client);
+    const ledger = new LedgerWriter('guard-direct', new Map([[file, { file, tableName: q, tableOid: oid, identity: undefined }]]));
+    const target: LoadTarget = { table: 'direct', schema: SCHEMA, format: 'text', file };
+    // Five records in the data and in the source; counted as six (as a framer that miscounted would).
+    const chunk: Chunk = { location: { file, byteOffset: 0, byteLength: bytes.length, firstLine: 1 }, data: bytes, source: bytes, records: 6, lines: 6, target };
+    const error = await commitChunk(client, chunk, { writer: copyWriter, ledger, budget: new RejectBudget(1000, 0), firstLineOf: async () => 1 }).then(
+      () => assert.fail('the chunk must not commit'),
+      (e: unknown) => e,
+    );
+    assert.ok(error instanceof LoadError, String(error));
+    assert.equal(error.code, 'chunk-failed');
+    assert.equal(
+      error.message,
+      `the load stopped on the chunk of 6 records in ${file} at byte 0 (bytes 0–${bytes.length}, first line 1): its records cannot be told apart to find the one the server miscounted (framed again, its source holds 5 records, not 6): the server stored 5 rows for the 6 records pgsurge sent, without an error (COPY stopped early: an end-of-data marker \\. in the data?)`,
+    );
+    assert.match(error.details.hint ?? '', /nothing of this chunk was committed and the ledger does not count it as done/);
+    assert.deepEqual(await ledgerChunks('guard-direct'), []);
+    assert.equal((await client.query(`SELECT count(*)::int AS n FROM ${q}`)).rows[0].n, 0);
+    // The connection is out of any transaction: the next statement runs.
+    assert.equal((await client.query('SELECT 1 AS one')).rows[0].one, 1);
+  });
 });
