@@ -14,6 +14,8 @@ import { planInputColumns } from './db/plan-input-columns.js';
 import { asServerKeeps } from './db/old-backend.js';
 import { prepareTable, withTableCreationLocks, requireSchema } from './db/table-check.js';
 import { preflight } from './db/preflight.js';
+import { beforeInsertRowTriggers } from './db/row-triggers.js';
+import { brokenChunk } from './writer/count-guard.js';
 import { LoadStopped } from './faults/load-stopped.js';
 import { DEFAULT_RETRY_FOR_MS, serverTrouble, withTimeout } from './faults/retry.js';
 import { fileIdentity, fileKeyOf, identityString } from './ledger/file-identity.js';
@@ -110,6 +112,20 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     if (withLedger) await ensureLedger(control);
     // With each table ready, its columns are read once: what each input's records fill (the column plan).
     const { tables, planned } = await prepareTables(control, inputs, options);
+    // The count guard's one allowance: a table whose BEFORE INSERT row triggers may keep rows out (by returning NULL).
+    const rowTriggers = new Map<string, readonly string[]>();
+    const triggersOfOid = new Map<number, readonly string[]>();
+    for (const input of inputs) {
+      const t = tables.get(input)!;
+      if (!triggersOfOid.has(t.oid)) triggersOfOid.set(t.oid, await beforeInsertRowTriggers(control, t.oid));
+      const found = triggersOfOid.get(t.oid)!;
+      if (found.length > 0) rowTriggers.set(input.file, found);
+    }
+    for (const [oid, found] of triggersOfOid) {
+      if (found.length === 0) continue;
+      const name = [...tables.values()].find((t) => t.oid === oid)!.name;
+      reporter.note?.(`${name} has BEFORE INSERT row trigger${found.length === 1 ? '' : 's'} (${found.join(', ')}): rows the server does not store because a trigger returned NULL for them are counted as skipped by the table's trigger`);
+    }
     let loadId = options.loadId ?? defaultLoadId(inputs, tables, identities);
     if (withLedger && options.loadId === undefined) {
       // A load begun under another default id (by an earlier pgsurge, whose ids came from
@@ -199,6 +215,8 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     for (const input of inputs) {
       counters.expect(input.table, input.file);
       counters.earlier(input.table, input.file, coveredOf(input));
+      const found = rowTriggers.get(input.file);
+      if (found) counters.rowTriggers(input.table, found);
     }
     const resumed = inputs.some((i) => coveredOf(i).ranges.length > 0);
     const queue = new ChunkQueue(sources, options.workers);
@@ -274,6 +292,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
             budget,
             // A JSON array's chunks have element numbers, not lines.
             firstLineOf: async (chunk) => (chunk.location.file === '-' || chunk.location.firstRecord !== undefined ? undefined : lineIndex.lineAt(chunk.location.file, chunk.location.byteOffset).catch(() => undefined)),
+            triggers: (chunk) => rowTriggers.get(chunk.target.file),
           },
           connect: () => connect(target.config, appName(nextWorker++)),
           // The server restarted under the load: if it crashed, recovery emptied the unlogged tables, rows the ledger counts included.
@@ -291,10 +310,15 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
             reporter.note?.(`${chunk.location.file} at byte ${chunk.location.byteOffset}: a chunk whose WAL had not reached disk yet was lost with the server; loading it again`),
           async committed(chunk, outcome, startedAt, endedAt) {
             const rejected = outcome.rejects.length;
+            // Read = loaded + rejected + skipped, chunk by chunk: a chunk that does not add up stops the load, named.
+            if (outcome.loaded + rejected + outcome.skipped !== chunk.records) {
+              throw brokenChunk(chunk, chunk.location.firstLine, `it came to ${outcome.loaded} loaded + ${rejected} rejected + ${outcome.skipped} skipped, not the ${chunk.records} records read${outcome.fromLedger ? ' (as the ledger holds it)' : ''}`, 'committed');
+            }
             counters.add(chunk.target.table, chunk.target.file, outcome.loaded, inputBytesOf(chunk.location), startedAt, endedAt, {
               read: chunk.records,
               rejected,
               skipped: outcome.skipped,
+              triggerSkipped: outcome.triggerSkipped ?? 0,
             });
             if (chunk.location.firstLine !== undefined && chunk.location.file !== '-') {
               lineIndex.remember(chunk.location.file, chunk.location.byteOffset + chunk.location.byteLength, chunk.location.firstLine + chunk.lines);

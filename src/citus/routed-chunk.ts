@@ -11,6 +11,7 @@ import { NO_LEDGER, type ChunkLedger, type LedgerInput, type RejectedRow } from 
 import { commitChunk, isRowError, type ChunkOutcome, type ChunkTransactionContext } from '../writer/chunk-transaction.js';
 import type { ChunkWriter } from '../writer/chunk-writer.js';
 import { streamCopy } from '../writer/copy-writer.js';
+import { brokenChunk } from '../writer/count-guard.js';
 import { copyOptions, wireFormat } from '../writer/wire-format.js';
 import type { ChunkRouter } from './chunk-router.js';
 import { NodeLedger, nodePartsOverlapping } from './node-ledger.js';
@@ -65,6 +66,13 @@ interface PartRecords {
 }
 
 const PARTS = new WeakMap<Chunk, PartRecords>();
+
+/** What one node's part of a chunk came to: `skipped`, rows a BEFORE INSERT trigger of the table kept out. */
+interface NodePartOutcome {
+  readonly loaded: number;
+  readonly skipped: number;
+  readonly rejects: RejectedRow[];
+}
 
 /**
  * Tests only (test/citus/citus-route.test.ts): `PGSURGE_FAULT_CITUS_KILL_AFTER_PART=n`
@@ -189,14 +197,16 @@ export class RouterSession implements ChunkRouter {
     const records = (): Promise<ChunkRecords> => (sourceRecords ??= recordsOf(chunk));
 
     // Each node's part in parallel, each on its own connection; all settle before any error is thrown.
-    const commitPart = ([g, idx]: [number, number[]]): Promise<{ loaded: number; rejects: RejectedRow[] }> => this.commitPart(g, chunk, table, routed, shards, idx, records, ctx);
+    const commitPart = ([g, idx]: [number, number[]]): Promise<NodePartOutcome> => this.commitPart(g, chunk, table, routed, shards, idx, records, ctx);
     const settled = KILL_AFTER_PART === undefined ? await Promise.allSettled([...byNode].map(commitPart)) : await oneAfterAnother([...byNode], commitPart);
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
     let loaded = 0;
+    let skipped = 0;
     const rejects: RejectedRow[] = [];
-    for (const s of settled as PromiseFulfilledResult<{ loaded: number; rejects: RejectedRow[] }>[]) {
+    for (const s of settled as PromiseFulfilledResult<NodePartOutcome>[]) {
       loaded += s.value.loaded;
+      skipped += s.value.skipped;
       rejects.push(...s.value.rejects);
     }
     if (refused.size > 0) {
@@ -215,8 +225,15 @@ export class RouterSession implements ChunkRouter {
       }
     }
     rejects.sort((a, b) => a.byteOffset - b.byteOffset);
-    await commitMarker(coordinator, chunk, ctx, { loaded, rejects, refusedHere: refused.size });
-    return { loaded, skipped: 0, rejects };
+    // The count guard over the nodes: each node's part was checked before it committed; the
+    // sum over the nodes (and the rows refused here) must be the records routed, else the
+    // chunk's ledger row is not written and the load stops on it.
+    if (loaded + skipped + rejects.length !== chunk.records) {
+      const firstLine = chunk.location.firstLine ?? (await ctx.firstLineOf(chunk));
+      throw brokenChunk(chunk, firstLine, `its rows routed to the shards came to ${loaded} loaded + ${rejects.length} rejected + ${skipped} skipped over ${byNode.size} node${byNode.size === 1 ? '' : 's'}, not the ${chunk.records} records routed (the nodes' parts that committed stay, each recorded in its node's ledger)`, 'rolled-back');
+    }
+    await commitMarker(coordinator, chunk, ctx, { loaded, skipped, rejects, refusedHere: refused.size });
+    return { loaded, skipped, rejects, ...(skipped > 0 ? { triggerSkipped: skipped } : {}) };
   }
 
   /**
@@ -233,7 +250,7 @@ export class RouterSession implements ChunkRouter {
     idx: readonly number[],
     records: () => Promise<ChunkRecords>,
     ctx: ChunkTransactionContext,
-  ): Promise<{ loaded: number; rejects: RejectedRow[] }> {
+  ): Promise<NodePartOutcome> {
     const client = await this.nodeClient(groupId);
     try {
       let pending: number[] = [...idx];
@@ -260,13 +277,14 @@ export class RouterSession implements ChunkRouter {
           }
         }
       }
-      if (pending.length === 0) return { loaded: earlierLoaded, rejects: earlierRejects };
+      if (pending.length === 0) return { loaded: earlierLoaded, skipped: 0, rejects: earlierRejects };
       // The node's buffer of this session, reused: nothing reads a part's data once its commit returns.
       const part = partChunk(chunk, routed, shards, pending, records, this.scratchFor(groupId, chunk.data.length));
       const ledger: ChunkLedger = withLedger ? new NodeLedger(this.load.loadId!, table.input, groupId, table.mapHash, table.generation) : NO_LEDGER;
-      const outcome = await commitChunk(client, part, { writer: this.writerOf(table), ledger, budget: ctx.budget, firstLineOf: ctx.firstLineOf, ...(ctx.onCommit ? { onCommit: ctx.onCommit } : {}) });
+      // The count guard checks the part on its node (its records against the shards' COPY counts) before it commits.
+      const outcome = await commitChunk(client, part, { writer: this.writerOf(table), ledger, budget: ctx.budget, firstLineOf: ctx.firstLineOf, ...(ctx.onCommit ? { onCommit: ctx.onCommit } : {}), ...(ctx.triggers ? { triggers: ctx.triggers } : {}) });
       if (KILL_AFTER_PART !== undefined && ++partsCommitted === KILL_AFTER_PART) process.kill(process.pid, 'SIGKILL');
-      return { loaded: earlierLoaded + outcome.loaded, rejects: [...earlierRejects, ...outcome.rejects] };
+      return { loaded: earlierLoaded + outcome.loaded, skipped: outcome.skipped, rejects: [...earlierRejects, ...outcome.rejects] };
     } catch (error) {
       if (isRetryable(error)) this.drop(groupId);
       throw error;
@@ -403,10 +421,10 @@ function byShard(records: readonly number[], shards: Int32Array): number[] {
  * the chunk covered for a resume (its byte range is then not read again), with the
  * chunk's rejects (the nodes' and those refused here) for the reject file.
  */
-async function commitMarker(coordinator: pg.Client, chunk: Chunk, ctx: ChunkTransactionContext, outcome: { loaded: number; rejects: readonly RejectedRow[]; refusedHere: number }): Promise<void> {
+async function commitMarker(coordinator: pg.Client, chunk: Chunk, ctx: ChunkTransactionContext, outcome: { loaded: number; skipped: number; rejects: readonly RejectedRow[]; refusedHere: number }): Promise<void> {
   const { budget } = ctx;
   if (outcome.rejects.length === 0) {
-    const statement = ctx.ledger.recordStatement(coordinator, chunk, { loaded: outcome.loaded, skipped: 0 });
+    const statement = ctx.ledger.recordStatement(coordinator, chunk, { loaded: outcome.loaded, skipped: outcome.skipped });
     if (statement === '') return;
     ctx.onCommit?.();
     await coordinator.query(`BEGIN; ${statement}; COMMIT`).catch(async (error: unknown) => {
@@ -418,7 +436,7 @@ async function commitMarker(coordinator: pg.Client, chunk: Chunk, ctx: ChunkTran
   if (!budget.fits(outcome.refusedHere)) throw budget.exceeded();
   await coordinator.query('BEGIN');
   try {
-    await ctx.ledger.record(coordinator, chunk, { loaded: outcome.loaded, rejected: outcome.rejects.length, skipped: 0 }, outcome.rejects);
+    await ctx.ledger.record(coordinator, chunk, { loaded: outcome.loaded, rejected: outcome.rejects.length, skipped: outcome.skipped }, outcome.rejects);
     budget.take(outcome.refusedHere);
     try {
       ctx.onCommit?.();

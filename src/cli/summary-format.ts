@@ -60,6 +60,13 @@ export function formatSummary(summary: LoadSummary): string {
     const l = summary.ledger;
     lines.push(`the ledger holds, for this load (all runs): ${formatCount(l.loaded)} rows loaded, ${formatCount(l.rejected)} rejected, ${formatCount(l.skipped)} skipped: those are in the table (or the reject file) and a resume skips them`);
   }
+  for (const t of summary.tables) {
+    if (t.skippedByTrigger === undefined) continue;
+    const names = t.rowTriggers?.join(', ') ?? 'its BEFORE INSERT trigger';
+    lines.push(
+      `skipped by the table's trigger: ${formatCount(t.skippedByTrigger)} rows of ${t.table}: the server did not store them in ${t.table} itself and counted them nowhere, without an error, as a BEFORE INSERT row trigger does when it returns NULL (${names}; trigger-based partitioning puts such rows in another table)`,
+    );
+  }
   for (const f of summary.rejectFiles ?? []) lines.push(`rejected rows: ${f.path} (${formatCount(f.rows)}), why: ${f.path}.log`);
   lines.push(...wireLines(summary.wire));
   if (summary.loadId) lines.push(`load id: ${summary.loadId}`);

@@ -27,6 +27,10 @@ export interface TableTotals extends RowAccount {
   readonly seconds: number;
   readonly rowsPerSecond: number;
   readonly mbPerSecond: number;
+  /** Of `skipped`, rows the table's BEFORE INSERT row trigger kept out (it returned NULL for them); absent when none. */
+  readonly skippedByTrigger?: number;
+  /** The table's BEFORE INSERT row triggers, when it has any (then the server may store fewer rows than sent). */
+  readonly rowTriggers?: readonly string[];
 }
 
 export interface LoadSummary {
@@ -66,6 +70,8 @@ interface Tally {
   read: number;
   rejected: number;
   skipped: number;
+  triggerSkipped: number;
+  triggers?: readonly string[];
   rows: number;
   bytes: number;
   chunks: number;
@@ -96,7 +102,7 @@ export class LoadCounters {
    * A committed chunk: `rows` loaded by the server; `account` says how many records were read
    * and rejected or skipped (by default all read rows count as loaded).
    */
-  add(table: string, file: string, rows: number, bytes: number, startedAt: number, endedAt: number, account: Partial<RowAccount> = {}): void {
+  add(table: string, file: string, rows: number, bytes: number, startedAt: number, endedAt: number, account: Partial<RowAccount> & { triggerSkipped?: number } = {}): void {
     const read = account.read ?? rows;
     const rejected = account.rejected ?? 0;
     const skipped = account.skipped ?? 0;
@@ -110,11 +116,17 @@ export class LoadCounters {
     t.read += read;
     t.rejected += rejected;
     t.skipped += skipped;
+    t.triggerSkipped += account.triggerSkipped ?? 0;
     t.rows += rows;
     t.bytes += bytes;
     t.chunks += 1;
     t.first = Math.min(t.first, startedAt);
     t.last = Math.max(t.last, endedAt);
+  }
+
+  /** The table has BEFORE INSERT row triggers (rows they keep out are counted as skipped): the summary names them. */
+  rowTriggers(table: string, triggers: readonly string[]): void {
+    this.tally(table).triggers = triggers;
   }
 
   now(): number {
@@ -137,6 +149,8 @@ export class LoadCounters {
         seconds,
         rowsPerSecond: perSecond(t.rows, seconds),
         mbPerSecond: mbPerSecond(t.bytes, seconds),
+        ...(t.triggerSkipped > 0 ? { skippedByTrigger: t.triggerSkipped } : {}),
+        ...(t.triggers !== undefined && t.triggers.length > 0 ? { rowTriggers: t.triggers } : {}),
       };
     });
     const files: FileTotals[] = [...this.fileTallies.entries()].map(([key, f]) => ({
@@ -178,7 +192,7 @@ export class LoadCounters {
   private tally(table: string): Tally {
     let t = this.tallies.get(table);
     if (!t) {
-      t = { files: new Set(), read: 0, rejected: 0, skipped: 0, rows: 0, bytes: 0, chunks: 0, first: Infinity, last: -Infinity };
+      t = { files: new Set(), read: 0, rejected: 0, skipped: 0, triggerSkipped: 0, rows: 0, bytes: 0, chunks: 0, first: Infinity, last: -Infinity };
       this.tallies.set(table, t);
     }
     return t;

@@ -9,11 +9,14 @@ import type { RejectBudget } from '../rejects/reject-budget.js';
 import type { ChunkResult, ChunkWriter } from './chunk-writer.js';
 import { RedoAsText } from './chunk-writer.js';
 import { commitModeStatement, INSERTED_LSN } from './wal-flush.js';
+import { brokenChunk, checkCount, CountMismatch, type CheckedResult, type RowDroppingTriggers } from './count-guard.js';
 
 /** What one chunk came to, once committed. */
 export interface ChunkOutcome {
   readonly loaded: number;
   readonly skipped: number;
+  /** Of `skipped`, the rows a BEFORE INSERT row trigger of the table kept out (it returned NULL: trigger-based partitioning). */
+  readonly triggerSkipped?: number;
   readonly rejects: readonly RejectedRow[];
   /**
    * Set when the COMMIT returned without waiting for its WAL flush: the chunk is durable
@@ -38,6 +41,12 @@ export interface ChunkTransactionContext {
   readonly deferral?: Deferral;
   /** Commits the chunks it routes its own way (a Citus table's rows straight to its shards' nodes); the load worker's own. */
   readonly router?: import('../citus/chunk-router.js').ChunkRouter;
+  /**
+   * The BEFORE INSERT row triggers of a chunk's table (found before the load): with them,
+   * the server may store fewer rows than it was sent, and the difference is counted as
+   * skipped by the trigger. Without them, any difference is a broken chunk.
+   */
+  readonly triggers?: RowDroppingTriggers;
 }
 
 /** A COMMIT that need not wait for its WAL flush. */
@@ -59,6 +68,16 @@ export function isRowError(error: unknown): boolean {
   return isServerError(error) && (error.code.startsWith('22') || error.code.startsWith('23'));
 }
 
+/** The count guard (`count-guard.ts`) for one result of `writer` on `chunk`. */
+function checked(ctx: ChunkTransactionContext, writer: ChunkWriter, chunk: Chunk, r: ChunkResult): CheckedResult {
+  return checkCount(chunk, r, ctx.triggers?.(chunk), writer.name === 'copy');
+}
+
+/** A chunk's outcome with its trigger skips, when there are any. */
+function outcomeOf(r: CheckedResult, rejects: readonly RejectedRow[]): ChunkOutcome {
+  return { loaded: r.loaded, skipped: r.skipped, rejects, ...(r.triggerSkipped > 0 ? { triggerSkipped: r.triggerSkipped } : {}) };
+}
+
 /**
  * Loads a chunk exactly once: its rows and its ledger row in one transaction. If the
  * server refuses a row, the transaction is rolled back and the chunk loaded again in
@@ -66,24 +85,37 @@ export function isRowError(error: unknown): boolean {
  * the bad row, rows after it), or bisected when the error names none (a foreign key, a
  * deferred constraint), until every bad row stands alone and is rejected. The good rows,
  * the ledger row and the rejected rows then commit together.
+ *
+ * The count guard: the chunk commits only when the server's count of its rows equals the
+ * records sent (`checkCount`). When it differs, the transaction is rolled back and the
+ * chunk bisected like a refused one: each part's count is checked in its savepoint, and
+ * a record whose count still differs alone is rejected with what the server did.
  */
 export async function commitChunk(client: pg.Client, chunk: Chunk, ctx: ChunkTransactionContext): Promise<ChunkOutcome> {
   if (chunk.unframable !== undefined) return commitUnframable(client, chunk, chunk.unframable, ctx);
   if (ctx.router?.routes(chunk)) return ctx.router.commit(client, chunk, ctx);
   if (ctx.writer.ownsTransactions) {
     // --commit-every / autocommit: the writer's own transactions, no ledger, a bad row stops the load.
+    // A count that differs cannot be rolled back (its rows are committed): it stops the load too.
     const r = await ctx.writer.writeRows(client, chunk);
-    return { loaded: r.loaded, skipped: r.skipped, rejects: [] };
+    try {
+      return outcomeOf(checked(ctx, ctx.writer, chunk, r), []);
+    } catch (error) {
+      if (!(error instanceof CountMismatch)) throw error;
+      throw brokenChunk(chunk, chunk.location.firstLine ?? (await ctx.firstLineOf(chunk)), error.message, 'committed-by-writer');
+    }
   }
   let refused: unknown;
   try {
     const { writer } = ctx;
-    let r: ChunkResult;
-    if (writer.beginAndWriteRows) r = await writer.beginAndWriteRows(client, chunk);
+    let sent: ChunkResult;
+    if (writer.beginAndWriteRows) sent = await writer.beginAndWriteRows(client, chunk);
     else {
       await client.query('BEGIN');
-      r = await writer.writeRows(client, chunk);
+      sent = await writer.writeRows(client, chunk);
     }
+    // Before the ledger row: a chunk whose count differs is rolled back and split below.
+    const r = checked(ctx, writer, chunk, sent);
     const { deferral } = ctx;
     ctx.onCommit?.();
     // The ledger row, the commit mode and the COMMIT go in one round trip (the server
@@ -103,10 +135,10 @@ export async function commitChunk(client: pg.Client, chunk: Chunk, ctx: ChunkTra
       if (mode === undefined || lsn === undefined) throw new Error('internal: the commit query did not say how it committed');
       if (mode.commit_mode === 'off') durableAt = lsn;
     }
-    return { loaded: r.loaded, skipped: r.skipped, rejects: [], ...(durableAt === undefined ? {} : { durableAt }) };
+    return { ...outcomeOf(r, []), ...(durableAt === undefined ? {} : { durableAt }) };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
-    if (!isRowError(error) && !(error instanceof RedoAsText)) throw error;
+    if (!isRowError(error) && !(error instanceof RedoAsText) && !(error instanceof CountMismatch)) throw error;
     refused = error;
   }
   // A refused first try through another writer (binary COPY) says nothing about how the parts fare through this one.
@@ -165,6 +197,11 @@ async function isolateRejects(client: pg.Client, chunk: Chunk, refused: unknown,
   const rejects: RejectedRow[] = [];
   let loaded = 0;
   let skipped = 0;
+  let triggerSkipped = 0;
+  // The parts are cut from the records framed again from the source: they must be the records that were sent.
+  if (records.count !== chunk.records) {
+    throw brokenChunk(chunk, firstLine, `its records cannot be told apart to find the one the server ${refused instanceof CountMismatch ? 'miscounted' : 'refused'} (framed again, its source holds ${records.count} records, not ${chunk.records}): ${(refused as Error | undefined)?.message ?? 'refused'}`, 'rolled-back');
+  }
 
   const reject = (i: number, error: unknown): void => {
     const e = error as Error & { code?: string; where?: string; column?: string; detail?: string };
@@ -193,13 +230,14 @@ async function isolateRejects(client: pg.Client, chunk: Chunk, refused: unknown,
       if (error === undefined) {
         await client.query('SAVEPOINT pgsurge_part');
         try {
-          const r = await writer.writeRows(client, partChunk);
+          const r = checked(ctx, writer, partChunk, await writer.writeRows(client, partChunk));
           await client.query('RELEASE SAVEPOINT pgsurge_part');
           loaded += r.loaded;
           skipped += r.skipped;
+          triggerSkipped += r.triggerSkipped;
           continue;
         } catch (e) {
-          if (!isRowError(e)) throw e;
+          if (!isRowError(e) && !(e instanceof CountMismatch)) throw e;
           await client.query('ROLLBACK TO SAVEPOINT pgsurge_part');
           error = e;
         }
@@ -224,6 +262,10 @@ async function isolateRejects(client: pg.Client, chunk: Chunk, refused: unknown,
       }
     }
     rejects.sort((a, b) => a.byteOffset - b.byteOffset);
+    // Every record sent is loaded, rejected or skipped, once: else the chunk is not recorded as done.
+    if (loaded + rejects.length + skipped !== chunk.records) {
+      throw brokenChunk(chunk, firstLine, `its parts came to ${loaded} loaded + ${rejects.length} rejected + ${skipped} skipped, not the ${chunk.records} records read`, 'rolled-back');
+    }
     await ctx.ledger.record(client, chunk, { loaded, rejected: rejects.length, skipped }, rejects);
     if (!budget.fits(rejects.length)) throw budget.exceeded();
     budget.take(rejects.length);
@@ -234,7 +276,7 @@ async function isolateRejects(client: pg.Client, chunk: Chunk, refused: unknown,
       budget.giveBack(rejects.length);
       throw error;
     }
-    return { loaded, skipped, rejects };
+    return { loaded, skipped, rejects, ...(triggerSkipped > 0 ? { triggerSkipped } : {}) };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;

@@ -280,6 +280,32 @@ describe('loads routed to the shards by pgsurge', () => {
   });
 });
 
+describe("the count guard on a Citus table: the server's count proves every chunk", () => {
+  for (const route of ['client', 'coordinator'] as const) {
+    it(`--citus-route ${route}: a \\. line (a shard's COPY ends there, without an error) is rejected alone; every other row loads, read = loaded + rejected, the ledger counts the table's rows`, async () => {
+      const table = `guard_${route}`;
+      await client.query(`CREATE TABLE ${SCHEMA}.${table} (k text, v text)`);
+      await client.query(`SELECT create_distributed_table('${SCHEMA}.${table}', 'k', shard_count => 4)`);
+      const ids = Array.from({ length: 3000 }, (_, i) => i + 1);
+      const lines = ids.map((id) => `key${id}\tvalue ${id}\n`);
+      // An end-of-data marker line in the middle of the input: the COPY it goes into stops there, storing fewer rows than sent.
+      lines.splice(1500, 0, '\\.\n');
+      const file = path.join(dir, `${table}.txt`);
+      await fs.writeFile(file, lines.join(''));
+      const r = await runCli(['load', file, '-t', table, '-f', 'text', '-w', '2', '--chunk-size', '16KB', '--load-id', `ct-${table}`, '--json', ...target(), '--citus-route', route]);
+      assert.equal(r.code, 3, r.stderr);
+      const summary = summaryOf(r.stdout);
+      assert.deepEqual(summary.citusRoutes?.map((x) => x.route), [route]);
+      assert.deepEqual(summary.total, { ...summary.total, read: 3001, loaded: 3000, rejected: 1, skipped: 0 });
+      assert.deepEqual(await tableDigest(table), { count: 3000, digest: digest(ids.map((id) => `key${id}|value ${id}`)) });
+      assert.equal((await fs.readFile(path.join(dir, `${table}.rejects`), 'utf8')), '\\.\n');
+      assert.match(await fs.readFile(path.join(dir, `${table}.rejects.log`), 'utf8'), /\t1501\t.*the server stored 0 rows for this record/);
+      const ledger = (await client.query<{ loaded: number; rejected: number }>('SELECT sum(rows_loaded)::int AS loaded, sum(rows_rejected)::int AS rejected FROM pgsurge.chunks WHERE load_id = $1', [`ct-${table}`])).rows[0]!;
+      assert.deepEqual(ledger, { loaded: 3000, rejected: 1 });
+    });
+  }
+});
+
 describe('node sessions', () => {
   it("a node whose database says synchronous_commit = off (or local): the node session commits with on; a stronger setting is kept", async () => {
     const [w] = await workerNodes(client);
