@@ -1,7 +1,7 @@
 /**
  * What sampling costs: the same load (narrow rows, random unique key, COPY) with and
  * without the sampler, interleaved A B A B …, reporting the median of the pairwise
- * throughput ratios (with / without). The issue's budget is ≤ 2 %. The sampler includes
+ * throughput ratios (with / without). The budget is ≤ 2 %. The sampler includes
  * the wait looks at the load's backends (pg_stat_activity every --wait-every ms); with
  * --waits-only both sides sample, and only the wait looks differ.
  *

@@ -41,14 +41,14 @@ export interface Dbt3LoadOptions extends Omit<LoadOptions, 'create' | 'truncate'
   readonly overlap?: boolean;
   /**
    * Without overlap: each table's builds once it is in, on a worker the load gives back
-   * (measured on the shared machine: not faster; see docs/dbt3-load.md), instead of every
+   * (measured on the shared machine: not faster; see bench/results/dbt3-levers.md), instead of every
    * build after the whole load (the default: the kit's phases, the rows all in soonest).
    */
   readonly buildAsLoaded?: boolean;
   /**
    * Each primary key as its unique index, then ADD PRIMARY KEY USING INDEX, its columns NOT
    * NULL from the start (not on Citus). Off by default: simulated faster, measured slower
-   * with more server CPU on the near-quiet machine (docs/dbt3-load.md, third pass).
+   * with more server CPU on the near-quiet machine (bench/results/dbt3-levers.md, third pass).
    */
   readonly twoStepKeys?: boolean;
   /** Every load before any build in the plan's order (default true): builds fill the slots the loads leave free. */

@@ -3,7 +3,7 @@ import type { TaskSpec } from './build-schedule.js';
 
 /**
  * Relative costs per input byte, in one slot's seconds, a table's load the unit. Calibrated
- * from the timeline of `pgsurge dbt3 load` (docs/dbt3-load.md, "Levers"): per byte of its
+ * from the timeline of `pgsurge dbt3 load` (bench/results/dbt3-levers.md): per byte of its
  * table, a primary key or an index took about a quarter of the load's slot-seconds (its
  * sort; in memory, with the sized maintenance_work_mem); a foreign key's check (a hash anti
  * join, once the tables have statistics) about a tenth per byte of both tables; ANALYZE
@@ -66,7 +66,7 @@ export function primaryKeyConstraintId(table: string): string {
  * once its table is loaded, the referenced key exists and both tables are analyzed. The
  * foreign key's check is a query the planner plans: without statistics it chose, for
  * lineitem → partsupp, a merge anti join sorting all of lineitem (9.7 s at SF 0.3) instead
- * of the hash anti join it picks with them (docs/dbt3-load.md, "Levers"). Builds already in
+ * of the hash anti join it picks with them (bench/results/dbt3-levers.md). Builds already in
  * place (a resume) are left out and count as done for what waits on them.
  */
 export function dbt3Tasks(tables: readonly TableInput[], builds: readonly Dbt3Build[], options: Dbt3TaskOptions): TaskSpec[] {

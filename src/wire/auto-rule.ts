@@ -17,9 +17,9 @@ import type { ColumnType } from './field-encoder.js';
  * - on this machine, binary wins while the workers are no more than the cores: SF 1
  *   lineitem, PostgreSQL 15, 2 cores, -w1: binary 1.23–1.44× psql's rows/s, text
  *   0.93–0.97×; -w2 (the encoding's client CPU now competes with both backends): binary
- *   ahead of text in all eight rounds of sessions 10 and 11 (1.05–1.32×; session 11, with
- *   the WebAssembly records: 1.06, 1.05, 1.06, 1.15, 1.06). Until then this line was `workers < cores`
- *   (the first wire lost at -w2: 0.75× psql against text's 0.86×). More workers than
+ *   ahead of text in all eight rounds of two SF 1 runs (1.05–1.32×; with the WebAssembly
+ *   records: 1.06, 1.05, 1.06, 1.15, 1.06; bench/results/wire.md). An encoder as slow as
+ *   the first JavaScript one lost at -w2 (0.75× psql against text's 0.86×). More workers than
  *   cores is not measured: text. An unknown worker count counts as "as many as cores".
  */
 

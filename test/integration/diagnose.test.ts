@@ -183,7 +183,7 @@ describe('verdicts of loads built to be bound by one thing', () => {
     // on the same lock (Lock:extend). The rows (2.4 kB; one column goes to TOAST) also extend the
     // heap and its TOAST table every few rows. Narrow rows do not provoke it: the heap adds extra
     // blocks when backends queue for it (15: RelationAddExtraBlocks; 16+: by the waiters), and 8
-    // workers of narrow rows measured 0-5% here. Measured (docs/diagnostics.md), also with another
+    // workers of narrow rows measured 0-5% here. Measured (bench/results/diagnose.md), also with another
     // process burning a core: 15 extension lock 42-53%, 18 30-49% (at -w 8 18 fell to 20%); the
     // rule needs 10%. 256kB chunks: at 128kB the backends idle between chunks for a starved pgsurge.
     // 20,000 rows: 5,000 took 1.15-1.4 s on a quiet machine here, exactly the 20 looks a verdict needs,

@@ -10,7 +10,7 @@ import { firstServerOnly } from '../helpers/temp-cluster.js';
 import { closeTestSchema, digest, forgetLoads, openTestSchema, runCli, tableRecords, testUrl, type CliResult } from '../helpers/test-db.js';
 
 /**
- * The holes a hostile tester found in exactly-once (issue 15), each through the real
+ * The holes a hostile tester found in exactly-once, each through the real
  * command line: the table's digest against the input, the accounting and the message.
  */
 const SCHEMA = 'it_exact';
@@ -127,7 +127,7 @@ async function workerProxy(): Promise<{ url: string; cutWorkers(): void; close()
   };
 }
 
-describe('exactly once: holes found by a hostile tester (issue 15)', () => {
+describe('exactly once: holes found by a hostile tester', () => {
   it('1. --mode insert --commit-every 1 with the ledger is refused on the CLI path, before --truncate empties anything (exit 2)', { skip: firstServerOnly('the refusal is on the CLI path, before the server') }, async () => {
     const q = await table('ce');
     const { csv, records } = rows(200);

@@ -180,7 +180,7 @@ describe('COPY and INSERT load the same table from the same file', () => {
     const reference = await loadInto('commit_ref', file, ['--mode', 'copy']);
     for (const style of ['row', 'unnest']) {
       for (const every of ['0', '2']) {
-        // --commit-every commits inside a chunk, which the ledger cannot account for: it goes with --no-ledger (refused otherwise, issue 15 item 1).
+        // --commit-every commits inside a chunk, which the ledger cannot account for: it goes with --no-ledger (refused otherwise).
         const got = await loadInto(`commit_${style}_${every}`, file, ['--mode', 'insert', '--insert-style', style, '--batch-rows', '5', '--commit-every', every, '--no-ledger', '-w', '2']);
         assert.equal(got, reference, `${style} --commit-every ${every}`);
       }

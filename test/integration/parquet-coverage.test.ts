@@ -10,7 +10,7 @@ import { duckRows, duckRun, sqlString, tblToParquet, type ParquetWrite } from '.
 import { closeTestSchema, digest, openTestSchema, runCli, tableRecords, testUrl } from '../helpers/test-db.js';
 
 /*
- * What issue 19 asks the tests to show that test/integration/parquet.test.ts does not
+ * What the Parquet loads must also show that test/integration/parquet.test.ts does not
  * already: the compressions and page encodings it leaves out (brotli, lz4, DuckDB's V2
  * pages with delta encodings, plain pages only), each against the .tbl load at 1 and 3
  * workers; the types DuckDB cannot write (DECIMAL on BYTE_ARRAY, TIME millis/nanos,

@@ -132,7 +132,7 @@ describe('pgsurge wal move', () => {
     assert.equal(await cluster.isRunning(), false);
     await cluster.start();
     await expectIntactAndWalIn(cluster, expected, to);
-    // Moved on again: the directory it left, emptied, is removed (issue 15).
+    // Moved on again: the directory it left, emptied, is removed.
     await cluster.stop();
     const to2 = path.join(dir, 'stopped', 'newerwal');
     const again = await move(dataDir, to2);

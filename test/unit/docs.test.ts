@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
@@ -56,6 +56,21 @@ function commandsIn(markdown: string): string[] {
     .filter((s) => /^pgsurge\s/.test(s));
 }
 
+const MAX_PAGE_LINES = 250;
+/** "session" followed by a number, as a build history would date things. */
+const SESSION = new RegExp(['sess', 'ion [0-9]'].join(''), 'i');
+
+/** The text files under a folder (or the file itself), skipping build output and dependencies. */
+function textFiles(at: string): string[] {
+  if (!statSync(at).isDirectory()) return [at];
+  return readdirSync(at, { withFileTypes: true }).flatMap((e) => {
+    if (e.name === 'node_modules' || e.name === 'dist' || e.name.startsWith('.')) return [];
+    const full = path.join(at, e.name);
+    if (e.isDirectory()) return textFiles(full);
+    return /\.(md|ts|js|json|c|sh|txt)$/.test(e.name) ? [full] : [];
+  });
+}
+
 describe('the docs and the command line agree', () => {
   const program = buildProgram();
   const commands = allCommands(program);
@@ -96,5 +111,19 @@ describe('the docs and the command line agree', () => {
 
   it('the README stays short', () => {
     assert.ok(read('README.md').split('\n').length <= 260, 'README.md: at most ~250 lines; move the reference to docs/');
+  });
+
+  it('every docs page is a reference of at most 250 lines (measurement history goes to bench/results/)', () => {
+    const long = pages.filter((p) => p !== 'README.md').map((p) => ({ page: p, lines: read(p).split('\n').length - 1 })).filter((p) => p.lines > MAX_PAGE_LINES);
+    assert.deepEqual(long, [], `docs pages over ${MAX_PAGE_LINES} lines: keep the page a reference and move dated runs to bench/results/<bench>.md`);
+  });
+
+  it('nothing in README, docs, src, bench or test dates itself by a work session', () => {
+    const hits = ['README.md', 'docs', 'src', 'bench', 'test'].flatMap((p) => textFiles(path.join(root, p))).flatMap((file) =>
+      read(path.relative(root, file))
+        .split('\n')
+        .flatMap((line, i) => (SESSION.test(line) ? [`${path.relative(root, file)}:${i + 1}: ${line.trim()}`] : [])),
+    );
+    assert.deepEqual(hits, [], 'say what the code or figure is, and date a measurement by its day, not by the session that made it');
   });
 });

@@ -566,9 +566,9 @@ export interface ParquetOpenOptions {
  * has a core to spare for them beyond one per worker and one for the load's loop
  * (`workers + 1 < cores`). A thread takes the decoding off the event loop, but costs the
  * client CPU (its arrays are handed over, then copied into the kernels' memory for the
- * tuples, and the thread starts up). On 2 cores at -w1 it measured slower since the
- * kernels (threads on / off 0.95–0.97 in three runs, docs/parquet.md, session 13; at -w2 it
- * was off already). PGSURGE_PARQUET_DECODE_THREADS=1 or 0 decides instead (for measuring both).
+ * tuples, and the thread starts up). On 2 cores at -w1 decoding on the loop into the
+ * kernels' memory measured faster (threads on / off 0.95–0.97 in three runs,
+ * bench/results/parquet.md; at -w2 the rule leaves them off). PGSURGE_PARQUET_DECODE_THREADS=1 or 0 decides instead (for measuring both).
  */
 export function decodeThreadsByDefault(workers: number, cores: number, env: string | undefined): boolean {
   if (env === '1') return true;
