@@ -1,0 +1,85 @@
+/**
+ * The server as the oracle of pgsurge's reading of a file: the server's own COPY of a file
+ * (read by the server, `COPY … FROM '<path>'`), and a pgsurge load of the same file with its
+ * summary and reject log read back.
+ */
+import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type pg from 'pg';
+import { runCli, testUrl } from './test-db.js';
+
+/** What the server's COPY of a file did: the rows it loaded, or its error. */
+export type ServerCopy = { rows: number; error?: undefined } | { rows?: undefined; error: string };
+
+/** The server reads the files itself: its user must reach them (the test's temp folder is 0700). */
+export async function shareWithServer(dir: string): Promise<void> {
+  await fs.chmod(dir, 0o755);
+}
+
+/** Writes a file the server can read. */
+export async function writeShared(file: string, content: Buffer | string): Promise<string> {
+  await fs.writeFile(file, content, { mode: 0o644 });
+  await fs.chmod(file, 0o644);
+  return file;
+}
+
+/** `COPY table FROM '<file>' (options)` on the server; an error is returned, not thrown. */
+export async function serverCopy(client: pg.Client, table: string, file: string, options: string): Promise<ServerCopy> {
+  try {
+    const r = await client.query(`COPY ${table} FROM ${literal(file)} ${options}`);
+    return { rows: r.rowCount ?? 0 };
+  } catch (e) {
+    return { error: (e as Error).message };
+  }
+}
+
+const literal = (s: string): string => `'${s.replace(/'/g, "''")}'`;
+
+export interface RejectLine {
+  line: number;
+  offset: number;
+  sqlstate: string;
+  message: string;
+}
+
+export interface PgsurgeLoad {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** The input's accounting from the `--json` summary; undefined when there is none. */
+  counts?: { read: number; loaded: number; rejected: number; skipped: number };
+  /** The reject log's lines, in input order ([] when there is no log). */
+  rejects: RejectLine[];
+}
+
+/** A pgsurge load of one file with `--json`: its summary's counts for the file and its reject log. */
+export async function pgsurgeLoad(file: string, table: string, schema: string, args: readonly string[]): Promise<PgsurgeLoad> {
+  const rejectFile = path.join(path.dirname(file), `${path.basename(file)}.rejects`);
+  await fs.rm(rejectFile, { force: true });
+  await fs.rm(`${rejectFile}.log`, { force: true });
+  const r = await runCli([
+    'load', file, '-t', table, '--db', testUrl(), '--schema', schema, '--truncate', '--json', '--sample-every', 'off',
+    '--max-rejects', '1000000', '--reject-file', rejectFile, ...args,
+  ]);
+  let counts: PgsurgeLoad['counts'];
+  for (const line of r.stdout.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    const event = JSON.parse(line) as { event?: string; files?: { read: number; loaded: number; rejected: number; skipped: number }[] };
+    if (event.event === 'summary' && event.files !== undefined) {
+      const f = event.files.reduce((a, x) => ({ read: a.read + x.read, loaded: a.loaded + x.loaded, rejected: a.rejected + x.rejected, skipped: a.skipped + x.skipped }), { read: 0, loaded: 0, rejected: 0, skipped: 0 });
+      counts = f;
+    }
+  }
+  let rejects: RejectLine[] = [];
+  const log = await fs.readFile(`${rejectFile}.log`, 'utf8').catch(() => '');
+  if (log !== '') {
+    const [header, ...lines] = log.trimEnd().split('\n');
+    assert.equal(header, 'file\tline\tbyte_offset\tsqlstate\tcolumn\tmessage');
+    rejects = lines.map((l) => {
+      const [, line, offset, sqlstate, , ...message] = l.split('\t');
+      return { line: Number(line), offset: Number(offset), sqlstate: sqlstate!, message: message.join('\t') };
+    });
+  }
+  return { code: r.code, stdout: r.stdout, stderr: r.stderr, counts, rejects };
+}
