@@ -6,8 +6,10 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
-import { runCli, testUrl } from './test-db.js';
+import { copyFrom, runCli, testUrl } from './test-db.js';
 
 /** What the server's COPY of a file did: the rows it loaded, or its error. */
 export type ServerCopy = { rows: number; error?: undefined } | { rows?: undefined; error: string };
@@ -29,6 +31,20 @@ export async function serverCopy(client: pg.Client, table: string, file: string,
   try {
     const r = await client.query(`COPY ${table} FROM ${literal(file)} ${options}`);
     return { rows: r.rowCount ?? 0 };
+  } catch (e) {
+    return { error: (e as Error).message };
+  }
+}
+
+/**
+ * `COPY table FROM STDIN (options)` of these bytes, as a client sends them; an error is
+ * returned, not thrown. (The server reads `\.` differently from a client than from a file.)
+ */
+export async function serverCopyStdin(client: pg.Client, table: string, data: Buffer, options: string): Promise<ServerCopy> {
+  try {
+    const stream = client.query(copyFrom(`COPY ${table} FROM STDIN ${options}`));
+    await pipeline(Readable.from([data]), stream);
+    return { rows: stream.rowCount };
   } catch (e) {
     return { error: (e as Error).message };
   }

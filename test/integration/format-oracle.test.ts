@@ -9,7 +9,9 @@
  * good and records with something special or wrong in them; each of the latter is
  * COPYed by the server alone (between two plain records, from a file the server reads),
  * and is then good (loaded), refused (an error) or a stop (the server's COPY ends there:
- * an end-of-data marker). The expected table is the server's COPY of the file made of
+ * an end-of-data marker; a record holding `\.` is also sent the way a client sends it, COPY
+ * FROM STDIN, where PostgreSQL 15 ends the data at a value ending in `\.` that it reads from a
+ * file as data). The expected table is the server's COPY of the file made of
  * the good records only, which must load whole. pgsurge loads the whole file and must
  * give the same table (digest of the rows as COPY TO renders them), reject exactly the
  * refused and stop records (its reject log's byte offsets), except that a lone `\.` as
@@ -22,7 +24,7 @@ import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import { prng } from '../helpers/lineitem-data.js';
 import { closeTestSchema, digest, openTestSchema, tableRecords } from '../helpers/test-db.js';
-import { pgsurgeLoad, serverCopy, shareWithServer, writeShared } from '../helpers/copy-oracle.js';
+import { pgsurgeLoad, serverCopy, serverCopyStdin, shareWithServer, writeShared, type ServerCopy } from '../helpers/copy-oracle.js';
 
 const SCHEMA = 'it_format_oracle';
 const SEED = Number(process.env.PGSURGE_FUZZ_SEED ?? 20261206);
@@ -63,6 +65,9 @@ interface Gen {
 type Random = () => number;
 const int = (r: Random, lo: number, hi: number): number => lo + Math.floor(r() * (hi - lo + 1));
 const pick = <T>(r: Random, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+
+/** Stands for the raw byte 0xff, never valid UTF-8: put in as U+00FF (which nothing else writes) and made the byte once the record is encoded. */
+const INVALID_BYTE = '\xff';
 
 /** The characters values are made of: every one that means something to one of the formats, and some that mean nothing. */
 const ATOMS = ['a', 'b', 'Z', 'q', '0', '7', ' ', '.', ',', '|', '\t', '"', "'", '\\', '\n', '\r', '\r\n', 'é', '✓', '𝄞', '\x01', '\x1f', '\x7f', 'N', '\\N', '\\.', 'x', 'f', '\\\\', '""', ';'];
@@ -162,7 +167,7 @@ const TEXT_MUTATIONS: Mutation[] = [
   { name: 'a value ends in \\.', kind: 'special', apply: (_r, f) => (f[0] = f[0] + '\\.') },
   { name: 'first value is \\.', kind: 'special', apply: (_r, f) => (f[0] = '\\.') },
   { name: 'invalid UTF-8 by escape', kind: 'special', apply: (r, f) => (f[4] = insertAt(r, f[4]!, pick(r, ['\\377', '\\xff', '\\303']))) },
-  { name: 'invalid UTF-8 raw', kind: 'special', apply: (r, f) => (f[0] = insertAt(r, f[0]!, '\xff')) },
+  { name: 'invalid UTF-8 raw', kind: 'special', apply: (r, f) => (f[0] = insertAt(r, f[0]!, INVALID_BYTE)) },
   { name: 'escaped newline at a value end', kind: 'plain', apply: (r, f) => at(r, f, (v) => v + pick(r, ['\\\n', '\\\r', '\\\r\\\n'])) },
   { name: 'escaped newline at a value start', kind: 'plain', apply: (r, f) => at(r, f, (v) => pick(r, ['\\\n', '\\\r']) + v) },
   { name: 'escaped newline as a whole value', kind: 'plain', apply: (r, f) => at(r, f, () => pick(r, ['\\\n', '\\\r', '\\\r\\\n'])) },
@@ -175,7 +180,7 @@ const CSV_MUTATIONS: Mutation[] = [
   { name: 'a quoted value holds a \\. line', kind: 'special', apply: (_r, f, style) => (f[4] = `"a${TERMINATOR[style]}\\.${TERMINATOR[style]}b"`) },
   { name: 'a quoted value starts with a \\. line', kind: 'special', apply: (_r, f, style) => (f[0] = `"\\.${TERMINATOR[style]}x"`) },
   { name: 'quoted "\\."', kind: 'special', apply: (_r, f) => (f[0] = '"\\."') },
-  { name: 'invalid UTF-8 raw', kind: 'special', apply: (r, f) => (f[4] = insertAt(r, 'abc', '\xff')) },
+  { name: 'invalid UTF-8 raw', kind: 'special', apply: (r, f) => (f[4] = insertAt(r, 'abc', INVALID_BYTE)) },
   { name: 'quoted newlines of every style', kind: 'plain', apply: (r, f) => (f[pick(r, [0, 4])] = `"${pick(r, ['\n', '\r', '\r\n', '\n\n', '\r\r'])}"`) },
   { name: 'a quote doubled at a value edge', kind: 'plain', apply: (r, f) => (f[pick(r, [0, 4])] = pick(r, ['""""', '"""x"', '"x"""', '""""""'])) },
 ];
@@ -217,8 +222,8 @@ function generate(format: Format, style: Style, count: number, seed: number, opt
     out.push({ id, kind, what, bytes: Buffer.concat([Buffer.from(line, 'utf8'), Buffer.from(term)]) });
   }
   if (options.markerLast) out.push({ id: 0, kind: 'marker', what: 'a lone \\. line at the end', bytes: Buffer.from(`\\.${term}`) });
-  // '\xff' was written as the two UTF-8 bytes of U+00FF: make it the raw byte 0xff.
-  for (const g of out) if (g.bytes.includes(Buffer.from('\xff', 'utf8'))) g.bytes = replaceAll(g.bytes, Buffer.from('\xff', 'utf8'), Buffer.from([0xff]));
+  const written = Buffer.from(INVALID_BYTE, 'utf8');
+  for (const g of out) if (g.bytes.includes(written)) g.bytes = replaceAll(g.bytes, written, Buffer.from([0xff]));
   return out;
 }
 
@@ -252,6 +257,11 @@ interface Expected {
   offsets: Map<number, Gen>;
 }
 
+const END_OF_DATA = Buffer.from('\\.');
+
+/** What the server did with a sentinel, the record and a sentinel: 3 rows, an error, or fewer rows (it ended the data at the record). */
+const verdictOf = (copy: ServerCopy): 'loaded' | 'refused' | 'stop' => (copy.error !== undefined ? 'refused' : copy.rows === 3 ? 'loaded' : 'stop');
+
 /** Asks the server about every record that is not plain, then loads the good ones: what pgsurge must make of the file. */
 async function expectation(name: string, format: Format, style: Style, gens: Gen[]): Promise<Expected> {
   const term = TERMINATOR[style];
@@ -269,9 +279,16 @@ async function expectation(name: string, format: Format, style: Style, gens: Gen
       good.push(g);
       continue;
     }
-    await writeShared(probeFile, Buffer.concat([Buffer.from(sentinel(1) + term), g.bytes, Buffer.from(sentinel(2) + term)]));
-    const probe = await serverCopy(client, probeTable, probeFile, copyOptions(format));
-    const verdict = probe.error !== undefined ? 'refused' : probe.rows === 3 ? 'loaded' : 'stop';
+    const probeBytes = Buffer.concat([Buffer.from(sentinel(1) + term), g.bytes, Buffer.from(sentinel(2) + term)]);
+    await writeShared(probeFile, probeBytes);
+    let verdict = verdictOf(await serverCopy(client, probeTable, probeFile, copyOptions(format)));
+    // PostgreSQL 15 reads `x\.` at a line's end from a file as the value x and goes on, but from
+    // a client as the end of the data: whatever the server ends the data at, from a file or
+    // from a client (as pgsurge sends it), pgsurge must not load.
+    if (verdict === 'loaded' && g.bytes.includes(END_OF_DATA)) {
+      const stdin = verdictOf(await serverCopyStdin(client, probeTable, probeBytes, copyOptions(format)));
+      if (stdin !== 'loaded') verdict = stdin;
+    }
     if (g.kind === 'bad') assert.equal(verdict, 'refused', `record ${g.id} (${g.what}) ${JSON.stringify(g.bytes.toString('latin1'))} is meant to be refused by the server, which made it ${verdict}`);
     if (g.kind === 'marker') assert.notEqual(verdict, 'loaded', `the server loads a lone \\. line as data`);
     if (verdict === 'loaded') good.push(g);
