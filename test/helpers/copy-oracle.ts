@@ -67,6 +67,8 @@ export interface PgsurgeLoad {
   counts?: { read: number; loaded: number; rejected: number; skipped: number };
   /** The reject log's lines, in input order ([] when there is no log). */
   rejects: RejectLine[];
+  /** The reject file: the rejected records as read, in input order (empty when there is none). */
+  rejected: Buffer;
 }
 
 /** A pgsurge load of one file with `--json`: its summary's counts for the file and its reject log. */
@@ -97,5 +99,6 @@ export async function pgsurgeLoad(file: string, table: string, schema: string, a
       return { line: Number(line), offset: Number(offset), sqlstate: sqlstate!, message: message.join('\t') };
     });
   }
-  return { code: r.code, stdout: r.stdout, stderr: r.stderr, counts, rejects };
+  const rejected = await fs.readFile(rejectFile).catch(() => Buffer.alloc(0));
+  return { code: r.code, stdout: r.stdout, stderr: r.stderr, counts, rejects, rejected };
 }

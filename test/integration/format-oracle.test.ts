@@ -14,8 +14,9 @@
  * file as data). The expected table is the server's COPY of the file made of
  * the good records only, which must load whole. pgsurge loads the whole file and must
  * give the same table (digest of the rows as COPY TO renders them), reject exactly the
- * refused and stop records (its reject log's byte offsets), except that a lone `\.` as
- * the last record is counted as skipped, and account for every record read.
+ * refused and stop records (its reject log's byte offsets; its reject file holds them as
+ * read, in input order), except that a lone `\.` as the last record is counted as skipped,
+ * and account for every record read.
  * A failure names its seed (PGSURGE_FUZZ_SEED repeats it) and shows the records that differ.
  */
 import assert from 'node:assert/strict';
@@ -326,7 +327,7 @@ interface Run {
 async function check(name: string, format: Format, exp: Expected, run: Run): Promise<void> {
   const table = `${name}_pgsurge`;
   await client.query(`CREATE TABLE IF NOT EXISTS ${SCHEMA}.${table} ${COLUMNS}`);
-  const res = await pgsurgeLoad(exp.file, table, SCHEMA, ['-f', format, '-w', String(run.workers), '--chunk-size', run.chunk, '--wire', run.wire, '--no-ledger']);
+  const res = await pgsurgeLoad(exp.file, table, SCHEMA, ['-f', format, '-w', String(run.workers), '--chunk-size', run.chunk, '--wire', run.wire]);
   const context = `seed ${SEED}, ${name}, --chunk-size ${run.chunk} -w ${run.workers} --wire ${run.wire}`;
   assert.ok(res.code === 0 || res.code === 3, `${context}: pgsurge exited ${res.code}: ${res.stderr}`);
 
@@ -339,6 +340,11 @@ async function check(name: string, format: Format, exp: Expected, run: Run): Pro
   for (const x of extra.slice(0, 5)) problems.push(`rejected but the server loads it: ${show(exp.offsets.get(x.offset), x.offset)}: ${x.sqlstate} ${x.message}`);
   for (const [o, g] of missing.slice(0, 5)) problems.push(`not rejected but the server refuses it or stops there: ${show(g, o)}`);
   if (extra.length + missing.length > 10) problems.push(`(${extra.length} extra rejects, ${missing.length} missing in all)`);
+  // The reject file holds the rejected records verbatim, in input order.
+  if (extra.length + missing.length === 0 && !res.rejected.equals(Buffer.concat(exp.rejected.map((g) => g.bytes)))) {
+    const first = exp.rejected.find((g) => !res.rejected.includes(g.bytes));
+    problems.push(`the reject file is not the rejected records as read${first === undefined ? ' in input order' : `: it lacks ${show(first, -1)}`}`);
+  }
 
   const records = await tableRecords(client, `${SCHEMA}.${table}`, '(FORMAT text)');
   if (digest(records) !== exp.digest) {
