@@ -102,3 +102,29 @@ export async function pgsurgeLoad(file: string, table: string, schema: string, a
   const rejected = await fs.readFile(rejectFile).catch(() => Buffer.alloc(0));
   return { code: r.code, stdout: r.stdout, stderr: r.stderr, counts, rejects, rejected };
 }
+
+/**
+ * Whether a reject file holds the rejected records verbatim, in input order: a slice of the
+ * input from each logged byte offset up to a line end (LF or CR) or the input's end (where
+ * an unterminated last record is given a newline), and nothing else. Undefined when it
+ * does; else what is wrong.
+ */
+export function verbatimRejects(input: Buffer, rejected: Buffer, offsets: readonly number[]): string | undefined {
+  let at = 0;
+  for (const [i, offset] of offsets.entries()) {
+    let same = 0;
+    while (at + same < rejected.length && offset + same < input.length && rejected[at + same] === input[offset + same]) same++;
+    const next = offsets[i + 1];
+    const length = next !== undefined && next > offset ? Math.min(same, next - offset) : same;
+    const end = offset + length;
+    const atLineEnd = end === input.length || input[end - 1] === 0x0a || (input[end - 1] === 0x0d && input[end] !== 0x0a);
+    if (length === 0 || !atLineEnd) {
+      return `the rejected record at byte ${offset} is not in the reject file as read: the file has ${JSON.stringify(rejected.subarray(at, at + length + 20).toString('latin1'))}, the input ${JSON.stringify(input.subarray(offset, offset + length + 20).toString('latin1'))}`;
+    }
+    at += length;
+    // A last record without a line end (a lone CR too, in a CRLF input) gets a newline in the reject file.
+    const unterminated = end === input.length && input[end - 1] !== 0x0a;
+    if (unterminated && rejected[at] === 0x0a) at++;
+  }
+  return at === rejected.length ? undefined : `the reject file has ${rejected.length - at} bytes more than the rejected records`;
+}

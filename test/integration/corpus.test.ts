@@ -6,7 +6,8 @@
  * gives each file's format, options and column count; a file the server loads must give
  * pgsurge's load the same table (digest of the rows as COPY TO renders them) with every
  * record loaded. A file the server refuses is listed with what pgsurge makes of it (rows
- * loaded, rejected and skipped), and the test checks both.
+ * loaded, rejected and skipped), and the test checks both. The reject file holds the
+ * rejected records as read.
  *
  * Some files end their data with COPY's end-of-data marker, a lone `\.` line (psql's inline
  * data). pgsurge does not stop there: a marker that is the input's last line is counted as
@@ -20,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import { closeTestSchema, digest, openTestSchema, tableRecords } from '../helpers/test-db.js';
-import { pgsurgeLoad, serverCopy, shareWithServer, writeShared } from '../helpers/copy-oracle.js';
+import { pgsurgeLoad, serverCopy, shareWithServer, verbatimRejects, writeShared } from '../helpers/copy-oracle.js';
 
 const SCHEMA = 'it_corpus';
 const CORPUS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../test/corpus');
@@ -141,6 +142,7 @@ describe('files from public test suites: pgsurge loads what the server loads, an
         assert.deepEqual({ loaded: c.loaded, rejected: c.rejected, skipped: c.skipped }, e.pgsurge, context);
         assert.equal(c.read, c.loaded + c.rejected + c.skipped, context);
       }
+      assert.equal(verbatimRejects(bytes, res.rejected, res.rejects.map((r) => r.offset)), undefined, context);
     });
   }
 });
