@@ -7,7 +7,7 @@ import type { ChunkBuffers } from '../batching/chunk-buffers.js';
 import { chunkRecords, readStepFor } from '../batching/chunker.js';
 import { isNewlineFramed } from '../framing/formats.js';
 import { framerForTarget, sourceFramer } from '../framing/framer-for.js';
-import { readRange, splitFileRange, uncoveredRanges, type ByteRange } from './byte-ranges.js';
+import { fileLineEnd, readRange, recordEndRuleFor, splitFileRange, uncoveredRanges, type ByteRange } from './byte-ranges.js';
 import { rangeReader } from './byte-reader.js';
 import { compressionOf, fileBlocks } from './file-blocks.js';
 import { recordEndsFor } from './header.js';
@@ -54,6 +54,18 @@ export function readsInRanges(target: LoadTarget): boolean {
  */
 export async function openInput(target: LoadTarget, options: OpenOptions): Promise<OpenedInput> {
   const { chunkBytes } = options;
+  // Every chunk's records are framed by the file's line ending, from its first line.
+  if (target.lineEnd === undefined && target.file !== '-' && compressionOf(target) === undefined && (target.format === 'text' || target.format === 'tbl' || target.format === 'csv')) {
+    const fh = await fs.open(target.file, 'r');
+    try {
+      if ((await fh.stat()).isFile()) {
+        const lineEnd = await fileLineEnd(fh, target);
+        if (lineEnd !== undefined) target = { ...target, lineEnd };
+      }
+    } finally {
+      await fh.close();
+    }
+  }
   const covered = options.covered ?? [];
   // Parquet: read by row group, its own reader; the ledger's ranges count rows.
   // Imported here, not at the top: the Parquet reader and its decompressors are ~40% of the bundle, and every other
@@ -88,7 +100,7 @@ export async function openInput(target: LoadTarget, options: OpenOptions): Promi
   const todos = uncoveredRanges(size, covered);
   for (const todo of options.share ? withinShare(todos, options.share) : todos) {
     const parts = Math.max(1, Math.min(options.workers, Math.ceil((todo.end - todo.start) / chunkBytes)));
-    ranges.push(...(await splitFileRange(fh, todo, parts)));
+    ranges.push(...(await splitFileRange(fh, todo, parts, recordEndRuleFor(target))));
   }
   let open = ranges.length;
   const closeOne = async (): Promise<void> => {
@@ -105,7 +117,7 @@ export async function openInput(target: LoadTarget, options: OpenOptions): Promi
         // Read in place into the chunks' buffers; the first range drops a UTF-8 byte-order mark.
         const start = range.start === 0 ? await bomLength(fh) : range.start;
         const line = range.start === 0 ? 1 : undefined;
-        yield* chunkRecords(rangeReader(fh, { start, end: range.end }, target.file), { target, framer: framerForTarget(target), chunkBytes, startOffset: start, startLine: line, readStep: readStepFor(options.workers), ...(options.buffers ? { buffers: options.buffers } : {}) });
+        yield* chunkRecords(rangeReader(fh, { start, end: range.end }, target.file), { target, framer: framerForTarget(target, { endsInput: range.end === size }), chunkBytes, startOffset: start, startLine: line, readStep: readStepFor(options.workers), ...(options.buffers ? { buffers: options.buffers } : {}) });
       } finally {
         await closeOne();
       }
