@@ -87,7 +87,7 @@ export class LineFramer implements Framer {
     const last = spans[spans.length - 1]!;
     const more = scanned.stop !== undefined;
     // `\n` input whose records all end in their `\n`: the bytes as they are.
-    if (lineEnd === 'nl' && last.contentEnd < last.end) return { out: buf.subarray(0, scanned.consumed), consumed: scanned.consumed, records: spans.length, lines: scanned.lines, ...(more ? { more } : {}) };
+    if (lineEnd === 'nl' && !this.tbl && last.contentEnd === last.end - 1 && buf[last.contentEnd] === LF) return { out: buf.subarray(0, scanned.consumed), consumed: scanned.consumed, records: spans.length, lines: scanned.lines, ...(more ? { more } : {}) };
     const out = Buffer.allocUnsafe(scanned.consumed + 1);
     const written = writeSpans(buf, spans, out, 0, -1);
     return { out: out.subarray(0, written), consumed: scanned.consumed, records: spans.length, lines: scanned.lines, ...(more ? { more } : {}) };
