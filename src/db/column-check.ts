@@ -28,7 +28,8 @@ export async function firstRecord(input: LoadTarget): Promise<Buffer | undefined
       const eof = bytesRead < want || want >= MAX_READ;
       const framed = framer.frame(buf.subarray(0, bytesRead), eof);
       if (framed.records > 0) {
-        const spans = framer.recordSpans(framed.out);
+        // The records framed end in `\n`, whatever the file's line ending.
+        const spans = framerFor(input.format === 'csv' ? 'csv' : 'text', { lineEnd: 'nl' }).recordSpans(framed.out);
         return framed.out.subarray(0, spans.ends[0]);
       }
       if (eof) return undefined;
