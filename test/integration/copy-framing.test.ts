@@ -190,6 +190,23 @@ describe('CR and CRLF line endings are read as COPY reads them', () => {
   });
 });
 
+describe('a header and --skip on a file with CR line endings', () => {
+  it('CSV with a header, CR line endings: the header alone is left out, then --skip 10 leaves out 10 rows', async () => {
+    const rows = Array.from({ length: 500 }, (_, k) => `${k + 1},"n\r${k + 1}",1.50,2024-03-04`);
+    const file = path.join(dir, 'header-cr.csv');
+    await fs.writeFile(file, ['id,name,price,day', ...rows].join('\r') + '\r');
+    const expected = await serverCopy(file, '(FORMAT csv, HEADER)');
+    assert.equal(expected.length, 500);
+    await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.loaded_header; CREATE TABLE ${SCHEMA}.loaded_header (${COLUMNS})`);
+    for (const [skip, want] of [[0, expected], [10, expected.filter((r) => Number(r.split('|')[0]) > 10)]] as const) {
+      const r = await runCli(['load', file, '-t', 'loaded_header', '--header', '--truncate', '--skip', String(skip), '--chunk-size', '1KB', '--db', testUrl(), '--schema', SCHEMA]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(digest(await loadedRecords('loaded_header')), digest(want), `--skip ${skip}`);
+      assert.deepEqual(summaryCounts(r.stdout, 'loaded_header'), { read: want.length, loaded: want.length, rejected: 0, skipped: 0 });
+    }
+  });
+});
+
 describe('the end-of-data marker \\. never reaches the server', () => {
   const MIDDLE = /^end-of-data marker in the middle of the file: psql would stop here; pgsurge loads the rest$/;
 

@@ -8,6 +8,7 @@ import { framerFor, framerForTarget } from '../../../src/framing/framer-for.js';
 import { detectLineEnd } from '../../../src/framing/line-ends.js';
 import { LineFramer } from '../../../src/framing/line-framer.js';
 import { alignRanges } from '../../../src/source/byte-ranges.js';
+import { RecordEnds } from '../../../src/source/record-window.js';
 
 async function* blocksOf(buf: Buffer, cuts: number[]): AsyncGenerator<Buffer> {
   let at = 0;
@@ -139,6 +140,31 @@ describe('text, .tbl and CSV framed as COPY reads them, wherever the input is cu
     };
     for (let parts = 1; parts <= file.length; parts++) {
       for (const r of alignRanges(file.length, parts, next)) assert.ok(r.start === 0 || r.start === 11 || r.start === 16, `a range starts at ${r.start}`);
+    }
+  });
+
+  it('a header, --skip and --limit count records as the framers do, wherever the input is cut', () => {
+    const inputs: { input: string; csv?: boolean; ends: number[] }[] = [
+      { input: 'h\\\nx\ta\\\\\nb\n', ends: [9, 11] },
+      { input: 'h\rx\\\ry\rz', ends: [2, 7] },
+      { input: 'h,"a\rb"\rc\r', csv: true, ends: [8, 10] },
+    ];
+    for (const c of inputs) {
+      const buf = Buffer.from(c.input);
+      for (let cut = 0; cut <= buf.length; cut++) {
+        const ends = new RecordEnds(c.csv ? { quote: 0x22, escape: 0x22 } : undefined, { text: !c.csv, lineEnd: detectLineEnd(buf, true, c.csv ? { quote: 0x22, escape: 0x22 } : undefined) });
+        const found: number[] = [];
+        for (const [from, block] of [[0, buf.subarray(0, cut)], [cut, buf.subarray(cut)]] as const) {
+          let at = 0;
+          for (;;) {
+            const end = ends.next(block, at);
+            if (end < 0) break;
+            found.push(from + end);
+            at = end;
+          }
+        }
+        assert.deepEqual(found, c.ends, `${JSON.stringify(c.input)} cut at ${cut}`);
+      }
     }
   });
 });
