@@ -3,6 +3,7 @@ import {
   BACKSLASH,
   CR,
   countByte,
+  DOT,
   detectLineEnd,
   escapedAt,
   LF,
@@ -78,7 +79,11 @@ export class LineFramer implements Framer {
   frame(buf: Buffer, eof: boolean): FramedBlock {
     const lineEnd = (this.detected ??= detectLineEnd(buf, eof));
     if (lineEnd === undefined) return { out: EMPTY, consumed: 0, records: 0, lines: 0 };
-    if (lineEnd === 'nl' && buf.indexOf(BACKSLASH) < 0 && buf.indexOf(CR) < 0) return framePlain(buf, eof);
+    if (lineEnd === 'nl' && !this.tbl) {
+      if (buf.indexOf(BACKSLASH) < 0 && buf.indexOf(CR) < 0) return framePlain(buf, eof);
+      const passed = framePassThrough(buf, eof);
+      if (passed !== undefined) return passed;
+    }
     const scanned = this.scan(buf, eof, lineEnd);
     const stopped = this.stopped(scanned);
     if (stopped !== undefined) return stopped;
@@ -181,6 +186,34 @@ function framePlain(buf: Buffer, eof: boolean): FramedBlock {
     return { out: Buffer.concat([buf, NEWLINE_BYTE]), consumed: buf.length, records: records + 1, lines: records + 1 };
   }
   return { out: buf.subarray(0, last + 1), consumed: last + 1, records, lines: records };
+}
+
+/**
+ * A block of an `\n` input whose records all pass through as they are (escaped newlines
+ * inside them, no CR, no `\.` at their end), without a record of its own per record;
+ * undefined when one does not (then the block is framed record by record).
+ */
+function framePassThrough(buf: Buffer, eof: boolean): FramedBlock | undefined {
+  const strays = buf.indexOf(CR) >= 0 ? new Strays(buf) : undefined;
+  let start = 0;
+  let records = 0;
+  let lines = 0;
+  for (;;) {
+    let i = buf.indexOf(LF, start);
+    let recordLines = 1;
+    while (i > start && buf[i - 1] === BACKSLASH && escapedAt(buf, i, start)) {
+      recordLines++;
+      i = buf.indexOf(LF, i + 1);
+    }
+    if (i < 0) break;
+    if ((buf[i - 1] === DOT && textMarker(buf, start, i) !== undefined) || (strays !== undefined && strays.first(CR, start, i) >= 0)) return undefined;
+    records++;
+    lines += recordLines;
+    start = i + 1;
+  }
+  if (eof && start < buf.length) return undefined;
+  if (records === 0) return { out: EMPTY, consumed: 0, records: 0, lines: 0 };
+  return { out: buf.subarray(0, start), consumed: start, records, lines };
 }
 
 const NEWLINE_BYTE = Buffer.from('\n');
