@@ -111,7 +111,7 @@ export async function openInput(target: LoadTarget, options: OpenOptions): Promi
     (async function* () {
       try {
         if (range.start === 0 && input.header !== undefined) {
-          yield* fromStart(readRange(fh, range, readStepFor(options.workers)), target, options);
+          yield* fromStart(readRange(fh, range, readStepFor(options.workers)), target, { ...options, endsInput: range.end === size });
           return;
         }
         // Read in place into the chunks' buffers; the first range drops a UTF-8 byte-order mark.
@@ -137,7 +137,7 @@ async function bomLength(fh: FileHandle): Promise<number> {
  * The input from its first byte: a UTF-8 byte-order mark dropped, then the header and
  * `--skip` records, then at most `--limit` records, framed into chunks.
  */
-async function* fromStart(blocks: AsyncIterable<Buffer>, target: LoadTarget, options: OpenOptions & { reopen?: () => AsyncIterable<Buffer> }): AsyncGenerator<Chunk> {
+async function* fromStart(blocks: AsyncIterable<Buffer>, target: LoadTarget, options: OpenOptions & { reopen?: () => AsyncIterable<Buffer>; endsInput?: boolean }): AsyncGenerator<Chunk> {
   const { chunkBytes, reopen } = options;
   const input = target.input ?? {};
   let rest: AsyncIterable<Buffer> = blocks;
@@ -159,5 +159,6 @@ async function* fromStart(blocks: AsyncIterable<Buffer>, target: LoadTarget, opt
     line += dropped.lines;
   }
   if (input.limit !== undefined) rest = takeRecords(rest, input.limit, recordEndsFor(target));
-  yield* chunkRecords(rest, { target, framer: framerForTarget(target), chunkBytes, startOffset: offset, startLine: line, readStep: readStepFor(options.workers), ...(options.buffers ? { buffers: options.buffers } : {}) });
+  // `endsInput: false`: a byte range that stops before the end of its file (a final `\.` there is no end).
+  yield* chunkRecords(rest, { target, framer: framerForTarget(target, options.endsInput === false ? { endsInput: false } : {}), chunkBytes, startOffset: offset, startLine: line, readStep: readStepFor(options.workers), ...(options.buffers ? { buffers: options.buffers } : {}) });
 }
