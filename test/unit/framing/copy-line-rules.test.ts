@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Chunk, LoadTarget } from '../../../src/batching/chunk.js';
 import { ChunkRecords } from '../../../src/batching/chunk-split.js';
+import type { ByteReader } from '../../../src/source/byte-reader.js';
 import { chunkRecords } from '../../../src/batching/chunker.js';
 import type { Format } from '../../../src/framing/formats.js';
 import { framerFor, framerForTarget } from '../../../src/framing/framer-for.js';
@@ -18,10 +19,29 @@ async function* blocksOf(buf: Buffer, cuts: number[]): AsyncGenerator<Buffer> {
   }
 }
 
-async function frameAll(format: Format, buf: Buffer, cuts: number[], chunkBytes: number): Promise<Chunk[]> {
+/** A file in memory read in pieces cut at `cut` (then the rest), that a chunk can read again: `.tbl` is then framed in place. */
+function rereadable(buf: Buffer, cut: number): ByteReader {
+  let pos = 0;
+  return {
+    async read(into, at, length) {
+      const n = Math.min(length, buf.length - pos, pos < cut ? cut - pos : buf.length);
+      if (n <= 0) return 0;
+      buf.copy(into, at, pos, pos + n);
+      pos += n;
+      return n;
+    },
+    reread: async (offset, length) => Buffer.from(buf.subarray(offset, offset + length)),
+  };
+}
+
+async function frameAll(format: Format, buf: Buffer, cuts: number[], chunkBytes: number, inPlace = false): Promise<Chunk[]> {
   const target: LoadTarget = { table: 't', schema: undefined, format, file: 'f' };
   const chunks: Chunk[] = [];
-  for await (const chunk of chunkRecords(blocksOf(buf, cuts), { target, framer: framerFor(format), chunkBytes, startOffset: 0, startLine: 1 })) chunks.push(chunk);
+  const input = inPlace ? rereadable(buf, cuts[0]!) : blocksOf(buf, cuts);
+  for await (const chunk of chunkRecords(input, { target, framer: framerFor(format), chunkBytes, startOffset: 0, startLine: 1, readStep: Math.max(1, Math.min(chunkBytes, 4)) })) {
+    // A chunk framed in place keeps its wire bytes in the buffer it was read into: copied before the next is read.
+    chunks.push(inPlace && chunk.unframable === undefined ? { ...chunk, data: Buffer.from(chunk.data), source: await chunk.readSource!() } : chunk);
+  }
   return chunks;
 }
 
@@ -78,9 +98,9 @@ describe('text, .tbl and CSV framed as COPY reads them, wherever the input is cu
       const buf = Buffer.from(c.input, 'latin1');
       const len = buf.length;
       for (let cut = 0; cut <= len; cut++) {
-        for (const chunkBytes of [1, 2, 3, 5, 8, len, 1 << 20]) {
-          const at = `cut at ${cut}, chunks of ${chunkBytes}`;
-          const chunks = await frameAll(c.format, buf, [cut], chunkBytes);
+        for (const [chunkBytes, inPlace] of [[1, false], [2, false], [3, false], [5, false], [8, false], [len, false], [1 << 20, false], ...(c.format === 'tbl' ? [[1, true], [3, true], [8, true], [len, true]] as const : [])] as const) {
+          const at = `cut at ${cut}, chunks of ${chunkBytes}${inPlace ? ', framed in place' : ''}`;
+          const chunks = await frameAll(c.format, buf, [cut], chunkBytes, inPlace);
           assert.equal(Buffer.concat(chunks.map((ch) => ch.data)).toString('latin1'), c.wire, at);
           assert.equal(chunks.reduce((s, ch) => s + ch.records, 0), c.records, `${at}: records`);
           const specials = chunks.filter((ch) => ch.unframable !== undefined);
