@@ -55,13 +55,12 @@ export function readsInRanges(target: LoadTarget): boolean {
 export async function openInput(target: LoadTarget, options: OpenOptions): Promise<OpenedInput> {
   const { chunkBytes } = options;
   // Every chunk's records are framed by the file's line ending, from its first line.
-  if (target.lineEnd === undefined && target.file !== '-' && compressionOf(target) === undefined && (target.format === 'text' || target.format === 'tbl' || target.format === 'csv')) {
+  // (A pipe is not read here: its framer finds the line ending in its first block.)
+  if (target.lineEnd === undefined && target.file !== '-' && compressionOf(target) === undefined && (target.format === 'text' || target.format === 'tbl' || target.format === 'csv') && (await fs.stat(target.file)).isFile()) {
     const fh = await fs.open(target.file, 'r');
     try {
-      if ((await fh.stat()).isFile()) {
-        const lineEnd = await fileLineEnd(fh, target);
-        if (lineEnd !== undefined) target = { ...target, lineEnd };
-      }
+      const lineEnd = await fileLineEnd(fh, target);
+      if (lineEnd !== undefined) target = { ...target, lineEnd };
     } finally {
       await fh.close();
     }
