@@ -28,6 +28,7 @@ import { LoadCounters, type LoadSummary } from './metrics/load-counters.js';
 import { DEFAULT_MAX_REJECTS, RejectBudget } from './rejects/reject-budget.js';
 import { RejectFile, rejectPathFor } from './rejects/reject-file.js';
 import { LineIndex } from './source/line-index.js';
+import { lineByte } from './framing/line-ends.js';
 import { openInput } from './source/open-input.js';
 import { ChunkBuffers } from './batching/chunk-buffers.js';
 import type { ChunkResult, ChunkWriter } from './writer/chunk-writer.js';
@@ -291,7 +292,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
             ledger,
             budget,
             // A JSON array's chunks have element numbers, not lines.
-            firstLineOf: async (chunk) => (chunk.location.file === '-' || chunk.location.firstRecord !== undefined ? undefined : lineIndex.lineAt(chunk.location.file, chunk.location.byteOffset).catch(() => undefined)),
+            firstLineOf: async (chunk) => (chunk.location.file === '-' || chunk.location.firstRecord !== undefined ? undefined : lineIndex.lineAt(chunk.location.file, chunk.location.byteOffset, lineByte(chunk.target.lineEnd)).catch(() => undefined)),
             triggers: (chunk) => rowTriggers.get(chunk.target.file),
           },
           connect: () => connect(target.config, appName(nextWorker++)),

@@ -104,4 +104,9 @@ export interface LoadTarget {
   readonly jsonColumns?: readonly import('../framing/json-record.js').JsonColumn[];
   /** Parquet inputs: which field of the file fills each of `columns`, and how its values become the column's text. */
   readonly parquetColumns?: readonly import('../source/parquet/parquet-columns.js').ParquetColumn[];
+  /**
+   * Text, `.tbl` and CSV: the input's line ending, from its first line (COPY holds every
+   * line to it; each chunk's records are framed by it). Found by the first framer when absent.
+   */
+  readonly lineEnd?: import('../framing/line-ends.js').LineEnd;
 }

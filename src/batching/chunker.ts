@@ -96,8 +96,14 @@ export async function* chunkRecords(input: AsyncIterable<Buffer> | ByteReader, o
 
   // Targets for records that fill other columns than the target's (JSON key sets), one per set.
   const variants = new Map<string, LoadTarget>();
+  // The input's line ending, once the framer has found it (stdin, a compressed file): each chunk's re-framing needs it.
+  let lineEndTarget: LoadTarget | undefined;
+  const framedTarget = (): LoadTarget => {
+    if (target.lineEnd !== undefined || framer.lineEnd === undefined) return target;
+    return (lineEndTarget ??= { ...target, lineEnd: framer.lineEnd });
+  };
   const variant = (cols: readonly string[] | undefined, key: string | undefined): LoadTarget => {
-    if (cols === undefined || key === undefined) return target;
+    if (cols === undefined || key === undefined) return framedTarget();
     let t = variants.get(key);
     if (t === undefined) variants.set(key, (t = { ...target, columns: cols }));
     return t;
@@ -203,7 +209,7 @@ export async function* chunkRecords(input: AsyncIterable<Buffer> | ByteReader, o
       source: Buffer.from(src.subarray(framed, framed + why.recordLength)),
       records: 1,
       lines: piece.lines,
-      target,
+      target: framedTarget(),
       unframable: why,
     };
     framed += piece.consumed;

@@ -26,9 +26,16 @@ export async function firstRecord(input: LoadTarget): Promise<Buffer | undefined
       const buf = Buffer.alloc(want);
       const { bytesRead } = await fh.read(buf, 0, want, 0);
       const eof = bytesRead < want || want >= MAX_READ;
-      const framed = framer.frame(buf.subarray(0, bytesRead), eof);
-      if (framed.records > 0) {
-        const spans = framer.recordSpans(framed.out);
+      let at = 0;
+      let framed = framer.frame(buf.subarray(0, bytesRead), eof);
+      // Records that never reach the server (the end-of-data marker, a record COPY would refuse) are no first record.
+      while (framed.unframable !== undefined && framed.consumed > 0) {
+        at += framed.consumed;
+        framed = framer.frame(buf.subarray(at, bytesRead), eof);
+      }
+      if (framed.records > 0 && framed.out.length > 0) {
+        // The records framed end in `\n`, whatever the file's line ending.
+        const spans = framerFor(input.format === 'csv' ? 'csv' : 'text', { lineEnd: 'nl' }).recordSpans(framed.out);
         return framed.out.subarray(0, spans.ends[0]);
       }
       if (eof) return undefined;

@@ -8,7 +8,7 @@ export function isFormat(value: string): value is Format {
   return (FORMATS as readonly string[]).includes(value);
 }
 
-/** Formats whose records end at every newline, so a file can be cut into byte ranges. */
+/** Formats whose records end at a line ending (text and `.tbl`: one no backslash escapes; NDJSON: every `\n`), so a file can be cut into byte ranges. */
 export function isNewlineFramed(format: Format): boolean {
   return format === 'tbl' || format === 'text' || format === 'ndjson';
 }

@@ -4,30 +4,35 @@ import { CsvFramer } from './csv-framer.js';
 import type { Format } from './formats.js';
 import type { FramedBlock, Framer } from './framer.js';
 import { JsonRowMapper } from './json-record.js';
-import { LineFramer } from './line-framer.js';
+import { LineFramer, type TextFramerOptions } from './line-framer.js';
 import { NdjsonFramer } from './ndjson-framer.js';
 import { TblFramer } from './tbl-framer.js';
 
 /** The framer of a plain format with COPY's default options (for locating an error in a chunk). */
-export function framerFor(format: Format): Framer {
+export function framerFor(format: Format, options: TextFramerOptions = {}): Framer {
   switch (format) {
     case 'tbl':
-      return new TblFramer();
+      return new TblFramer(options);
     case 'text':
-      return new LineFramer();
+      return new LineFramer(options);
     case 'csv':
-      return new CsvFramer();
+      return new CsvFramer(undefined, undefined, options);
     case 'ndjson':
     case 'json':
     case 'parquet':
       // JSON records and Parquet rows are already one COPY text line each by the time a chunk exists.
-      return new LineFramer();
+      return new LineFramer({ lineEnd: 'nl' });
   }
 }
 
-/** The framer for one input: its format, quote and escape, encoding, JSON column mapping. */
-export function framerForTarget(target: LoadTarget): Framer {
+/**
+ * The framer for one input: its format, quote and escape, encoding, JSON column mapping,
+ * line ending. `endsInput: false`: the bytes framed stop before the end of the input (a
+ * byte range of a file).
+ */
+export function framerForTarget(target: LoadTarget, options: { endsInput?: boolean } = {}): Framer {
   const input = target.input ?? {};
+  const textOptions: TextFramerOptions = { lineEnd: target.lineEnd, ...options };
   const decode = decoderFor(input.encoding);
   switch (target.format) {
     case 'ndjson': {
@@ -38,10 +43,11 @@ export function framerForTarget(target: LoadTarget): Framer {
     case 'csv': {
       const quote = (input.quote ?? '"').charCodeAt(0);
       const escape = (input.escape ?? input.quote ?? '"').charCodeAt(0);
-      return transcoded(new CsvFramer(quote, escape), target);
+      return transcoded(new CsvFramer(quote, escape, textOptions), target);
     }
     case 'tbl':
     case 'text':
+      return transcoded(framerFor(target.format, textOptions), target);
     case 'json':
       return transcoded(framerFor(target.format), target);
     case 'parquet':
@@ -62,6 +68,9 @@ function transcoded(inner: Framer, target: LoadTarget): Framer {
     },
     linesBeforeRecord: (source, record) => inner.linesBeforeRecord(source, record),
     recordSpans: (source) => inner.recordSpans(source),
+    get lineEnd() {
+      return inner.lineEnd;
+    },
   };
 }
 
@@ -72,12 +81,15 @@ function transcoded(inner: Framer, target: LoadTarget): Framer {
  */
 export function sourceFramer(target: LoadTarget): Framer {
   // A Parquet chunk's source is one JSON line a row (what its reject file shows).
-  return target.format === 'json' || target.format === 'parquet' ? new LineFramer() : framerForTarget(target);
+  return target.format === 'json' || target.format === 'parquet' ? new LineFramer({ lineEnd: 'nl' }) : framerForTarget(target);
 }
 
-/** The framer of a chunk's wire bytes (`chunk.data`): COPY text lines, or CSV with the input's quote and escape. */
+/**
+ * The framer of a chunk's wire bytes (`chunk.data`): COPY text lines, or CSV with the
+ * input's quote and escape; every record ends in `\n` there, whatever the input's line ending.
+ */
 export function wireFramer(target: LoadTarget): Framer {
-  if (target.format !== 'csv') return new LineFramer();
+  if (target.format !== 'csv') return new LineFramer({ lineEnd: 'nl' });
   const input = target.input ?? {};
-  return new CsvFramer((input.quote ?? '"').charCodeAt(0), (input.escape ?? input.quote ?? '"').charCodeAt(0));
+  return new CsvFramer((input.quote ?? '"').charCodeAt(0), (input.escape ?? input.quote ?? '"').charCodeAt(0), { lineEnd: 'nl' });
 }

@@ -30,6 +30,11 @@ export interface Unframable {
   readonly character: number | undefined;
   /** The record's length in source bytes, without its newline. */
   readonly recordLength: number;
+  /**
+   * Not a record at all but the end-of-data marker `\.` at the end of the input: counted
+   * as skipped, not rejected (its chunk's ledger row says so, like a reject's).
+   */
+  readonly skip?: boolean;
 }
 
 export interface Framer {
@@ -58,6 +63,8 @@ export interface Framer {
    * bad row needs. A last record without a final newline ends at `source.length`.
    */
   recordSpans(source: Buffer): RecordSpans;
+  /** The line ending the records are framed by (text, `.tbl`, CSV), once known: a chunk's re-framing needs it. */
+  readonly lineEnd?: import('./line-ends.js').LineEnd | undefined;
 }
 
 /** Per record: the source offset just past it, and the physical lines it spans. */

@@ -1,5 +1,5 @@
 import type { FileHandle } from 'node:fs/promises';
-import { findNewline, type ByteRange } from '../source/byte-ranges.js';
+import { findNewline, type ByteRange, type RecordEndRule } from '../source/byte-ranges.js';
 
 /**
  * `--part K/N`: this process loads the K-th of N shares of every input, so N processes
@@ -49,12 +49,12 @@ export function shareBounds(size: number, part: LoadPart, nextNewline: (pos: num
 }
 
 /** `shareBounds` over a file, probing for the two newlines. */
-export async function partRange(fh: FileHandle, size: number, part: LoadPart): Promise<ByteRange> {
+export async function partRange(fh: FileHandle, size: number, part: LoadPart, rule?: RecordEndRule): Promise<ByteRange> {
   const probe = Buffer.allocUnsafe(64 * 1024);
   const found = new Map<number, number>();
   for (const i of [part.k - 1, part.k]) {
     const nominal = Math.floor((size * i) / part.n);
-    if (i > 0 && i < part.n && nominal > 0) found.set(nominal - 1, await findNewline(fh, nominal - 1, size, probe));
+    if (i > 0 && i < part.n && nominal > 0) found.set(nominal - 1, await findNewline(fh, nominal - 1, size, probe, rule));
   }
   return shareBounds(size, part, (pos) => found.get(pos) ?? -1);
 }

@@ -5,6 +5,7 @@ import { LoadError } from '../db/load-error.js';
 import type { ByteRange } from '../source/byte-ranges.js';
 import { readsInRanges } from '../source/open-input.js';
 import { partRange, type LoadPart } from './load-part.js';
+import { fileLineEnd, recordEndRuleFor } from '../source/byte-ranges.js';
 
 /** What `--part` cannot work with, refused before anything changes (exit 2). */
 export function checkPartOptions(inputs: readonly LoadTarget[], options: { truncate: boolean; ledger?: boolean }): void {
@@ -30,7 +31,8 @@ export async function partShares(inputs: readonly LoadTarget[], sizes: readonly 
     if (size === undefined) throw new LoadError('bad-option', `--part needs regular files; ${input.file} is not one`, { hint: 'load it without --part' });
     const fh = await fs.open(input.file, 'r');
     try {
-      shares.set(input.file, await partRange(fh, size, part));
+      const lineEnd = await fileLineEnd(fh, input);
+      shares.set(input.file, await partRange(fh, size, part, recordEndRuleFor({ ...input, ...(lineEnd ? { lineEnd } : {}) })));
     } finally {
       await fh.close();
     }

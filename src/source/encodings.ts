@@ -4,8 +4,9 @@ import { isUtf8 as isValidUtf8 } from 'node:buffer';
  * Input encodings other than UTF-8 are converted on the client, before framing hands
  * records to a writer: every writer (COPY, INSERT) then sees UTF-8 and needs no option
  * of its own, JSON needs text on the client anyway, and the server's client_encoding
- * stays UTF8. Only encodings in which byte 0x0A is always a newline are offered, so byte
- * ranges and framers can still cut the raw bytes at newlines.
+ * stays UTF8. Only encodings in which bytes 0x0A, 0x0D and 0x5C are always a newline, a
+ * carriage return and a backslash are offered (no multi-byte character holds them), so
+ * byte ranges and framers can still cut the raw bytes where COPY would.
  */
 export const INPUT_ENCODINGS = ['UTF8', 'LATIN1', 'LATIN2', 'LATIN9', 'WIN1250', 'WIN1251', 'WIN1252', 'KOI8R'] as const;
 export type InputEncoding = (typeof INPUT_ENCODINGS)[number];

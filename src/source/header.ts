@@ -4,12 +4,13 @@ import { decoderFor } from './encodings.js';
 import { fileBlocks } from './file-blocks.js';
 import { dropBom, dropRecords, RecordEnds } from './record-window.js';
 
-/** Record ends for an input's raw bytes: CSV's quotes matter, every other format ends records at a newline. */
+/** Record ends for an input's raw bytes: CSV's quotes matter, text's backslashes, every format's line ending. */
 export function recordEndsFor(target: LoadTarget): RecordEnds {
-  if (target.format !== 'csv') return new RecordEnds();
+  const options = { text: target.format === 'text' || target.format === 'tbl', lineEnd: target.lineEnd };
+  if (target.format !== 'csv') return new RecordEnds(undefined, options);
   const quote = (target.input?.quote ?? '"').charCodeAt(0);
   const escape = (target.input?.escape ?? target.input?.quote ?? '"').charCodeAt(0);
-  return new RecordEnds({ quote, escape });
+  return new RecordEnds({ quote, escape }, options);
 }
 
 /** The column names in an input's first record (`--header match`), read before the load. */
@@ -27,7 +28,7 @@ export async function readHeaderNames(target: LoadTarget): Promise<string[]> {
   } finally {
     await blocks.return(undefined);
   }
-  const line = decoderFor(target.input?.encoding)(head ?? Buffer.alloc(0)).replace(/\r?\n$/, '');
+  const line = decoderFor(target.input?.encoding)(head ?? Buffer.alloc(0)).replace(/(\r\n|\r|\n)$/, '');
   if (line === '') throw new LoadError('bad-input', `${target.file}: --header match, but the first line is empty`);
   return parseHeader(line, target);
 }

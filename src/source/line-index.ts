@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs';
-import { countNewlines } from '../framing/line-framer.js';
+import { countByte, LF } from '../framing/line-ends.js';
 
 /**
  * Line numbers at byte offsets of input files, for rejected rows in byte ranges whose
@@ -10,11 +10,11 @@ export class LineIndex {
   private readonly known = new Map<string, { offset: number; line: number }[]>();
   private readonly locks = new Map<string, Promise<unknown>>();
 
-  /** The 1-based physical line at `offset` (which must be a line start). */
-  lineAt(file: string, offset: number): Promise<number> {
+  /** The 1-based physical line at `offset` (which must be a line start); `lineByte` ends a line (`\r` in a file whose lines end so). */
+  lineAt(file: string, offset: number, lineByte: number = LF): Promise<number> {
     // One scan per file at a time: two workers asking about the same region share the work.
     const previous = this.locks.get(file) ?? Promise.resolve();
-    const next = previous.then(() => this.scan(file, offset), () => this.scan(file, offset));
+    const next = previous.then(() => this.scan(file, offset, lineByte), () => this.scan(file, offset, lineByte));
     this.locks.set(file, next.catch(() => undefined));
     return next;
   }
@@ -35,7 +35,7 @@ export class LineIndex {
     return p;
   }
 
-  private async scan(file: string, offset: number): Promise<number> {
+  private async scan(file: string, offset: number, lineByte: number): Promise<number> {
     const points = this.points(file);
     let from = points[0]!;
     for (const p of points) if (p.offset <= offset) from = p;
@@ -48,7 +48,7 @@ export class LineIndex {
       while (pos < offset) {
         const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, offset - pos), pos);
         if (bytesRead === 0) break;
-        line += countNewlines(buf.subarray(0, bytesRead));
+        line += countByte(buf, lineByte, 0, bytesRead);
         pos += bytesRead;
       }
       this.remember(file, offset, line);

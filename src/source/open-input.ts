@@ -7,7 +7,7 @@ import type { ChunkBuffers } from '../batching/chunk-buffers.js';
 import { chunkRecords, readStepFor } from '../batching/chunker.js';
 import { isNewlineFramed } from '../framing/formats.js';
 import { framerForTarget, sourceFramer } from '../framing/framer-for.js';
-import { readRange, splitFileRange, uncoveredRanges, type ByteRange } from './byte-ranges.js';
+import { fileLineEnd, readRange, recordEndRuleFor, splitFileRange, uncoveredRanges, type ByteRange } from './byte-ranges.js';
 import { rangeReader } from './byte-reader.js';
 import { compressionOf, fileBlocks } from './file-blocks.js';
 import { recordEndsFor } from './header.js';
@@ -54,6 +54,17 @@ export function readsInRanges(target: LoadTarget): boolean {
  */
 export async function openInput(target: LoadTarget, options: OpenOptions): Promise<OpenedInput> {
   const { chunkBytes } = options;
+  // Every chunk's records are framed by the file's line ending, from its first line.
+  // (A pipe is not read here: its framer finds the line ending in its first block.)
+  if (target.lineEnd === undefined && target.file !== '-' && compressionOf(target) === undefined && (target.format === 'text' || target.format === 'tbl' || target.format === 'csv') && (await fs.stat(target.file)).isFile()) {
+    const fh = await fs.open(target.file, 'r');
+    try {
+      const lineEnd = await fileLineEnd(fh, target);
+      if (lineEnd !== undefined) target = { ...target, lineEnd };
+    } finally {
+      await fh.close();
+    }
+  }
   const covered = options.covered ?? [];
   // Parquet: read by row group, its own reader; the ledger's ranges count rows.
   // Imported here, not at the top: the Parquet reader and its decompressors are ~40% of the bundle, and every other
@@ -88,7 +99,7 @@ export async function openInput(target: LoadTarget, options: OpenOptions): Promi
   const todos = uncoveredRanges(size, covered);
   for (const todo of options.share ? withinShare(todos, options.share) : todos) {
     const parts = Math.max(1, Math.min(options.workers, Math.ceil((todo.end - todo.start) / chunkBytes)));
-    ranges.push(...(await splitFileRange(fh, todo, parts)));
+    ranges.push(...(await splitFileRange(fh, todo, parts, recordEndRuleFor(target))));
   }
   let open = ranges.length;
   const closeOne = async (): Promise<void> => {
@@ -99,13 +110,13 @@ export async function openInput(target: LoadTarget, options: OpenOptions): Promi
     (async function* () {
       try {
         if (range.start === 0 && input.header !== undefined) {
-          yield* fromStart(readRange(fh, range, readStepFor(options.workers)), target, options);
+          yield* fromStart(readRange(fh, range, readStepFor(options.workers)), target, { ...options, endsInput: range.end === size });
           return;
         }
         // Read in place into the chunks' buffers; the first range drops a UTF-8 byte-order mark.
         const start = range.start === 0 ? await bomLength(fh) : range.start;
         const line = range.start === 0 ? 1 : undefined;
-        yield* chunkRecords(rangeReader(fh, { start, end: range.end }, target.file), { target, framer: framerForTarget(target), chunkBytes, startOffset: start, startLine: line, readStep: readStepFor(options.workers), ...(options.buffers ? { buffers: options.buffers } : {}) });
+        yield* chunkRecords(rangeReader(fh, { start, end: range.end }, target.file), { target, framer: framerForTarget(target, { endsInput: range.end === size }), chunkBytes, startOffset: start, startLine: line, readStep: readStepFor(options.workers), ...(options.buffers ? { buffers: options.buffers } : {}) });
       } finally {
         await closeOne();
       }
@@ -125,7 +136,7 @@ async function bomLength(fh: FileHandle): Promise<number> {
  * The input from its first byte: a UTF-8 byte-order mark dropped, then the header and
  * `--skip` records, then at most `--limit` records, framed into chunks.
  */
-async function* fromStart(blocks: AsyncIterable<Buffer>, target: LoadTarget, options: OpenOptions & { reopen?: () => AsyncIterable<Buffer> }): AsyncGenerator<Chunk> {
+async function* fromStart(blocks: AsyncIterable<Buffer>, target: LoadTarget, options: OpenOptions & { reopen?: () => AsyncIterable<Buffer>; endsInput?: boolean }): AsyncGenerator<Chunk> {
   const { chunkBytes, reopen } = options;
   const input = target.input ?? {};
   let rest: AsyncIterable<Buffer> = blocks;
@@ -147,5 +158,6 @@ async function* fromStart(blocks: AsyncIterable<Buffer>, target: LoadTarget, opt
     line += dropped.lines;
   }
   if (input.limit !== undefined) rest = takeRecords(rest, input.limit, recordEndsFor(target));
-  yield* chunkRecords(rest, { target, framer: framerForTarget(target), chunkBytes, startOffset: offset, startLine: line, readStep: readStepFor(options.workers), ...(options.buffers ? { buffers: options.buffers } : {}) });
+  // `endsInput: false`: a byte range that stops before the end of its file (a final `\.` there is no end).
+  yield* chunkRecords(rest, { target, framer: framerForTarget(target, options.endsInput === false ? { endsInput: false } : {}), chunkBytes, startOffset: offset, startLine: line, readStep: readStepFor(options.workers), ...(options.buffers ? { buffers: options.buffers } : {}) });
 }

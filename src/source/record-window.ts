@@ -1,16 +1,34 @@
-import { NEWLINE } from '../framing/framer.js';
+import { BACKSLASH, detectLineEnd, lineByte, type LineEnd } from '../framing/line-ends.js';
 
 /**
- * Finds record ends in raw input bytes, block after block: a newline for line formats, a
- * newline outside quotes for CSV (its state carries over from one block to the next).
+ * Finds record ends in raw input bytes, block after block: a newline (the input's line
+ * ending: `\r` when its first line ends so) for line formats, one no backslash escapes in
+ * COPY text, one outside quotes for CSV (its state carries over from one block to the next).
  * Used to drop a header, skip records and stop after a limit, exactly at record boundaries.
  */
 export class RecordEnds {
   private inQuote = false;
   /** Newlines passed so far (a CSV record may span several). */
   lines = 0;
+  /** The byte that ends a line: the input's line ending, from its first block when not given. */
+  private byte: number | undefined;
+  /** Text: the run of backslashes that ended the last block, inside the current record. */
+  private carry = 0;
+  private readonly text: boolean;
 
-  constructor(private readonly csv?: { quote: number; escape: number }) {}
+  /**
+   * `csv`: quotes keep line endings inside records. `options.text`: COPY text (and `.tbl`),
+   * where a backslash escapes the newline after it. `options.lineEnd`: the input's line
+   * ending (a bare `\r` input ends records at `\r`).
+   */
+  constructor(
+    private readonly csv?: { quote: number; escape: number },
+    options: { text?: boolean; lineEnd?: LineEnd | undefined } = {},
+  ) {
+    this.text = options.text === true && csv === undefined;
+    if (options.lineEnd !== undefined) this.byte = lineByte(options.lineEnd);
+    else if (!this.text && csv === undefined) this.byte = lineByte('nl'); // NDJSON: every \n
+  }
 
   /** Up to `n` record ends in `buf`: how many, and the index just past the last of them (0 for none). */
   take(buf: Buffer, n: number): { records: number; at: number } {
@@ -27,10 +45,29 @@ export class RecordEnds {
 
   /** Index just past the next record end at or after `from`, or -1 if the block ends first. */
   next(buf: Buffer, from: number): number {
+    const byte = (this.byte ??= lineByte(detectLineEnd(buf, false, this.csv) ?? 'nl'));
     if (this.csv === undefined) {
-      const nl = buf.indexOf(NEWLINE, from);
-      if (nl >= 0) this.lines++;
-      return nl < 0 ? -1 : nl + 1;
+      let i = buf.indexOf(byte, from);
+      while (i >= 0 && this.text) {
+        let k = i - 1;
+        while (k >= from && buf[k] === BACKSLASH) k--;
+        const run = i - 1 - k + (k < from ? this.carry : 0);
+        if ((run & 1) === 0) break;
+        this.lines++; // an escaped newline: a line, not a record end
+        this.carry = 0;
+        i = buf.indexOf(byte, i + 1);
+      }
+      if (i < 0) {
+        if (this.text) {
+          let k = buf.length - 1;
+          while (k >= from && buf[k] === BACKSLASH) k--;
+          this.carry = buf.length - 1 - k + (k < from ? this.carry : 0);
+        }
+        return -1;
+      }
+      this.carry = 0;
+      this.lines++;
+      return i + 1;
     }
     const { quote, escape } = this.csv;
     for (let i = from; i < buf.length; i++) {
@@ -38,10 +75,10 @@ export class RecordEnds {
       if (this.inQuote) {
         if (c === escape && escape !== quote && (buf[i + 1] === quote || buf[i + 1] === escape)) i++;
         else if (c === quote) this.inQuote = false;
-        else if (c === NEWLINE) this.lines++;
+        else if (c === byte) this.lines++;
       } else if (c === quote) {
         this.inQuote = true;
-      } else if (c === NEWLINE) {
+      } else if (c === byte) {
         this.lines++;
         return i + 1;
       }

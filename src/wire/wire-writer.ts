@@ -15,6 +15,7 @@ import { planWire, type WirePlan } from './wire-plan.js';
 import { isLocalHost } from './auto-rule.js';
 import type { TableWire, WireChoice } from './wire-report.js';
 import type { TypedTuples } from './typed-rows.js';
+import { BACKSLASH, escapedAt } from '../framing/line-ends.js';
 
 /** What one connection keeps: its session's facts, its output buffer (reused chunk after chunk), a splitter per table. */
 interface ConnectionState {
@@ -251,7 +252,9 @@ function textPieces(data: Buffer, splitter: RecordSplitter): NextPiece {
   let at = 0;
   return (piece) => {
     if (at >= data.length) return undefined;
-    const next = at + PIECE_TEXT_BYTES >= data.length ? -1 : data.indexOf(NEWLINE, at + PIECE_TEXT_BYTES - 1);
+    let next = at + PIECE_TEXT_BYTES >= data.length ? -1 : data.indexOf(NEWLINE, at + PIECE_TEXT_BYTES - 1);
+    // A newline a backslash escapes is inside a value (COPY text): the piece ends at the next one.
+    while (next > at && data[next - 1] === BACKSLASH && escapedAt(data, next, at)) next = data.indexOf(NEWLINE, next + 1);
     const end = next < 0 ? data.length : next + 1;
     piece.reserve(2 * (end - at) + 64);
     const encoded = splitter.encode(data.subarray(at, end), piece, at > 0);

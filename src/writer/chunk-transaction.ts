@@ -146,12 +146,27 @@ export async function commitChunk(client: pg.Client, chunk: Chunk, ctx: ChunkTra
 }
 
 /**
- * A record the framer could not frame (a malformed NDJSON line): rejected like a row the
- * server refuses, verbatim, and its chunk's ledger row committed with the reject, so a
- * resume neither loads nor rejects it twice.
+ * A record the framer could not frame (a malformed NDJSON line, a text record COPY would
+ * read otherwise alone than in the whole file): rejected like a row the server refuses,
+ * verbatim, and its chunk's ledger row committed with the reject, so a resume neither
+ * loads nor rejects it twice. The end-of-data marker at the end of the input is counted as
+ * skipped the same way.
  */
 async function commitUnframable(client: pg.Client, chunk: Chunk, why: Unframable, ctx: ChunkTransactionContext): Promise<ChunkOutcome> {
   const { budget } = ctx;
+  if (why.skip) {
+    // The end-of-data marker at the end of the input: read, neither loaded nor rejected.
+    await client.query('BEGIN');
+    try {
+      await ctx.ledger.record(client, chunk, { loaded: 0, rejected: 0, skipped: 1 }, []);
+      ctx.onCommit?.();
+      await client.query('COMMIT');
+      return { loaded: 0, skipped: 1, rejects: [] };
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  }
   const line = chunk.location.firstLine ?? (await ctx.firstLineOf(chunk));
   const reject: RejectedRow = {
     file: chunk.location.file,
@@ -159,7 +174,7 @@ async function commitUnframable(client: pg.Client, chunk: Chunk, why: Unframable
     byteOffset: chunk.location.byteOffset,
     sqlstate: undefined,
     column: undefined,
-    message: `cannot be read as ${chunk.target.format === 'ndjson' ? 'an NDJSON line' : 'a record'}${why.character !== undefined ? ` (at character ${why.character})` : ''}: ${why.message}`,
+    message: chunk.target.format === 'ndjson' ? `cannot be read as an NDJSON line${why.character !== undefined ? ` (at character ${why.character})` : ''}: ${why.message}` : why.message,
     record: await chunkSource(chunk),
   };
   if (!budget.fits(1)) throw budget.exceeded();

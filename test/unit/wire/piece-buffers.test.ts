@@ -73,3 +73,24 @@ describe('binary pieces: reused buffers', () => {
     assert.ok(c === a || c === b);
   });
 });
+
+describe('binary pieces: cut where a record ends', () => {
+  it('a newline a backslash escapes at the piece boundary stays inside its value', async () => {
+    const textFormat: SplitFormat = { csv: false, delimiter: 0x09, null: Buffer.from('\\N'), quote: 0x22, escape: 0x22 };
+    const textSplitter = (): RecordSplitter => new RecordSplitter(textFormat, ['int4', 'text'].map((t) => encoderFor({ typname: t, typmod: -1, oid: 0 }, session)!));
+    let text = '';
+    let i = 0;
+    while (text.length < 65000) text += `${++i}\tname ${i}\n`;
+    // The escaped newline right where the first piece would end (64 KB from the start).
+    const prefix = `${++i}\t`;
+    text += `${prefix}${'x'.repeat(65535 - text.length - prefix.length - 1)}\\\ny\n`;
+    assert.equal(text.indexOf('\\\n') + 1, 65535);
+    for (let k = 0; k < 2000; k++) text += `${++i}\tname ${i}\n`;
+    const data = Buffer.from(text);
+    const r = await encodePieces(data, textSplitter(), new WireBuffer(), async (piece) => {
+      piece.pos = 0;
+      return piece;
+    });
+    assert.equal(r, i, 'every record encoded, none refused');
+  });
+});
