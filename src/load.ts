@@ -78,8 +78,10 @@ export interface LoadReporter {
   chunkLoaded?(info: { chunk: Chunk; rows: number; result: ChunkResult; seconds: number; counters: LoadCounters }): void;
   /** Every row of the table's inputs is in (its chunks counted): its keys may be built while other tables still load. */
   tableLoaded?(table: string): void;
-  /** Something the user should know before the load goes on (e.g. the same file was loaded before, differently). */
+  /** Something the user should know before the load goes on (e.g. the table was emptied by crash recovery). */
   note?(message: string): void;
+  /** Something that may be a mistake with the user's data, shown even under -q (e.g. the same file was loaded before, differently: its rows go in again). */
+  warning?(message: string): void;
   /** A chunk's connection or server went away; it is retried on a fresh connection. */
   retrying?(info: { chunk: Chunk; error: unknown; attempt: number; waitMs: number }): void;
 }
@@ -159,7 +161,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
         if (input.file === '-' || (covered.get(input.file)?.ranges.length ?? 0) > 0) continue;
         const others = await otherLoadsOfFile(control, loadId, input);
         if (others.length > 0) {
-          reporter.note?.(`${input.file} was loaded into ${input.tableName} before (load ${others.join(', ')}) when it was a different file (size, mtime or content); this is a new load of all its rows (--truncate replaces the table's rows instead)`);
+          reporter.warning?.(`${input.file} was loaded into ${input.tableName} before (load ${others.join(', ')}) when it was a different file (size, mtime or content); this is a new load of all its rows, beside the rows already there (--truncate replaces the table's rows instead)`);
         }
       }
     }

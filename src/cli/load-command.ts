@@ -111,6 +111,10 @@ Examples:
       note(message) {
         if (say) process.stderr.write(`pgsurge: note: ${message}\n`);
       },
+      // A warning is not progress: -q and --json (whose stdout is the summary) show it too.
+      warning(message) {
+        process.stderr.write(`pgsurge: warning: ${message}\n`);
+      },
       retrying(info) {
         if (!say) return;
         const { file, byteOffset } = info.chunk.location;
