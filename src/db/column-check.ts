@@ -17,8 +17,11 @@ export async function tableColumnCount(client: pg.Client, tableOid: number): Pro
 const FIRST_READ = 64 * 1024;
 const MAX_READ = 16 * 1024 * 1024;
 
-/** The first record of a file in the writer's wire format, or undefined for an empty file. */
-export async function firstRecord(input: LoadTarget): Promise<Buffer | undefined> {
+/**
+ * The record at `index` (0: the first) of a file in the writer's wire format, or undefined
+ * when the file has no such record (or it lies past the first 16 MB).
+ */
+export async function firstRecord(input: LoadTarget, index = 0): Promise<Buffer | undefined> {
   const framer = framerFor(input.format);
   const fh = await fs.open(input.file, 'r');
   try {
@@ -27,9 +30,11 @@ export async function firstRecord(input: LoadTarget): Promise<Buffer | undefined
       const { bytesRead } = await fh.read(buf, 0, want, 0);
       const eof = bytesRead < want || want >= MAX_READ;
       const framed = framer.frame(buf.subarray(0, bytesRead), eof);
-      if (framed.records > 0) {
+      // Stopped at the read limit, not at the file's end: the last record framed may be cut short.
+      const cut = eof && bytesRead === want;
+      if (framed.records > index && !(cut && index > 0 && framed.records === index + 1)) {
         const spans = framer.recordSpans(framed.out);
-        return framed.out.subarray(0, spans.ends[0]);
+        return framed.out.subarray(index === 0 ? 0 : spans.ends[index - 1], spans.ends[index]);
       }
       if (eof) return undefined;
     }
@@ -74,12 +79,16 @@ export async function checkColumnCount(client: pg.Client, input: LoadTarget, tab
   if (options.delimiter !== undefined || options.quote !== undefined || options.escape !== undefined || options.encoding !== undefined) return;
   const st = await fs.stat(input.file);
   if (!st.isFile()) return;
-  const record = await firstRecord(input);
+  // The header line is left out whatever it holds (COPY's HEADER does not count its fields), and so are --skip's records.
+  const header = options.header !== undefined ? 1 : 0;
+  const index = header + (options.skip ?? 0);
+  const record = await firstRecord(input, index);
   if (record === undefined) return;
   const expected = input.columns?.length ?? (await tableColumnCount(client, tableOid));
   const found = countFields(record, input.format);
   if (found !== expected) {
-    throw new LoadError('bad-input', `${input.file}:1: table ${tableName} has ${expected} column${expected === 1 ? '' : 's'}, the first record has ${found} field${found === 1 ? '' : 's'} (format ${input.format})`, {
+    const which = index === 0 ? `${input.file}:1: table ${tableName} has ${expected} column${expected === 1 ? '' : 's'}, the first record has` : `${input.file}: table ${tableName} has ${expected} column${expected === 1 ? '' : 's'}, the first record loaded (record ${index + 1}, after ${header ? 'the header' : ''}${header && options.skip ? ' and ' : ''}${options.skip ? `--skip ${options.skip}` : ''}) has`;
+    throw new LoadError('bad-input', `${which} ${found} field${found === 1 ? '' : 's'} (format ${input.format})`, {
       hint: 'check the table (-t), the format (-f) and the file; nothing was loaded',
     });
   }

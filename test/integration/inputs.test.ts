@@ -5,7 +5,9 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
-import { closeTestSchema, digest, freshSchema, runCli, tableRecords, testClient, testUrl, openTestSchema } from '../helpers/test-db.js';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { closeTestSchema, copyFrom, digest, freshSchema, runCli, tableRecords, testClient, testUrl, openTestSchema } from '../helpers/test-db.js';
 
 const SCHEMA = 'it_inputs';
 let client: pg.Client;
@@ -216,6 +218,31 @@ describe('headers, column lists, delimiters, NULL strings, quotes', () => {
       const r = await runCli(['load', file, '--header', '--truncate', '-w', workers, '--chunk-size', '1KB', ...db()]);
       assert.equal(r.code, 0, r.stderr);
       await expectTable('people', lines.map((l) => l.replace(/\|$/, '').replace(/\|/g, '\t')));
+    }
+  });
+
+  it('--header skips a title line of any width, as COPY (HEADER) does: the data loads as the server loads it', async () => {
+    const data = Array.from({ length: 300 }, (_, i) => ({ id: i + 1, name: `name, ${i + 1}`, city: `city ${i % 7}` }));
+    const cases: { name: string; content: string; copy: string }[] = [
+      { name: 'title.csv', content: `People export 2024\n${data.map((r) => `${r.id},"${r.name}",${r.city}`).join('\n')}\n`, copy: '(FORMAT csv, HEADER)' },
+      { name: 'title.txt', content: `a\tb\tc\td\te\n${data.map((r) => `${r.id}\t${r.name}\t${r.city}`).join('\n')}\n`, copy: '(FORMAT text, HEADER)' },
+      { name: 'title.tbl', content: `people|\n${data.map((r) => `${r.id}|${r.name}|${r.city}|`).join('\n')}\n`, copy: '' },
+    ];
+    await client.query(`CREATE TABLE ${SCHEMA}.people_by_server (LIKE ${SCHEMA}.people)`);
+    for (const c of cases) {
+      const file = await writeFile(c.name, c.content);
+      const r = await runCli(['load', file, '-t', 'people', '--header', '--truncate', '-w', '2', '--json', '--db', testUrl(), '--schema', SCHEMA]);
+      assert.equal(r.code, 0, `${c.name}: ${r.stderr}`);
+      const s = JSON.parse(r.stdout.trim().split('\n').at(-1)!);
+      assert.deepEqual([s.total.read, s.total.loaded, s.total.rejected, s.total.skipped], [300, 300, 0, 0], `${c.name}: read = loaded + rejected + skipped`);
+      // The server's own COPY of the same bytes (a .tbl is text with '|' and a trailing '|' per line: the server reads it with the header cut off by hand).
+      await client.query(`TRUNCATE ${SCHEMA}.people_by_server`);
+      const bytes = c.copy === '' ? c.content.slice(c.content.indexOf('\n') + 1).replace(/\|$/gm, '') : c.content;
+      const sql = `COPY ${SCHEMA}.people_by_server FROM STDIN ${c.copy === '' ? "(FORMAT text, DELIMITER '|')" : c.copy}`;
+      await pipeline(Readable.from([Buffer.from(bytes)]), client.query(copyFrom(sql)));
+      const server = await tableRecords(client, `${SCHEMA}.people_by_server`, TEXT);
+      assert.equal(server.length, 300);
+      assert.equal(digest(await tableRecords(client, `${SCHEMA}.people`, TEXT)), digest(server), `${c.name}: the table equals the server's COPY of the file`);
     }
   });
 
