@@ -24,7 +24,7 @@ import { partLabel, type LoadPart } from './parts/load-part.js';
 import { checkPartOptions, lockLoad, partRejectPath, partShares } from './parts/part-load.js';
 import { LoadCounters, type LoadSummary } from './metrics/load-counters.js';
 import { DEFAULT_MAX_REJECTS, RejectBudget } from './rejects/reject-budget.js';
-import { RejectFile, rejectPathFor } from './rejects/reject-file.js';
+import { claimRejectPath, RejectFile, rejectPathFor } from './rejects/reject-file.js';
 import { LineIndex } from './source/line-index.js';
 import { openInput } from './source/open-input.js';
 import { ChunkBuffers } from './batching/chunk-buffers.js';
@@ -126,6 +126,16 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
       await lockLoad(control, loadId, part?.label);
       await waitForEarlierRun(control, workerNamePrefix(loadId, part?.label));
     }
+    // Reject files, chosen before the ledger hears of this run: never another load's file, this load's own (a resume rewrites it) or a free one.
+    const rejectPaths = new Map<string, string>();
+    const claimed = new Map<string, string>();
+    for (const input of inputs) {
+      // Parts on one host must not write one file: each has its own.
+      const named = partRejectPath(rejectPathFor(input, options, loadId), options.part);
+      let p = claimed.get(named);
+      if (p === undefined) claimed.set(named, (p = await claimRejectPath(named, { loadId, withLedger, explicit: options.rejectFile !== undefined })));
+      rejectPaths.set(input.file, p);
+    }
     // Crash recovery empties an unlogged table but keeps its file: the ledger's rows about it are void, load it all again.
     const unlogged = new Map<number, string>();
     if (withLedger) {
@@ -170,9 +180,8 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     const rejectFiles = new Map<string, RejectFile>();
     const rejectFileOf = new Map<string, RejectFile>();
     for (const input of inputs) {
-      // Parts on one host must not write one file: each has its own.
-      const p = partRejectPath(rejectPathFor(input, options), options.part);
-      if (!rejectFiles.has(p)) rejectFiles.set(p, new RejectFile(p));
+      const p = rejectPaths.get(input.file)!;
+      if (!rejectFiles.has(p)) rejectFiles.set(p, new RejectFile(p, loadId));
       rejectFileOf.set(input.file, rejectFiles.get(p)!);
     }
     const earlierRejects = await writeRejectFiles(control, ledger, inputs, rejectFiles, rejectFileOf);

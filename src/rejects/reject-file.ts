@@ -2,13 +2,62 @@ import { promises as fs } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { LoadTarget } from '../batching/chunk.js';
+import { LoadError } from '../db/load-error.js';
 import type { RejectedRow } from '../ledger/ledger.js';
 
-/** Where a table's rejected rows go: `--reject-file`, else `<table>.rejects` in `--reject-dir`, beside the input, or (stdin) here. */
-export function rejectPathFor(input: LoadTarget, options: { rejectFile?: string; rejectDir?: string }, cwd: string = process.cwd()): string {
+/**
+ * Where a table's rejected rows go: `--reject-file`, else `<table>.<load id>.rejects` in
+ * `--reject-dir`, beside the input, or (stdin) here. The load id in the name keeps two loads
+ * of one table from sharing a file; a resumed load has the same id, so its file holds every
+ * run's rejected rows.
+ */
+export function rejectPathFor(input: LoadTarget, options: { rejectFile?: string; rejectDir?: string }, loadId: string, cwd: string = process.cwd()): string {
   if (options.rejectFile !== undefined) return path.resolve(cwd, options.rejectFile);
   const dir = options.rejectDir ?? (input.file === '-' ? cwd : path.dirname(path.resolve(cwd, input.file)));
-  return path.resolve(cwd, dir, `${safeFileName(input.table)}.rejects`);
+  return path.resolve(cwd, dir, `${safeFileName(input.table)}.${safeFileName(loadId)}.rejects`);
+}
+
+/** The first line of a reject file's log: which load wrote the file. */
+const OWNER_PREFIX = '# pgsurge load ';
+
+/**
+ * Who holds a reject file: `free` (neither it nor its log has a byte), the id of the load
+ * whose log it is, or `unknown` (rows without a log, a log of an older pgsurge, a file of
+ * the user's own).
+ */
+export async function rejectFileOwner(file: string): Promise<'free' | 'unknown' | { loadId: string }> {
+  const size = async (p: string): Promise<number> => (await fs.stat(p).catch(() => undefined))?.size ?? 0;
+  if ((await size(file)) === 0 && (await size(`${file}.log`)) === 0) return 'free';
+  const head = await fs.readFile(`${file}.log`, 'utf8').then((t) => t.slice(0, 300), () => '');
+  const first = head.split('\n', 1)[0]!;
+  return first.startsWith(OWNER_PREFIX) ? { loadId: first.slice(OWNER_PREFIX.length) } : 'unknown';
+}
+
+/**
+ * The reject file a load writes, never one that holds another load's rows: the file as named
+ * when it is free, or when it is this load's own from an earlier run (then rewritten from
+ * the ledger, every run's rows). Without the ledger nothing can be rewritten, so only a free
+ * file is taken. When the named file is taken, a default name gets `-2`, `-3`… before
+ * `.rejects`; a `--reject-file` the user named stops the load before anything is written.
+ */
+export async function claimRejectPath(file: string, options: { loadId: string; withLedger: boolean; explicit: boolean }): Promise<string> {
+  const mine = async (candidate: string): Promise<boolean> => {
+    const owner = await rejectFileOwner(candidate);
+    return owner === 'free' || (options.withLedger && typeof owner === 'object' && owner.loadId === options.loadId);
+  };
+  if (await mine(file)) return file;
+  if (options.explicit) {
+    const owner = await rejectFileOwner(file);
+    const whose = typeof owner === 'object' ? `the rejected rows of load ${owner.loadId}` : 'rows pgsurge did not write for this load';
+    throw new LoadError('bad-option', `--reject-file ${file} already holds ${whose}${options.withLedger ? '' : ' (without the ledger a load cannot take over a reject file)'}: it is left as it is`, {
+      hint: 'give another --reject-file, or move that file (and its .log) away first',
+    });
+  }
+  const base = file.endsWith('.rejects') ? file.slice(0, -'.rejects'.length) : file;
+  for (let n = 2; ; n++) {
+    const candidate = `${base}-${n}.rejects`;
+    if (await mine(candidate)) return candidate;
+  }
 }
 
 /**
@@ -36,7 +85,11 @@ export class RejectFile {
   private count = 0;
   private failure: Error | undefined;
 
-  constructor(readonly path: string) {}
+  /** `owner`: the load id written at the top of the log, so a later load knows whose file this is. */
+  constructor(
+    readonly path: string,
+    private readonly owner?: string,
+  ) {}
 
   get logPath(): string {
     return `${this.path}.log`;
@@ -103,7 +156,7 @@ export class RejectFile {
       const log = await fs.open(this.logPath, 'a', 0o600);
       // An existing file keeps its mode on open: make sure no one else can read rejected rows.
       await Promise.all([rows.chmod(0o600), log.chmod(0o600)]);
-      if ((await log.stat()).size === 0) await log.write(LOG_HEADER);
+      if ((await log.stat()).size === 0) await log.write(`${this.owner === undefined ? '' : `${OWNER_PREFIX}${this.owner}\n`}${LOG_HEADER}`);
       return { rows, log };
     })();
     return this.handles;

@@ -76,7 +76,7 @@ describe('--part K/N: one load split over several processes', () => {
     assert.deepEqual(await tableDigest('split'), { count: good, digest: expected });
     assert.deepEqual(await assertLedgerTiles('split-a', size), new Set(['1/3', '2/3', '3/3']));
     // Each part rebuilt a reject file of its own from its own ledger rows: the two bad rows, once in all.
-    const rejects = await Promise.all([1, 2, 3].map((k) => fs.readFile(path.join(dir, `split.part${k}of3.rejects`), 'utf8').catch(() => '')));
+    const rejects = await Promise.all([1, 2, 3].map((k) => fs.readFile(path.join(dir, `split.split-a.part${k}of3.rejects`), 'utf8').catch(() => '')));
     assert.equal(rejects.join('').split('\n').filter((l) => l !== '').length, 2);
     const s = await status('split-a');
     assert.deepEqual(s.parts.map((p) => p.part), ['1/3', '2/3', '3/3']);
