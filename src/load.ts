@@ -33,6 +33,7 @@ import { copyWriter } from './writer/copy-writer.js';
 import { citusLoad } from './db/citus-load.js';
 import { planRouting, type CitusRoute, type RoutingPlan } from './citus/plan-routing.js';
 import type { TableWire } from './wire/wire-report.js';
+import { formatCount } from './report/format-count.js';
 
 export interface LoadOptions {
   readonly workers: number;
@@ -250,7 +251,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
 
     const writer = citus ? citus.writer(options.writer ?? copyWriter) : (options.writer ?? copyWriter);
     const lineIndex = new LineIndex();
-    const budget = new RejectBudget(options.maxRejects ?? DEFAULT_MAX_REJECTS, earlierRejects);
+    const budget = new RejectBudget(options.maxRejects ?? DEFAULT_MAX_REJECTS, earlierRejects, withLedger);
     const signal = options.signal ?? new AbortController().signal;
     let firstError: unknown;
     const stopping = (): boolean => firstError !== undefined || signal.aborted;
@@ -350,13 +351,13 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
       return new LoadStopped(error, { ...summary(), ...(ledgerHolds !== undefined ? { ledger: ledgerHolds } : {}) }, withLedger ? loadId : undefined);
     };
     const incomplete = [...rejectFiles.values()].find((f) => f.failed !== undefined);
-    if (incomplete) throw await stopped(rejectFileFailed(incomplete, withLedger));
+    if (incomplete) throw await stopped(rejectFileFailed(incomplete, withLedger, summary().total.loaded));
     if (signal.aborted) {
       throw await stopped(new LoadError('interrupted', 'interrupted: the chunks in flight were rolled back; the chunks committed before stay in the table'));
     }
     if (firstError !== undefined) {
       const error = firstError instanceof LoadError ? firstError : await describeFailure(firstError);
-      throw await stopped(error.code === 'too-many-rejects' ? whereRejectsAre(error, [...rejectFiles.values()], firstError) : error);
+      throw await stopped(error.code === 'too-many-rejects' ? whereRejectsAre(error, [...rejectFiles.values()], firstError, withLedger) : error);
     }
     // Rows sent straight to shards that moved meanwhile may be lost or doubled: said, not summed up as a success.
     if (routing) await withLiveClient(control, target, (c) => routing.checkUnmoved(c)).catch(async (error: unknown) => {
@@ -458,7 +459,7 @@ async function checkUnloggedKept(client: pg.Client, serverStart: string, unlogge
  * `--max-rejects` stopped the load: the chunk that went over was rolled back, so its rejected
  * rows are nowhere yet; say that, and where the rows rejected before it are (or that none are).
  */
-function whereRejectsAre(error: LoadError, files: readonly RejectFile[], cause: unknown): LoadError {
+function whereRejectsAre(error: LoadError, files: readonly RejectFile[], cause: unknown, withLedger: boolean): LoadError {
   const location = (cause as { pgsurgeLocation?: Chunk['location'] }).pgsurgeLocation;
   const chunk = location ? `the chunk at ${location.file} bytes ${location.byteOffset}–${location.byteOffset + location.byteLength}` : 'the chunk that went over the limit';
   const written = files.filter((f) => f.written > 0);
@@ -466,18 +467,25 @@ function whereRejectsAre(error: LoadError, files: readonly RejectFile[], cause: 
     written.length > 0
       ? `the ${written.reduce((n, f) => n + f.written, 0)} rows rejected by chunks that committed are in ${written.map((f) => f.path).join(', ')} (why: .log beside it)`
       : 'no reject file was written: no chunk with rejected rows committed before it';
-  return new LoadError(error.code, `${error.message}; ${chunk} was rolled back, so its rejected rows are not in any reject file (a resume finds them again); ${where}`, { ...error.details });
+  const again = withLedger ? 'a resume finds them again' : 'without the ledger nothing keeps them: loading the input again finds them';
+  return new LoadError(error.code, `${error.message}; ${chunk} was rolled back, so its rejected rows are not in any reject file (${again}); ${where}`, { ...error.details });
 }
 
 /** A reject file that could not be written in full (a full disk): the load fails, and says what is where. */
-function rejectFileFailed(file: RejectFile, withLedger: boolean): LoadError {
+function rejectFileFailed(file: RejectFile, withLedger: boolean, loaded: number): LoadError {
   const why = file.failed!.message;
-  return new LoadError('chunk-failed', `could not write the reject file ${file.path}: ${why}; the reject file is INCOMPLETE (it holds ${file.written} row${file.written === 1 ? '' : 's'}, then nothing)`, {
-    hint: withLedger
-      ? 'free space there (or give --reject-file elsewhere), then resume: every rejected row is kept in the ledger (pgsurge.rejects) and the reject file is written again in full'
-      : 'free space there, then load again: without the ledger the rejected rows not in the file are not kept anywhere',
-    cause: file.failed,
-  });
+  const rows = (n: number): string => `${formatCount(n)} row${n === 1 ? '' : 's'}`;
+  const holds = `it holds ${file.written} of the ${rows(file.wanted)} rejected${file.endsCut ? ', then part of the next' : ''}${file.logged < file.written ? `; its .log gives the reason for ${file.logged} of them` : ''}`;
+  return new LoadError(
+    'chunk-failed',
+    `could not write the reject file ${file.path}: ${why}; the reject file is INCOMPLETE (${holds}); the load stopped there: the ${rows(loaded)} loaded by committed chunks stay in the table, the chunks in flight were rolled back`,
+    {
+      hint: withLedger
+        ? 'free space there (or give --reject-file elsewhere), then resume: every rejected row is kept in the ledger (pgsurge.rejects) and the reject file is written again in full'
+        : `without the ledger the ${rows(file.wanted - file.written)} missing from the file are kept nowhere, and the load cannot be resumed: free space there, then load the input again with --truncate (without it the rows loaded would go in twice)`,
+      cause: file.failed,
+    },
+  );
 }
 
 /** Runs `fn` on the control connection, or on a fresh one if the server restarted under it. */

@@ -83,6 +83,12 @@ export class RejectFile {
   private handles: Promise<{ rows: FileHandle; log: FileHandle }> | undefined;
   private tail: Promise<void> = Promise.resolve();
   private count = 0;
+  /** Rows handed to `append` since the file was started: what it should hold. */
+  private asked = 0;
+  /** A failed write left part of a row at the end. */
+  private cut = false;
+  /** Rows whose line is in the log. */
+  private loggedRows = 0;
   private failure: Error | undefined;
 
   /** `owner`: the load id written at the top of the log, so a later load knows whose file this is. */
@@ -95,8 +101,24 @@ export class RejectFile {
     return `${this.path}.log`;
   }
 
+  /** Whole rows in the file (after a failed write, those it holds before the cut). */
   get written(): number {
     return this.count;
+  }
+
+  /** Rows this file was asked to hold; more than `written` once a write failed. */
+  get wanted(): number {
+    return this.asked;
+  }
+
+  /** Rows whose reason is in the log: fewer than `written` when the log's write failed. */
+  get logged(): number {
+    return this.loggedRows;
+  }
+
+  /** A failed write left part of a row after the last whole one. */
+  get endsCut(): boolean {
+    return this.cut;
   }
 
   /** The first write that failed (a full disk): the file is incomplete from there on. */
@@ -108,6 +130,9 @@ export class RejectFile {
   async clear(): Promise<void> {
     await this.close();
     this.count = 0;
+    this.asked = 0;
+    this.loggedRows = 0;
+    this.cut = false;
     this.failure = undefined;
     await fs.rm(this.path, { force: true });
     await fs.rm(this.logPath, { force: true });
@@ -115,15 +140,31 @@ export class RejectFile {
 
   append(rows: readonly RejectedRow[]): Promise<void> {
     if (rows.length === 0) return this.tail;
+    this.asked += rows.length;
     const next = this.tail.then(async () => {
       // After a failed write the file is incomplete: nothing more goes in (it would have a hole).
       if (this.failure) throw this.failure;
       try {
         const { rows: rf, log } = await this.open();
         const records = rows.map((r) => (r.record[r.record.length - 1] === 0x0a ? r.record : Buffer.concat([r.record, Buffer.from('\n')])));
-        await writeAll(rf, Buffer.concat(records));
-        await writeAll(log, Buffer.from(rows.map(logLine).join('')));
+        try {
+          await writeAll(rf, Buffer.concat(records));
+        } catch (error) {
+          // What reached the file before the write failed: whole rows, and maybe part of one.
+          let left = (error as { bytesWritten?: number }).bytesWritten ?? 0;
+          for (const r of records) {
+            if (left < r.length) {
+              this.cut = left > 0;
+              break;
+            }
+            left -= r.length;
+            this.count++;
+          }
+          throw error;
+        }
         this.count += rows.length;
+        await writeAll(log, Buffer.from(rows.map(logLine).join('')));
+        this.loggedRows += rows.length;
       } catch (error) {
         this.failure ??= error as Error;
         throw error;
@@ -153,22 +194,34 @@ export class RejectFile {
       await fs.mkdir(path.dirname(this.path), { recursive: true });
       // Append: `clear()` starts a file afresh; rows written earlier in this run stay.
       const rows = await fs.open(this.path, 'a', 0o600);
-      const log = await fs.open(this.logPath, 'a', 0o600);
-      // An existing file keeps its mode on open: make sure no one else can read rejected rows.
-      await Promise.all([rows.chmod(0o600), log.chmod(0o600)]);
-      if ((await log.stat()).size === 0) await log.write(`${this.owner === undefined ? '' : `${OWNER_PREFIX}${this.owner}\n`}${LOG_HEADER}`);
+      let log: FileHandle | undefined;
+      try {
+        log = await fs.open(this.logPath, 'a', 0o600);
+        // An existing file keeps its mode on open: make sure no one else can read rejected rows.
+        await Promise.all([rows.chmod(0o600), log.chmod(0o600)]);
+        if ((await log.stat()).size === 0) await writeAll(log, Buffer.from(`${this.owner === undefined ? '' : `${OWNER_PREFIX}${this.owner}\n`}${LOG_HEADER}`));
+      } catch (error) {
+        // A full disk can refuse the log's first line: the handles are closed here, as nothing else holds them.
+        await Promise.allSettled([rows.close(), log?.close()]);
+        throw error;
+      }
       return { rows, log };
     })();
     return this.handles;
   }
 }
 
-/** `write` may write less than asked (a nearly full disk): go on until all is written, or it fails. */
+/** `write` may write less than asked (a nearly full disk): go on until all is written, or it fails (with `bytesWritten`: how far it got). */
 async function writeAll(fh: FileHandle, buf: Buffer): Promise<void> {
-  for (let at = 0; at < buf.length; ) {
-    const { bytesWritten } = await fh.write(buf, at, buf.length - at);
-    if (bytesWritten === 0) throw Object.assign(new Error('no space left on device (a write wrote nothing)'), { code: 'ENOSPC' });
-    at += bytesWritten;
+  let at = 0;
+  try {
+    while (at < buf.length) {
+      const { bytesWritten } = await fh.write(buf, at, buf.length - at);
+      if (bytesWritten === 0) throw Object.assign(new Error('no space left on device (a write wrote nothing)'), { code: 'ENOSPC' });
+      at += bytesWritten;
+    }
+  } catch (error) {
+    throw Object.assign(error as Error, { bytesWritten: at });
   }
 }
 

@@ -412,8 +412,24 @@ describe('exactly once: holes found by a hostile tester (issue 15)', () => {
       assert.match(r.stderr, /every rejected row is kept in the ledger/);
       const good = ids.filter((id) => !bad(id)).map((id) => `${id}|value ${id}`);
       // Stopped part way: the table holds what the ledger says, no more.
-      const ledger = await client.query(`SELECT coalesce(sum(rows_loaded), 0)::int AS l FROM pgsurge.chunks WHERE table_oid = '${q}'::regclass`);
+      const ledger = await client.query(`SELECT coalesce(sum(rows_loaded), 0)::int AS l, coalesce(sum(rows_rejected), 0)::int AS r FROM pgsurge.chunks WHERE table_oid = '${q}'::regclass`);
       assert.equal((await state(q)).count, ledger.rows[0].l);
+      // The message says what the file holds (its whole rows), of how many, and what stays loaded.
+      const whole = (await fs.readFile(path.join(mnt, 'full.rejects'), 'utf8')).split('\n').length - 1;
+      const said = /INCOMPLETE \(it holds (\d+) of the (\d+) rows? rejected/.exec(r.stderr);
+      assert.ok(said, r.stderr);
+      assert.deepEqual([Number(said[1]), Number(said[2])], [whole, ledger.rows[0].r], r.stderr);
+      assert.ok(whole > 0, 'the disk took some rows before it was full');
+      assert.match(r.stderr, new RegExp(`the ${ledger.rows[0].l} rows loaded by committed chunks stay in the table, the chunks in flight were rolled back`));
+      // Without the ledger nothing keeps the rows the file lacks, and there is no resume: the message says so.
+      const qn = await table('full_nl');
+      const nl = await runCli(['load', file, '-t', 'full_nl', '-f', 'csv', '--chunk-size', '8KB', '--max-rejects', '10000', '--no-ledger', '--reject-file', path.join(mnt, 'nl.rejects'), ...target()]);
+      assert.equal(nl.code, 1, nl.stderr);
+      const nlSaid = /INCOMPLETE \(it holds 0 of the (\d+) rows? rejected\); the load stopped there: the (\d+) rows? loaded by committed chunks stay/.exec(nl.stderr);
+      assert.ok(nlSaid, nl.stderr);
+      assert.equal(Number(nlSaid[2]), (await state(qn)).count);
+      assert.match(nl.stderr, new RegExp(`hint: without the ledger the ${nlSaid[1]} rows? missing from the file are kept nowhere, and the load cannot be resumed: .* --truncate`));
+      assert.doesNotMatch(nl.stderr, /then resume|resume with|a resume/);
       await new Promise((resolve) => spawn('umount', [mnt], { stdio: 'ignore' }).on('close', resolve));
       // Room again: the same command (it resumes) writes the whole reject file from the ledger.
       const again = await runCli(args);

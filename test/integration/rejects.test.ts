@@ -157,6 +157,17 @@ describe('a corrupted input: exactly the damaged lines are rejected, verbatim, a
     const r2 = await runCli(['load', file, '-t', 'lineitem', '--no-ledger', '--resume', ...db()]);
     assert.equal(r2.code, 2);
     assert.match(r2.stderr, /--resume and --load-id need the ledger/);
+    // Stopped by --max-rejects: nothing promises a resume that cannot be; it says what to do instead.
+    const r3 = await runCli(['load', file, '-t', 'lineitem', '--truncate', '-w', '1', '--chunk-size', '4KB', '--no-ledger', '--max-rejects', '1', ...db()]);
+    assert.equal(r3.code, 1, r3.stderr);
+    const c3 = summaryCounts(r3.stdout, 'lineitem');
+    assert.equal(c3.read, c3.loaded + c3.rejected + c3.skipped);
+    assert.equal((await tableDigest(`${SCHEMA}.lineitem`)).count, c3.loaded);
+    assert.match(r3.stderr, /more than 1 rows rejected/);
+    assert.match(r3.stderr, /without the ledger nothing keeps them/);
+    assert.match(r3.stderr, /hint: .*without the ledger the load cannot be resumed: .*--truncate/);
+    assert.match(r3.stderr, /this load cannot be resumed/);
+    assert.doesNotMatch(r3.stderr.replace(/cannot be resumed/g, ''), /resum/, 'no word of a resume that cannot be');
     assert.equal(await ledgerRows(), 0, 'no ledger rows (--truncate forgot the earlier ones, --no-ledger wrote none)');
   });
 
