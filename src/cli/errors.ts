@@ -1,4 +1,4 @@
-import { isServerError, LoadError, type ServerErrorFields } from '../db/load-error.js';
+import { isServerError, ledgerAccessDenied, LoadError, type ServerErrorFields } from '../db/load-error.js';
 
 /** Exit codes: what a script calling pgsurge can rely on. */
 export const EXIT = {
@@ -14,7 +14,9 @@ export const EXIT = {
 } as const;
 
 /** One clear line (plus a hint) for the user; the stack only with --verbose. */
-export function printError(error: unknown, verbose: boolean, stream: NodeJS.WritableStream = process.stderr): number {
+export function printError(raw: unknown, verbose: boolean, stream: NodeJS.WritableStream = process.stderr): number {
+  // The server's bare "permission denied" on the ledger says nothing of what fixes it.
+  const error = ledgerAccessDenied(raw) ?? raw;
   if (error instanceof LoadError) {
     stream.write(`pgsurge: ${error.message}\n`);
     const server = error.details.server ?? serverFields(error.details.cause);

@@ -581,6 +581,53 @@ describe('roles and secrets', () => {
     }
   });
 
+  it('a role without rights on the ledger another user made is told what fixes it: the owner\'s GRANT (which then works), or --no-ledger', async () => {
+    const role = 'exact_noledger';
+    const db = 'exact_noledger_db';
+    await client.query(`DROP DATABASE IF EXISTS ${db}`);
+    await client.query(`DROP ROLE IF EXISTS ${role}`);
+    await client.query(`CREATE ROLE ${role} LOGIN`);
+    await client.query(`CREATE DATABASE ${db}`);
+    const owner = new pg.Client({ connectionString: urlAs('postgres', db) });
+    await owner.connect();
+    try {
+      await owner.query(`CREATE TABLE public.seed (id int, v text); CREATE TABLE public.t (id int, v text); GRANT SELECT, INSERT ON public.t TO ${role}`);
+      const { csv, records } = rows(500);
+      const file = path.join(dir, 'noledger-role.csv');
+      await fs.writeFile(file, csv);
+      // The ledger, made by the database's owner (a superuser here) with a load of its own.
+      const seed = await runCli(['load', file, '-t', 'seed', '-f', 'csv', '-q', '--db', urlAs('postgres', db)]);
+      assert.equal(seed.code, 0, seed.stderr);
+      const args = ['load', file, '-t', 't', '-f', 'csv', '--chunk-size', '4KB', '--db', urlAs(role, db)];
+      const refused = await runCli(args);
+      assert.equal(refused.code, 1, refused.stderr);
+      assert.match(refused.stderr, /^pgsurge: this user may not use the load ledger \(schema pgsurge\) in the target database: permission denied for (schema pgsurge|table \w+)$/m);
+      const hint = /hint: have the owner of schema pgsurge run (GRANT .*<this user>); or load with --no-ledger/.exec(refused.stderr);
+      assert.ok(hint, refused.stderr);
+      assert.equal((await tableRecords(owner, 'public.t')).length, 0, 'nothing loaded');
+      // --no-ledger, as the hint says.
+      const without = await runCli([...args, '--no-ledger']);
+      assert.equal(without.code, 0, without.stderr);
+      assertAccounting(without, 500, 500, 0);
+      assert.equal(digest(await tableRecords(owner, 'public.t')), digest(records));
+      // The GRANT, as the hint says it: then the load keeps a ledger (and a rerun resumes, loading nothing twice).
+      await owner.query('TRUNCATE public.t');
+      await owner.query(hint[1]!.replaceAll('<this user>', role));
+      const granted = await runCli(args);
+      assert.equal(granted.code, 0, granted.stderr);
+      assertAccounting(granted, 500, 500, 0);
+      const again = await runCli(args);
+      assert.equal(again.code, 0, again.stderr);
+      assertAccounting(again, 0, 0, 0);
+      const recs = await tableRecords(owner, 'public.t');
+      assert.deepEqual({ count: recs.length, digest: digest(recs) }, { count: 500, digest: digest(records) });
+    } finally {
+      await owner.end();
+      await client.query(`DROP DATABASE IF EXISTS ${db}`);
+      await client.query(`DROP ROLE IF EXISTS ${role}`);
+    }
+  });
+
   it('the password in --db appears in no message, log, reject file or report of a suite of failing loads', async () => {
     const role = 'exact_secret';
     const password = 'Pw-0f-exact-x7Q';
