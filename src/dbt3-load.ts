@@ -233,6 +233,7 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
         reporter.chunkLoaded?.(info);
       },
       note: (m) => reporter.note?.(m),
+      warning: (m) => reporter.warning?.(m),
       retrying: (i) => reporter.retrying?.(i),
     };
 

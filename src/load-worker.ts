@@ -5,7 +5,7 @@ import type { ChunkQueue } from './batching/chunk-queue.js';
 import { LoadError } from './db/load-error.js';
 import { backendOf, endOldBackend, type Backend } from './db/old-backend.js';
 import { backoffMs, isRetryable, sleep } from './faults/retry.js';
-import type { ChunkLedger } from './ledger/ledger.js';
+import { NO_LEDGER, type ChunkLedger } from './ledger/ledger.js';
 import { commitChunk, type ChunkOutcome, type ChunkTransactionContext, type Deferral } from './writer/chunk-transaction.js';
 import { canDeferFlush, flushWal } from './writer/wal-flush.js';
 import type { ChunkRouter } from './citus/chunk-router.js';
@@ -312,7 +312,10 @@ export class LoadWorker {
         failingSince ??= Date.now();
         if (Date.now() - failingSince > this.ctx.retryForMs) {
           throw new LoadError('server-lost', `lost the server while loading ${chunk.location.file} at byte ${chunk.location.byteOffset} and could not get it back within ${Math.round(this.ctx.retryForMs / 1000)} s: ${(error as Error).message}`, {
-            hint: 'check that the server is up (its log says why it went away); the chunks committed so far stay, and a resume loads the rest',
+            hint:
+              this.ctx.ledger === NO_LEDGER
+                ? 'check that the server is up (its log says why it went away); the chunks committed so far stay, and without the ledger the load cannot be resumed: load the input again with --truncate (without it those rows would go in twice)'
+                : 'check that the server is up (its log says why it went away); the chunks committed so far stay, and a resume loads the rest',
             location: chunk.location,
             cause: error,
           });

@@ -26,7 +26,7 @@ import { partLabel, type LoadPart } from './parts/load-part.js';
 import { checkPartOptions, lockLoad, partRejectPath, partShares } from './parts/part-load.js';
 import { LoadCounters, type LoadSummary } from './metrics/load-counters.js';
 import { DEFAULT_MAX_REJECTS, RejectBudget } from './rejects/reject-budget.js';
-import { RejectFile, rejectPathFor } from './rejects/reject-file.js';
+import { claimRejectPath, RejectFile, rejectPathFor } from './rejects/reject-file.js';
 import { LineIndex } from './source/line-index.js';
 import { lineByte } from './framing/line-ends.js';
 import { openInput } from './source/open-input.js';
@@ -36,6 +36,7 @@ import { copyWriter } from './writer/copy-writer.js';
 import { citusLoad } from './db/citus-load.js';
 import { planRouting, type CitusRoute, type RoutingPlan } from './citus/plan-routing.js';
 import type { TableWire } from './wire/wire-report.js';
+import { formatCount } from './report/format-count.js';
 
 export interface LoadOptions {
   readonly workers: number;
@@ -81,8 +82,10 @@ export interface LoadReporter {
   chunkLoaded?(info: { chunk: Chunk; rows: number; result: ChunkResult; seconds: number; counters: LoadCounters }): void;
   /** Every row of the table's inputs is in (its chunks counted): its keys may be built while other tables still load. */
   tableLoaded?(table: string): void;
-  /** Something the user should know before the load goes on (e.g. the same file was loaded before, differently). */
+  /** Something the user should know before the load goes on (e.g. the table was emptied by crash recovery). */
   note?(message: string): void;
+  /** Something that may be a mistake with the user's data, shown even under -q (e.g. the same file was loaded before, differently: its rows go in again). */
+  warning?(message: string): void;
   /** A chunk's connection or server went away; it is retried on a fresh connection. */
   retrying?(info: { chunk: Chunk; error: unknown; attempt: number; waitMs: number }): void;
 }
@@ -141,6 +144,16 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
       await lockLoad(control, loadId, part?.label);
       await waitForEarlierRun(control, workerNamePrefix(loadId, part?.label));
     }
+    // Reject files, chosen before the ledger hears of this run: never another load's file, this load's own (a resume rewrites it) or a free one.
+    const rejectPaths = new Map<string, string>();
+    const claimed = new Map<string, string>();
+    for (const input of inputs) {
+      // Parts on one host must not write one file: each has its own.
+      const named = partRejectPath(rejectPathFor(input, options, loadId), options.part);
+      let p = claimed.get(named);
+      if (p === undefined) claimed.set(named, (p = await claimRejectPath(named, { loadId, withLedger, explicit: options.rejectFile !== undefined })));
+      rejectPaths.set(input.file, p);
+    }
     // Crash recovery empties an unlogged table but keeps its file: the ledger's rows about it are void, load it all again.
     const unlogged = new Map<number, string>();
     if (withLedger) {
@@ -176,7 +189,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
         if (input.file === '-' || (covered.get(input.file)?.ranges.length ?? 0) > 0) continue;
         const others = await otherLoadsOfFile(control, loadId, input);
         if (others.length > 0) {
-          reporter.note?.(`${input.file} was loaded into ${input.tableName} before (load ${others.join(', ')}) when it was a different file (size, mtime or content); this is a new load of all its rows (--truncate replaces the table's rows instead)`);
+          reporter.warning?.(`${input.file} was loaded into ${input.tableName} before (load ${others.join(', ')}) when it was a different file (size, mtime or content); this is a new load of all its rows, beside the rows already there (--truncate replaces the table's rows instead)`);
         }
       }
     }
@@ -185,9 +198,8 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     const rejectFiles = new Map<string, RejectFile>();
     const rejectFileOf = new Map<string, RejectFile>();
     for (const input of inputs) {
-      // Parts on one host must not write one file: each has its own.
-      const p = partRejectPath(rejectPathFor(input, options), options.part);
-      if (!rejectFiles.has(p)) rejectFiles.set(p, new RejectFile(p));
+      const p = rejectPaths.get(input.file)!;
+      if (!rejectFiles.has(p)) rejectFiles.set(p, new RejectFile(p, loadId));
       rejectFileOf.set(input.file, rejectFiles.get(p)!);
     }
     const earlierRejects = await writeRejectFiles(control, ledger, inputs, rejectFiles, rejectFileOf);
@@ -258,7 +270,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
 
     const writer = citus ? citus.writer(options.writer ?? copyWriter) : (options.writer ?? copyWriter);
     const lineIndex = new LineIndex();
-    const budget = new RejectBudget(options.maxRejects ?? DEFAULT_MAX_REJECTS, earlierRejects);
+    const budget = new RejectBudget(options.maxRejects ?? DEFAULT_MAX_REJECTS, earlierRejects, withLedger);
     const signal = options.signal ?? new AbortController().signal;
     let firstError: unknown;
     const stopping = (): boolean => firstError !== undefined || signal.aborted;
@@ -364,13 +376,13 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
       return new LoadStopped(error, { ...summary(), ...(ledgerHolds !== undefined ? { ledger: ledgerHolds } : {}) }, withLedger ? loadId : undefined);
     };
     const incomplete = [...rejectFiles.values()].find((f) => f.failed !== undefined);
-    if (incomplete) throw await stopped(rejectFileFailed(incomplete, withLedger));
+    if (incomplete) throw await stopped(rejectFileFailed(incomplete, withLedger, summary().total.loaded));
     if (signal.aborted) {
       throw await stopped(new LoadError('interrupted', 'interrupted: the chunks in flight were rolled back; the chunks committed before stay in the table'));
     }
     if (firstError !== undefined) {
       const error = firstError instanceof LoadError ? firstError : await describeFailure(firstError);
-      throw await stopped(error.code === 'too-many-rejects' ? whereRejectsAre(error, [...rejectFiles.values()], firstError) : error);
+      throw await stopped(error.code === 'too-many-rejects' ? whereRejectsAre(error, [...rejectFiles.values()], firstError, withLedger) : error);
     }
     // Rows sent straight to shards that moved meanwhile may be lost or doubled: said, not summed up as a success.
     if (routing) await withLiveClient(control, target, (c) => routing.checkUnmoved(c)).catch(async (error: unknown) => {
@@ -472,7 +484,7 @@ async function checkUnloggedKept(client: pg.Client, serverStart: string, unlogge
  * `--max-rejects` stopped the load: the chunk that went over was rolled back, so its rejected
  * rows are nowhere yet; say that, and where the rows rejected before it are (or that none are).
  */
-function whereRejectsAre(error: LoadError, files: readonly RejectFile[], cause: unknown): LoadError {
+function whereRejectsAre(error: LoadError, files: readonly RejectFile[], cause: unknown, withLedger: boolean): LoadError {
   const location = (cause as { pgsurgeLocation?: Chunk['location'] }).pgsurgeLocation;
   const chunk = location ? `the chunk at ${location.file} bytes ${location.byteOffset}–${location.byteOffset + location.byteLength}` : 'the chunk that went over the limit';
   const written = files.filter((f) => f.written > 0);
@@ -480,18 +492,25 @@ function whereRejectsAre(error: LoadError, files: readonly RejectFile[], cause: 
     written.length > 0
       ? `the ${written.reduce((n, f) => n + f.written, 0)} rows rejected by chunks that committed are in ${written.map((f) => f.path).join(', ')} (why: .log beside it)`
       : 'no reject file was written: no chunk with rejected rows committed before it';
-  return new LoadError(error.code, `${error.message}; ${chunk} was rolled back, so its rejected rows are not in any reject file (a resume finds them again); ${where}`, { ...error.details });
+  const again = withLedger ? 'a resume finds them again' : 'without the ledger nothing keeps them: loading the input again finds them';
+  return new LoadError(error.code, `${error.message}; ${chunk} was rolled back, so its rejected rows are not in any reject file (${again}); ${where}`, { ...error.details });
 }
 
 /** A reject file that could not be written in full (a full disk): the load fails, and says what is where. */
-function rejectFileFailed(file: RejectFile, withLedger: boolean): LoadError {
+function rejectFileFailed(file: RejectFile, withLedger: boolean, loaded: number): LoadError {
   const why = file.failed!.message;
-  return new LoadError('chunk-failed', `could not write the reject file ${file.path}: ${why}; the reject file is INCOMPLETE (it holds ${file.written} row${file.written === 1 ? '' : 's'}, then nothing)`, {
-    hint: withLedger
-      ? 'free space there (or give --reject-file elsewhere), then resume: every rejected row is kept in the ledger (pgsurge.rejects) and the reject file is written again in full'
-      : 'free space there, then load again: without the ledger the rejected rows not in the file are not kept anywhere',
-    cause: file.failed,
-  });
+  const rows = (n: number): string => `${formatCount(n)} row${n === 1 ? '' : 's'}`;
+  const holds = `it holds ${file.written} of the ${rows(file.wanted)} rejected${file.endsCut ? ', then part of the next' : ''}${file.logged < file.written ? `; its .log gives the reason for ${file.logged} of them` : ''}`;
+  return new LoadError(
+    'chunk-failed',
+    `could not write the reject file ${file.path}: ${why}; the reject file is INCOMPLETE (${holds}); the load stopped there: the ${rows(loaded)} loaded by committed chunks stay in the table, the chunks in flight were rolled back`,
+    {
+      hint: withLedger
+        ? 'free space there (or give --reject-file elsewhere), then resume: every rejected row is kept in the ledger (pgsurge.rejects) and the reject file is written again in full'
+        : `without the ledger the ${rows(file.wanted - file.written)} missing from the file are kept nowhere, and the load cannot be resumed: free space there, then load the input again with --truncate (without it the rows loaded would go in twice)`,
+      cause: file.failed,
+    },
+  );
 }
 
 /** Runs `fn` on the control connection, or on a fresh one if the server restarted under it. */

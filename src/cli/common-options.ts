@@ -63,7 +63,7 @@ export function addLoadOptions(cmd: Command): Command {
         .default(DEFAULT_MAX_REJECTS, `${DEFAULT_MAX_REJECTS}: stray bad rows never stop a big load, an input wrong through and through stops in seconds`)
         .argParser((v) => parseWholeNumber('--max-rejects', v, 0)),
     )
-    .option('--reject-dir <dir>', 'folder for the reject files (<table>.rejects and .rejects.log); default: beside the input, or here for stdin')
+    .option('--reject-dir <dir>', 'folder for the reject files (<table>.<load id>.rejects and its .log); default: beside the input, or here for stdin')
     .addOption(
       new Option('--retry-for <duration>', 'keep retrying chunks whose connection or server went away this long (30s, 2m), then stop with the resume command')
         .default(DEFAULT_RETRY_FOR_MS, '30s')

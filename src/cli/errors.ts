@@ -1,4 +1,4 @@
-import { isServerError, LoadError, type ServerErrorFields } from '../db/load-error.js';
+import { isServerError, ledgerAccessDenied, LoadError, type ServerErrorFields } from '../db/load-error.js';
 
 /** Exit codes: what a script calling pgsurge can rely on. */
 export const EXIT = {
@@ -32,12 +32,14 @@ export class PartFailed extends Error {
 }
 
 /** One clear line (plus a hint) for the user; the stack only with --verbose. */
-export function printError(error: unknown, verbose: boolean, stream: NodeJS.WritableStream = process.stderr, prefix = ''): number {
-  if (error instanceof PartFailed) {
-    const code = printError(error.error, verbose, stream, `${prefix}part ${error.part}: `);
-    stream.write(`  rerun this part with: ${error.rerun}\n`);
+export function printError(raw: unknown, verbose: boolean, stream: NodeJS.WritableStream = process.stderr, prefix = ''): number {
+  if (raw instanceof PartFailed) {
+    const code = printError(raw.error, verbose, stream, `${prefix}part ${raw.part}: `);
+    stream.write(`  rerun this part with: ${raw.rerun}\n`);
     return code;
   }
+  // The server's bare "permission denied" on the ledger says nothing of what fixes it.
+  const error = ledgerAccessDenied(raw) ?? raw;
   if (error instanceof LoadError) {
     stream.write(`pgsurge: ${prefix}${error.message}\n`);
     const server = error.details.server ?? serverFields(error.details.cause);

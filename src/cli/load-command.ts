@@ -49,7 +49,7 @@ export function registerLoadCommand(program: Command): void {
     .option('--schema <name>', 'schema of the target table (default: the search_path)')
     .option('--create', 'create a missing table from the built-in DDL (the eight DBT-3 tables, narrow)')
     .option('--truncate', 'empty the table (and forget its earlier loads in the ledger) before loading')
-    .option('--reject-file <path>', 'write rejected rows here (verbatim) and why to <path>.log; default <table>.rejects beside the input')
+    .option('--reject-file <path>', 'write rejected rows here (verbatim) and why to <path>.log, unless it holds another load\'s rows; default <table>.<load id>.rejects beside the input, a file of its own per load')
     .addOption(new Option('--load-id <id>', 'the ledger id of this load (default: from the tables and the files\' identities, so rerunning the same command resumes)').argParser(parseLoadId))
     .addOption(new Option('--resume', 'resume an earlier, stopped run of this load (it must exist): committed byte ranges are skipped').conflicts('truncate'))
     .addOption(
@@ -121,6 +121,10 @@ async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> 
     },
     note(message) {
       if (say) process.stderr.write(`pgsurge: note: ${message}\n`);
+    },
+    // A warning is not progress: -q and --json (whose stdout is the summary) show it too.
+    warning(message) {
+      process.stderr.write(`pgsurge: warning: ${message}\n`);
     },
     retrying(info) {
       if (!say) return;

@@ -17,8 +17,11 @@ export async function tableColumnCount(client: pg.Client, tableOid: number): Pro
 const FIRST_READ = 64 * 1024;
 const MAX_READ = 16 * 1024 * 1024;
 
-/** The first record of a file in the writer's wire format, or undefined for an empty file. */
-export async function firstRecord(input: LoadTarget): Promise<Buffer | undefined> {
+/**
+ * The record at `index` (0: the first) of a file in the writer's wire format, or undefined
+ * when the file has no such record (or it lies past the first 16 MB).
+ */
+export async function firstRecord(input: LoadTarget, index = 0): Promise<Buffer | undefined> {
   const framer = framerFor(input.format);
   const fh = await fs.open(input.file, 'r');
   try {
@@ -26,17 +29,26 @@ export async function firstRecord(input: LoadTarget): Promise<Buffer | undefined
       const buf = Buffer.alloc(want);
       const { bytesRead } = await fh.read(buf, 0, want, 0);
       const eof = bytesRead < want || want >= MAX_READ;
+      // Stopped at the read limit, not at the file's end: the last record framed may be cut short.
+      const cut = eof && bytesRead === want;
+      // The records framed end in `\n`, whatever the file's line ending.
+      const wire = framerFor(input.format === 'csv' ? 'csv' : 'text', { lineEnd: 'nl' });
       let at = 0;
-      let framed = framer.frame(buf.subarray(0, bytesRead), eof);
-      // Records that never reach the server (the end-of-data marker, a record COPY would refuse) are no first record.
-      while (framed.unframable !== undefined && framed.consumed > 0) {
+      let before = 0;
+      for (;;) {
+        const framed = framer.frame(buf.subarray(at, bytesRead), eof);
+        if (framed.consumed === 0 || framed.records === 0) break;
+        // Records that never reach the server (the end-of-data marker, a record COPY would refuse) are no first record.
+        const sent = framed.unframable === undefined && framed.out.length > 0;
+        if (sent && before + framed.records > index) {
+          const k = Math.max(0, index - before);
+          const last = at + framed.consumed === bytesRead && k === framed.records - 1;
+          if (cut && index > 0 && last) break;
+          const spans = wire.recordSpans(framed.out);
+          return framed.out.subarray(k === 0 ? 0 : spans.ends[k - 1], spans.ends[k]);
+        }
+        before += framed.records;
         at += framed.consumed;
-        framed = framer.frame(buf.subarray(at, bytesRead), eof);
-      }
-      if (framed.records > 0 && framed.out.length > 0) {
-        // The records framed end in `\n`, whatever the file's line ending.
-        const spans = framerFor(input.format === 'csv' ? 'csv' : 'text', { lineEnd: 'nl' }).recordSpans(framed.out);
-        return framed.out.subarray(0, spans.ends[0]);
       }
       if (eof) return undefined;
     }
@@ -81,12 +93,16 @@ export async function checkColumnCount(client: pg.Client, input: LoadTarget, tab
   if (options.delimiter !== undefined || options.quote !== undefined || options.escape !== undefined || options.encoding !== undefined) return;
   const st = await fs.stat(input.file);
   if (!st.isFile()) return;
-  const record = await firstRecord(input);
+  // The header line is left out whatever it holds (COPY's HEADER does not count its fields), and so are --skip's records.
+  const header = options.header !== undefined ? 1 : 0;
+  const index = header + (options.skip ?? 0);
+  const record = await firstRecord(input, index);
   if (record === undefined) return;
   const expected = input.columns?.length ?? (await tableColumnCount(client, tableOid));
   const found = countFields(record, input.format);
   if (found !== expected) {
-    throw new LoadError('bad-input', `${input.file}:1: table ${tableName} has ${expected} column${expected === 1 ? '' : 's'}, the first record has ${found} field${found === 1 ? '' : 's'} (format ${input.format})`, {
+    const which = index === 0 ? `${input.file}:1: table ${tableName} has ${expected} column${expected === 1 ? '' : 's'}, the first record has` : `${input.file}: table ${tableName} has ${expected} column${expected === 1 ? '' : 's'}, the first record loaded (record ${index + 1}, after ${header ? 'the header' : ''}${header && options.skip ? ' and ' : ''}${options.skip ? `--skip ${options.skip}` : ''}) has`;
+    throw new LoadError('bad-input', `${which} ${found} field${found === 1 ? '' : 's'} (format ${input.format})`, {
       hint: 'check the table (-t), the format (-f) and the file; nothing was loaded',
     });
   }

@@ -49,32 +49,39 @@ const SOCKET_DIRS = ['/var/run/postgresql', '/tmp'];
 export function resolveConnection(db: string | undefined, env: NodeJS.ProcessEnv = process.env, warn: (line: string) => void = () => {}): ResolvedConnection {
   const sources: string[] = [];
   const params: Conninfo = {};
-  const fill = (from: Conninfo): boolean => {
+  /** Which source gave each keyword, so a bad value's message says where to fix it. */
+  const origin: Record<string, string> = {};
+  const fill = (from: Conninfo, where: (key: string) => string): boolean => {
     let any = false;
     for (const [k, v] of Object.entries(from)) {
       if (params[k] === undefined && v !== '') {
         params[k] = v;
+        origin[k] = where(k);
         any = true;
       }
     }
     return any;
   };
   if (db !== undefined) {
-    fill(parseConninfo(db));
+    fill(parseConninfo(db), () => '--db');
     sources.push('--db');
   }
   const service = params.service ?? nonEmpty(env.PGSERVICE);
   if (service !== undefined) {
     const found = lookupService(service, env);
-    fill(found.params);
+    fill(found.params, () => `service "${service}" in ${found.file}`);
     sources.push(`service "${service}" (${found.file})`);
   }
   const fromEnv: Conninfo = {};
+  const envName: Record<string, string> = {};
   for (const [name, key] of Object.entries(PG_ENV_KEYS)) {
     const v = nonEmpty(env[name]);
-    if (v !== undefined) fromEnv[key] = v;
+    if (v !== undefined) {
+      fromEnv[key] = v;
+      envName[key] = name;
+    }
   }
-  if (fill(fromEnv)) sources.push('PG* environment');
+  if (fill(fromEnv, (key) => envName[key] ?? 'PG* environment')) sources.push('PG* environment');
 
   const hosts = (params.host ?? '').split(',').filter((h) => h !== '');
   const ports = (params.port ?? '').split(',').filter((p) => p !== '');
@@ -82,6 +89,7 @@ export function resolveConnection(db: string | undefined, env: NodeJS.ProcessEnv
     throw new LoadError('bad-option', `several hosts (${hosts.join(', ')}) are not supported: pgsurge loads into one server`, { hint: 'name one host in --db' });
   }
   const port = ports[0] ?? '5432';
+  checkPort(port, origin.port ?? 'the default');
   const user = params.user ?? osUser(env);
   const database = params.dbname ?? user;
   const host = hosts[0] ?? defaultHost(port);
@@ -107,6 +115,16 @@ export function resolveConnection(db: string | undefined, env: NodeJS.ProcessEnv
 export function describeServer(host: string, port: number, database: string, user: string): string {
   const where = host.startsWith('/') ? `server on socket "${path.join(host, `.s.PGSQL.${port}`)}"` : `server at "${host}", port ${port}`;
   return `${where}, database "${database}", user "${user}"`;
+}
+
+/**
+ * libpq's check of a port (parse_int_param, then 1 to 65535), wherever it was given: a
+ * port out of range would otherwise reach the socket (65536 throws inside node-postgres,
+ * 0 connects to 5432).
+ */
+export function checkPort(port: string, where: string): void {
+  const n = /^\d+$/.test(port) ? Number(port) : NaN;
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new LoadError('bad-option', `invalid port number "${port}" (from ${where}): a port is a whole number from 1 to 65535`);
 }
 
 function nonEmpty(v: string | undefined): string | undefined {

@@ -69,6 +69,25 @@ export function copyColumnFromWhere(where: string | undefined): string | undefin
   return m ? m[1] : undefined;
 }
 
+/** The ledger's schema and tables, as a "permission denied" error names them. */
+const LEDGER_DENIED = /^permission denied for (?:schema pgsurge|table (?:chunks|rejects|load_files|load_parts|routed_files|node_parts|node_rejects))$/;
+
+/**
+ * A server's "permission denied" (42501) on the load ledger (schema pgsurge), made by
+ * another user, as a message that says what fixes it: the owner's GRANT, or --no-ledger.
+ * Undefined for any other error.
+ */
+export function ledgerAccessDenied(error: unknown): LoadError | undefined {
+  const e = error instanceof LoadError ? (error.details.cause ?? error) : error;
+  if (!isServerError(e) || e.code !== '42501' || !LEDGER_DENIED.test(e.message)) return undefined;
+  return new LoadError('server-error', `this user may not use the load ledger (schema pgsurge) in the target database: ${e.message}`, {
+    hint:
+      'have the owner of schema pgsurge run GRANT USAGE ON SCHEMA pgsurge TO <this user>; GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA pgsurge TO <this user>; ' +
+      'or load with --no-ledger (rejects still work, but a stopped load cannot be resumed)',
+    cause: e,
+  });
+}
+
 /** A message for a failed connection attempt that says what to do. */
 export function connectionFailure(error: unknown, description: string): LoadError {
   const e = error as NodeJS.ErrnoException & ServerErrorFields;

@@ -16,10 +16,27 @@ export function checkPartOptions(inputs: readonly LoadTarget[], options: { trunc
   }
   for (const input of inputs) {
     if (!readsInRanges(input)) {
-      throw new LoadError('bad-option', `--part needs inputs that can be cut into byte ranges; ${input.file} is read from its start (stdin, compressed, CSV, a JSON array, or --skip/--limit)`, {
+      throw new LoadError('bad-option', `--part needs inputs that can be cut into byte ranges (tbl, text or NDJSON files); ${input.file} cannot be: ${whyNotInRanges(input)}`, {
         hint: 'split the input into files and give each part its own, or load it without --part',
       });
     }
+  }
+}
+
+/** Why an input is read from its start by one reader, in the words of the input itself. */
+function whyNotInRanges(input: LoadTarget): string {
+  const options = input.input ?? {};
+  if (input.file === '-') return 'it is stdin';
+  if (options.skip !== undefined || options.limit !== undefined) return `--skip and --limit count records from the start`;
+  switch (input.format) {
+    case 'parquet':
+      return 'it is Parquet, read by row group, not by byte range';
+    case 'csv':
+      return 'it is CSV, read from its start';
+    case 'json':
+      return 'it is a JSON array, read from its start';
+    default:
+      return 'it is compressed';
   }
 }
 

@@ -11,6 +11,8 @@ export class RejectBudget {
   constructor(
     readonly max: number,
     earlier: number,
+    /** False without the ledger (`--no-ledger`): there is no resume to point to. */
+    private readonly resumable = true,
   ) {
     this.used = earlier;
   }
@@ -30,7 +32,9 @@ export class RejectBudget {
 
   exceeded(): LoadError {
     return new LoadError('too-many-rejects', `more than ${this.max} rows rejected (--max-rejects ${this.max}): the load stopped; the chunks committed so far stay in the table`, {
-      hint: 'look at the reject file and its .log; fix the input or raise --max-rejects, then resume',
+      hint: this.resumable
+        ? 'look at the reject file and its .log; fix the input or raise --max-rejects, then resume'
+        : 'look at the reject file and its .log; without the ledger the load cannot be resumed: fix the input or raise --max-rejects, then load it again with --truncate (without it the rows committed so far would go in twice)',
     });
   }
 }

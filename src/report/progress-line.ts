@@ -205,6 +205,9 @@ export function allReporters(...reporters: readonly (LoadReporter | undefined)[]
     note(message) {
       for (const r of list) r.note?.(message);
     },
+    warning(message) {
+      for (const r of list) r.warning?.(message);
+    },
     workersNamed(prefix) {
       for (const r of list) r.workersNamed?.(prefix);
     },

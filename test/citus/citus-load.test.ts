@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import { citusLineitem, citusUrl, closeCitusSchema, openCitusSchema } from '../helpers/citus-db.js';
 import { damage, lineitemFields, tableRecord, tblLine } from '../helpers/lineitem-data.js';
-import { digest, runCli, tableRecords } from '../helpers/test-db.js';
+import { digest, rejectFileOf, runCli, tableRecords } from '../helpers/test-db.js';
 
 const SCHEMA = 'ct_load';
 let client: pg.Client;
@@ -82,8 +82,8 @@ describe('loads into Citus tables through the coordinator', () => {
     const r = await runCli(['load', file, '-t', 'bad', '-w', '2', '--chunk-size', '32KB', '--json', ...target()]);
     assert.equal(r.code, 3, r.stderr);
     assert.deepEqual(await tableDigest('bad'), { count: good, digest: expected });
-    const log = await fs.readFile(path.join(dir, 'bad.rejects.log'), 'utf8');
-    const lines = log.trim().split('\n').slice(1).map((l) => Number(l.split('\t')[1]));
+    const log = await fs.readFile(`${rejectFileOf(r)}.log`, 'utf8');
+    const lines = log.trim().split('\n').slice(2).map((l) => Number(l.split('\t')[1]));
     assert.deepEqual(lines, badLines);
     assert.match(log, /22007|22008/);
     const summary = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { total: { read: number; loaded: number; rejected: number; skipped: number } };

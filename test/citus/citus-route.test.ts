@@ -9,7 +9,7 @@ import { isShardMap, readShardMap, shardIndexOf, type ShardMap } from '../../src
 import { citusLineitem, citusUrl, closeCitusSchema, openCitusSchema, workerNodes } from '../helpers/citus-db.js';
 import { startCli, sleep } from '../helpers/cli-process.js';
 import { damage, lineitemFields, prng, tableRecord, tblLine } from '../helpers/lineitem-data.js';
-import { digest, runCli, tableRecords } from '../helpers/test-db.js';
+import { digest, rejectFileOf, runCli, tableRecords } from '../helpers/test-db.js';
 
 /**
  * Client-side routing (`--citus-route`, default auto): pgsurge hashes each row's
@@ -263,14 +263,14 @@ describe('loads routed to the shards by pgsurge', () => {
     const r = await runCli(['load', file, '-t', 'bad', '-w', '2', '--chunk-size', '32KB', '--json', ...target()]);
     assert.equal(r.code, 3, r.stderr);
     assert.deepEqual(await tableDigest('bad'), { count: good, digest: expected });
-    const log = await fs.readFile(path.join(dir, 'bad.rejects.log'), 'utf8');
-    const rows = log.trim().split('\n').slice(1).map((l) => l.split('\t'));
+    const log = await fs.readFile(`${rejectFileOf(r)}.log`, 'utf8');
+    const rows = log.trim().split('\n').slice(2).map((l) => l.split('\t'));
     assert.deepEqual(rows.map((l) => Number(l[1])), [6, 901, 1801, 2501, 4000]);
     assert.match(log, /cannot be NULL/);
     assert.match(log, /invalid input syntax for type bigint: "12x"/);
     assert.match(log, /out of range for type bigint/);
     // The reject file holds the rows verbatim, in input order.
-    const rejected = (await fs.readFile(path.join(dir, 'bad.rejects'), 'utf8')).trim().split('\n');
+    const rejected = (await fs.readFile(rejectFileOf(r), 'utf8')).trim().split('\n');
     const lines = (await fs.readFile(file, 'utf8')).split('\n');
     assert.deepEqual(rejected, [5, 900, 1800, 2500, 3999].map((i) => lines[i]));
     const summary = summaryOf(r.stdout);

@@ -107,3 +107,25 @@ export async function closeTestSchema(schema: string, client: pg.Client, dir: st
   await client.end();
   await rm(dir, { recursive: true, force: true });
 }
+
+/**
+ * The reject file a load's output names (a load's default reject file has its load id in
+ * its name): the stderr line `N rows rejected: see <file> and its .log`, else the summary's
+ * `rejected rows: <file> (N)`, else `--json`'s `rejectFiles`.
+ */
+export function rejectFileOf(r: { stdout: string; stderr: string }): string {
+  const see = /rows? rejected: see (.+?)(?:, .+)? and its \.log$/m.exec(r.stderr);
+  if (see) return see[1]!;
+  const summary = /^rejected rows: (.+?) \([\d,]+\), why:/m.exec(r.stdout);
+  if (summary) return summary[1]!;
+  const last = r.stdout.trim().split('\n').at(-1) ?? '';
+  const files = last.startsWith('{') ? (JSON.parse(last) as { rejectFiles?: { path: string }[] }).rejectFiles : undefined;
+  if (files?.[0]) return files[0].path;
+  throw new Error(`no reject file named in the output:\n${r.stdout}\n${r.stderr}`);
+}
+
+/** The default reject files of `table` in `dir` (`<table>.<load id>[.partKofN].rejects`), by name. */
+export async function rejectFilesIn(dir: string, table: string): Promise<string[]> {
+  const { readdir } = await import('node:fs/promises');
+  return (await readdir(dir)).filter((f) => f.startsWith(`${table}.`) && f.endsWith('.rejects')).sort().map((f) => path.join(dir, f));
+}

@@ -279,7 +279,7 @@ describe('binary wire: exactly once across crashes', () => {
       assert.equal(r.code, 3, `round ${round}: ${r.stderr}`);
       assert.equal((await client.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n, 3998, `round ${round}: row count`);
       assert.equal(await contentOf(table), expected, `round ${round}: content`);
-      assert.deepEqual(await fs.readFile(path.join(dir, 'lineitem.rejects')), Buffer.concat([...bad].map((i) => parts[i]!)), `round ${round}: each bad row once`);
+      assert.deepEqual(await fs.readFile(path.join(dir, `lineitem.${loadId}.rejects`)), Buffer.concat([...bad].map((i) => parts[i]!)), `round ${round}: each bad row once`);
       await assertLedgerTiles(client, table, loadId, content.length);
     }
     assert.equal(kills, 3);

@@ -134,6 +134,22 @@ describe('naming the server as psql users do, with password authentication', () 
     }
   });
 
+  it('a port out of 1..65535 exits 2 with one line naming the value and where it came from, wherever it is given', async () => {
+    const services = path.join(dir, 'port_service.conf');
+    await fs.writeFile(services, `[zero]\nhost=${socket()}\nport=0\n`);
+    const cases: { args: string[]; env?: NodeJS.ProcessEnv; value: string; from: string }[] = [
+      { args: ['--db', `postgresql://${USER}@localhost:65536/${DB}`], value: '65536', from: '--db' },
+      { args: ['--db', `host=${socket()} port=0 dbname=${DB}`], value: '0', from: '--db' },
+      { args: ['--verbose'], env: { PGHOST: socket(), PGPORT: '70000' }, value: '70000', from: 'PGPORT' },
+      { args: ['--db', 'service=zero'], env: { PGSERVICEFILE: services }, value: '0', from: `service "zero" in ${services}` },
+    ];
+    for (const c of cases) {
+      const r = await load(c.args, c.env);
+      assert.equal(r.code, 2, `${c.args.join(' ')}: ${r.stderr}`);
+      assert.equal(r.stderr, `pgsurge: invalid port number "${c.value}" (from ${c.from}): a port is a whole number from 1 to 65535\n`);
+    }
+  });
+
   it('-t with a quoted schema and table', async () => {
     const url = `postgresql://${USER}:${encodeURIComponent(PASSWORD)}@/${DB}?host=${encodeURIComponent(socket())}`;
     const r = await runCli(['load', file, '-t', '"My Schema"."Line Item"', '-f', 'tbl', '-q', '--db', url], { env });

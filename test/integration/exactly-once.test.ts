@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { startCli, sleep, type RunningCli } from '../helpers/cli-process.js';
 import { firstServerOnly } from '../helpers/temp-cluster.js';
-import { closeTestSchema, digest, forgetLoads, openTestSchema, runCli, tableRecords, testUrl, type CliResult } from '../helpers/test-db.js';
+import { type CliResult, closeTestSchema, digest, forgetLoads, openTestSchema, rejectFileOf, runCli, tableRecords, testUrl } from '../helpers/test-db.js';
 
 /**
  * The holes a hostile tester found in exactly-once, each through the real
@@ -206,7 +206,7 @@ describe('exactly once: holes found by a hostile tester', () => {
     assert.equal(r.code, 3, r.stderr);
     assertAccounting(r, 2000, 1998, 2);
     assert.deepEqual(await state(q), { count: 1998, digest: digest(ids.filter((id) => !bad.has(id)).map((id) => `${id}|value ${id}`)) });
-    const rejectFile = path.join(dir, 'nd.rejects');
+    const rejectFile = rejectFileOf(r);
     assert.equal(await fs.readFile(rejectFile, 'utf8'), [...bad].map(line).join(''), 'the lines verbatim');
     const log = await fs.readFile(`${rejectFile}.log`, 'utf8');
     assert.match(log, /\t700\t\d+\t\t\tcannot be read as an NDJSON line/);
@@ -412,8 +412,24 @@ describe('exactly once: holes found by a hostile tester', () => {
       assert.match(r.stderr, /every rejected row is kept in the ledger/);
       const good = ids.filter((id) => !bad(id)).map((id) => `${id}|value ${id}`);
       // Stopped part way: the table holds what the ledger says, no more.
-      const ledger = await client.query(`SELECT coalesce(sum(rows_loaded), 0)::int AS l FROM pgsurge.chunks WHERE table_oid = '${q}'::regclass`);
+      const ledger = await client.query(`SELECT coalesce(sum(rows_loaded), 0)::int AS l, coalesce(sum(rows_rejected), 0)::int AS r FROM pgsurge.chunks WHERE table_oid = '${q}'::regclass`);
       assert.equal((await state(q)).count, ledger.rows[0].l);
+      // The message says what the file holds (its whole rows), of how many, and what stays loaded.
+      const whole = (await fs.readFile(path.join(mnt, 'full.rejects'), 'utf8')).split('\n').length - 1;
+      const said = /INCOMPLETE \(it holds (\d+) of the (\d+) rows? rejected/.exec(r.stderr);
+      assert.ok(said, r.stderr);
+      assert.deepEqual([Number(said[1]), Number(said[2])], [whole, ledger.rows[0].r], r.stderr);
+      assert.ok(whole > 0, 'the disk took some rows before it was full');
+      assert.match(r.stderr, new RegExp(`the ${ledger.rows[0].l} rows loaded by committed chunks stay in the table, the chunks in flight were rolled back`));
+      // Without the ledger nothing keeps the rows the file lacks, and there is no resume: the message says so.
+      const qn = await table('full_nl');
+      const nl = await runCli(['load', file, '-t', 'full_nl', '-f', 'csv', '--chunk-size', '8KB', '--max-rejects', '10000', '--no-ledger', '--reject-file', path.join(mnt, 'nl.rejects'), ...target()]);
+      assert.equal(nl.code, 1, nl.stderr);
+      const nlSaid = /INCOMPLETE \(it holds 0 of the (\d+) rows? rejected\); the load stopped there: the (\d+) rows? loaded by committed chunks stay/.exec(nl.stderr);
+      assert.ok(nlSaid, nl.stderr);
+      assert.equal(Number(nlSaid[2]), (await state(qn)).count);
+      assert.match(nl.stderr, new RegExp(`hint: without the ledger the ${nlSaid[1]} rows? missing from the file are kept nowhere, and the load cannot be resumed: .* --truncate`));
+      assert.doesNotMatch(nl.stderr, /then resume|resume with|a resume/);
       await new Promise((resolve) => spawn('umount', [mnt], { stdio: 'ignore' }).on('close', resolve));
       // Room again: the same command (it resumes) writes the whole reject file from the ledger.
       const again = await runCli(args);
@@ -468,7 +484,7 @@ describe('exactly once: holes found by a hostile tester', () => {
       const r = await runCli([...args, '--max-rejects', '1']);
       assert.equal(r.code, 1, r.stderr);
       assert.match(r.stderr, /more than 1 rows rejected .*the chunk at .* bytes \d+–\d+ was rolled back, so its rejected rows are not in any reject file/);
-      if (name === 'mr_some') assert.match(r.stderr, /the 1 rows rejected by chunks that committed are in .*mr_some\.rejects/);
+      if (name === 'mr_some') assert.match(r.stderr, /the 1 rows rejected by chunks that committed are in .*mr_some\..*\.rejects/);
       else assert.match(r.stderr, /no reject file was written: no chunk with rejected rows committed before it/);
       const inTable = (await state(q)).count;
       assert.match(r.stdout, new RegExp(`the ledger holds, for this load \\(all runs\\): ${inTable.toLocaleString('en-US')} rows loaded, ${name === 'mr_some' ? 1 : 0} rejected`));
@@ -477,7 +493,7 @@ describe('exactly once: holes found by a hostile tester', () => {
       const resumed = await runCli([...m[1]!.split(' ').map((a) => a.replace(/^'(.*)'$/, '$1')), '--max-rejects', '5']);
       assert.equal(resumed.code, 3, resumed.stderr);
       assert.deepEqual(await state(q), { count: 1998, digest: digest(ids.filter((id) => !bad.has(id)).map((id) => `${id}|value ${id}`)) });
-      assert.equal(await fs.readFile(path.join(dir, `${name}.rejects`), 'utf8'), [...bad].map(line).join(''));
+      assert.equal(await fs.readFile(rejectFileOf(resumed), 'utf8'), [...bad].map(line).join(''));
     }
   });
 
@@ -558,6 +574,53 @@ describe('roles and secrets', () => {
       assert.equal(again.code, 0, again.stderr);
       assertAccounting(again, 0, 0, 0);
       assert.equal((await tableRecords(owner, 'public.t')).length, 500);
+    } finally {
+      await owner.end();
+      await client.query(`DROP DATABASE IF EXISTS ${db}`);
+      await client.query(`DROP ROLE IF EXISTS ${role}`);
+    }
+  });
+
+  it('a role without rights on the ledger another user made is told what fixes it: the owner\'s GRANT (which then works), or --no-ledger', async () => {
+    const role = 'exact_noledger';
+    const db = 'exact_noledger_db';
+    await client.query(`DROP DATABASE IF EXISTS ${db}`);
+    await client.query(`DROP ROLE IF EXISTS ${role}`);
+    await client.query(`CREATE ROLE ${role} LOGIN`);
+    await client.query(`CREATE DATABASE ${db}`);
+    const owner = new pg.Client({ connectionString: urlAs('postgres', db) });
+    await owner.connect();
+    try {
+      await owner.query(`CREATE TABLE public.seed (id int, v text); CREATE TABLE public.t (id int, v text); GRANT SELECT, INSERT ON public.t TO ${role}`);
+      const { csv, records } = rows(500);
+      const file = path.join(dir, 'noledger-role.csv');
+      await fs.writeFile(file, csv);
+      // The ledger, made by the database's owner (a superuser here) with a load of its own.
+      const seed = await runCli(['load', file, '-t', 'seed', '-f', 'csv', '-q', '--db', urlAs('postgres', db)]);
+      assert.equal(seed.code, 0, seed.stderr);
+      const args = ['load', file, '-t', 't', '-f', 'csv', '--chunk-size', '4KB', '--db', urlAs(role, db)];
+      const refused = await runCli(args);
+      assert.equal(refused.code, 1, refused.stderr);
+      assert.match(refused.stderr, /^pgsurge: this user may not use the load ledger \(schema pgsurge\) in the target database: permission denied for (schema pgsurge|table \w+)$/m);
+      const hint = /hint: have the owner of schema pgsurge run (GRANT .*<this user>); or load with --no-ledger/.exec(refused.stderr);
+      assert.ok(hint, refused.stderr);
+      assert.equal((await tableRecords(owner, 'public.t')).length, 0, 'nothing loaded');
+      // --no-ledger, as the hint says.
+      const without = await runCli([...args, '--no-ledger']);
+      assert.equal(without.code, 0, without.stderr);
+      assertAccounting(without, 500, 500, 0);
+      assert.equal(digest(await tableRecords(owner, 'public.t')), digest(records));
+      // The GRANT, as the hint says it: then the load keeps a ledger (and a rerun resumes, loading nothing twice).
+      await owner.query('TRUNCATE public.t');
+      await owner.query(hint[1]!.replaceAll('<this user>', role));
+      const granted = await runCli(args);
+      assert.equal(granted.code, 0, granted.stderr);
+      assertAccounting(granted, 500, 500, 0);
+      const again = await runCli(args);
+      assert.equal(again.code, 0, again.stderr);
+      assertAccounting(again, 0, 0, 0);
+      const recs = await tableRecords(owner, 'public.t');
+      assert.deepEqual({ count: recs.length, digest: digest(recs) }, { count: 500, digest: digest(records) });
     } finally {
       await owner.end();
       await client.query(`DROP DATABASE IF EXISTS ${db}`);

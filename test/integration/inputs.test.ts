@@ -5,7 +5,9 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
-import { closeTestSchema, digest, freshSchema, runCli, tableRecords, testClient, testUrl, openTestSchema } from '../helpers/test-db.js';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { closeTestSchema, copyFrom, digest, freshSchema, openTestSchema, rejectFileOf, runCli, tableRecords, testClient, testUrl } from '../helpers/test-db.js';
 
 const SCHEMA = 'it_inputs';
 let client: pg.Client;
@@ -219,6 +221,31 @@ describe('headers, column lists, delimiters, NULL strings, quotes', () => {
     }
   });
 
+  it('--header skips a title line of any width, as COPY (HEADER) does: the data loads as the server loads it', async () => {
+    const data = Array.from({ length: 300 }, (_, i) => ({ id: i + 1, name: `name, ${i + 1}`, city: `city ${i % 7}` }));
+    const cases: { name: string; content: string; copy: string }[] = [
+      { name: 'title.csv', content: `People export 2024\n${data.map((r) => `${r.id},"${r.name}",${r.city}`).join('\n')}\n`, copy: '(FORMAT csv, HEADER)' },
+      { name: 'title.txt', content: `a\tb\tc\td\te\n${data.map((r) => `${r.id}\t${r.name}\t${r.city}`).join('\n')}\n`, copy: '(FORMAT text, HEADER)' },
+      { name: 'title.tbl', content: `people|\n${data.map((r) => `${r.id}|${r.name}|${r.city}|`).join('\n')}\n`, copy: '' },
+    ];
+    await client.query(`CREATE TABLE ${SCHEMA}.people_by_server (LIKE ${SCHEMA}.people)`);
+    for (const c of cases) {
+      const file = await writeFile(c.name, c.content);
+      const r = await runCli(['load', file, '-t', 'people', '--header', '--truncate', '-w', '2', '--json', '--db', testUrl(), '--schema', SCHEMA]);
+      assert.equal(r.code, 0, `${c.name}: ${r.stderr}`);
+      const s = JSON.parse(r.stdout.trim().split('\n').at(-1)!);
+      assert.deepEqual([s.total.read, s.total.loaded, s.total.rejected, s.total.skipped], [300, 300, 0, 0], `${c.name}: read = loaded + rejected + skipped`);
+      // The server's own COPY of the same bytes (a .tbl is text with '|' and a trailing '|' per line: the server reads it with the header cut off by hand).
+      await client.query(`TRUNCATE ${SCHEMA}.people_by_server`);
+      const bytes = c.copy === '' ? c.content.slice(c.content.indexOf('\n') + 1).replace(/\|$/gm, '') : c.content;
+      const sql = `COPY ${SCHEMA}.people_by_server FROM STDIN ${c.copy === '' ? "(FORMAT text, DELIMITER '|')" : c.copy}`;
+      await pipeline(Readable.from([Buffer.from(bytes)]), client.query(copyFrom(sql)));
+      const server = await tableRecords(client, `${SCHEMA}.people_by_server`, TEXT);
+      assert.equal(server.length, 300);
+      assert.equal(digest(await tableRecords(client, `${SCHEMA}.people`, TEXT)), digest(server), `${c.name}: the table equals the server's COPY of the file`);
+    }
+  });
+
   it('--header match maps columns by the header\'s names; a header naming no column stops before anything is truncated', async () => {
     const file = await writeFile('people.csv', 'city,"id"\r\n"Oslo, NO",1\r\nParis,2\r\n');
     let r = await runCli(['load', file, '--header', 'match', '--truncate', '-w', '2', ...db()]);
@@ -319,9 +346,9 @@ describe('encodings and byte-order marks', () => {
     const r = await runCli(['load', bad, '-t', 'enc', '--truncate', '--reject-dir', path.join(dir, 'bom-rejects'), '--db', testUrl(), '--schema', SCHEMA]);
     assert.equal(r.code, 3, r.stderr);
     assert.match(r.stdout, /enc\s+3\s+2\s+1\s+0/);
-    const log = await fs.readFile(path.join(dir, 'bom-rejects', 'enc.rejects.log'), 'utf8');
+    const log = await fs.readFile(`${rejectFileOf(r)}.log`, 'utf8');
     assert.match(log, /enc\.tbl\t3\t\d+\t22P02\tid\t.*integer/);
-    assert.equal(await fs.readFile(path.join(dir, 'bom-rejects', 'enc.rejects'), 'utf8'), 'x|c|\n');
+    assert.equal(await fs.readFile(rejectFileOf(r), 'utf8'), 'x|c|\n');
     await expectTable('enc', ['1\ta', '2\tb']);
   });
 });
@@ -352,8 +379,8 @@ describe('bad input stops with its place named, and nothing of its chunk is comm
       assert.match(r.stdout, /read 600 = loaded 599 \+ rejected 1 \+ skipped 0/);
       assert.equal(await count('ids'), 599);
       assert.equal((await client.query(`SELECT count(*)::int n FROM ${SCHEMA}.ids WHERE id = 437`)).rows[0].n, 0);
-      assert.equal(await fs.readFile(path.join(rejectDir, 'ids.rejects'), 'utf8'), `${all[436]}\n`);
-      assert.match(await fs.readFile(path.join(rejectDir, 'ids.rejects.log'), 'utf8'), /ids\.ndjson\t437\t\d+\t\t\tcannot be read as an NDJSON line \(at character 30\): malformed JSON: expected `,` or `}`, found end of input/);
+      assert.equal(await fs.readFile(rejectFileOf(r), 'utf8'), `${all[436]}\n`);
+      assert.match(await fs.readFile(`${rejectFileOf(r)}.log`, 'utf8'), /ids\.ndjson\t437\t\d+\t\t\tcannot be read as an NDJSON line \(at character 30\): malformed JSON: expected `,` or `}`, found end of input/);
     }
   });
 
@@ -365,7 +392,7 @@ describe('bad input stops with its place named, and nothing of its chunk is comm
     // NDJSON: that line is rejected, the others load.
     let r = await runCli(['load', file, '--truncate', '--reject-dir', path.join(dir, 'extra-key'), ...db()]);
     assert.equal(r.code, 3, r.stderr);
-    assert.match(await fs.readFile(path.join(dir, 'extra-key', 'ids.rejects.log'), 'utf8'), /\t10\t\d+\t\t\tcannot be read as an NDJSON line \(at character 25\): key "nickname" is not a column of ids \(--ignore-extra-keys leaves such keys out\)/);
+    assert.match(await fs.readFile(`${rejectFileOf(r)}.log`, 'utf8'), /\t10\t\d+\t\t\tcannot be read as an NDJSON line \(at character 25\): key "nickname" is not a column of ids \(--ignore-extra-keys leaves such keys out\)/);
     assert.equal(await count('ids'), 49);
     await client.query(`TRUNCATE ${SCHEMA}.ids`);
     const arr = await writeFile('ids.json', `[${all.join(',')}]`);
@@ -392,16 +419,16 @@ describe('bad input stops with its place named, and nothing of its chunk is comm
       const rejectDir = path.join(dir, `wrong-type-${workers}`);
       const r = await runCli(['load', nd, '-w', workers, '--chunk-size', '1KB', '--truncate', '--reject-dir', rejectDir, ...db()]);
       assert.equal(r.code, 3, r.stderr);
-      const log = await fs.readFile(path.join(rejectDir, 'ids.rejects.log'), 'utf8');
+      const log = await fs.readFile(`${rejectFileOf(r)}.log`, 'utf8');
       assert.match(log, /ids\.ndjson\t200\t\d+\t22P02\tid\tinvalid input syntax for type integer: "two hundred"/);
-      assert.equal(await fs.readFile(path.join(rejectDir, 'ids.rejects'), 'utf8'), `${all[199]}\n`);
+      assert.equal(await fs.readFile(rejectFileOf(r), 'utf8'), `${all[199]}\n`);
       await loadedAllBut200();
     }
     const arr = await writeFile('ids.json', `[${all.join(',\n')}]`);
     const rejectDir = path.join(dir, 'wrong-type-json');
     const r = await runCli(['load', arr, '-w', '1', '--chunk-size', '1KB', '--truncate', '--reject-dir', rejectDir, ...db()]);
     assert.equal(r.code, 3, r.stderr);
-    const log = await fs.readFile(path.join(rejectDir, 'ids.rejects.log'), 'utf8');
+    const log = await fs.readFile(`${rejectFileOf(r)}.log`, 'utf8');
     assert.match(log, /ids\.json\t\t\d+\t22P02\tid\tinvalid input syntax for type integer: "two hundred"/);
     await loadedAllBut200();
   });

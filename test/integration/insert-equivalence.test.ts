@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import { FIRST_SERVER, firstServerOnly } from '../helpers/temp-cluster.js';
-import { closeTestSchema, digest, freshSchema, runCli, tableRecords, testClient, testUrl, openTestSchema } from '../helpers/test-db.js';
+import { closeTestSchema, digest, freshSchema, openTestSchema, rejectFileOf, runCli, tableRecords, testClient, testUrl } from '../helpers/test-db.js';
 
 /**
  * The same file loaded by COPY and by every INSERT style must leave the same table:
@@ -199,8 +199,8 @@ describe('INSERT mode refuses what COPY refuses', () => {
       const r = await runCli(['load', file, '-t', 'short', '--schema', SCHEMA, '--db', testUrl(), '-q', '--mode', 'insert', '--insert-style', style, '--no-ledger', '--reject-dir', rejectDir]);
       assert.equal(r.code, 3, r.stderr);
       assert.match(r.stdout, /short\s+4\s+3\s+1\s+0/);
-      assert.equal(await fs.readFile(path.join(rejectDir, 'short.rejects'), 'utf8'), '2\n');
-      assert.match(await fs.readFile(path.join(rejectDir, 'short.rejects.log'), 'utf8'), /short\.txt\t2\t\d+\t22P04\t\t.*missing data for column \(1 fields, the table has 2 columns\)/);
+      assert.equal(await fs.readFile(rejectFileOf(r), 'utf8'), '2\n');
+      assert.match(await fs.readFile(`${rejectFileOf(r)}.log`, 'utf8'), /short\.txt\t2\t\d+\t22P04\t\t.*missing data for column \(1 fields, the table has 2 columns\)/);
       const n = await client.query(`SELECT array_agg(a ORDER BY a) AS a FROM ${SCHEMA}.short`);
       assert.deepEqual(n.rows[0].a, [1, 3, 4]);
     }
@@ -215,8 +215,8 @@ describe('INSERT mode refuses what COPY refuses', () => {
         const rejectDir = path.join(dir, `too-long-${mode.join('')}-${type.length}`);
         const r = await runCli(['load', file, '--schema', SCHEMA, '--db', testUrl(), '-q', '--no-ledger', '--reject-dir', rejectDir, ...mode]);
         assert.equal(r.code, 3, mode.join(' '));
-        assert.match(await fs.readFile(path.join(rejectDir, 'narrow.rejects.log'), 'utf8'), new RegExp(`\\t22001\\t.*value too long for type ${type}`), mode.join(' '));
-        assert.equal(await fs.readFile(path.join(rejectDir, 'narrow.rejects'), 'utf8'), content, mode.join(' '));
+        assert.match(await fs.readFile(`${rejectFileOf(r)}.log`, 'utf8'), new RegExp(`\\t22001\\t.*value too long for type ${type}`), mode.join(' '));
+        assert.equal(await fs.readFile(rejectFileOf(r), 'utf8'), content, mode.join(' '));
       }
     }
     const n = await client.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.narrow`);

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
-import { closeTestSchema, digest, freshSchema, runCli, tableRecords, tblRecords, testClient, testUrl, openTestSchema } from '../helpers/test-db.js';
+import { closeTestSchema, digest, freshSchema, openTestSchema, rejectFileOf, runCli, tableRecords, tblRecords, testClient, testUrl } from '../helpers/test-db.js';
 
 const SCHEMA = 'it_load';
 let client: pg.Client;
@@ -141,9 +141,9 @@ describe('bad input stops with a clear message', () => {
       const r = await runCli(['load', file, '--create', '--truncate', '-w', workers, '--chunk-size', '2KB', ...db()]);
       assert.equal(r.code, 3, r.stderr);
       assert.match(r.stdout, /lineitem\s+500\s+499\s+1\s+0/);
-      assert.equal(await fs.readFile(path.join(dir, 'lineitem.rejects'), 'utf8'), lines[436] + '\n');
-      const log = (await fs.readFile(path.join(dir, 'lineitem.rejects.log'), 'utf8')).split('\n');
-      assert.match(log[1]!, /lineitem\.tbl\t437\t\d+\t22008\tl_shipdate\t.*date/);
+      assert.equal(await fs.readFile(rejectFileOf(r), 'utf8'), lines[436] + '\n');
+      const log = (await fs.readFile(`${rejectFileOf(r)}.log`, 'utf8')).split('\n');
+      assert.match(log[2]!, /lineitem\.tbl\t437\t\d+\t22008\tl_shipdate\t.*date/);
       await expectTable('lineitem', tblRecords(content).filter((_, i) => i !== 436));
     }
   });

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
-import { closeTestSchema, digest, freshSchema, runCli, tableRecords, testClient, testUrl, openTestSchema } from '../helpers/test-db.js';
+import { closeTestSchema, digest, freshSchema, openTestSchema, rejectFileOf, runCli, tableRecords, testClient, testUrl } from '../helpers/test-db.js';
 
 /** `--on-conflict skip`: duplicates inside a batch, across batches and chunks, and against rows already there. */
 const SCHEMA = 'it_on_conflict';
@@ -85,7 +85,7 @@ describe('--on-conflict skip', () => {
       assert.equal(r.code, 3, r.stderr);
       // The same rows stay out as with --on-conflict skip, now counted as rejected: read = loaded + rejected.
       assert.match(r.stdout, new RegExp(`uk\\s+${read}\\s+${loaded}\\s+${skipped}\\s+0\\s`));
-      const log = (await fs.readFile(path.join(rejectDir, 'uk.rejects.log'), 'utf8')).trim().split('\n').slice(1);
+      const log = (await fs.readFile(`${rejectFileOf(r)}.log`, 'utf8')).trim().split('\n').slice(2);
       assert.equal(log.length, skipped);
       for (const line of log) assert.match(line, /\t23505\t.*duplicate key value violates unique constraint "uk_pkey"/);
       assert.equal(digest(await tableRecords(client, `${SCHEMA}.uk`)), digest(expectedRecords));

@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
-import { promises as fs } from 'node:fs';
+import { createReadStream, promises as fs } from 'node:fs';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import { generateDbt3 } from '../../src/datasets/dbt3/generate.js';
 import { createTableSql } from '../../src/datasets/table-ddl.js';
 import { startCli, sleep } from '../helpers/cli-process.js';
 import { duckRows, duckRun, parquetLayout, sqlString, tblToParquet, type ParquetWrite } from '../helpers/duckdb-parquet.js';
-import { closeTestSchema, digest, openTestSchema, runCli, tableRecords, tblRecords, testUrl } from '../helpers/test-db.js';
+import { closeTestSchema, copyFrom, digest, openTestSchema, runCli, tableRecords, tblRecords, testUrl } from '../helpers/test-db.js';
 
 const SCHEMA = 'it_parquet';
 let client: pg.Client;
@@ -168,6 +169,51 @@ describe('Parquet types, rejects, schema checks, crashes', () => {
     assert.equal(total.read, 3000);
     assert.equal(total.read, total.loaded + total.rejected + total.skipped);
     assert.equal(total.rejected, 3);
+  });
+
+  it('a STRING field into json/jsonb goes in as its bytes, checked by the server: the table equals the server\'s COPY of the same data as CSV; text that is not JSON is a reject with the server\'s message (text and binary wire, decoding threads)', async () => {
+    await client.query(`CREATE TABLE ${SCHEMA}.docs (id integer, j json, jb jsonb); CREATE TABLE ${SCHEMA}.docs_ref (LIKE ${SCHEMA}.docs)`);
+    const file = path.join(dir, 'docs.parquet');
+    const csv = path.join(dir, 'docs.csv');
+    const bad = [17, 1234, 2999];
+    // JSON text of every kind, with blanks and escapes json keeps and jsonb drops, a newline inside, NULLs; three rows that are not JSON.
+    await duckRun(`CREATE TABLE docs AS SELECT i::INTEGER id, CASE
+        WHEN i = 17 THEN '{bad json' WHEN i = 1234 THEN 'not json' WHEN i = 2999 THEN '{"a": 1,}'
+        WHEN i % 10 = 0 THEN '{"a": ' || i || ', "s": "x\\"y é"}' WHEN i % 10 = 1 THEN '[1, 2, {"k": null}]' WHEN i % 10 = 2 THEN '"just a string"'
+        WHEN i % 10 = 3 THEN '42.50' WHEN i % 10 = 4 THEN 'true' WHEN i % 10 = 5 THEN 'null' WHEN i % 10 = 6 THEN NULL
+        WHEN i % 10 = 7 THEN '{"t": "a\\tb", "n": {"deep": [' || i || ']}}' WHEN i % 10 = 8 THEN '{"multi":' || chr(10) || '"line"}' ELSE '  {"k": ' || i || '}  ' END AS doc
+      FROM range(3000) r(i)`);
+    await duckRun(`COPY (SELECT id, doc AS j, doc AS jb FROM docs) TO ${sqlString(file)} (FORMAT parquet, ROW_GROUP_SIZE 1024)`);
+    await duckRun(`COPY (SELECT id, doc, doc FROM docs WHERE id NOT IN (${bad.join(', ')})) TO ${sqlString(csv)} (FORMAT csv, HEADER false)`);
+    await pipeline(createReadStream(csv), client.query(copyFrom(`COPY ${SCHEMA}.docs_ref FROM STDIN (FORMAT csv)`)));
+    const reference = await tableRecords(client, `${SCHEMA}.docs_ref`, '(FORMAT text)');
+    assert.equal(reference.length, 2997);
+    const runs: { name: string; args: string[]; env?: NodeJS.ProcessEnv }[] = [
+      { name: 'text wire', args: ['--wire', 'text', '-w', '2'] },
+      { name: 'binary wire', args: ['--wire', 'binary', '-w', '2'] },
+      { name: 'binary wire, decoding threads', args: ['--wire', 'binary', '-w', '1'], env: { PGSURGE_PARQUET_DECODE_THREADS: '1' } },
+      { name: 'text wire, decoding threads', args: ['--wire', 'text', '-w', '1'], env: { PGSURGE_PARQUET_DECODE_THREADS: '1' } },
+    ];
+    for (const [k, run] of runs.entries()) {
+      const rejects = path.join(dir, `docs-${k}.rejects`);
+      const r = await runCli(['load', file, '-t', 'docs', '--truncate', '--chunk-size', '8KB', '--reject-file', rejects, '--json', ...run.args, ...target()], run.env ? { env: run.env } : {});
+      assert.equal(r.code, 3, `${run.name}: ${r.stderr}`);
+      const summary = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { total: { read: number; loaded: number; rejected: number; skipped: number }; wire: { table: string; wire: string; binaryChunks: number }[] };
+      assert.deepEqual([summary.total.read, summary.total.loaded, summary.total.rejected, summary.total.skipped], [3000, 2997, 3, 0], `${run.name}: read = loaded + rejected + skipped`);
+      if (run.args[1] === 'binary') {
+        const w = summary.wire.find((x) => x.table === 'docs')!;
+        assert.ok(w.wire === 'binary' && w.binaryChunks > 0, `${run.name}: ${JSON.stringify(w)}`);
+      }
+      const table = await tableRecords(client, `${SCHEMA}.docs`, '(FORMAT text)');
+      assert.equal(digest(table), digest(reference), `${run.name}: the table equals the server's COPY of the CSV`);
+      const kinds = (await client.query(`SELECT jsonb_typeof(jb) AS t, count(*)::int AS n FROM ${SCHEMA}.docs WHERE id % 10 IN (0, 1) GROUP BY 1 ORDER BY 1`)).rows;
+      assert.deepEqual(kinds, [{ t: 'array', n: 300 }, { t: 'object', n: 300 }], `${run.name}: objects and arrays, not JSON strings`);
+      const rejected = (await fs.readFile(rejects, 'utf8')).trim().split('\n').map((l) => (JSON.parse(l) as { values: { id: number } }).values.id);
+      assert.deepEqual(rejected.sort((a, b) => a - b), bad, run.name);
+      const log = await fs.readFile(`${rejects}.log`, 'utf8');
+      assert.match(log, /22P02/, run.name);
+      assert.match(log, /invalid input syntax for type json/, run.name);
+    }
   });
 
   it('a damaged page stops the load naming the file, row group and column; the row groups before it stay, accounted, none doubled; --truncate with the mended file is exact', async () => {

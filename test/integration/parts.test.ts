@@ -6,6 +6,7 @@ import type pg from 'pg';
 import { createTableSql } from '../../src/datasets/table-ddl.js';
 import { startCli, sleep } from '../helpers/cli-process.js';
 import { damage, lineitemFields, tableRecord, tblLine } from '../helpers/lineitem-data.js';
+import { duckRun, sqlString } from '../helpers/duckdb-parquet.js';
 import { closeTestSchema, digest, openTestSchema, runCli, tableRecords, testUrl } from '../helpers/test-db.js';
 
 const SCHEMA = 'it_parts';
@@ -76,7 +77,7 @@ describe('--part K/N: one load split over several processes', () => {
     assert.deepEqual(await tableDigest('split'), { count: good, digest: expected });
     assert.deepEqual(await assertLedgerTiles('split-a', size), new Set(['1/3', '2/3', '3/3']));
     // Each part rebuilt a reject file of its own from its own ledger rows: the two bad rows, once in all.
-    const rejects = await Promise.all([1, 2, 3].map((k) => fs.readFile(path.join(dir, `split.part${k}of3.rejects`), 'utf8').catch(() => '')));
+    const rejects = await Promise.all([1, 2, 3].map((k) => fs.readFile(path.join(dir, `split.split-a.part${k}of3.rejects`), 'utf8').catch(() => '')));
     assert.equal(rejects.join('').split('\n').filter((l) => l !== '').length, 2);
     const s = await status('split-a');
     assert.deepEqual(s.parts.map((p) => p.part), ['1/3', '2/3', '3/3']);
@@ -118,6 +119,28 @@ describe('--part K/N: one load split over several processes', () => {
     const done = await status('split-b');
     assert.equal(done.parts.reduce((a, p) => a + p.rowsLoaded, 0), good);
     for (const p of done.parts) assert.equal(p.bytesDone, p.bytesTotal);
+  });
+
+  it('refuses --part for an input it cannot cut into byte ranges, naming what the input is (Parquet, CSV, compressed, --skip), exit 2, nothing loaded', async () => {
+    await client.query(`CREATE TABLE ${SCHEMA}.kinds (id int, v text)`);
+    const parquet = path.join(dir, 'kinds.parquet');
+    await duckRun(`COPY (SELECT i::INTEGER id, 'v' || i AS v FROM range(100) r(i)) TO ${sqlString(parquet)} (FORMAT parquet)`);
+    const csv = path.join(dir, 'kinds.csv');
+    await fs.writeFile(csv, '1,a\n2,b\n');
+    const txt = path.join(dir, 'kinds.txt');
+    await fs.writeFile(txt, '1\ta\n2\tb\n');
+    const cases: [string[], RegExp][] = [
+      [[parquet], /kinds\.parquet cannot be: it is Parquet, read by row group, not by byte range/],
+      [[csv], /kinds\.csv cannot be: it is CSV, read from its start/],
+      [[txt, '--skip', '1'], /kinds\.txt cannot be: --skip and --limit count records from the start/],
+    ];
+    for (const [args, reason] of cases) {
+      const r = await runCli(['load', ...args, '-t', 'kinds', '--part', '1/2', ...target()]);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, /--part needs inputs that can be cut into byte ranges/);
+      assert.match(r.stderr, reason);
+    }
+    assert.equal((await client.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.kinds`)).rows[0].n, 0);
   });
 
   it('refuses --part with --truncate, a whole run beside a running part, and a bad K/N (exit 2)', async () => {

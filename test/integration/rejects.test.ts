@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import { csvLine, DAMAGE_KINDS, damage, lineitemFields, prng, tableRecord, tblLine, type DamageKind } from '../helpers/lineitem-data.js';
-import { closeTestSchema, digest, freshSchema, runCli, tableRecords, testClient, testUrl, openTestSchema } from '../helpers/test-db.js';
+import { closeTestSchema, digest, freshSchema, rejectFileOf, runCli, tableRecords, testClient, testUrl, openTestSchema } from '../helpers/test-db.js';
 
 const SCHEMA = 'it_rejects';
 let client: pg.Client;
@@ -66,7 +66,8 @@ async function tableDigest(table: string): Promise<{ count: number; digest: stri
 }
 
 function parseLog(log: string): { file: string; line: number; offset: number; sqlstate: string; column: string; message: string }[] {
-  const [header, ...lines] = log.trimEnd().split('\n');
+  const [owner, header, ...lines] = log.trimEnd().split('\n');
+  assert.match(owner!, /^# pgsurge load \S+$/, 'the log names the load that wrote it');
   assert.equal(header, 'file\tline\tbyte_offset\tsqlstate\tcolumn\tmessage');
   return lines.map((l) => {
     const [file, line, offset, sqlstate, column, message] = l.split('\t');
@@ -92,12 +93,13 @@ describe('a corrupted input: exactly the damaged lines are rejected, verbatim, a
         assert.equal(r.code, 3, `exit 3 means rejects\n${r.stderr}`);
 
         // Its log: file, line, byte offset, SQLSTATE and message of each.
-        const log = parseLog(await fs.readFile(path.join(dir, 'lineitem.rejects.log'), 'utf8'));
+        const rejectFile = rejectFileOf(r);
+        const log = parseLog(await fs.readFile(`${rejectFile}.log`, 'utf8'));
         assert.deepEqual(log.map((l) => [l.line, l.offset]), bad.map((b) => [b.line, b.offset]));
         // The reject file: the damaged records, byte for byte, in input order.
-        const rejects = await fs.readFile(path.join(dir, 'lineitem.rejects'));
+        const rejects = await fs.readFile(rejectFile);
         assert.deepEqual(rejects, Buffer.concat(bad.map((b) => b.bytes)));
-        assert.equal((await fs.stat(path.join(dir, 'lineitem.rejects'))).mode & 0o777, 0o600);
+        assert.equal((await fs.stat(rejectFile)).mode & 0o777, 0o600);
         for (const [i, l] of log.entries()) {
           assert.equal(l.file, file);
           const kind = bad[i]!.kind;
@@ -124,13 +126,15 @@ describe('a corrupted input: exactly the damaged lines are rejected, verbatim, a
     await fs.writeFile(file, content);
     const args = ['load', file, '-t', 'lineitem', '--create', '-w', '3', '--chunk-size', '4KB', '--db', testUrl(), '--schema', SCHEMA];
     await client.query(`TRUNCATE ${SCHEMA}.lineitem`);
-    assert.equal((await runCli([...args, '--truncate'])).code, 3);
+    const first = await runCli([...args, '--truncate']);
+    assert.equal(first.code, 3);
     const r = await runCli(args);
     assert.equal(r.code, 3, r.stderr);
     assert.match(r.stderr, /resuming/);
     assert.match(r.stdout, /earlier runs of this load had committed 995 rows and rejected 5/);
     assert.deepEqual(summaryCounts(r.stdout, 'lineitem'), { read: 0, loaded: 0, rejected: 0, skipped: 0 });
-    assert.deepEqual(await fs.readFile(path.join(dir, 'lineitem.rejects')), Buffer.concat(bad.map((b) => b.bytes)));
+    assert.equal(rejectFileOf(r), rejectFileOf(first), 'a resumed load writes its own reject file again');
+    assert.deepEqual(await fs.readFile(rejectFileOf(r)), Buffer.concat(bad.map((b) => b.bytes)));
     const t = await tableDigest(`${SCHEMA}.lineitem`);
     assert.equal(t.count, expected.length);
     assert.equal(t.digest, digest(expected));
@@ -146,14 +150,83 @@ describe('a corrupted input: exactly the damaged lines are rejected, verbatim, a
     assert.equal(r.code, 3, r.stderr);
     assert.deepEqual(summaryCounts(r.stdout, 'lineitem'), { read: 1000, loaded: 996, rejected: 4, skipped: 0 });
     assert.doesNotMatch(r.stdout, /load id/);
-    const rejects = await fs.readFile(path.join(dir, 'lineitem.rejects'));
+    const rejects = await fs.readFile(rejectFileOf(r));
     assert.equal(rejects.length, Buffer.concat(bad.map((b) => b.bytes)).length);
     const t = await tableDigest(`${SCHEMA}.lineitem`);
     assert.equal(t.digest, digest(expected));
     const r2 = await runCli(['load', file, '-t', 'lineitem', '--no-ledger', '--resume', ...db()]);
     assert.equal(r2.code, 2);
     assert.match(r2.stderr, /--resume and --load-id need the ledger/);
+    // Stopped by --max-rejects: nothing promises a resume that cannot be; it says what to do instead.
+    const r3 = await runCli(['load', file, '-t', 'lineitem', '--truncate', '-w', '1', '--chunk-size', '4KB', '--no-ledger', '--max-rejects', '1', ...db()]);
+    assert.equal(r3.code, 1, r3.stderr);
+    const c3 = summaryCounts(r3.stdout, 'lineitem');
+    assert.equal(c3.read, c3.loaded + c3.rejected + c3.skipped);
+    assert.equal((await tableDigest(`${SCHEMA}.lineitem`)).count, c3.loaded);
+    assert.match(r3.stderr, /more than 1 rows rejected/);
+    assert.match(r3.stderr, /without the ledger nothing keeps them/);
+    assert.match(r3.stderr, /hint: .*without the ledger the load cannot be resumed: .*--truncate/);
+    assert.match(r3.stderr, /this load cannot be resumed/);
+    assert.doesNotMatch(r3.stderr.replace(/cannot be resumed/g, ''), /resum/, 'no word of a resume that cannot be');
     assert.equal(await ledgerRows(), 0, 'no ledger rows (--truncate forgot the earlier ones, --no-ledger wrote none)');
+  });
+
+  it('two loads never share a reject file: each summary names its own, which keeps its rows (default name, --no-ledger, --reject-file)', async () => {
+    const shared = path.join(dir, 'shared');
+    await fs.mkdir(shared);
+    const a = corrupt(600, 3, 101, 'tbl');
+    const b = corrupt(700, 5, 102, 'tbl');
+    const fileA = path.join(shared, 'a.tbl');
+    const fileB = path.join(shared, 'b.tbl');
+    await fs.writeFile(fileA, a.content);
+    await fs.writeFile(fileB, b.content);
+    // Without the ledger the rows are in the order their chunks committed: compared as sets of lines.
+    const bytesOf = (x: typeof a): string => x.bad.map((r) => r.bytes.toString('latin1')).sort().join('|');
+    const readRows = async (file: string): Promise<string> => ((await fs.readFile(file, 'latin1')).match(/[^\n]*\n/g) ?? []).sort().join('|');
+    const load = (file: string, ...more: string[]) => runCli(['load', file, '-t', 'lineitem', '--create', '-w', '2', '--chunk-size', '4KB', ...more, ...db()]);
+    const accounted = (r: { stdout: string }, read: number, rejected: number): void => {
+      const c = summaryCounts(r.stdout, 'lineitem');
+      assert.deepEqual(c, { read, loaded: read - rejected, rejected, skipped: 0 });
+    };
+    for (const ledger of [[], ['--no-ledger']]) {
+      await client.query(`TRUNCATE ${SCHEMA}.lineitem`);
+      const ra = await load(fileA, ...ledger);
+      const rb = await load(fileB, ...ledger);
+      assert.equal(ra.code, 3, ra.stderr);
+      assert.equal(rb.code, 3, rb.stderr);
+      accounted(ra, 600, 3);
+      accounted(rb, 700, 5);
+      assert.notEqual(rejectFileOf(ra), rejectFileOf(rb), `${ledger.join(' ')}: one file each`);
+      assert.equal(path.dirname(rejectFileOf(ra)), shared);
+      assert.match(ra.stdout, new RegExp(`^rejected rows: ${rejectFileOf(ra).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(3\\)`, 'm'));
+      assert.deepEqual(await readRows(rejectFileOf(ra)), bytesOf(a), `${ledger.join(' ')}: the first load's rejects are still there`);
+      assert.deepEqual(await readRows(rejectFileOf(rb)), bytesOf(b));
+      const t = await tableDigest(`${SCHEMA}.lineitem`);
+      assert.equal(t.digest, digest([...a.expected, ...b.expected]));
+    }
+    // Without the ledger a rerun of the same command is a new load (nothing to resume): its rejects go beside the first run's, not over them.
+    await client.query(`TRUNCATE ${SCHEMA}.lineitem`);
+    const first = await load(fileA, '--no-ledger');
+    const again = await load(fileA, '--no-ledger');
+    assert.equal(again.code, 3, again.stderr);
+    assert.notEqual(rejectFileOf(again), rejectFileOf(first));
+    assert.deepEqual(await readRows(rejectFileOf(first)), bytesOf(a));
+    assert.deepEqual(await readRows(rejectFileOf(again)), bytesOf(a));
+    // --reject-file: a load takes a file that is free or its own (a resume writes every run's rows again), never another load's.
+    const named = path.join(shared, 'mine.rejects');
+    await client.query(`TRUNCATE ${SCHEMA}.lineitem`);
+    const own = await load(fileA, '--reject-file', named, '--load-id', 'named-a');
+    assert.equal(own.code, 3, own.stderr);
+    assert.equal(rejectFileOf(own), named);
+    const other = await load(fileB, '--reject-file', named);
+    assert.equal(other.code, 2, other.stderr);
+    assert.match(other.stderr, /--reject-file .*mine\.rejects already holds the rejected rows of load named-a/);
+    assert.deepEqual(await readRows(named), bytesOf(a), 'left as it was');
+    const resumed = await load(fileA, '--reject-file', named, '--load-id', 'named-a');
+    assert.equal(resumed.code, 3, resumed.stderr);
+    assert.match(resumed.stdout, /earlier runs of this load had committed 597 rows and rejected 3/);
+    assert.deepEqual(await readRows(named), bytesOf(a), 'the resumed load wrote its rows again, once');
+    assert.equal((await tableDigest(`${SCHEMA}.lineitem`)).digest, digest(a.expected));
   });
 
   it('--max-rejects: past it the load stops (exit 1), what was committed stays and is accounted', async () => {
@@ -168,7 +241,9 @@ describe('a corrupted input: exactly the damaged lines are rejected, verbatim, a
     assert.ok(c.rejected <= 10, `rejected ${c.rejected}`);
     assert.equal(c.read, c.loaded + c.rejected + c.skipped);
     assert.equal((await client.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.lineitem`)).rows[0].n, c.loaded);
-    const log = parseLog(await fs.readFile(path.join(dir, 'rj', 'lineitem.rejects.log'), 'utf8'));
+    const rejectFile = rejectFileOf(r);
+    assert.equal(path.dirname(rejectFile), path.join(dir, 'rj'));
+    const log = parseLog(await fs.readFile(`${rejectFile}.log`, 'utf8'));
     assert.equal(log.length, c.rejected);
   });
 
@@ -199,10 +274,10 @@ describe('errors without a line: bisected', () => {
     await fs.writeFile(file, lines.join('\n') + '\n');
     const r = await runCli(['load', file, '-t', 'child', '-w', '2', '--chunk-size', '2KB', ...db()]);
     assert.equal(r.code, 3, r.stderr);
-    const log = parseLog(await fs.readFile(path.join(dir, 'child.rejects.log'), 'utf8'));
+    const log = parseLog(await fs.readFile(`${rejectFileOf(r)}.log`, 'utf8'));
     assert.deepEqual(log.map((l) => l.line), badLines);
     assert.ok(log.every((l) => l.sqlstate === '23503' && /foreign key/.test(l.message)));
-    assert.equal(await fs.readFile(path.join(dir, 'child.rejects'), 'utf8'), badLines.map((i) => lines[i - 1] + '\n').join(''));
+    assert.equal(await fs.readFile(rejectFileOf(r), 'utf8'), badLines.map((i) => lines[i - 1] + '\n').join(''));
     const got = await client.query(`SELECT count(*)::int AS n, count(DISTINCT id)::int AS d FROM ${SCHEMA}.child`);
     assert.deepEqual(got.rows[0], { n: 600 - badLines.length, d: 600 - badLines.length });
   });
@@ -216,8 +291,8 @@ describe('errors without a line: bisected', () => {
     await fs.writeFile(file, lines.join('\n') + '\n');
     const r = await runCli(['load', file, '-t', 'keyed', '-w', '1', '--chunk-size', '1KB', ...db()]);
     assert.equal(r.code, 3, r.stderr);
-    assert.equal(await fs.readFile(path.join(dir, 'keyed.rejects'), 'utf8'), '17\tduplicate\n');
-    assert.match(await fs.readFile(path.join(dir, 'keyed.rejects.log'), 'utf8'), /\t301\t\d+\t23505\t/);
+    assert.equal(await fs.readFile(rejectFileOf(r), 'utf8'), '17\tduplicate\n');
+    assert.match(await fs.readFile(`${rejectFileOf(r)}.log`, 'utf8'), /\t301\t\d+\t23505\t/);
     assert.equal((await client.query(`SELECT v FROM ${SCHEMA}.keyed WHERE id = 17`)).rows[0].v, 'v17');
   });
 });
@@ -249,7 +324,8 @@ describe('identifiers and secrets', () => {
         { a: 1, b: 'a; DROP TABLE x' },
         { a: 3, b: 'c "q"' },
       ]);
-      assert.equal(await fs.readFile(path.join(dir, `${table}.rejects`), 'utf8'), '2,b,2020-02-30\n');
+      assert.ok(path.basename(rejectFileOf(r2)).startsWith(`${table}.`), rejectFileOf(r2));
+      assert.equal(await fs.readFile(rejectFileOf(r2), 'utf8'), '2,b,2020-02-30\n');
       const ledger = await client.query("SELECT count(*)::int AS n FROM pgsurge.chunks WHERE table_name = format('%I.%I', $1::text, $2::text)", [schema, table]);
       assert.ok(ledger.rows[0].n >= 1);
       const leaked = await client.query("SELECT count(*)::int AS n FROM pgsurge.chunks c, pgsurge.load_files f WHERE c::text LIKE '%S3cretPw%' OR f::text LIKE '%S3cretPw%'");

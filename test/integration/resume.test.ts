@@ -8,7 +8,7 @@ import { startCli, sleep } from '../helpers/cli-process.js';
 import { assertLedgerTiles as ledgerTiles, assertNoHalfChunk as noHalfChunk } from '../helpers/ledger-checks.js';
 import { damage, lineitemFields, prng, tableRecord, tblLine } from '../helpers/lineitem-data.js';
 import { FIRST_SERVER, firstServerOnly } from '../helpers/temp-cluster.js';
-import { closeTestSchema, digest, freshSchema, PGSURGE, runCli, tableRecords, testClient, testUrl, openTestSchema } from '../helpers/test-db.js';
+import { closeTestSchema, digest, freshSchema, openTestSchema, PGSURGE, rejectFileOf, runCli, tableRecords, testClient, testUrl } from '../helpers/test-db.js';
 
 const SCHEMA = 'it_resume';
 let client: pg.Client;
@@ -68,7 +68,7 @@ describe('exactly once across crashes', () => {
       const after = await tableState();
       assert.equal(after.count, 3997, `round ${round}: row count`);
       assert.equal(after.digest, expected, `round ${round}: content`);
-      assert.deepEqual(await fs.readFile(path.join(dir, 'lineitem.rejects')), badBytes, `round ${round}: the reject file holds each bad row once`);
+      assert.deepEqual(await fs.readFile(path.join(dir, `lineitem.${loadId}.rejects`)), badBytes, `round ${round}: the reject file holds each bad row once`);
       await assertLedgerTiles(loadId, size);
     }
     assert.equal(kills, KILLS, `${KILLS} loads were killed mid-way`);
@@ -165,7 +165,7 @@ describe('exactly once across crashes', () => {
     const t = await tableState();
     assert.equal(t.count, 3997);
     assert.equal(t.digest, expected);
-    assert.deepEqual(await fs.readFile(path.join(dir, 'lineitem.rejects')), badBytes);
+    assert.deepEqual(await fs.readFile(rejectFileOf(r2)), badBytes);
   });
 
   it('resuming onto a changed file is refused with a clear message', { skip: firstServerOnly('the file check is pgsurge\'s, before any load') }, async () => {
@@ -177,10 +177,10 @@ describe('exactly once across crashes', () => {
     assert.equal(r2.code, 1);
     assert.match(r2.stderr, /changing\.tbl is not the file load changes began with: size was \d+ bytes, now \d+/);
     assert.equal((await tableState()).count, 3997, 'the refused resume loaded nothing');
-    // Without --load-id, the changed file is a new load (a new default id): it says so before loading it all again.
-    const r4 = await runCli(['load', file, '-t', 'lineitem', '-w', '2', ...target()]);
+    // Without --load-id, the changed file is a new load (a new default id): it warns before loading it all again, under -q too.
+    const r4 = await runCli(['load', file, '-t', 'lineitem', '-w', '2', '-q', ...target()]);
     assert.equal(r4.code, 3, r4.stderr);
-    assert.match(r4.stderr, /note: .*changing\.tbl was loaded into it_resume\.lineitem before \(load changes\) when it was a different file/);
+    assert.match(r4.stderr, /warning: .*changing\.tbl was loaded into it_resume\.lineitem before \(load changes\) when it was a different file/);
     await client.query(`TRUNCATE ${SCHEMA}.lineitem`);
     const r3 = await runCli(['load', file, '-t', 'lineitem', '--resume', '--load-id', 'never-ran', '-q', ...target()]);
     assert.equal(r3.code, 2, 'a wrong --load-id is a command-line error: nothing was done');

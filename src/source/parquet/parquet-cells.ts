@@ -149,7 +149,8 @@ const INT8_MAX = 2n ** 63n - 1n;
  * (a value out of range: false) and numeric, DECIMAL into numeric, DATE into date,
  * TIMESTAMP into timestamp (local) or timestamptz (UTC-adjusted), FLOAT into float4,
  * DOUBLE into float8, BOOLEAN into bool, text into text/varchar/bpchar, bytes into bytea,
- * UUID into uuid; and any field into json/jsonb as the JSON text the text wire sends.
+ * UUID into uuid; STRING and JSON into json/jsonb as their bytes (the server's json_recv /
+ * jsonb_recv check them), and any other field into json/jsonb as the JSON text the text wire sends.
  */
 export function binaryCell(decoded: DecodedColumn, column: ParquetColumn, target: BinaryTarget): BinaryCell | undefined {
   const write = valueWriterOf(column, target);
@@ -274,7 +275,9 @@ function valueWriter(leaf: LeafKind, rendering: 'text' | 'bytea', typname: strin
     case 'boolean':
       return typname === 'bool' ? (v, out) => (writeBool(out, v as boolean), true) : undefined;
     case 'string':
-      return typname === 'text' || typname === 'varchar' || typname === 'bpchar' ? (v, out) => (writeText(out, v as Uint8Array), true) : undefined;
+      // Into json/jsonb the bytes are the JSON text (the column plan's 'text' rendering): json_recv and jsonb_recv parse them, as the text wire's input does.
+      if (typname === 'jsonb') return (v, out) => (writeJsonb(out, v as Uint8Array), true);
+      return typname === 'text' || typname === 'varchar' || typname === 'bpchar' || typname === 'json' ? (v, out) => (writeText(out, v as Uint8Array), true) : undefined;
     case 'json':
       if (typname === 'json' || typname === 'text' || typname === 'varchar') return (v, out) => (writeText(out, v as Uint8Array), true);
       return typname === 'jsonb' ? (v, out) => (writeJsonb(out, v as Uint8Array), true) : undefined;
@@ -338,7 +341,7 @@ function flatWriter(c: FlatColumn, leaf: LeafKind, typname: string): FlatValueWr
   if (c.span !== undefined) {
     const span = c.span;
     const text = typname === 'text' || typname === 'varchar' || typname === 'bpchar';
-    if ((leaf.kind === 'string' && text) || (leaf.kind === 'json' && (text || typname === 'json')) || (leaf.kind === 'bytes' && typname === 'bytea'))
+    if (((leaf.kind === 'string' || leaf.kind === 'json') && (text || typname === 'json')) || (leaf.kind === 'bytes' && typname === 'bytea'))
       return {
         kind: 'span',
         write: (i, out) => {

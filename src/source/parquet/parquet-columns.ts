@@ -90,11 +90,14 @@ function unique<T>(xs: readonly T[]): T | undefined {
  * Which Parquet values a column takes: text columns (and types with their own text input,
  * such as enums, inet, uuid) take any value's text; numbers go to numeric columns, dates
  * and times to date/time columns, booleans to boolean; LIST/MAP/STRUCT to json, jsonb or
- * text as JSON, and a LIST to an array column. Anything else would fail on every row.
+ * text as JSON, and a LIST to an array column. Into json/jsonb a STRING or JSON field goes
+ * as its bytes (the JSON text), any other field as JSON made from its value. Anything else would fail on every row.
  */
 function renderingFor(field: FieldShape, c: TableColumn): ParquetRendering | undefined {
   const category = c.category ?? 'S';
-  if (c.kind === 'json') return 'json';
+  // A string (or JSON) field into json/jsonb holds the JSON text itself (Spark writes JSON so): its bytes go as they are and the
+  // server's json input decides, as for CSV of the same data; made into a JSON string, an object would load as "{\"a\": 1}".
+  if (c.kind === 'json') return field.shape === 'leaf' && (field.leaf.kind === 'string' || field.leaf.kind === 'json') ? 'text' : 'json';
   if (c.kind === 'array') {
     if (field.shape !== 'list') return undefined;
     let element = field.element;

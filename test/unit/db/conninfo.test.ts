@@ -118,6 +118,14 @@ describe('libpq files and the environment', () => {
     assert.deepEqual(resolveConnection('host=h', { PGSSLMODE: 'require' }).config.ssl, { rejectUnauthorized: false });
     assert.throws(() => resolveConnection('host=h sslmode=maybe', {}), /invalid sslmode "maybe"/);
   });
+  it('a port outside 1..65535 is refused, naming the value and where it came from', () => {
+    assert.throws(() => resolveConnection('host=h port=65536', {}), /invalid port number "65536" \(from --db\)/);
+    assert.throws(() => resolveConnection('postgresql://h:0/x', {}), /invalid port number "0" \(from --db\)/);
+    assert.throws(() => resolveConnection(undefined, { PGHOST: 'h', PGPORT: '99999' }), /invalid port number "99999" \(from PGPORT\)/);
+    assert.throws(() => resolveConnection(undefined, { PGHOST: 'h', PGPORT: 'abc' }), /invalid port number "abc" \(from PGPORT\)/);
+    assert.equal(resolveConnection('host=h port=65535', {}).config.port, 65535);
+    assert.equal(resolveConnection('host=h port=1', {}).config.port, 1);
+  });
   it('describes the server as psql does', () => {
     assert.equal(describeServer('/tmp', 5432, 'db', 'me'), 'server on socket "/tmp/.s.PGSQL.5432", database "db", user "me"');
   });

@@ -8,7 +8,7 @@ import { parseDuration } from '../../../src/cli/parse-options.js';
 import { countFields } from '../../../src/db/column-check.js';
 import { backoffMs, isRetryable } from '../../../src/faults/retry.js';
 import { RejectBudget } from '../../../src/rejects/reject-budget.js';
-import { RejectFile, rejectPathFor } from '../../../src/rejects/reject-file.js';
+import { claimRejectPath, RejectFile, rejectFileOwner, rejectPathFor } from '../../../src/rejects/reject-file.js';
 import { LineIndex } from '../../../src/source/line-index.js';
 
 describe('reject file', () => {
@@ -27,12 +27,35 @@ describe('reject file', () => {
     await fs.rm(dir, { recursive: true });
   });
 
-  it('is named after the table, beside the input, in --reject-dir, or here for stdin', () => {
+  it('is named after the table and the load id, beside the input, in --reject-dir, or here for stdin', () => {
     const input = { table: 'lineitem', schema: undefined, format: 'tbl' as const, file: '/data/x/lineitem.tbl.3' };
-    assert.equal(rejectPathFor(input, {}, '/cwd'), '/data/x/lineitem.rejects');
-    assert.equal(rejectPathFor(input, { rejectDir: 'rj' }, '/cwd'), '/cwd/rj/lineitem.rejects');
-    assert.equal(rejectPathFor(input, { rejectFile: '/tmp/r' }, '/cwd'), '/tmp/r');
-    assert.equal(rejectPathFor({ ...input, file: '-' }, {}, '/cwd'), '/cwd/lineitem.rejects');
+    assert.equal(rejectPathFor(input, {}, 'lineitem-0a1b', '/cwd'), '/data/x/lineitem.lineitem-0a1b.rejects');
+    assert.equal(rejectPathFor(input, { rejectDir: 'rj' }, 'mine', '/cwd'), '/cwd/rj/lineitem.mine.rejects');
+    assert.equal(rejectPathFor(input, { rejectFile: '/tmp/r' }, 'mine', '/cwd'), '/tmp/r');
+    assert.equal(rejectPathFor({ ...input, file: '-' }, {}, 'mine', '/cwd'), '/cwd/lineitem.mine.rejects');
+    assert.equal(rejectPathFor(input, {}, '../up', '/cwd'), '/data/x/lineitem.___up.rejects', 'a --load-id does not steer the path');
+  });
+
+  it('a load takes a free reject file or its own, never another load\'s', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-rf3-'));
+    const row = { file: 'a', line: 1, byteOffset: 0, sqlstate: '22008', column: undefined, message: 'm', record: Buffer.from('1|\n') };
+    const named = path.join(dir, 't.a.rejects');
+    assert.equal(await rejectFileOwner(named), 'free');
+    const a = new RejectFile(named, 'a');
+    await a.append([row]);
+    await a.close();
+    assert.deepEqual(await rejectFileOwner(named), { loadId: 'a' });
+    assert.match(await fs.readFile(a.logPath, 'utf8'), /^# pgsurge load a\nfile\tline\t/);
+    assert.equal(await claimRejectPath(named, { loadId: 'a', withLedger: true, explicit: false }), named, 'its own: rewritten from the ledger');
+    assert.equal(await claimRejectPath(named, { loadId: 'a', withLedger: false, explicit: false }), path.join(dir, 't.a-2.rejects'), 'no ledger to rewrite it from');
+    assert.equal(await claimRejectPath(named, { loadId: 'b', withLedger: true, explicit: false }), path.join(dir, 't.a-2.rejects'));
+    await assert.rejects(claimRejectPath(named, { loadId: 'b', withLedger: true, explicit: true }), /already holds the rejected rows of load a/);
+    await fs.writeFile(path.join(dir, 'user.rejects'), 'something of the user\'s\n');
+    assert.equal(await rejectFileOwner(path.join(dir, 'user.rejects')), 'unknown');
+    await assert.rejects(claimRejectPath(path.join(dir, 'user.rejects'), { loadId: 'b', withLedger: true, explicit: true }), /already holds rows pgsurge did not write for this load/);
+    await fs.writeFile(path.join(dir, 'empty.rejects'), '');
+    assert.equal(await claimRejectPath(path.join(dir, 'empty.rejects'), { loadId: 'b', withLedger: false, explicit: true }), path.join(dir, 'empty.rejects'));
+    await fs.rm(dir, { recursive: true });
   });
 });
 
