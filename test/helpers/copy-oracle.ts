@@ -10,6 +10,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { copyFrom, runCli, testUrl } from './test-db.js';
+import { parseRejectLog } from './reject-log.js';
 
 /** What the server's COPY of a file did: the rows it loaded, or its error. */
 export type ServerCopy = { rows: number; error?: undefined } | { rows?: undefined; error: string };
@@ -92,12 +93,7 @@ export async function pgsurgeLoad(file: string, table: string, schema: string, a
   let rejects: RejectLine[] = [];
   const log = await fs.readFile(`${rejectFile}.log`, 'utf8').catch(() => '');
   if (log !== '') {
-    const [header, ...lines] = log.trimEnd().split('\n');
-    assert.equal(header, 'file\tline\tbyte_offset\tsqlstate\tcolumn\tmessage');
-    rejects = lines.map((l) => {
-      const [, line, offset, sqlstate, , ...message] = l.split('\t');
-      return { line: Number(line), offset: Number(offset), sqlstate: sqlstate!, message: message.join('\t') };
-    });
+    rejects = parseRejectLog(log).map(({ line, offset, sqlstate, message }) => ({ line, offset, sqlstate, message }));
   }
   const rejected = await fs.readFile(rejectFile).catch(() => Buffer.alloc(0));
   return { code: r.code, stdout: r.stdout, stderr: r.stderr, counts, rejects, rejected };

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import { closeTestSchema, digest, openTestSchema, runCli, tableRecords, testUrl } from '../helpers/test-db.js';
+import { parseRejectLog as parseLog, summaryCounts } from '../helpers/reject-log.js';
 
 /**
  * Files whose records only COPY's own reading frames right: values holding a
@@ -49,32 +50,11 @@ async function loadedRecords(table: string): Promise<string[]> {
   return all;
 }
 
-function summaryCounts(stdout: string, table: string): { read: number; loaded: number; rejected: number; skipped: number } {
-  const m = new RegExp(`^${table}\\s+([\\d,]+)\\s+([\\d,]+)\\s+([\\d,]+)\\s+([\\d,]+)`, 'm').exec(stdout);
-  assert.ok(m, `no summary line for ${table} in:\n${stdout}`);
-  const n = (s: string): number => Number(s.replace(/,/g, ''));
-  return { read: n(m[1]!), loaded: n(m[2]!), rejected: n(m[3]!), skipped: n(m[4]!) };
-}
-
 interface Reject {
   readonly line: number;
   readonly message: RegExp;
   /** The record as the reject file holds it. */
   readonly record: string;
-}
-
-interface LogLine {
-  line: number;
-  message: string;
-}
-
-function parseLog(log: string): LogLine[] {
-  const [header, ...lines] = log.trimEnd().split('\n');
-  assert.equal(header, 'file\tline\tbyte_offset\tsqlstate\tcolumn\tmessage');
-  return lines.map((l) => {
-    const f = l.split('\t');
-    return { line: Number(f[1]), message: f.slice(5).join('\t') };
-  });
 }
 
 /**

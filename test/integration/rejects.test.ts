@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import { csvLine, DAMAGE_KINDS, damage, lineitemFields, prng, tableRecord, tblLine, type DamageKind } from '../helpers/lineitem-data.js';
 import { closeTestSchema, digest, freshSchema, rejectFileOf, runCli, tableRecords, testClient, testUrl, openTestSchema } from '../helpers/test-db.js';
+import { parseRejectLog as parseLog, summaryCounts } from '../helpers/reject-log.js';
 
 const SCHEMA = 'it_rejects';
 let client: pg.Client;
@@ -63,23 +64,6 @@ function corrupt(n: number, k: number, seed: number, format: 'tbl' | 'csv'): Cor
 async function tableDigest(table: string): Promise<{ count: number; digest: string }> {
   const count = (await client.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n as number;
   return { count, digest: digest(await tableRecords(client, table)) };
-}
-
-function parseLog(log: string): { file: string; line: number; offset: number; sqlstate: string; column: string; message: string }[] {
-  const [owner, header, ...lines] = log.trimEnd().split('\n');
-  assert.match(owner!, /^# pgsurge load \S+$/, 'the log names the load that wrote it');
-  assert.equal(header, 'file\tline\tbyte_offset\tsqlstate\tcolumn\tmessage');
-  return lines.map((l) => {
-    const [file, line, offset, sqlstate, column, message] = l.split('\t');
-    return { file: file!, line: Number(line), offset: Number(offset), sqlstate: sqlstate!, column: column!, message: message! };
-  });
-}
-
-function summaryCounts(stdout: string, table: string): { read: number; loaded: number; rejected: number; skipped: number } {
-  const m = new RegExp(`^${table}\\s+([\\d,]+)\\s+([\\d,]+)\\s+([\\d,]+)\\s+([\\d,]+)`, 'm').exec(stdout);
-  assert.ok(m, `no summary line for ${table} in:\n${stdout}`);
-  const n = (s: string): number => Number(s.replace(/,/g, ''));
-  return { read: n(m[1]!), loaded: n(m[2]!), rejected: n(m[3]!), skipped: n(m[4]!) };
 }
 
 describe('a corrupted input: exactly the damaged lines are rejected, verbatim, and the rest loads', () => {
