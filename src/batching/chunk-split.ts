@@ -1,4 +1,5 @@
 import type { Framer, RecordSpans } from '../framing/framer.js';
+import { lineEndBytes } from '../framing/line-ends.js';
 import type { Chunk } from './chunk.js';
 
 /**
@@ -9,6 +10,7 @@ export interface SplittableRecords {
   readonly count: number;
   start(i: number): number;
   linesBefore(i: number): number;
+  /** Record i as the reject file holds it: as read, its line ending included. */
   sourceOf(i: number): Buffer;
   slice(from: number, to: number): Chunk;
 }
@@ -56,9 +58,15 @@ export class ChunkRecords implements SplittableRecords {
     return this.lineStarts[i]!;
   }
 
-  /** Record i's bytes as read from the input. */
+  /**
+   * Record i's bytes as read from the input, its line ending included: what the reject
+   * file holds. The input's last record, when it has no line ending, is given the input's
+   * (so that the reject file, loaded again with the same options, reads the same records).
+   */
   sourceOf(i: number): Buffer {
-    return this.source.subarray(this.start(i), this.end(i));
+    const bytes = this.source.subarray(this.start(i), this.end(i));
+    if (i < this.count - 1 || this.spans.unterminated !== true) return bytes;
+    return Buffer.concat([bytes, lineEndBytes(this.spans.lineEnd)]);
   }
 
   /** Records [from, to) as a chunk of their own: re-framed from the source bytes, with its own location. */

@@ -18,8 +18,8 @@ export interface FramedBlock {
   readonly columns?: readonly string[];
   /**
    * A block of one record that cannot be framed (a malformed NDJSON line), and why: it
-   * makes a chunk of its own that sends nothing and rejects the record, verbatim, so the
-   * load goes on (`records` 1, `out` empty).
+   * makes a chunk of its own that sends nothing and rejects the record, verbatim (the
+   * `consumed` bytes, its line ending included), so the load goes on (`records` 1, `out` empty).
    */
   readonly unframable?: Unframable;
 }
@@ -71,6 +71,10 @@ export interface Framer {
 export interface RecordSpans {
   readonly ends: readonly number[];
   readonly lines: readonly number[];
+  /** The last record has no line ending: the input ends in it. */
+  readonly unterminated?: boolean;
+  /** The line ending the records end by (`nl` when not given). */
+  readonly lineEnd?: import('./line-ends.js').LineEnd;
 }
 
 /** Records that end at every newline (tbl, text): one line each. */
@@ -82,8 +86,9 @@ export function newlineRecordSpans(source: Buffer): RecordSpans {
     i = source.indexOf(NEWLINE, i + 1);
   }
   const last = ends[ends.length - 1] ?? 0;
-  if (last < source.length) ends.push(source.length);
-  return { ends, lines: ends.map(() => 1) };
+  if (last >= source.length) return { ends, lines: ends.map(() => 1) };
+  ends.push(source.length);
+  return { ends, lines: ends.map(() => 1), unterminated: true };
 }
 
 export const NEWLINE = 0x0a;

@@ -73,6 +73,13 @@ export function detectLineEnd(buf: Buffer, eof: boolean, csv?: CsvQuoting): Line
   return eof ? 'cr' : undefined;
 }
 
+const LINE_END_BYTES: Record<LineEnd, Buffer> = { nl: Buffer.from('\n'), crnl: Buffer.from('\r\n'), cr: Buffer.from('\r') };
+
+/** The bytes of a line ending (`\n` when not known). */
+export function lineEndBytes(lineEnd: LineEnd | undefined): Buffer {
+  return LINE_END_BYTES[lineEnd ?? 'nl'];
+}
+
 /** The byte that counts physical lines in an input with this line ending. */
 export function lineByte(lineEnd: LineEnd | undefined): number {
   return lineEnd === 'cr' ? CR : LF;

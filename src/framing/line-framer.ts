@@ -170,7 +170,7 @@ export class LineFramer implements Framer {
       lines.push(r.lines);
       start = r.termEnd;
     }
-    return { ends, lines };
+    return { ends, lines, lineEnd, ...(r.termEnd === r.termAt && ends.length > 0 ? { unterminated: true } : {}) };
   }
 }
 
