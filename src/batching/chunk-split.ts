@@ -1,5 +1,5 @@
 import type { Framer, RecordSpans } from '../framing/framer.js';
-import { lineEndBytes } from '../framing/line-ends.js';
+import { asRejected } from '../framing/line-ends.js';
 import type { Chunk } from './chunk.js';
 
 /**
@@ -58,15 +58,9 @@ export class ChunkRecords implements SplittableRecords {
     return this.lineStarts[i]!;
   }
 
-  /**
-   * Record i's bytes as read from the input, its line ending included: what the reject
-   * file holds. The input's last record, when it has no line ending, is given the input's
-   * (so that the reject file, loaded again with the same options, reads the same records).
-   */
+  /** Record i as the reject file holds it: as read, its line ending included (`asRejected`). */
   sourceOf(i: number): Buffer {
-    const bytes = this.source.subarray(this.start(i), this.end(i));
-    if (i < this.count - 1 || this.spans.unterminated !== true) return bytes;
-    return Buffer.concat([bytes, lineEndBytes(this.spans.lineEnd)]);
+    return asRejected(this.source.subarray(this.start(i), this.end(i)), this.spans.lineEnd);
   }
 
   /** Records [from, to) as a chunk of their own: re-framed from the source bytes, with its own location. */

@@ -1,5 +1,5 @@
 import type { FramedBlock, Framer } from '../framing/framer.js';
-import { lineEndBytes } from '../framing/line-ends.js';
+import { asRejected } from '../framing/line-ends.js';
 import { RecordError } from '../framing/record-error.js';
 import { iterableReader, type ByteReader } from '../source/byte-reader.js';
 import { recordFailure } from '../source/record-failure.js';
@@ -204,12 +204,12 @@ export async function* chunkRecords(input: AsyncIterable<Buffer> | ByteReader, o
   const cutUnframable = (piece: FramedBlock): Chunk => {
     const why = piece.unframable!;
     const location = { file: target.file, byteOffset: offset, byteLength: piece.consumed, firstLine: line };
-    // The record as the reject file holds it: its line ending included, the input's given to an unterminated last one.
+    // The record as the reject file holds it, its line ending included (the end-of-data marker skipped: without it).
     const record = src.subarray(framed, framed + (why.skip ? why.recordLength : piece.consumed));
     const chunk: Chunk = {
       location,
       data: Buffer.alloc(0),
-      source: why.skip || piece.consumed > why.recordLength ? Buffer.from(record) : Buffer.concat([record, lineEndBytes(framer.lineEnd)]),
+      source: why.skip ? Buffer.from(record) : Buffer.from(asRejected(record, framer.lineEnd)),
       records: 1,
       lines: piece.lines,
       target: framedTarget(),

@@ -101,7 +101,7 @@ export class CsvFramer implements Framer {
       lines.push(r.lines);
       start = r.termEnd;
     }
-    return { ends, lines, lineEnd, ...(r.termEnd === r.termAt && ends.length > 0 ? { unterminated: true } : {}) };
+    return { ends, lines, lineEnd };
   }
 
   /**

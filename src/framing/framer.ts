@@ -71,8 +71,6 @@ export interface Framer {
 export interface RecordSpans {
   readonly ends: readonly number[];
   readonly lines: readonly number[];
-  /** The last record has no line ending: the input ends in it. */
-  readonly unterminated?: boolean;
   /** The line ending the records end by (`nl` when not given). */
   readonly lineEnd?: import('./line-ends.js').LineEnd;
 }
@@ -86,9 +84,8 @@ export function newlineRecordSpans(source: Buffer): RecordSpans {
     i = source.indexOf(NEWLINE, i + 1);
   }
   const last = ends[ends.length - 1] ?? 0;
-  if (last >= source.length) return { ends, lines: ends.map(() => 1) };
-  ends.push(source.length);
-  return { ends, lines: ends.map(() => 1), unterminated: true };
+  if (last < source.length) ends.push(source.length);
+  return { ends, lines: ends.map(() => 1) };
 }
 
 export const NEWLINE = 0x0a;

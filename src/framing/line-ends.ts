@@ -82,6 +82,16 @@ export function lineEndBytes(lineEnd: LineEnd | undefined): Buffer {
   return LINE_END_BYTES[lineEnd ?? 'nl'];
 }
 
+/**
+ * A record as the reject file holds it: its bytes as read, line ending included; the
+ * input's last record, when the input does not end in a line ending, is given the input's
+ * (so the reject file, loaded again with the same options, reads the same records).
+ */
+export function asRejected(record: Buffer, lineEnd: LineEnd | undefined): Buffer {
+  const end = lineEndBytes(lineEnd);
+  return record.length >= end.length && record.subarray(record.length - end.length).equals(end) ? record : Buffer.concat([record, end]);
+}
+
 /** The byte that counts physical lines in an input with this line ending. */
 export function lineByte(lineEnd: LineEnd | undefined): number {
   return lineEnd === 'cr' ? CR : LF;

@@ -168,7 +168,7 @@ export class LineFramer implements Framer {
       lines.push(r.lines);
       start = r.termEnd;
     }
-    return { ends, lines, lineEnd, ...(r.termEnd === r.termAt && ends.length > 0 ? { unterminated: true } : {}) };
+    return { ends, lines, lineEnd };
   }
 }
 
