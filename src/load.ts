@@ -48,6 +48,8 @@ export interface LoadOptions {
   readonly writer?: ChunkWriter;
   /** Citus: whether pgsurge routes a hash-distributed table's rows to its shards' nodes itself (`--citus-route`; default auto). */
   readonly citusRoute?: CitusRoute;
+  /** How rows routed to a Citus shard are sent (`COPY … FROM STDIN`); handed in by tests only (fault injection). */
+  readonly shardCopy?: import('./citus/routed-chunk.js').ShardCopy;
   /** The ledger's id for this load; default: derived from the tables and the files' identities, so rerunning the same command resumes. */
   readonly loadId?: string;
   /** Require an earlier run of this load to resume. */
@@ -249,6 +251,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
           connect: (node) => connect(node.groupId === 0 ? target.config : { ...target.config, host: node.host, port: node.port }, `${appName(0)}n${nodeConnections++}`),
           waitForEarlierRun: (c) => waitForEarlierRun(c, workerNamePrefix(loadId, part?.label)),
           guardSession: () => connect(target.config, `${appName(0)}g`),
+          ...(options.shardCopy ? { shardCopy: options.shardCopy } : {}),
         }).catch(async (error: unknown) => {
           await queue.close();
           throw error;

@@ -1,4 +1,5 @@
 import type { Framer, RecordSpans } from '../framing/framer.js';
+import { asRejected } from '../framing/line-ends.js';
 import type { Chunk } from './chunk.js';
 
 /**
@@ -9,6 +10,7 @@ export interface SplittableRecords {
   readonly count: number;
   start(i: number): number;
   linesBefore(i: number): number;
+  /** Record i as the reject file holds it: as read, its line ending included. */
   sourceOf(i: number): Buffer;
   slice(from: number, to: number): Chunk;
 }
@@ -56,9 +58,9 @@ export class ChunkRecords implements SplittableRecords {
     return this.lineStarts[i]!;
   }
 
-  /** Record i's bytes as read from the input. */
+  /** Record i as the reject file holds it: as read, its line ending included (`asRejected`). */
   sourceOf(i: number): Buffer {
-    return this.source.subarray(this.start(i), this.end(i));
+    return asRejected(this.source.subarray(this.start(i), this.end(i)), this.spans.lineEnd);
   }
 
   /** Records [from, to) as a chunk of their own: re-framed from the source bytes, with its own location. */

@@ -66,7 +66,8 @@ export interface Chunk {
   readonly target: LoadTarget;
   /**
    * A chunk of one record the framer could not frame (a malformed NDJSON line): nothing is
-   * sent, the record is rejected verbatim (`source`, without its newline) and the chunk's
+   * sent, the record is rejected verbatim (`source`: as read, its line ending included, the
+   * input's added when it has none; the end-of-data marker's without it) and the chunk's
    * ledger row says so, so a resume skips it like any committed chunk.
    */
   readonly unframable?: import('../framing/framer.js').Unframable;

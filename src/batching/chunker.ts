@@ -1,4 +1,5 @@
 import type { FramedBlock, Framer } from '../framing/framer.js';
+import { asRejected } from '../framing/line-ends.js';
 import { RecordError } from '../framing/record-error.js';
 import { iterableReader, type ByteReader } from '../source/byte-reader.js';
 import { recordFailure } from '../source/record-failure.js';
@@ -203,10 +204,12 @@ export async function* chunkRecords(input: AsyncIterable<Buffer> | ByteReader, o
   const cutUnframable = (piece: FramedBlock): Chunk => {
     const why = piece.unframable!;
     const location = { file: target.file, byteOffset: offset, byteLength: piece.consumed, firstLine: line };
+    // The record as the reject file holds it, its line ending included (the end-of-data marker skipped: without it).
+    const record = src.subarray(framed, framed + (why.skip ? why.recordLength : piece.consumed));
     const chunk: Chunk = {
       location,
       data: Buffer.alloc(0),
-      source: Buffer.from(src.subarray(framed, framed + why.recordLength)),
+      source: why.skip ? Buffer.from(record) : Buffer.from(asRejected(record, framer.lineEnd)),
       records: 1,
       lines: piece.lines,
       target: framedTarget(),

@@ -8,7 +8,7 @@ import type { ChunkWriter } from '../writer/chunk-writer.js';
 import { wireFormat } from '../writer/wire-format.js';
 import type { ChunkRouter } from './chunk-router.js';
 import { ensureNodeLedger } from './node-ledger.js';
-import { mapHashOf, RouterSession, shardMapChanged, type RoutedLoad, type RoutedTable } from './routed-chunk.js';
+import { mapHashOf, RouterSession, shardMapChanged, type RoutedLoad, type RoutedTable, type ShardCopy } from './routed-chunk.js';
 import { isShardMap, readShardMap, shardMapKey, type ShardNode } from './shard-map.js';
 import { holdShardMoves, type MoveGuard } from './shard-move-guard.js';
 
@@ -47,6 +47,8 @@ interface PlanOptions {
   waitForEarlierRun(client: pg.Client): Promise<void>;
   /** A session of its own on the coordinator, for the lock that holds off shard moves (src/citus/shard-move-guard.ts). */
   guardSession(): Promise<pg.Client>;
+  /** How routed rows are sent to a shard (`RoutedLoad.shardCopy`). */
+  readonly shardCopy?: ShardCopy;
 }
 
 /**
@@ -201,7 +203,7 @@ async function planHeld(
       t.generation = was.generation;
     }
   }
-  const load: RoutedLoad = { loadId: options.loadId, tables, nodes, connect: options.connect };
+  const load: RoutedLoad = { loadId: options.loadId, tables, nodes, connect: options.connect, ...(options.shardCopy ? { shardCopy: options.shardCopy } : {}) };
   return {
     routes,
     router: () => new RouterSession(load),

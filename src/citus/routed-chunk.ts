@@ -56,7 +56,12 @@ export interface RoutedLoad {
   readonly nodes: ReadonlyMap<number, ShardNode>;
   /** A fresh connection to a node (the user's credentials, the node's host and port), named as the load's workers are. */
   connect(node: ShardNode): Promise<pg.Client>;
+  /** Sends one shard's records (`COPY … FROM STDIN`) and returns the server's count: `streamCopy`, or a test's (fault injection). */
+  readonly shardCopy?: ShardCopy;
 }
+
+/** One COPY of a shard's records: the server's count of the rows it stored. */
+export type ShardCopy = (client: pg.Client, sql: string, data: Buffer) => Promise<number>;
 
 /** How a routed part knows which shard each of its records goes to (the writer reads it back). */
 interface PartRecords {
@@ -96,7 +101,7 @@ const NULL_NOT_ALLOWED = '22004';
  * the caller's transaction (`commitChunk`'s). A refused row's COPY says `line N` of that
  * shard's COPY: `failedRecord` maps it back to the part's record.
  */
-export function shardCopyWriter(table: RoutedTable): ChunkWriter {
+export function shardCopyWriter(table: RoutedTable, copy: ShardCopy = streamCopy): ChunkWriter {
   const write = async (client: pg.Client, chunk: Chunk, begin: boolean): Promise<{ loaded: number; skipped: number }> => {
     const part = PARTS.get(chunk);
     if (part === undefined) throw new Error('internal: a routed part without its shards');
@@ -112,7 +117,7 @@ export function shardCopyWriter(table: RoutedTable): ChunkWriter {
       const sql = `${first ? 'BEGIN; ' : ''}COPY ${table.map.shards[s]!.table}${columns} FROM STDIN (${options})`;
       first = false;
       try {
-        loaded += await streamCopy(client, sql, chunk.data.subarray(from === 0 ? 0 : part.ends[from - 1]!, part.ends[to - 1]!));
+        loaded += await copy(client, sql, chunk.data.subarray(from === 0 ? 0 : part.ends[from - 1]!, part.ends[to - 1]!));
       } catch (error) {
         const line = copyLineFromWhere((error as { where?: string }).where);
         if (line !== undefined && line >= 1 && from + line <= to && error instanceof Error) Object.assign(error, { pgsurgeRecord: from + line });
@@ -299,7 +304,7 @@ export class RouterSession implements ChunkRouter {
 
   private writerOf(table: RoutedTable): ChunkWriter {
     let w = this.writers.get(table.input.file);
-    if (!w) this.writers.set(table.input.file, (w = shardCopyWriter(table)));
+    if (!w) this.writers.set(table.input.file, (w = shardCopyWriter(table, this.load.shardCopy)));
     return w;
   }
 

@@ -101,7 +101,7 @@ export class CsvFramer implements Framer {
       lines.push(r.lines);
       start = r.termEnd;
     }
-    return { ends, lines };
+    return { ends, lines, lineEnd };
   }
 
   /**

@@ -18,8 +18,8 @@ export interface FramedBlock {
   readonly columns?: readonly string[];
   /**
    * A block of one record that cannot be framed (a malformed NDJSON line), and why: it
-   * makes a chunk of its own that sends nothing and rejects the record, verbatim, so the
-   * load goes on (`records` 1, `out` empty).
+   * makes a chunk of its own that sends nothing and rejects the record, verbatim (the
+   * `consumed` bytes, its line ending included), so the load goes on (`records` 1, `out` empty).
    */
   readonly unframable?: Unframable;
 }
@@ -71,6 +71,8 @@ export interface Framer {
 export interface RecordSpans {
   readonly ends: readonly number[];
   readonly lines: readonly number[];
+  /** The line ending the records end by (`nl` when not given). */
+  readonly lineEnd?: import('./line-ends.js').LineEnd;
 }
 
 /** Records that end at every newline (tbl, text): one line each. */

@@ -4,6 +4,8 @@
  *
  * - The line ending is the first line's, `\n`, `\r\n` or `\r`, and every later line must
  *   end the same way: another line ending inside a record is an error for that record.
+ * - `.tbl` is COPY text with `DELIMITER '|'` once dbgen's trailing `|` is dropped: its
+ *   records end by the text rules.
  * - In text (and `.tbl`), a backslash takes the next byte with it, a newline too: a line
  *   ending is escaped when the run of backslashes right before it has odd length (every
  *   input encoding offered has 0x5C as a backslash only).
@@ -73,6 +75,23 @@ export function detectLineEnd(buf: Buffer, eof: boolean, csv?: CsvQuoting): Line
   return eof ? 'cr' : undefined;
 }
 
+const LINE_END_BYTES: Record<LineEnd, Buffer> = { nl: Buffer.from('\n'), crnl: Buffer.from('\r\n'), cr: Buffer.from('\r') };
+
+/** The bytes of a line ending (`\n` when not known). */
+export function lineEndBytes(lineEnd: LineEnd | undefined): Buffer {
+  return LINE_END_BYTES[lineEnd ?? 'nl'];
+}
+
+/**
+ * A record as the reject file holds it: its bytes as read, line ending included; the
+ * input's last record, when the input does not end in a line ending, is given the input's
+ * (so the reject file, loaded again with the same options, reads the same records).
+ */
+export function asRejected(record: Buffer, lineEnd: LineEnd | undefined): Buffer {
+  const end = lineEndBytes(lineEnd);
+  return record.length >= end.length && record.subarray(record.length - end.length).equals(end) ? record : Buffer.concat([record, end]);
+}
+
 /** The byte that counts physical lines in an input with this line ending. */
 export function lineByte(lineEnd: LineEnd | undefined): number {
   return lineEnd === 'cr' ? CR : LF;
@@ -122,26 +141,21 @@ export interface TextRecord {
 }
 
 /**
- * The text record that starts at `start` (`.tbl` with `tbl`: its lines end at `\n`, with
- * or without a `\r` before it, unless the input's first line ends in a bare `\r`): false
- * when it does not end before `buf` does (and `eof` is false). `strays`: given when the block
- * may hold another line ending than the input's (a CR in an `nl` input): look for one.
+ * The text (or `.tbl`) record that starts at `start`: false when it does not end before
+ * `buf` does (and `eof` is false). `strays`: given when the block may hold another line
+ * ending than the input's (a CR in an `nl` input): look for one.
  */
-export function nextTextRecord(buf: Buffer, start: number, lineEnd: LineEnd, tbl: boolean, eof: boolean, strays: Strays | undefined, r: TextRecord): boolean {
+export function nextTextRecord(buf: Buffer, start: number, lineEnd: LineEnd, eof: boolean, strays: Strays | undefined, r: TextRecord): boolean {
   r.stray = 0;
   let lines = 1;
-  if (lineEnd === 'nl' || (tbl && lineEnd === 'crnl')) {
+  if (lineEnd === 'nl') {
     let i = buf.indexOf(LF, start);
     while (i > start && buf[i - 1] === BACKSLASH && escapedAt(buf, i, start)) {
       lines++;
       i = buf.indexOf(LF, i + 1);
     }
     if (!endAt(buf, i, 1, eof, lines, r)) return false;
-    if (strays) {
-      let content = r.termAt;
-      if (tbl && r.termEnd > r.termAt && content > start && buf[content - 1] === CR && !escapedAt(buf, content - 1, start)) content--;
-      if (strays.first(CR, start, content) >= 0) r.stray = CR;
-    }
+    if (strays && strays.first(CR, start, r.termAt) >= 0) r.stray = CR;
     return true;
   }
   if (lineEnd === 'cr') {

@@ -118,13 +118,11 @@ export class LineFramer implements Framer {
     let start = 0;
     let lines = 0;
     while (start < buf.length) {
-      if (!nextTextRecord(buf, start, lineEnd, tbl, eof, strays, r)) break;
+      if (!nextTextRecord(buf, start, lineEnd, eof, strays, r)) break;
       const terminated = r.termEnd > r.termAt;
       let contentEnd = r.termAt;
-      if (tbl) {
-        if (terminated && lineEnd !== 'cr' && contentEnd > start && buf[contentEnd - 1] === CR && !escapedAt(buf, contentEnd - 1, start)) contentEnd--;
-        if (contentEnd > start && buf[contentEnd - 1] === 0x7c && !escapedAt(buf, contentEnd - 1, start)) contentEnd--;
-      }
+      // `.tbl`: dbgen's trailing `|` (the line ending, a CRLF file's `\r` too, is already left out).
+      if (tbl && contentEnd > start && buf[contentEnd - 1] === 0x7c && !escapedAt(buf, contentEnd - 1, start)) contentEnd--;
       let why: Unframable | undefined;
       const recordLength = r.termAt - start;
       if (r.stray !== 0) why = { message: strayLineEndMessage(r.stray, false), character: undefined, recordLength };
@@ -165,12 +163,12 @@ export class LineFramer implements Framer {
     const ends: number[] = [];
     const lines: number[] = [];
     let start = 0;
-    while (start < source.length && nextTextRecord(source, start, lineEnd, this.tbl, true, undefined, r)) {
+    while (start < source.length && nextTextRecord(source, start, lineEnd, true, undefined, r)) {
       ends.push(r.termEnd);
       lines.push(r.lines);
       start = r.termEnd;
     }
-    return { ends, lines };
+    return { ends, lines, lineEnd };
   }
 }
 

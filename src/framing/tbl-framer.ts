@@ -6,10 +6,10 @@ const PIPE = 0x7c;
 
 /**
  * DBT-3 / TPC-H dbgen output: `|`-delimited with a trailing `|` on every line. The
- * trailing `|` (and a `\r` before the newline) is dropped at the byte level, without
- * looking at the fields, so the rest is COPY text with `DELIMITER '|'`. Backslashes and
- * line endings follow the text rules (`LineFramer`); a line ends at `\n`, with or without
- * a `\r` before it, unless the first line ends in a bare `\r` (then at every `\r`).
+ * trailing `|` (and the line ending, a CRLF file's `\r` too) is dropped at the byte level,
+ * without looking at the fields, so the rest is COPY text with `DELIMITER '|'`.
+ * Backslashes and line endings follow the text rules (`LineFramer`): the first line's
+ * ending is the file's, and a record with another one inside is rejected.
  */
 export class TblFramer extends LineFramer implements Framer {
   constructor(options: TextFramerOptions = {}) {
@@ -27,8 +27,8 @@ export class TblFramer extends LineFramer implements Framer {
     // (Two small Buffers can share Node's pool: the same ArrayBuffer is not the same bytes.)
     let inInto = buf.buffer === into.buffer ? buf.byteOffset - into.byteOffset : -1;
     if (inInto < at || inInto + buf.length > into.length) inInto = -1;
-    if (lineEnd === 'cr' || buf.indexOf(BACKSLASH) >= 0 || buf.indexOf(CR) >= 0) {
-      // Escapes or carriage returns: the records found first, then moved.
+    if (lineEnd !== 'nl' || buf.indexOf(BACKSLASH) >= 0 || buf.indexOf(CR) >= 0) {
+      // Escapes, carriage returns or another line ending than `\n`: the records found first, then moved.
       const scanned = this.scan(buf, eof, lineEnd);
       const stopped = this.stopped(scanned);
       if (stopped !== undefined) return stopped;

@@ -343,7 +343,11 @@ export interface RejectedRow {
   readonly sqlstate: string | undefined;
   readonly column: string | undefined;
   readonly message: string;
-  /** The row's bytes as read from the input. */
+  /**
+   * The row's bytes as read from the input, its line ending included (`\n`, `\r\n` or
+   * `\r`, the input's own); the input's last record, when it has none, is given the
+   * input's. The reject file writes them as they are.
+   */
   readonly record: Buffer;
 }
 

@@ -75,8 +75,9 @@ const LOG_HEADER = 'file\tline\tbyte_offset\tsqlstate\tcolumn\tmessage\n';
 
 /**
  * A reject file and its log (`<file>.log`), both mode 0600 (rejected rows are data).
- * The file holds each rejected row verbatim, as read from the input, so it can be fixed
- * and loaded on its own; the log says where each came from and why the server refused
+ * The file holds each rejected row verbatim, as read from the input with its own line
+ * ending (`RejectedRow.record`), so it can be fixed and loaded again with the same
+ * options; the log says where each came from and why the server refused
  * it, one tab-separated line each. Opened on the first reject; appends are serialized.
  */
 export class RejectFile {
@@ -146,7 +147,8 @@ export class RejectFile {
       if (this.failure) throw this.failure;
       try {
         const { rows: rf, log } = await this.open();
-        const records = rows.map((r) => (r.record[r.record.length - 1] === 0x0a ? r.record : Buffer.concat([r.record, Buffer.from('\n')])));
+        // Each record as read, its own line ending included (CR, CRLF or LF): nothing added.
+        const records = rows.map((r) => r.record);
         try {
           await writeAll(rf, Buffer.concat(records));
         } catch (error) {

@@ -10,8 +10,6 @@ import { BACKSLASH, CR, detectLineEnd, type LineEnd } from '../framing/line-ends
  */
 export interface RecordEndRule {
   readonly lineEnd: LineEnd;
-  /** `.tbl`: a line ends at `\n` whether or not a `\r` comes before it (unless the file's lines end in a bare `\r`). */
-  readonly tbl: boolean;
 }
 
 /**
@@ -33,7 +31,7 @@ export async function fileLineEnd(fh: FileHandle, target: LoadTarget): Promise<L
 
 export function recordEndRuleFor(target: LoadTarget): RecordEndRule | undefined {
   if (target.format !== 'text' && target.format !== 'tbl') return undefined;
-  return { lineEnd: target.lineEnd ?? 'nl', tbl: target.format === 'tbl' };
+  return { lineEnd: target.lineEnd ?? 'nl' };
 }
 
 export interface ByteRange {
@@ -123,7 +121,7 @@ export async function findNewline(fh: FileHandle, from: number, size: number, pr
 /** Whether the line-ending byte at file offset `at` ends a record under `rule` (its backslashes read back from the file). */
 async function endsRecord(fh: FileHandle, at: number, rule: RecordEndRule): Promise<boolean> {
   let end = at;
-  if (rule.lineEnd === 'crnl' && !rule.tbl) {
+  if (rule.lineEnd === 'crnl') {
     // The record ends at a CR-LF: the CR must be there, and not escaped.
     if (at === 0 || (await byteAt(fh, at - 1)) !== CR) return false;
     end = at - 1;

@@ -10,6 +10,10 @@ import { citusLineitem, citusUrl, closeCitusSchema, openCitusSchema, workerNodes
 import { startCli, sleep } from '../helpers/cli-process.js';
 import { damage, lineitemFields, prng, tableRecord, tblLine } from '../helpers/lineitem-data.js';
 import { digest, rejectFileOf, runCli, tableRecords } from '../helpers/test-db.js';
+import type { Chunk } from '../../src/batching/chunk.js';
+import { openTarget } from '../../src/db/target.js';
+import { load } from '../../src/load.js';
+import { copyWriter, streamCopy } from '../../src/writer/copy-writer.js';
 
 /**
  * Client-side routing (`--citus-route`, default auto): pgsurge hashes each row's
@@ -281,29 +285,59 @@ describe('loads routed to the shards by pgsurge', () => {
 });
 
 describe("the count guard on a Citus table: the server's count proves every chunk", () => {
+  const ids = Array.from({ length: 3000 }, (_, i) => i + 1);
+  /** The record the marker is put before. */
+  const BAD = 1500;
+  /** `\.` before record BAD in COPY text data (a part's, or a shard's slice of it): the COPY ends there, without an error. */
+  const withMarker = (data: Buffer): Buffer => {
+    const head = `key${BAD}\t`;
+    const nl = data.indexOf(`\n${head}`);
+    const at = data.subarray(0, head.length).toString() === head ? 0 : nl < 0 ? -1 : nl + 1;
+    return at < 0 ? data : Buffer.concat([data.subarray(0, at), Buffer.from('\\.\n'), data.subarray(at)]);
+  };
+
   for (const route of ['client', 'coordinator'] as const) {
-    it(`--citus-route ${route}: a \\. line (a shard's COPY ends there, without an error) is rejected alone; every other row loads, read = loaded + rejected, the ledger counts the table's rows`, async () => {
+    it(`--citus-route ${route}: a \\. put in the COPY data after framing (${route === 'client' ? "a shard's" : "the coordinator's"} COPY ends there, without an error): that record is rejected alone with what the server did; every other row loads, read = loaded + rejected, the ledger counts the table's rows`, async () => {
       const table = `guard_${route}`;
       await client.query(`CREATE TABLE ${SCHEMA}.${table} (k text, v text)`);
       await client.query(`SELECT create_distributed_table('${SCHEMA}.${table}', 'k', shard_count => 4)`);
-      const ids = Array.from({ length: 3000 }, (_, i) => i + 1);
-      const lines = ids.map((id) => `key${id}\tvalue ${id}\n`);
-      // An end-of-data marker line in the middle of the input: the COPY it goes into stops there, storing fewer rows than sent.
-      lines.splice(1500, 0, '\\.\n');
       const file = path.join(dir, `${table}.txt`);
-      await fs.writeFile(file, lines.join(''));
-      const r = await runCli(['load', file, '-t', table, '-f', 'text', '-w', '2', '--chunk-size', '16KB', '--load-id', `ct-${table}`, '--json', ...target(), '--citus-route', route]);
-      assert.equal(r.code, 3, r.stderr);
-      const summary = summaryOf(r.stdout);
+      await fs.writeFile(file, ids.map((id) => `key${id}\tvalue ${id}\n`).join(''));
+      // A file's `\.` line never reaches the server (the framer rejects it): the marker is put in the data sent, on the
+      // client route into a shard's COPY (the rows pgsurge routes), on the coordinator route into the chunk's COPY.
+      const trouble = route === 'client'
+        ? { shardCopy: (c: pg.Client, sql: string, data: Buffer) => streamCopy(c, sql, withMarker(data)) }
+        : { writer: { ...copyWriter, writeRows: (c: pg.Client, chunk: Chunk) => copyWriter.writeRows(c, { ...chunk, data: withMarker(chunk.data) }), ...(copyWriter.beginAndWriteRows ? { beginAndWriteRows: (c: pg.Client, chunk: Chunk) => copyWriter.beginAndWriteRows!(c, { ...chunk, data: withMarker(chunk.data) }) } : {}) } };
+      const target = await openTarget({ db: citusUrl() });
+      const summary = await load([{ file, format: 'text', table, schema: SCHEMA }], { workers: 2, chunkBytes: 16 * 1024, create: false, truncate: false, loadId: `ct-${table}`, citusRoute: route, rejectDir: dir, ...trouble }, target).finally(() => target.release());
       assert.deepEqual(summary.citusRoutes?.map((x) => x.route), [route]);
-      assert.deepEqual(summary.total, { ...summary.total, read: 3001, loaded: 3000, rejected: 1, skipped: 0 });
-      assert.deepEqual(await tableDigest(table), { count: 3000, digest: digest(ids.map((id) => `key${id}|value ${id}`)) });
-      assert.equal((await fs.readFile(path.join(dir, `${table}.rejects`), 'utf8')), '\\.\n');
-      assert.match(await fs.readFile(path.join(dir, `${table}.rejects.log`), 'utf8'), /\t1501\t.*the server stored 0 rows for this record/);
+      const { read, loaded, rejected, skipped } = summary.total;
+      assert.deepEqual({ read, loaded, rejected, skipped }, { read: 3000, loaded: 2999, rejected: 1, skipped: 0 });
+      assert.deepEqual(await tableDigest(table), { count: 2999, digest: digest(ids.filter((id) => id !== BAD).map((id) => `key${id}|value ${id}`)) });
+      assert.equal(await fs.readFile(path.join(dir, `${table}.rejects`), 'utf8'), `key${BAD}\tvalue ${BAD}\n`);
+      assert.match(await fs.readFile(path.join(dir, `${table}.rejects.log`), 'utf8'), new RegExp(`\\t${BAD}\\t.*the server stored 0 rows for this record, without an error`));
       const ledger = (await client.query<{ loaded: number; rejected: number }>('SELECT sum(rows_loaded)::int AS loaded, sum(rows_rejected)::int AS rejected FROM pgsurge.chunks WHERE load_id = $1', [`ct-${table}`])).rows[0]!;
-      assert.deepEqual(ledger, { loaded: 3000, rejected: 1 });
+      assert.deepEqual(ledger, { loaded: 2999, rejected: 1 });
     });
   }
+
+  it('--citus-route client: a \\. line in the file never reaches a shard: the framer rejects it, every other row is routed', async () => {
+    const table = 'marker_client';
+    await client.query(`CREATE TABLE ${SCHEMA}.${table} (k text, v text)`);
+    await client.query(`SELECT create_distributed_table('${SCHEMA}.${table}', 'k', shard_count => 4)`);
+    const lines = ids.map((id) => `key${id}\tvalue ${id}\n`);
+    lines.splice(1500, 0, '\\.\n');
+    const file = path.join(dir, `${table}.txt`);
+    await fs.writeFile(file, lines.join(''));
+    const r = await runCli(['load', file, '-t', table, '-f', 'text', '-w', '2', '--chunk-size', '16KB', '--load-id', `ct-${table}`, '--json', ...target(), '--citus-route', 'client']);
+    assert.equal(r.code, 3, r.stderr);
+    const summary = summaryOf(r.stdout);
+    assert.deepEqual(summary.citusRoutes?.map((x) => x.route), ['client']);
+    assert.deepEqual(summary.total, { ...summary.total, read: 3001, loaded: 3000, rejected: 1, skipped: 0 });
+    assert.deepEqual(await tableDigest(table), { count: 3000, digest: digest(ids.map((id) => `key${id}|value ${id}`)) });
+    assert.equal(await fs.readFile(path.join(dir, `${table}.rejects`), 'utf8'), '\\.\n');
+    assert.match(await fs.readFile(path.join(dir, `${table}.rejects.log`), 'utf8'), /\t1501\t.*end-of-data marker in the middle of the file/);
+  });
 });
 
 describe('node sessions', () => {

@@ -101,11 +101,12 @@ export async function pgsurgeLoad(file: string, table: string, schema: string, a
 
 /**
  * Whether a reject file holds the rejected records verbatim, in input order: a slice of the
- * input from each logged byte offset up to a line end (LF or CR) or the input's end (where
- * an unterminated last record is given a newline), and nothing else. Undefined when it
- * does; else what is wrong.
+ * input from each logged byte offset up to a line end (LF, CR-LF or a lone CR) or the
+ * input's end, its line ending included, and nothing else; a last record without one is
+ * given the input's (`lineEnd`, the first line's), so the reject file loads again with the
+ * same options. Undefined when it does; else what is wrong.
  */
-export function verbatimRejects(input: Buffer, rejected: Buffer, offsets: readonly number[]): string | undefined {
+export function verbatimRejects(input: Buffer, rejected: Buffer, offsets: readonly number[], lineEnd: '\n' | '\r\n' | '\r'): string | undefined {
   let at = 0;
   for (const [i, offset] of offsets.entries()) {
     let same = 0;
@@ -118,9 +119,14 @@ export function verbatimRejects(input: Buffer, rejected: Buffer, offsets: readon
       return `the rejected record at byte ${offset} is not in the reject file as read: the file has ${JSON.stringify(rejected.subarray(at, at + length + 20).toString('latin1'))}, the input ${JSON.stringify(input.subarray(offset, offset + length + 20).toString('latin1'))}`;
     }
     at += length;
-    // A last record without a line end (a lone CR too, in a CRLF input) gets a newline in the reject file.
-    const unterminated = end === input.length && input[end - 1] !== 0x0a;
-    if (unterminated && rejected[at] === 0x0a) at++;
+    // The input's last record, without a line ending of its own (or with a lone CR in a CRLF input), is given the input's.
+    const unterminated = end === input.length && !input.subarray(end - lineEnd.length, end).equals(Buffer.from(lineEnd));
+    if (unterminated) {
+      if (!rejected.subarray(at, at + lineEnd.length).equals(Buffer.from(lineEnd))) {
+        return `the rejected last record at byte ${offset}, unterminated in the input, is not followed by the input's line ending ${JSON.stringify(lineEnd)} in the reject file: ${JSON.stringify(rejected.subarray(at, at + 4).toString('latin1'))}`;
+      }
+      at += lineEnd.length;
+    }
   }
   return at === rejected.length ? undefined : `the reject file has ${rejected.length - at} bytes more than the rejected records`;
 }

@@ -20,10 +20,18 @@ function wholeChunk(format: Format, input: string): Chunk {
   return { location: { file: 'f', byteOffset: 0, byteLength: framed.consumed, firstLine: 1 }, data: framed.out, source, records: framed.records, lines: framed.lines, target };
 }
 
-const cases: { name: string; format: Format; input: string; records: string[]; lines: number[] }[] = [
-  { name: 'tbl', format: 'tbl', input: '1|a|\n2|b|\r\n3|c|', records: ['1|a|\n', '2|b|\r\n', '3|c|'], lines: [1, 1, 1] },
+/**
+ * `records`: the input's records as read; `rejectedLast`, when it differs, the last one as
+ * the reject file holds it (given the input's line ending when the input ends without one).
+ */
+const cases: { name: string; format: Format; input: string; records: string[]; lines: number[]; rejectedLast?: string }[] = [
+  { name: 'tbl', format: 'tbl', input: '1|a|\n2|b|\n3|c|', records: ['1|a|\n', '2|b|\n', '3|c|'], lines: [1, 1, 1], rejectedLast: '3|c|\n' },
+  { name: 'tbl, CRLF', format: 'tbl', input: '1|a|\r\n2|b|\r\n3|c|', records: ['1|a|\r\n', '2|b|\r\n', '3|c|'], lines: [1, 1, 1], rejectedLast: '3|c|\r\n' },
   { name: 'text', format: 'text', input: 'a\tb\nc\\nd\te\n', records: ['a\tb\n', 'c\\nd\te\n'], lines: [1, 1] },
-  { name: 'csv with quoted newlines', format: 'csv', input: '1,"a\nb"\n2,x\n3,"c\n\nd"\n4,y', records: ['1,"a\nb"\n', '2,x\n', '3,"c\n\nd"\n', '4,y'], lines: [2, 1, 3, 1] },
+  { name: 'text, CR: each record with its CR', format: 'text', input: 'a\tb\rc\\\rd\te\rf\tg', records: ['a\tb\r', 'c\\\rd\te\r', 'f\tg'], lines: [1, 2, 1], rejectedLast: 'f\tg\r' },
+  { name: 'text, CRLF: each record with its CRLF', format: 'text', input: 'a\tb\r\nc\td\r\n', records: ['a\tb\r\n', 'c\td\r\n'], lines: [1, 1] },
+  { name: 'csv with quoted newlines', format: 'csv', input: '1,"a\nb"\n2,x\n3,"c\n\nd"\n4,y', records: ['1,"a\nb"\n', '2,x\n', '3,"c\n\nd"\n', '4,y'], lines: [2, 1, 3, 1], rejectedLast: '4,y\n' },
+  { name: 'csv, CR, a quoted CR', format: 'csv', input: '1,"a\rb"\r2,x', records: ['1,"a\rb"\r', '2,x'], lines: [2, 1], rejectedLast: '2,x\r' },
   { name: 'csv with an unterminated quote at the end', format: 'csv', input: '1,x\n2,"oops\n3,z\n', records: ['1,x\n', '2,"oops\n3,z\n'], lines: [1, 2] },
 ];
 
@@ -34,7 +42,9 @@ describe('a chunk split at record boundaries', () => {
       assert.equal(chunk.source!.toString(), c.input, 'the chunk keeps its source bytes');
       const recs = new ChunkRecords(chunk, framerFor(c.format));
       assert.equal(recs.count, c.records.length);
-      assert.deepEqual(Array.from({ length: recs.count }, (_, i) => recs.sourceOf(i).toString()), c.records);
+      // What a rejected record is written as: as read, its line ending included.
+      const rejected = c.rejectedLast === undefined ? c.records : [...c.records.slice(0, -1), c.rejectedLast];
+      assert.deepEqual(Array.from({ length: recs.count }, (_, i) => recs.sourceOf(i).toString()), rejected);
       assert.deepEqual([...recs.spans.lines], c.lines);
       for (let a = 0; a < recs.count; a++) {
         for (let b = a + 1; b <= recs.count; b++) {

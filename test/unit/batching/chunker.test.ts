@@ -29,14 +29,15 @@ function memoryReader(buf: Buffer, max: number, seed: number): ByteReader {
 
 const target = (format: Format): LoadTarget => ({ table: 't', schema: undefined, format, file: 'f' });
 
-function tblInput(rows: number, seed: number): { input: Buffer; expected: string } {
+/** dbgen-like `.tbl` lines ending in `lineEnd`; every eleventh holds an escaped backslash (a block with one is framed record by record). */
+function tblInput(rows: number, seed: number, lineEnd = '\n'): { input: Buffer; expected: string } {
   let s = seed;
   const lines: string[] = [];
   for (let i = 0; i < rows; i++) {
     s = (s * 1103515245 + 12345) & 0x7fffffff;
-    lines.push(`${i}|${'v'.repeat(s % 40)}|${s % 7 === 0 ? '' : 'x'}|`);
+    lines.push(`${i}|${'v'.repeat(s % 40)}${i % 11 === 3 ? '\\\\' : ''}|${s % 7 === 0 ? '' : 'x'}|`);
   }
-  return { input: Buffer.from(lines.map((l, i) => l + (i % 11 === 3 ? '\r\n' : '\n')).join('')), expected: lines.map((l) => l.slice(0, -1) + '\n').join('') };
+  return { input: Buffer.from(lines.map((l) => l + lineEnd).join('')), expected: lines.map((l) => l.slice(0, -1) + '\n').join('') };
 }
 
 /** Checks the chunks against the input: wire bytes, source bytes at their locations, lines, one record at least each. */
@@ -58,8 +59,9 @@ function checkChunks(chunks: readonly { data: Buffer; source?: Buffer; location:
 describe('chunker: reading in steps into chunk-sized buffers', () => {
   it('tbl and text, read in ragged pieces, with steps and chunk sizes from tiny to larger than the input', async () => {
     const { input, expected } = tblInput(300, 7);
+    const crlf = tblInput(300, 7, '\r\n').input;
     const text = Buffer.from(expected);
-    for (const [format, buf, want] of [['tbl', input, expected], ['text', text, expected]] as const) {
+    for (const [format, buf, want] of [['tbl', input, expected], ['tbl', crlf, expected], ['text', text, expected]] as const) {
       for (const chunkBytes of [1, 5, 64, 1000, 1 << 20]) {
         for (const readStep of [1, 3, 100, 4096]) {
           const chunks: Chunk[] = [];
@@ -155,11 +157,14 @@ describe('chunker: tbl chunks of a file are framed in place, in the source buffe
 
   it('the wire bytes and the source bytes read again are the input, with steps and chunk sizes from tiny to larger than the input', async () => {
     const { input, expected } = tblInput(300, 7);
+    const crlf = tblInput(300, 7, '\r\n').input;
     // Last records without their newline, with and without a trailing `|` (framing adds the newline: one byte more than read).
     const ends: [Buffer, string][] = [
       [input, expected],
+      [crlf, expected],
       [Buffer.concat([input, Buffer.from('300|w|x')]), `${expected}300|w|x\n`],
       [Buffer.concat([input, Buffer.from('300|w|x|')]), `${expected}300|w|x\n`],
+      [Buffer.concat([crlf, Buffer.from('300|w|x|')]), `${expected}300|w|x\n`],
     ];
     for (const [buf, want] of ends) {
       for (const chunkBytes of [1, 5, 64, 1000, 1 << 20]) {

@@ -159,13 +159,21 @@ describe('NDJSON framing wherever the input is cut', () => {
         [9, 13, 2, 1, 'invalid UTF-8'],
       ],
     );
-    assert.deepEqual(chunks[1]!.source, buf.subarray(9, 21), 'the line verbatim, without its newline');
+    assert.deepEqual(chunks[1]!.source, buf.subarray(9, 22), 'the line verbatim, with its newline');
     assert.equal(chunks[1]!.data.length, 0, 'nothing sent to the server');
     const latin1 = target('ndjson', { encoding: 'LATIN1' });
     const ok = await collect(chunkRecords(blocksOf(buf, []), { target: latin1, framer: framerForTarget(latin1), chunkBytes: 100, startOffset: 0, startLine: 1 }));
     assert.equal(Buffer.concat(ok.map((c) => c.data)).toString(), '1\t\\N\t\\N\t\\N\t\\N\n\\N\té\t\\N\t\\N\t\\N\n');
     const arr = Buffer.concat([Buffer.from('[{"name":"'), Buffer.from([0xff]), Buffer.from('"}]')]);
     await assert.rejects(collect(jsonArrayChunks(blocksOf(arr, []), { target: target('json'), chunkBytes: 10, startOffset: 0 })), /f: invalid UTF-8 between bytes 0 and 14/);
+  });
+
+  it('a malformed last line without its newline is rejected with one (the reject file holds every record with its line ending)', async () => {
+    const t = target('ndjson');
+    const buf = Buffer.from('{"id":1}\r\n{"id":2,');
+    const chunks = await collect(chunkRecords(blocksOf(buf, []), { target: t, framer: framerForTarget(t), chunkBytes: 100, startOffset: 0, startLine: 1 }));
+    assert.deepEqual(chunks.filter((c) => c.unframable !== undefined).map((c) => c.source!.toString()), ['{"id":2,\n']);
+    assert.equal(chunks.reduce((n, c) => n + c.records, 0), 2);
   });
 
   it('a malformed line is a chunk of its own to reject, with its line, byte offset and character, wherever the input is cut', async () => {
@@ -176,7 +184,7 @@ describe('NDJSON framing wherever the input is cut', () => {
         const chunks = await collect(chunkRecords(blocksOf(buf, [cut]), { target: t, framer: framerForTarget(t), chunkBytes, startOffset: 100, startLine: 1 }));
         const bad = chunks.filter((c) => c.unframable !== undefined);
         assert.equal(bad.length, 1, `cut ${cut}, chunk ${chunkBytes}`);
-        assert.deepEqual([bad[0]!.location.byteOffset, bad[0]!.location.byteLength, bad[0]!.location.firstLine, bad[0]!.source!.toString()], [118, 10, 3, '{"id":3,}']);
+        assert.deepEqual([bad[0]!.location.byteOffset, bad[0]!.location.byteLength, bad[0]!.location.firstLine, bad[0]!.source!.toString()], [118, 10, 3, '{"id":3,}\n']);
         assert.match(bad[0]!.unframable!.message, /expected a key, found `}`/);
         assert.equal(bad[0]!.unframable!.character, 9);
         assert.equal(Buffer.concat(chunks.map((c) => c.data)).toString(), '1\t\\N\t\\N\t\\N\t\\N\n2\t\\N\t\\N\t\\N\t\\N\n4\t\\N\t\\N\t\\N\t\\N\n', 'the others go on');

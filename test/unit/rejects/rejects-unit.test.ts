@@ -12,16 +12,19 @@ import { claimRejectPath, RejectFile, rejectFileOwner, rejectPathFor } from '../
 import { LineIndex } from '../../../src/source/line-index.js';
 
 describe('reject file', () => {
-  it('writes rows verbatim and a tab-separated log, both mode 0600', async () => {
+  it('writes rows verbatim, each with its own line ending and nothing added, and a tab-separated log, both mode 0600', async () => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-rf-'));
     const f = new RejectFile(path.join(dir, 'x.rejects'));
+    // A CR-only input's record ends in its CR, a CRLF input's in CRLF, and one ending in an escaped newline in the LF after it.
+    const records = [Buffer.from('1|\xff|\n', 'latin1'), Buffer.from('x\ty\r'), Buffer.from('x\tc\\.\r\n'), Buffer.from('x\tc\r\\\n\n')];
     await f.append([
-      { file: 'a.tbl', line: 7, byteOffset: 120, sqlstate: '22008', column: 'd', message: 'bad\tdate\nhere', record: Buffer.from('1|\xff|\n', 'latin1') },
-      { file: 'a.tbl', line: 9, byteOffset: 200, sqlstate: '22P04', column: undefined, message: 'extra data', record: Buffer.from('last|no newline|') },
+      { file: 'a.tbl', line: 7, byteOffset: 120, sqlstate: '22008', column: 'd', message: 'bad\tdate\nhere', record: records[0]! },
+      { file: 'a.tbl', line: 9, byteOffset: 200, sqlstate: '22P04', column: undefined, message: 'extra data', record: records[1]! },
     ]);
+    await f.append(records.slice(2).map((record, i) => ({ file: 'b.txt', line: i + 1, byteOffset: i, sqlstate: undefined, column: undefined, message: 'm', record })));
     await f.close();
-    assert.deepEqual(await fs.readFile(f.path), Buffer.concat([Buffer.from('1|\xff|\n', 'latin1'), Buffer.from('last|no newline|\n')]));
-    assert.equal(await fs.readFile(f.logPath, 'utf8'), 'file\tline\tbyte_offset\tsqlstate\tcolumn\tmessage\na.tbl\t7\t120\t22008\td\tbad date here\na.tbl\t9\t200\t22P04\t\textra data\n');
+    assert.deepEqual(await fs.readFile(f.path), Buffer.concat(records));
+    assert.equal(await fs.readFile(f.logPath, 'utf8'), 'file\tline\tbyte_offset\tsqlstate\tcolumn\tmessage\na.tbl\t7\t120\t22008\td\tbad date here\na.tbl\t9\t200\t22P04\t\textra data\nb.txt\t1\t0\t\t\tm\nb.txt\t2\t1\t\t\tm\n');
     assert.equal((await fs.stat(f.path)).mode & 0o777, 0o600);
     assert.equal((await fs.stat(f.logPath)).mode & 0o777, 0o600);
     await fs.rm(dir, { recursive: true });
