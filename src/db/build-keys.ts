@@ -1,4 +1,3 @@
-import pLimit from 'p-limit';
 import type pg from 'pg';
 import { DBT3_FOREIGN_KEYS, DBT3_INDEXES, DBT3_PRIMARY_KEYS, DBT3_TABLES, type Dbt3Table } from '../datasets/dbt3-schema.js';
 import { qualifiedName, quoteIdent } from './identifiers.js';
@@ -98,22 +97,3 @@ export function analyzeStatement(table: string, schema?: string): string {
   return `ANALYZE ${qualifiedName(table, schema)}`;
 }
 
-/** Runs statements on up to `clients.length` connections at once; times the phase. */
-export async function runInParallel(clients: readonly pg.Client[], phase: string, statements: readonly string[]): Promise<PhaseTiming> {
-  const started = performance.now();
-  const free = [...clients];
-  const limit = pLimit(clients.length);
-  await Promise.all(
-    statements.map((sql) =>
-      limit(async () => {
-        const client = free.pop()!;
-        try {
-          await client.query(sql);
-        } finally {
-          free.push(client);
-        }
-      }),
-    ),
-  );
-  return { phase, seconds: (performance.now() - started) / 1000, statements: statements.length };
-}

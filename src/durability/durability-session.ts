@@ -310,21 +310,6 @@ export async function runWithDurability<T>(
   return { result, durability: await session.finish() };
 }
 
-/**
- * A durability preset as a variant that sets itself up and tears itself down around a load,
- * for side-by-side comparisons (`pgsurge compare`, bench/durability.ts).
- */
-export function durabilityVariant(preset: DurabilityPreset, options: { unlogged?: boolean } = {}) {
-  const durability: DurabilityOptions = { preset, unlogged: options.unlogged === true };
-  return {
-    name: `durability=${preset}${durability.unlogged ? '+unlogged' : ''}`,
-    durability,
-    run<T>(target: Target, tables: readonly DurableTable[], load: { writer: ChunkWriter; workers: number }, body: (writer: ChunkWriter) => Promise<T>) {
-      return runWithDurability(target, durability, tables, load, body);
-    },
-  };
-}
-
 export function unsafeRefused(target: Target): LoadError {
   return new LoadError('bad-option', `--durability unsafe works only on pgsurge's managed cluster, and the target is ${target.description}`, {
     hint: 'fsync=off can corrupt a whole cluster, so pgsurge sets it only on a cluster it owns: drop --db (and the PG* variables) to use the managed cluster, or use --durability fast',

@@ -13,11 +13,6 @@ export function isNewlineFramed(format: Format): boolean {
   return format === 'tbl' || format === 'text' || format === 'ndjson';
 }
 
-/** Formats whose values are typed in the file (Parquet): read by the file's own reader, never framed from bytes. */
-export function isTypedFormat(format: Format): boolean {
-  return format === 'parquet';
-}
-
 /** Formats whose records are JSON objects mapped to columns by key. */
 export function isJsonFormat(format: Format): boolean {
   return format === 'ndjson' || format === 'json';

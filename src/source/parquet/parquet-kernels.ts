@@ -32,8 +32,8 @@ interface Exports {
 }
 
 /** Why `tuples` stopped (parquet-kernels.c). */
-export const TUPLES_END = 0;
-export const TUPLES_FULL = 1;
+const TUPLES_END = 0;
+const TUPLES_FULL = 1;
 export const TUPLES_OWN = 2;
 export const TUPLES_UNFIT = 3;
 

@@ -20,9 +20,6 @@ import { nameEncoder, textEncoder } from './text.js';
 import { timestampEncoder, timestamptzEncoder } from './timestamp.js';
 import { uuidEncoder } from './uuid.js';
 
-/** The types that have an encoder (on a UTF8 server), by typname. */
-export const ENCODED_TYPES = ['int2', 'int4', 'int8', 'numeric', 'float4', 'float8', 'bool', 'date', 'timestamp', 'timestamptz', 'text', 'varchar', 'bpchar', 'name', 'bytea', 'uuid', 'json', 'jsonb'] as const;
-
 export const encoderFor: EncoderLookup = (type: ColumnType, session: SessionFacts): FieldEncoder | undefined => {
   const utf8 = isUtf8(session.serverEncoding);
   switch (type.typname) {
