@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { to as copyTo } from 'pg-copy-streams';
+import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 
 /** The server the test runner started; integration tests need it. */
 export function testUrl(): string {
@@ -84,6 +84,7 @@ export function runCli(args: readonly string[], options: { stdin?: Buffer | stri
   });
 }
 
+export { copyFrom };
 
 /** The usual setup of an integration test file: a client, a fresh schema of its own, a temp folder. */
 export async function openTestSchema(schema: string, tmpPrefix: string): Promise<{ client: pg.Client; dir: string }> {
