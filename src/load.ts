@@ -1,3 +1,4 @@
+import type { ShardCopy } from './citus/routed-chunk.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
@@ -49,7 +50,7 @@ export interface LoadOptions {
   /** Citus: whether pgsurge routes a hash-distributed table's rows to its shards' nodes itself (`--citus-route`; default auto). */
   readonly citusRoute?: CitusRoute;
   /** How rows routed to a Citus shard are sent (`COPY … FROM STDIN`); handed in by tests only (fault injection). */
-  readonly shardCopy?: import('./citus/routed-chunk.js').ShardCopy;
+  readonly shardCopy?: ShardCopy;
   /** The ledger's id for this load; default: derived from the tables and the files' identities, so rerunning the same command resumes. */
   readonly loadId?: string;
   /** Require an earlier run of this load to resume. */

@@ -1,3 +1,5 @@
+import type { LineEnd } from './line-ends.js';
+
 /**
  * A framer finds where records end in a run of bytes and turns whole records into the
  * bytes the writer sends. It sees the bytes left over from the previous block again at
@@ -64,7 +66,7 @@ export interface Framer {
    */
   recordSpans(source: Buffer): RecordSpans;
   /** The line ending the records are framed by (text, `.tbl`, CSV), once known: a chunk's re-framing needs it. */
-  readonly lineEnd?: import('./line-ends.js').LineEnd | undefined;
+  readonly lineEnd?: LineEnd | undefined;
 }
 
 /** Per record: the source offset just past it, and the physical lines it spans. */
@@ -72,7 +74,7 @@ export interface RecordSpans {
   readonly ends: readonly number[];
   readonly lines: readonly number[];
   /** The line ending the records end by (`nl` when not given). */
-  readonly lineEnd?: import('./line-ends.js').LineEnd;
+  readonly lineEnd?: LineEnd;
 }
 
 /** Records that end at every newline (tbl, text): one line each. */

@@ -1,8 +1,7 @@
-import { EMPTY, type FramedBlock, type Framer } from './framer.js';
+import { EMPTY, type FramedBlock, type Framer, PIPE } from './framer.js';
 import { BACKSLASH, CR, detectLineEnd, LF } from './line-ends.js';
 import { LineFramer, type TextFramerOptions, writeSpans } from './line-framer.js';
 
-const PIPE = 0x7c;
 
 /**
  * DBT-3 / TPC-H dbgen output: `|`-delimited with a trailing `|` on every line. The
