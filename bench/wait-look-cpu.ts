@@ -14,7 +14,7 @@
 import './lib/usage.js';
 import os from 'node:os';
 import path from 'node:path';
-import { connect, openTarget } from '../src/db/target.js';
+import { connect, openTarget } from '../src/cluster/target.js';
 import { Sampler } from '../src/metrics/sampler.js';
 import { median } from '../src/metrics/series.js';
 import { DEFAULT_WAIT_EVERY_MS } from '../src/metrics/wait-sampler.js';

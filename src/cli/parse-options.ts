@@ -1,8 +1,8 @@
 import { constants } from 'node:buffer';
 import os from 'node:os';
 import { InvalidArgumentError } from 'commander';
-import { DURABILITY_PRESETS, isDurabilityPreset, type DurabilityPreset } from '../durability/presets.js';
-import { FORMATS, isFormat, type Format } from '../framing/formats.js';
+import { DURABILITY_PRESETS, isDurabilityPreset, type DurabilityPreset } from '../writer/durability/presets.js';
+import { FORMATS, isFormat, type Format } from '../input/formats.js';
 
 /** Validators for option values: each message names the flag and the bad value. */
 

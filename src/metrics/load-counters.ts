@@ -1,4 +1,4 @@
-import type { DurabilityReport } from '../durability/durability-session.js';
+import type { DurabilityReport } from '../writer/durability/durability-session.js';
 import { mbPerSecond, perSecond } from './rates.js';
 import type { TableWire } from '../wire/wire-report.js';
 
@@ -53,7 +53,7 @@ export interface LoadSummary {
    */
   readonly ledger?: { readonly loaded: number; readonly rejected: number; readonly skipped: number } | null;
   /** Citus: which way each Citus table's rows went (routed to the shards by pgsurge, or through the coordinator), and why. */
-  readonly citusRoutes?: readonly import('../citus/plan-routing.js').TableRoute[];
+  readonly citusRoutes?: readonly import('../writer/citus/plan-routing.js').TableRoute[];
 }
 
 interface FileTally {

@@ -1,7 +1,7 @@
 import { ProcCpuReader } from './proc-stat.js';
 import { readFileSync } from 'node:fs';
 import type pg from 'pg';
-import type { Target } from '../db/target.js';
+import type { Target } from '../cluster/target.js';
 import { addWaits, classifyWait, NO_WAITS, type WaitClass, type WaitCounts } from './wait-classes.js';
 
 /**

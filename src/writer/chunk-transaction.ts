@@ -1,11 +1,11 @@
 import type pg from 'pg';
-import { chunkSource, type Chunk } from '../batching/chunk.js';
-import { ChunkRecords } from '../batching/chunk-split.js';
-import { copyColumnFromWhere, isServerError } from '../db/load-error.js';
-import { sourceFramer } from '../framing/framer-for.js';
-import type { Unframable } from '../framing/framer.js';
-import type { ChunkLedger, RejectedRow } from '../ledger/ledger.js';
-import type { RejectBudget } from '../rejects/reject-budget.js';
+import { chunkSource, type Chunk } from '../core/chunk.js';
+import { ChunkRecords } from '../input/chunk-split.js';
+import { copyColumnFromWhere, isServerError } from '../core/load-error.js';
+import { sourceFramer } from '../input/framer-for.js';
+import type { Unframable } from '../input/framer.js';
+import type { ChunkLedger, RejectedRow } from './ledger/ledger.js';
+import type { RejectBudget } from './rejects/reject-budget.js';
 import type { ChunkResult, ChunkWriter } from './chunk-writer.js';
 import { RedoAsText } from './chunk-writer.js';
 import { commitModeStatement, INSERTED_LSN } from './wal-flush.js';
@@ -40,7 +40,7 @@ export interface ChunkTransactionContext {
    */
   readonly deferral?: Deferral;
   /** Commits the chunks it routes its own way (a Citus table's rows straight to its shards' nodes); the load worker's own. */
-  readonly router?: import('../citus/chunk-router.js').ChunkRouter;
+  readonly router?: import('./citus/chunk-router.js').ChunkRouter;
   /**
    * The BEFORE INSERT row triggers of a chunk's table (found before the load): with them,
    * the server may store fewer rows than it was sent, and the difference is counted as

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Chunk } from '../batching/chunk.js';
+import type { Chunk } from '../core/chunk.js';
 
 /** What the server confirmed for one chunk. */
 export interface ChunkResult {

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { sleep } from '../faults/retry.js';
+import { sleep } from '../core/retry.js';
 import type { Deferral } from './chunk-transaction.js';
 
 /**
