@@ -1,3 +1,4 @@
+import { formatBytes } from '../core/format-count.js';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { ManagedCluster } from '../cluster/managed-cluster.js';
 import { LoadError } from '../core/load-error.js';
@@ -10,7 +11,7 @@ import { addTargetOptions, type TargetFlags } from './common-options.js';
 import { wireOption } from './writer-options.js';
 import { wireLines, type WireChoice } from '../wire/wire-report.js';
 import { addObserveOptions, observeLoad, parseReportPath, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
-import { defaultWorkers, formatBytes, parseChunkSize, parseSize, parseWholeNumber } from './parse-options.js';
+import { defaultWorkers, parseChunkSize, parseSize, parseWholeNumber } from './parse-options.js';
 import { formatDiagnosis, formatSummary } from '../report/summary-format.js';
 import { formatCount } from '../core/format-count.js';
 

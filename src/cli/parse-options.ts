@@ -55,18 +55,6 @@ export function defaultWorkers(): number {
 /** 8 MB chunks: big enough that BEGIN/COMMIT per chunk costs nothing, small enough to keep memory at tens of MB. */
 export const DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024;
 
-/** Human sizes for messages: 1536 → `1.5 KB`. */
-export function formatBytes(bytes: number): string {
-  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
-  let v = bytes;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${i === 0 ? v.toFixed(0) : v.toFixed(1)} ${units[i]}`;
-}
-
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, '': 1000, m: 60_000, min: 60_000, h: 3_600_000 };
 
 /** `30s`, `2m`, `500ms`, `1h`, or a plain number of seconds → milliseconds. */

@@ -8,7 +8,8 @@ import { connect, openTarget } from '../cluster/target.js';
 import { probeDisk } from '../diagnose/probe/disk-probe.js';
 import { saveProbe, type DiskFigures, type ProbeFigures } from '../diagnose/probe/probe-store.js';
 import { probeScan } from '../diagnose/probe/scan-probe.js';
-import { formatBytes, parseSize, parseWholeNumber } from './parse-options.js';
+import { formatBytes } from '../core/format-count.js';
+import { parseSize, parseWholeNumber } from './parse-options.js';
 import { renderTable } from '../report/summary-format.js';
 
 interface ProbeFlags {

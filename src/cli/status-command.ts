@@ -5,7 +5,8 @@ import { loadStatus, type PartStatus } from '../load/load-status.js';
 import { formatCount } from '../core/format-count.js';
 import { addTargetOptions, type TargetFlags } from './common-options.js';
 import { EXIT } from './errors.js';
-import { formatBytes, parseLoadId } from './parse-options.js';
+import { parseLoadId } from './parse-options.js';
+import { formatBytes } from '../core/format-count.js';
 
 interface StatusFlags extends TargetFlags {
   json?: boolean;

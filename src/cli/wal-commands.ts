@@ -6,7 +6,7 @@ import { walWhereForDataDir, walWhereForServer, type WalWhere } from '../cluster
 import { connectionFailure } from '../core/load-error.js';
 import { connect } from '../cluster/target.js';
 import { resolveConnection } from '../core/connection-settings.js';
-import { formatBytes } from './parse-options.js';
+import { formatBytes } from '../core/format-count.js';
 
 interface WalFlags {
   dataDir: string;

@@ -1,4 +1,4 @@
-import { formatBytes } from '../cli/parse-options.js';
+import { formatBytes } from '../core/format-count.js';
 import { formatCount } from '../core/format-count.js';
 import { renderTable } from '../report/summary-format.js';
 import type { CompareResult } from './run-compare.js';

@@ -9,3 +9,15 @@ export function formatCount(n: number): string {
   const digits = String(Math.abs(whole)).replace(/\B(?=(\d{3})+$)/g, ',');
   return whole < 0 ? `-${digits}` : digits;
 }
+
+/** Human sizes for messages: 1536 → `1.5 KB`. */
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let v = bytes;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${i === 0 ? v.toFixed(0) : v.toFixed(1)} ${units[i]}`;
+}
