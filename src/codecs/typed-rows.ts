@@ -1,6 +1,16 @@
 import type { WireColumn } from './catalog.js';
 import type { SessionFacts, WireBuffer } from './field-encoder.js';
 
+declare module '../core/chunk.js' {
+  interface ChunkFormatFields {
+    /**
+     * A typed source's rows (Parquet), which the binary wire has write themselves as binary
+     * COPY tuples; such a chunk makes its `data` (COPY text) only when something reads it.
+     */
+    readonly typed?: TypedRows;
+  }
+}
+
 /**
  * The rows of a chunk from a typed source (Parquet), which writes them as binary COPY
  * tuples itself, straight from its typed values: no text is made for the binary wire

@@ -34,7 +34,14 @@ export function inputBytesOf(location: ChunkLocation): number {
   return location.sourceBytes ?? location.byteLength;
 }
 
-export interface Chunk {
+/**
+ * The fields a format adds to its chunks, declared by the format's own module (TypeScript's
+ * module augmentation: `declare module '…/core/chunk.js' { interface ChunkFormatFields … }`),
+ * so that core names no format and no wire: Parquet's typed rows (codecs/typed-rows.ts).
+ */
+export interface ChunkFormatFields {}
+
+export interface Chunk extends ChunkFormatFields {
   readonly location: ChunkLocation;
   /** Whole records in the writer's wire format (COPY text or CSV), each ending in `\n`. */
   readonly data: Buffer;
@@ -53,11 +60,6 @@ export interface Chunk {
    * which stays the text form the reject path loads a refused chunk from.
    */
   readonly binary?: Buffer;
-  /**
-   * A typed source's rows (Parquet), which the binary wire has write themselves as binary
-   * COPY tuples; such a chunk makes its `data` (COPY text) only when something reads it.
-   */
-  readonly typed?: import('../codecs/typed-rows.js').TypedRows;
   /** Records in `data`. */
   readonly records: number;
   /** Physical lines the records span in the source (more than `records` when CSV fields hold newlines). */
@@ -70,7 +72,7 @@ export interface Chunk {
    * input's added when it has none; the end-of-data marker's without it) and the chunk's
    * ledger row says so, so a resume skips it like any committed chunk.
    */
-  readonly unframable?: import('../input/framer.js').Unframable;
+  readonly unframable?: Unframable;
   /**
    * Hands the chunk's buffers back to its reader for the chunks after it. Called once
    * nothing will read `data` or `source` again (the chunk is committed and its rejects are
@@ -78,7 +80,7 @@ export interface Chunk {
    */
   readonly release?: () => void;
   /** The chunk's records one by one, where they are not framed from its source bytes (Parquet rows); a refused chunk needs them. */
-  readonly splitRecords?: () => Promise<import('../input/chunk-split.js').SplittableRecords>;
+  readonly splitRecords?: () => Promise<SplittableRecords>;
 }
 
 /** The chunk's source bytes: kept, or read again from the input. */
@@ -88,26 +90,48 @@ export async function chunkSource(chunk: Chunk): Promise<Buffer> {
   throw new Error(`internal: the chunk at byte ${chunk.location.byteOffset} of ${chunk.location.file} has no source bytes`);
 }
 
+/**
+ * The fields the input adds to a load target, declared where they are defined (module
+ * augmentation, as ChunkFormatFields): the format (input/formats.ts), how the input is
+ * read (input/input-options.ts), the JSON and Parquet column mappings (input/json/json-record.ts,
+ * input/parquet/parquet-columns.ts).
+ */
+export interface TargetInputFields {}
+
 /** A table and how its input is framed; shared by every chunk of one input. */
-export interface LoadTarget {
+export interface LoadTarget extends TargetInputFields {
   readonly table: string;
   readonly schema: string | undefined;
-  readonly format: import('../input/formats.js').Format;
   readonly file: string;
-  /** How the input is read: header, delimiters, encoding, JSON mapping, skip/limit (defaults when absent). */
-  readonly input?: import('../input/input-options.js').InputOptions;
   /**
    * The columns a chunk's records fill, in order (COPY's column list); every column when
    * absent. Set by the column plan before the load; a writer must honour it.
    */
   readonly columns?: readonly string[];
-  /** JSON inputs: how each of `columns` takes a JSON value (json, array or scalar). */
-  readonly jsonColumns?: readonly import('../input/json/json-record.js').JsonColumn[];
-  /** Parquet inputs: which field of the file fills each of `columns`, and how its values become the column's text. */
-  readonly parquetColumns?: readonly import('../input/parquet/parquet-columns.js').ParquetColumn[];
+}
+
+/** Why a record could not be framed; `character` is 1-based within the record, when known. */
+export interface Unframable {
+  readonly message: string;
+  readonly character: number | undefined;
+  /** The record's length in source bytes, without its newline. */
+  readonly recordLength: number;
   /**
-   * Text, `.tbl` and CSV: the input's line ending, from its first line (COPY holds every
-   * line to it; each chunk's records are framed by it). Found by the first framer when absent.
+   * Not a record at all but the end-of-data marker `\.` at the end of the input: counted
+   * as skipped, not rejected (its chunk's ledger row says so, like a reject's).
    */
-  readonly lineEnd?: import('../input/text/line-ends.js').LineEnd;
+  readonly skip?: boolean;
+}
+
+/**
+ * A chunk's records one by one, as isolating a bad row needs them: `start(i)` is record
+ * i's place in the chunk's location's units (bytes; rows for a Parquet chunk).
+ */
+export interface SplittableRecords {
+  readonly count: number;
+  start(i: number): number;
+  linesBefore(i: number): number;
+  /** Record i as the reject file holds it: as read, its line ending included. */
+  sourceOf(i: number): Buffer;
+  slice(from: number, to: number): Chunk;
 }

@@ -1,19 +1,6 @@
 import type { Framer, RecordSpans } from './framer.js';
 import { asRejected } from './text/line-ends.js';
-import type { Chunk } from '../core/chunk.js';
-
-/**
- * A chunk's records one by one, as isolating a bad row needs them: `start(i)` is record
- * i's place in the chunk's location's units (bytes; rows for a Parquet chunk).
- */
-export interface SplittableRecords {
-  readonly count: number;
-  start(i: number): number;
-  linesBefore(i: number): number;
-  /** Record i as the reject file holds it: as read, its line ending included. */
-  sourceOf(i: number): Buffer;
-  slice(from: number, to: number): Chunk;
-}
+import type { Chunk, SplittableRecords } from '../core/chunk.js';
 
 /**
  * A chunk's records, addressable one by one: what isolating a bad row and resuming on

@@ -1,5 +1,11 @@
 import path from 'node:path';
 
+declare module '../core/chunk.js' {
+  interface TargetInputFields {
+    readonly format: Format;
+  }
+}
+
 /** The input formats pgsurge frames. */
 export const FORMATS = ['tbl', 'text', 'csv', 'ndjson', 'json', 'parquet'] as const;
 export type Format = (typeof FORMATS)[number];

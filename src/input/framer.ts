@@ -1,4 +1,5 @@
 import type { LineEnd } from './text/line-ends.js';
+import type { Unframable } from '../core/chunk.js';
 
 /**
  * A framer finds where records end in a run of bytes and turns whole records into the
@@ -24,19 +25,6 @@ export interface FramedBlock {
    * `consumed` bytes, its line ending included), so the load goes on (`records` 1, `out` empty).
    */
   readonly unframable?: Unframable;
-}
-
-/** Why a record could not be framed; `character` is 1-based within the record, when known. */
-export interface Unframable {
-  readonly message: string;
-  readonly character: number | undefined;
-  /** The record's length in source bytes, without its newline. */
-  readonly recordLength: number;
-  /**
-   * Not a record at all but the end-of-data marker `\.` at the end of the input: counted
-   * as skipped, not rejected (its chunk's ledger row says so, like a reject's).
-   */
-  readonly skip?: boolean;
 }
 
 export interface Framer {

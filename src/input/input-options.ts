@@ -1,6 +1,13 @@
 import type { Compression } from './formats.js';
 import type { InputEncoding } from './encodings.js';
 
+declare module '../core/chunk.js' {
+  interface TargetInputFields {
+    /** How the input is read: header, delimiters, encoding, JSON mapping, skip/limit (defaults when absent). */
+    readonly input?: InputOptions;
+  }
+}
+
 /** What the user told pgsurge about an input beyond its format (all optional; COPY's defaults otherwise). */
 export interface InputOptions {
   /** `skip`: drop the first record; `match`: it names the columns, in order. */

@@ -3,7 +3,7 @@ import { chunkSource, type Chunk } from '../core/chunk.js';
 import { ChunkRecords } from '../input/chunk-split.js';
 import { copyColumnFromWhere, isServerError } from '../core/load-error.js';
 import { sourceFramer } from '../input/framer-for.js';
-import type { Unframable } from '../input/framer.js';
+import type { Unframable } from '../core/chunk.js';
 import type { ChunkLedger, RejectedRow } from './ledger/ledger.js';
 import type { RejectBudget } from './rejects/reject-budget.js';
 import type { ChunkResult, ChunkWriter } from './chunk-writer.js';

@@ -1,5 +1,12 @@
 import { arrayElements, JsonSyntaxError, objectMembers, stringValue } from './json-scan.js';
 
+declare module '../../core/chunk.js' {
+  interface TargetInputFields {
+    /** JSON inputs: how each of `columns` takes a JSON value (json, array or scalar). */
+    readonly jsonColumns?: readonly JsonColumn[];
+  }
+}
+
 /**
  * How a JSON value becomes a column value: what PostgreSQL's own `json_populate_record`
  * makes of it, so a user can predict it.

@@ -1,4 +1,5 @@
-import { EMPTY, NEWLINE, newlineRecordSpans, type FramedBlock, type Framer, type RecordSpans, type Unframable } from '../framer.js';
+import { EMPTY, NEWLINE, newlineRecordSpans, type FramedBlock, type Framer, type RecordSpans } from '../framer.js';
+import type { Unframable } from '../../core/chunk.js';
 import { JsonRecordError, type JsonRowMapper } from './json-record.js';
 import { decoderFor, InvalidUtf8Error } from '../encodings.js';
 

@@ -5,6 +5,13 @@ import { qualifiedName } from '../../core/identifiers.js';
 import { LoadError } from '../../core/load-error.js';
 import { fieldShape, UnsupportedParquetType, type FieldShape } from './parquet-types.js';
 
+declare module '../../core/chunk.js' {
+  interface TargetInputFields {
+    /** Parquet inputs: which field of the file fills each of `columns`, and how its values become the column's text. */
+    readonly parquetColumns?: readonly ParquetColumn[];
+  }
+}
+
 /** How a column's values become the column's text: as they are, bytea's hex, JSON, or an array literal. */
 export type ParquetRendering = 'text' | 'bytea' | 'json' | 'array';
 

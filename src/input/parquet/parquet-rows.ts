@@ -1,5 +1,5 @@
 import type { Chunk } from '../../core/chunk.js';
-import type { SplittableRecords } from '../chunk-split.js';
+import type { SplittableRecords } from '../../core/chunk.js';
 
 /** Where each line of a buffer of newline-ended lines ends (exclusive, after the newline). */
 function lineEnds(b: Buffer): number[] {

@@ -16,6 +16,16 @@
  */
 export type LineEnd = 'nl' | 'crnl' | 'cr';
 
+declare module '../../core/chunk.js' {
+  interface TargetInputFields {
+    /**
+     * Text, `.tbl` and CSV: the input's line ending, from its first line (COPY holds every
+     * line to it; each chunk's records are framed by it). Found by the first framer when absent.
+     */
+    readonly lineEnd?: LineEnd;
+  }
+}
+
 export const LF = 0x0a;
 export const CR = 0x0d;
 export const BACKSLASH = 0x5c;

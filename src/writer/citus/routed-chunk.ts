@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { chunkSource, type Chunk } from '../../core/chunk.js';
-import { ChunkRecords, type SplittableRecords } from '../../input/chunk-split.js';
+import { ChunkRecords } from '../../input/chunk-split.js';
+import type { SplittableRecords } from '../../core/chunk.js';
 import { quoteIdent } from '../../core/identifiers.js';
 import { copyLineFromWhere, LoadError } from '../../core/load-error.js';
 import { backendOf, endOldBackend, type Backend } from '../../core/old-backend.js';
