@@ -1,8 +1,7 @@
 import { once } from 'node:events';
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../../core/start-worker.js';
-import type { FlatColumn } from './flat-decoder.js';
-import type { FlatDecode } from './parquet-source.js';
+import type { FlatColumn, FlatDecode } from './flat-decoder.js';
 
 /*
  * A reader's decoding thread. A Parquet load's one event loop also writes every chunk's

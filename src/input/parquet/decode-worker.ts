@@ -5,7 +5,8 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openParquet, type ParquetFile } from './parquet-file.js';
-import { flatDecodeHere, type FlatDecode } from './parquet-source.js';
+import { flatDecodeHere } from './parquet-source.js';
+import type { FlatDecode } from './flat-decoder.js';
 import type { DecodeReply, DecodeRequest, DecodeSetup, RecycleRequest } from './decode-thread.js';
 import { BufferPool, ownedBuffers } from './flat-decoder.js';
 

@@ -3,7 +3,7 @@ import { compressors } from 'hyparquet-compressors';
 import { parquetHeader } from 'hyparquet/src/column.js';
 import { decompressPage } from 'hyparquet/src/datapage.js';
 import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
-import { KernelMemoryFull, ParquetKernels, type SnappySteps } from './parquet-kernels.js';
+import { KernelMemoryFull, ParquetKernels, type ColumnPool, type SnappySteps } from './parquet-kernels.js';
 import type { RawValue } from './parquet-text.js';
 
 /*
@@ -51,15 +51,6 @@ export function isFlatColumn(element: SchemaElement, meta: ColumnMetaData | unde
   const t = meta.type;
   if (t === 'INT96' || (t === 'FIXED_LEN_BYTE_ARRAY' && !element.type_length)) return false;
   return meta.encodings.every((e) => FLAT_ENCODINGS.has(e));
-}
-
-/**
- * Where a decode's arrays come from (`bytes`: `size` bytes, 8-byte aligned) and go back to
- * (`drop`: an array from `bytes`, or a view of it from its start, that nothing reads any more).
- */
-export interface ColumnPool {
-  bytes(size: number): Uint8Array;
-  drop(view: ArrayBufferView): void;
 }
 
 /** Gives a decoded column's arrays back to the pool they came from. */
@@ -668,3 +659,6 @@ export function rawValueOf(c: FlatColumn, i: number): RawValue {
       return c.bytes.subarray(i * c.width, (i + 1) * c.width);
   }
 }
+
+/** Decodes a row group's flat column chunks for `fields`: undefined for a field the flat decoder does not read (see `decodeSlice`). */
+export type FlatDecode = (rowGroup: number, fields: readonly string[]) => Promise<(FlatColumn | undefined)[]>;

@@ -15,7 +15,6 @@
  * (`KernelMemoryFull`) or WebAssembly cannot run (`node --jitless`), and with
  * `PGSURGE_PARQUET_WASM=0`, hyparquet's decompressors, plain arrays and the JavaScript do the work.
  */
-import type { ColumnPool } from './flat-decoder.js';
 import { PARQUET_KERNELS_WASM_BASE64 } from './wasm/parquet-kernels-wasm.js';
 
 interface Exports {
@@ -388,6 +387,15 @@ export class KernelMemoryFull extends Error {}
 
 /** This thread's kernels, once made (null: they cannot be). */
 let made: ParquetKernels | null | undefined;
+
+/**
+ * Where a decode's arrays come from (`bytes`: `size` bytes, 8-byte aligned) and go back to
+ * (`drop`: an array from `bytes`, or a view of it from its start, that nothing reads any more).
+ */
+export interface ColumnPool {
+  bytes(size: number): Uint8Array;
+  drop(view: ArrayBufferView): void;
+}
 
 /**
  * Decoded columns' arrays in the kernels' memory (a reader decoding on this thread): the

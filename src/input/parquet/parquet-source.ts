@@ -10,7 +10,8 @@ import type { ParquetColumn } from './parquet-columns.js';
 import { openParquet, type ParquetFile } from './parquet-file.js';
 import { ParquetRowRecords } from './parquet-rows.js';
 import { arrayLiteral, bigEndianSigned, decimalText, jsonText, leafText, putByte, putCopyBytes, putCopyText, type RawValue } from './parquet-text.js';
-import { BufferPool, dropColumn, flatColumnPages, isFlatColumn, NotFlat, ownedBuffers, type ColumnPool, type FlatColumn } from './flat-decoder.js';
+import { BufferPool, dropColumn, flatColumnPages, isFlatColumn, NotFlat, ownedBuffers, type FlatColumn, type FlatDecode } from './flat-decoder.js';
+import type { ColumnPool } from './parquet-kernels.js';
 import { KernelPool, ParquetKernels } from './parquet-kernels.js';
 import { binaryCell, flatColumnWriter, textCell, type BinaryCell, type DecodedColumn, type TextCell } from './parquet-cells.js';
 import { DecodeThread, DecodeThreadFailed } from './decode-thread.js';
@@ -196,9 +197,6 @@ export async function decodeFlatChunk(file: ParquetFile, at: FlatChunk, groupRow
 export interface Scratch {
   bytes: Uint8Array | undefined;
 }
-
-/** Decodes a row group's flat column chunks for `fields`: undefined for a field the flat decoder does not read (see `decodeSlice`). */
-export type FlatDecode = (rowGroup: number, fields: readonly string[]) => Promise<(FlatColumn | undefined)[]>;
 
 /**
  * `FlatDecode` on this thread, from an open file; not called again before the last call's
