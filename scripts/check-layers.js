@@ -18,7 +18,6 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // Files still using them, known and left for later (empty once they are gone):
 const KNOWN_INLINE_TYPES = new Set([
   'src/metrics/load-counters.ts',
-  'src/writer/chunk-transaction.ts',
   'src/writer/chunk-writer.ts',
 ]);
 const INLINE_TYPE = /(?<!await\s*)\bimport\(\s*['"][^'"]+['"]\s*\)\s*\.\s*[A-Za-z_$][\w$]*|\btypeof\s+import\(/g;

@@ -6,9 +6,9 @@ import { LoadError } from '../core/load-error.js';
 import { backendOf, endOldBackend, type Backend } from '../core/old-backend.js';
 import { backoffMs, isRetryable, sleep } from '../core/retry.js';
 import { NO_LEDGER, type ChunkLedger } from '../writer/ledger/ledger.js';
-import { commitChunk, type ChunkOutcome, type ChunkTransactionContext, type Deferral } from '../writer/chunk-transaction.js';
+import { commitChunk, type ChunkOutcome, type ChunkRouter, type ChunkTransactionContext } from '../writer/chunk-transaction.js';
+import type { Deferral } from '../writer/wal-flush.js';
 import { canDeferFlush, flushWal } from '../writer/wal-flush.js';
-import type { ChunkRouter } from '../writer/citus/chunk-router.js';
 
 export interface WorkerContext {
   readonly queue: ChunkQueue;

@@ -6,7 +6,7 @@ import { LoadError } from '../../core/load-error.js';
 import { LEDGER_SCHEMA, type LedgerInput } from '../ledger/ledger.js';
 import type { ChunkWriter } from '../chunk-writer.js';
 import { wireFormat } from '../../wire/wire-format.js';
-import type { ChunkRouter } from './chunk-router.js';
+import type { ChunkRouter } from '../chunk-transaction.js';
 import { ensureNodeLedger } from './node-ledger.js';
 import { mapHashOf, RouterSession, shardMapChanged, type RoutedLoad, type RoutedTable, type ShardCopy } from './routed-chunk.js';
 import { isShardMap, readShardMap, shardMapKey, type ShardNode } from './shard-map.js';

@@ -14,7 +14,7 @@ import type { ChunkWriter } from '../chunk-writer.js';
 import { streamCopy } from '../copy-writer.js';
 import { brokenChunk } from '../count-guard.js';
 import { copyOptions, wireFormat } from '../../wire/wire-format.js';
-import type { ChunkRouter } from './chunk-router.js';
+import type { ChunkRouter } from '../chunk-transaction.js';
 import { NodeLedger, nodePartsOverlapping } from './node-ledger.js';
 import { hashOfCanonical, NULL_KEY, recordBytes, routeRecords, type RouteSpec, type RoutedRecords } from './route-records.js';
 import { shardIndexOf, type ShardMap, type ShardNode } from './shard-map.js';
