@@ -6,7 +6,7 @@ import type { Format } from '../input/formats.js';
 import { loadWithDurability } from '../load/durable-load.js';
 import { UNSAFE_WARNING } from '../writer/durability/presets.js';
 import { allReporters } from '../report/progress-line.js';
-import type { LoadReporter } from '../load/load.js';
+import type { LoadReporter } from '../metrics/load-counters.js';
 import { addLoadOptions, addTargetOptions, formatOption, type LoadFlags } from './common-options.js';
 import { formatDurability } from './durability-format.js';
 import { EXIT, PartFailed, printError } from './errors.js';

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { LoadError } from '../core/load-error.js';
 import { redactUrl, type Target } from '../cluster/target.js';
-import type { LoadReporter } from '../load/load.js';
+import type { LoadReporter } from '../metrics/load-counters.js';
 import type { LoadSummary } from '../metrics/load-counters.js';
 import { parseSampleEvery, type SampleEvery } from '../metrics/sample-every.js';
 import { Sampler } from '../metrics/sampler.js';

@@ -25,7 +25,7 @@ import { LoadWorker } from './load-worker.js';
 import { sharedFlusher } from '../writer/wal-flusher.js';
 import { partLabel, type LoadPart } from '../input/load-part.js';
 import { checkPartOptions, lockLoad, partRejectPath, partShares } from './part-load.js';
-import { LoadCounters, type LoadSummary } from '../metrics/load-counters.js';
+import { LoadCounters, type LoadReporter, type LoadSummary } from '../metrics/load-counters.js';
 import { DEFAULT_MAX_REJECTS, RejectBudget } from '../writer/rejects/reject-budget.js';
 import { claimRejectPath, RejectFile, rejectPathFor } from '../writer/rejects/reject-file.js';
 import { LineIndex } from '../input/line-index.js';
@@ -75,23 +75,6 @@ export interface LoadOptions {
   readonly shrink?: { take(): boolean; released(): void };
 }
 
-
-/** What the load tells whoever watches it (the CLI's progress line, a test). */
-export interface LoadReporter {
-  /** Called once the tables are ready and before any row is sent; the load waits for it (a sampler takes its baseline). */
-  start?(info: { inputs: readonly LoadTarget[]; totalBytes: number | undefined; workers: number; target: string; loadId: string; resumed: boolean; /** The application_name prefix of this run's workers (a part's has its K/N): what the wait sampler looks for; absent where the watcher hears of several loads' workers by `workersNamed`. */ workerPrefix?: string }): void | Promise<void>;
-  /** The application_name prefix of the workers of one of several loads under one watcher (dbt3 load's tables), once they are connected. */
-  workersNamed?(workerPrefix: string): void;
-  chunkLoaded?(info: { chunk: Chunk; rows: number; result: ChunkResult; seconds: number; counters: LoadCounters }): void;
-  /** Every row of the table's inputs is in (its chunks counted): its keys may be built while other tables still load. */
-  tableLoaded?(table: string): void;
-  /** Something the user should know before the load goes on (e.g. the table was emptied by crash recovery). */
-  note?(message: string): void;
-  /** Something that may be a mistake with the user's data, shown even under -q (e.g. the same file was loaded before, differently: its rows go in again). */
-  warning?(message: string): void;
-  /** A chunk's connection or server went away; it is retried on a fresh connection. */
-  retrying?(info: { chunk: Chunk; error: unknown; attempt: number; waitMs: number }): void;
-}
 
 /**
  * The whole flow, top to bottom: check the inputs and tables, open the ledger, open the
