@@ -5,7 +5,7 @@ import { compareJson, formatCompareTable } from '../compare/result-table.js';
 import { runCompare } from '../compare/run-compare.js';
 import { DEFAULT_VARIANTS, parseVariants } from '../compare/variants.js';
 import { LoadError } from '../core/load-error.js';
-import { openTarget } from '../cluster/target.js';
+import { openTarget } from './open-target.js';
 import type { Format } from '../input/formats.js';
 import { ON_CONFLICT, type OnConflict } from '../writer/insert-writer.js';
 import { addLoadOptions, addTargetOptions, formatOption, type LoadFlags } from './common-options.js';

@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { openTarget } from '../cluster/target.js';
+import { openTarget } from './open-target.js';
 import { Dbt3LoadStopped, loadDbt3, type Dbt3LoadResult } from '../dbt3/dbt3-load.js';
 import { formatKb, type BuildSizing } from '../dbt3/build-memory.js';
 import type { TaskRun } from '../dbt3/run-schedule.js';

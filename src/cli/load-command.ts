@@ -1,6 +1,6 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { formatCount } from '../core/format-count.js';
-import { openTarget } from '../cluster/target.js';
+import { openTarget } from './open-target.js';
 import { LoadStopped } from '../load/load-stopped.js';
 import type { Format } from '../input/formats.js';
 import { loadWithDurability } from '../load/durable-load.js';

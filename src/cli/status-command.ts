@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { connect, openTarget } from '../cluster/target.js';
+import { connect } from '../cluster/target.js';
+import { openTarget } from './open-target.js';
 import { connectionFailure, LoadError } from '../core/load-error.js';
 import { loadStatus, type PartStatus } from '../load/load-status.js';
 import { formatCount } from '../core/format-count.js';

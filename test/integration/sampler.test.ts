@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import { writeNarrowRows } from '../../src/decay/narrow-rows.js';
-import { openTarget } from '../../src/cluster/target.js';
+import { openTarget } from '../../src/cli/open-target.js';
 import { load } from '../../src/load/load.js';
 import { Sampler, type SampleListener } from '../../src/metrics/sampler.js';
 import { WAIT_LOOK_SQL, WaitSampler } from '../../src/metrics/wait-sampler.js';
