@@ -16,10 +16,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // An inline type import (`x: import('../a.js').T`) is a dependency the parser does not always see (swc misses
 // one in a type alias): src/ names its types with `import type` at the top, where the check sees every one.
 // Files still using them, known and left for later (empty once they are gone):
-const KNOWN_INLINE_TYPES = new Set([
-  'src/metrics/load-counters.ts',
-  'src/writer/chunk-writer.ts',
-]);
+const KNOWN_INLINE_TYPES = new Set([]);
 const INLINE_TYPE = /(?<!await\s*)\bimport\(\s*['"][^'"]+['"]\s*\)\s*\.\s*[A-Za-z_$][\w$]*|\btypeof\s+import\(/g;
 const inline = [];
 const walk = (dir) => {

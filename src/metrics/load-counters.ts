@@ -3,6 +3,7 @@ import { mbPerSecond, perSecond } from './rates.js';
 import type { TableWire } from '../wire/wire-report.js';
 import type { Chunk, LoadTarget } from '../core/chunk.js';
 import type { ChunkResult } from '../writer/chunk-writer.js';
+import type { TableRoute } from '../writer/citus/plan-routing.js';
 
 /** Rows of one input: read = loaded + rejected + skipped, counted over the chunks this run committed. */
 export interface RowAccount {
@@ -55,7 +56,7 @@ export interface LoadSummary {
    */
   readonly ledger?: { readonly loaded: number; readonly rejected: number; readonly skipped: number } | null;
   /** Citus: which way each Citus table's rows went (routed to the shards by pgsurge, or through the coordinator), and why. */
-  readonly citusRoutes?: readonly import('../writer/citus/plan-routing.js').TableRoute[];
+  readonly citusRoutes?: readonly TableRoute[];
 }
 
 interface FileTally {
@@ -210,8 +211,10 @@ export interface LoadReporter {
   chunkLoaded?(info: { chunk: Chunk; rows: number; result: ChunkResult; seconds: number; counters: LoadCounters }): void;
   /** Every row of the table's inputs is in (its chunks counted): its keys may be built while other tables still load. */
   tableLoaded?(table: string): void;
-  /** Something the user should know before the load goes on (e.g. the same file was loaded before, differently). */
+  /** Something the user should know before the load goes on (e.g. the table was emptied by crash recovery). */
   note?(message: string): void;
+  /** Something that may be a mistake with the user's data, shown even under -q (e.g. the same file was loaded before, differently: its rows go in again). */
+  warning?(message: string): void;
   /** A chunk's connection or server went away; it is retried on a fresh connection. */
   retrying?(info: { chunk: Chunk; error: unknown; attempt: number; waitMs: number }): void;
 }

@@ -11,7 +11,7 @@ import { startCli, sleep } from '../helpers/cli-process.js';
 import { damage, lineitemFields, prng, tableRecord, tblLine } from '../helpers/lineitem-data.js';
 import { digest, rejectFileOf, runCli, tableRecords } from '../helpers/test-db.js';
 import type { Chunk } from '../../src/core/chunk.js';
-import { openTarget } from '../../src/cluster/target.js';
+import { openTarget } from '../../src/cli/open-target.js';
 import { load } from '../../src/load/load.js';
 import { copyWriter, streamCopy } from '../../src/writer/copy-writer.js';
 
