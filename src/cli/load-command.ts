@@ -7,7 +7,7 @@ import { loadWithDurability } from '../load/durable-load.js';
 import { UNSAFE_WARNING } from '../writer/durability/presets.js';
 import { allReporters } from '../report/progress-line.js';
 import type { LoadReporter } from '../metrics/load-counters.js';
-import { addLoadOptions, addTargetOptions, formatOption, type LoadFlags } from './common-options.js';
+import { addLoadOptions, addTargetOptions, formatOption, walFlusherWanted, type LoadFlags } from './common-options.js';
 import { formatDurability } from './durability-format.js';
 import { EXIT, PartFailed, printError } from './errors.js';
 import { addInputOptions, type InputFlags } from './input-flags.js';
@@ -169,6 +169,7 @@ async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> 
         writer,
         ...(flags.part ? { part: flags.part } : {}),
         citusRoute: flags.citusRoute,
+        walFlusher: walFlusherWanted(),
       },
       target,
       allReporters(messages, observed.reporter),

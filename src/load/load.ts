@@ -73,6 +73,11 @@ export interface LoadOptions {
    * true, ends once its chunks are counted, then `released()` is called. The last worker never leaves.
    */
   readonly shrink?: { take(): boolean; released(): void };
+  /**
+   * false: commits that did not wait for their WAL flush are left to the walwriter, without the
+   * load's own flusher (for measuring; a crash test's window). Default true.
+   */
+  readonly walFlusher?: boolean;
 }
 
 
@@ -273,11 +278,11 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     const deferFlush = withLedger && citus === undefined;
     // Flushes the WAL of commits that did not wait, on a session of its own: `pgsurge <load id> flush`, not under the
     // workers' prefix, so the wait sampler does not count its idle backend as one waiting for pgsurge.
-    // PGSURGE_WAL_FLUSHER=0 leaves the flushes to the walwriter (for measuring).
+    // `walFlusher: false` leaves the flushes to the walwriter (for measuring).
     // One per process and server (`sharedFlusher`: dbt3 load's tables share it).
     const flusherName = `${workerNamePrefix(loadId, part?.label).slice(0, -1)}flush`;
     const { host, port, database, user } = target.config;
-    const flusherUse = deferFlush && process.env.PGSURGE_WAL_FLUSHER !== '0' ? sharedFlusher(JSON.stringify([host, port, database, user]), () => connect(target.config, flusherName)) : undefined;
+    const flusherUse = deferFlush && options.walFlusher !== false ? sharedFlusher(JSON.stringify([host, port, database, user]), () => connect(target.config, flusherName)) : undefined;
     const flusher = flusherUse?.flusher;
     // Workers not (yet) given back by `shrink`.
     let staying = clients.length;
