@@ -1,5 +1,6 @@
 // The source tree's layers, checked: no import cycle in src/, no import up the floors or sideways between
-// rooms on one floor (.dependency-cruiser.cjs says the floors; docs/internals.md draws them). Runs in
+// rooms on one floor (.dependency-cruiser.cjs says the floors; docs/internals.md draws them); no inline
+// import('…') type; nothing outside src/cli/ reads the environment or prints. Runs in
 // `npm test` and `npm run test:unit` before the tests; a violation fails the run.
 //
 //   node scripts/check-layers.js
@@ -33,6 +34,48 @@ const walk = (dir) => {
   }
 };
 walk('src');
+
+// Only src/cli/ reads the environment or prints: below it, what a module needs from either is handed in.
+// Entry points of child processes and threads answer their parent on their own stdout. Files that still do,
+// known and left for later:
+const ENTRY_POINTS = new Set(['src/cluster/write-check-child.ts']);
+const KNOWN_ENV_OR_PRINT = new Set([
+  'src/cluster/default-home.ts',
+  'src/cluster/run-as.ts',
+  'src/core/connection-settings.ts',
+  'src/datasets/narrow/generate.ts',
+  'src/dbt3/build-memory.ts',
+  'src/input/parquet/parquet-kernels.ts',
+  'src/input/parquet/parquet-source.ts',
+  'src/metrics/wait-sampler.ts',
+  'src/report/progress-line.ts',
+  'src/wire/wasm-records.ts',
+  'src/writer/citus/citus-load.ts',
+  'src/writer/citus/plan-routing.ts',
+  'src/writer/citus/routed-chunk.ts',
+]);
+const ENV_OR_PRINT = /\bprocess\.(env|stdout|stderr)\b|\bconsole\.\w+\(/;
+const outsideCli = [];
+const walkEnv = (dir) => {
+  for (const entry of readdirSync(path.join(root, dir), { withFileTypes: true })) {
+    const rel = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) {
+      if (rel !== 'src/cli') walkEnv(rel);
+    } else if (rel.endsWith('.ts') && !ENTRY_POINTS.has(rel) && !KNOWN_ENV_OR_PRINT.has(rel)) {
+      readFileSync(path.join(root, rel), 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          if (!/^\s*(\/\/|\*|\/\*)/.test(line) && ENV_OR_PRINT.test(line)) outsideCli.push(`${rel}:${i + 1}: ${line.trim()}`);
+        });
+    }
+  }
+};
+walkEnv('src');
+if (outsideCli.length > 0) {
+  process.stderr.write(`Only src/cli/ reads the environment or prints; hand the value (or the stream) in from there:\n${outsideCli.map((l) => `  ${l}\n`).join('')}`);
+  process.exit(1);
+}
+
 if (inline.length > 0) {
   process.stderr.write(`An inline import('…') type in src/ (name the type with \`import type\` at the top of the file):\n${inline.map((l) => `  ${l}\n`).join('')}`);
   process.exit(1);
