@@ -314,8 +314,10 @@ describe("the count guard on a Citus table: the server's count proves every chun
       const { read, loaded, rejected, skipped } = summary.total;
       assert.deepEqual({ read, loaded, rejected, skipped }, { read: 3000, loaded: 2999, rejected: 1, skipped: 0 });
       assert.deepEqual(await tableDigest(table), { count: 2999, digest: digest(ids.filter((id) => id !== BAD).map((id) => `key${id}|value ${id}`)) });
-      assert.equal(await fs.readFile(path.join(dir, `${table}.rejects`), 'utf8'), `key${BAD}\tvalue ${BAD}\n`);
-      assert.match(await fs.readFile(path.join(dir, `${table}.rejects.log`), 'utf8'), new RegExp(`\\t${BAD}\\t.*the server stored 0 rows for this record, without an error`));
+      const rejectFile = summary.rejectFiles?.[0]?.path;
+      assert.ok(rejectFile !== undefined, 'the summary names the reject file');
+      assert.equal(await fs.readFile(rejectFile, 'utf8'), `key${BAD}\tvalue ${BAD}\n`);
+      assert.match(await fs.readFile(`${rejectFile}.log`, 'utf8'), new RegExp(`\\t${BAD}\\t.*the server stored 0 rows for this record, without an error`));
       const ledger = (await client.query<{ loaded: number; rejected: number }>('SELECT sum(rows_loaded)::int AS loaded, sum(rows_rejected)::int AS rejected FROM pgsurge.chunks WHERE load_id = $1', [`ct-${table}`])).rows[0]!;
       assert.deepEqual(ledger, { loaded: 2999, rejected: 1 });
     });
@@ -335,8 +337,8 @@ describe("the count guard on a Citus table: the server's count proves every chun
     assert.deepEqual(summary.citusRoutes?.map((x) => x.route), ['client']);
     assert.deepEqual(summary.total, { ...summary.total, read: 3001, loaded: 3000, rejected: 1, skipped: 0 });
     assert.deepEqual(await tableDigest(table), { count: 3000, digest: digest(ids.map((id) => `key${id}|value ${id}`)) });
-    assert.equal(await fs.readFile(path.join(dir, `${table}.rejects`), 'utf8'), '\\.\n');
-    assert.match(await fs.readFile(path.join(dir, `${table}.rejects.log`), 'utf8'), /\t1501\t.*end-of-data marker in the middle of the file/);
+    assert.equal(await fs.readFile(rejectFileOf(r), 'utf8'), '\\.\n');
+    assert.match(await fs.readFile(`${rejectFileOf(r)}.log`, 'utf8'), /\t1501\t.*end-of-data marker in the middle of the file/);
   });
 });
 
