@@ -36,7 +36,7 @@ import { run } from './lib/run.js';
 import { interleave } from './lib/interleave.js';
 import { stripTrailingPipe } from './lib/tbl-strip.js';
 import { benchCommandLine, benchWorkDir } from './lib/bench-cluster.js';
-import { CITUS_SESSION_SETTINGS } from '../src/db/citus.js';
+import { CITUS_SESSION_SETTINGS } from '../src/writer/citus/citus.js';
 import { measureNodesCpu, postmasterPid } from './lib/server-cpu.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

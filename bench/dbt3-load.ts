@@ -5,7 +5,7 @@
  *   kit-style: the eight `\copy`s two at a time, biggest first; then the 8 primary keys two
  *   at a time; then the 15 indexes and 8 foreign keys two at a time; then ANALYZE of each
  *   table two at a time. One psql per statement, default session settings. The statements
- *   are the ones pgsurge builds (src/db/build-keys.ts).
+ *   are the ones pgsurge builds (src/dbt3/build-keys.ts).
  *
  *   pgsurge: `pgsurge dbt3 load <dir> -w 2` (one schedule, sized build sessions).
  *
@@ -25,8 +25,8 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import pLimit from 'p-limit';
 import { systemBinDirs } from '../src/cluster/binaries.js';
-import { analyzeStatement, dbt3KeyStatements } from '../src/db/build-keys.js';
-import { qualifiedName } from '../src/db/identifiers.js';
+import { analyzeStatement, dbt3KeyStatements } from '../src/dbt3/build-keys.js';
+import { qualifiedName } from '../src/core/identifiers.js';
 import { DBT3_TABLES } from '../src/datasets/dbt3-schema.js';
 import { createTableSql } from '../src/datasets/table-ddl.js';
 import { generateDbt3 } from '../src/datasets/dbt3/generate.js';

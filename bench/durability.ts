@@ -21,9 +21,9 @@ import path from 'node:path';
 import pg from 'pg';
 import { ManagedCluster } from '../src/cluster/managed-cluster.js';
 import { filesystemInfo } from '../src/cluster/filesystem-info.js';
-import type { Target } from '../src/db/target.js';
-import { loadWithDurability } from '../src/durability/durable-load.js';
-import type { DurabilityOptions } from '../src/durability/presets.js';
+import type { Target } from '../src/cluster/target.js';
+import { loadWithDurability } from '../src/load/durable-load.js';
+import type { DurabilityOptions } from '../src/writer/durability/presets.js';
 import { generateDbt3 } from '../src/datasets/dbt3/generate.js';
 
 function arg(name: string, fallback: string): string {

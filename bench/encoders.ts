@@ -14,9 +14,9 @@ import path from 'node:path';
 import { buildContext } from '../src/datasets/dbt3/context.js';
 import { writeGroupBlock } from '../src/datasets/dbt3/block.js';
 import { DBT3_COLUMNS } from '../src/datasets/dbt3-schema.js';
-import { writeTupleStart } from '../src/wire/binary-copy.js';
-import { encoderFor } from '../src/wire/encoders/index.js';
-import { WireBuffer, type FieldEncoder, type SessionFacts } from '../src/wire/field-encoder.js';
+import { writeTupleStart } from '../src/codecs/binary-copy.js';
+import { encoderFor } from '../src/codecs/index.js';
+import { WireBuffer, type FieldEncoder, type SessionFacts } from '../src/codecs/field-encoder.js';
 import { arg, describeMachine, median } from './lib/machine.js';
 
 const orders = Number(arg('orders', '50000'));

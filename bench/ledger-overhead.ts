@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseSize } from '../src/cli/parse-options.js';
 import { ManagedCluster } from '../src/cluster/managed-cluster.js';
-import { load } from '../src/load.js';
+import { load } from '../src/load/load.js';
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);

@@ -14,7 +14,8 @@
 import './lib/usage.js';
 import os from 'node:os';
 import path from 'node:path';
-import { connect, openTarget } from '../src/db/target.js';
+import { connect } from '../src/cluster/target.js';
+import { openTarget } from '../src/cli/open-target.js';
 import { Sampler } from '../src/metrics/sampler.js';
 import { median } from '../src/metrics/series.js';
 import { DEFAULT_WAIT_EVERY_MS } from '../src/metrics/wait-sampler.js';

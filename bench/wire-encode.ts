@@ -27,11 +27,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { DBT3_COLUMNS } from '../src/datasets/dbt3-schema.js';
 import { generateDbt3 } from '../src/datasets/dbt3/generate.js';
-import { TblFramer } from '../src/framing/tbl-framer.js';
-import { encoderFor } from '../src/wire/encoders/index.js';
-import type { ColumnType, SessionFacts } from '../src/wire/field-encoder.js';
+import { TblFramer } from '../src/input/text/tbl-framer.js';
+import { encoderFor } from '../src/codecs/index.js';
+import type { ColumnType, SessionFacts } from '../src/codecs/field-encoder.js';
 import { RecordSplitter, splitFormatOf, type SplitFormat } from '../src/wire/record-splitter.js';
-import { encodePieces, PieceBuffers } from '../src/wire/wire-writer.js';
+import { encodePieces, PieceBuffers } from '../src/writer/wire-writer.js';
 import { arg, describeMachine, median } from './lib/machine.js';
 import { typnameOf } from './lib/dbt3-types.js';
 

@@ -3,7 +3,7 @@
 # its source's sha256, which the unit tests check against the .c so a change to it cannot
 # ship without a rebuild):
 #   src/wire/wasm/fast-records.c          -> src/wire/wasm/fast-records-wasm.ts   (test/unit/wire/wasm-records.test.ts)
-#   src/source/parquet/wasm/parquet-kernels.c -> src/source/parquet/wasm/parquet-kernels-wasm.ts (test/unit/source/parquet-kernels.test.ts)
+#   src/input/parquet/wasm/parquet-kernels.c -> src/input/parquet/wasm/parquet-kernels-wasm.ts (test/unit/source/parquet-kernels.test.ts)
 # Needs clang and wasm-ld (Debian: apt-get install clang-14 lld-14). Run from the repository.
 # OUT_DIR=<dir> writes the .ts files there instead (the tests rebuild into a temporary folder).
 set -euo pipefail
@@ -36,4 +36,4 @@ build() {
 }
 
 build src/wire/wasm/fast-records.c src/wire/wasm/fast-records-wasm.ts FAST_RECORDS "" encode_records r_consumed r_produced r_stop
-build src/source/parquet/wasm/parquet-kernels.c src/source/parquet/wasm/parquet-kernels-wasm.ts PARQUET_KERNELS "-msimd128 -matomics -Wl,--shared-memory -Wl,--max-memory=4294967296" snappy snappy_step r_op hybrid r_bad tuples r_row r_bytes r_column
+build src/input/parquet/wasm/parquet-kernels.c src/input/parquet/wasm/parquet-kernels-wasm.ts PARQUET_KERNELS "-msimd128 -matomics -Wl,--shared-memory -Wl,--max-memory=4294967296" snappy snappy_step r_op hybrid r_bad tuples r_row r_bytes r_column

@@ -27,7 +27,7 @@ const pgOnNode = {
 // Chunk names carry a hash: without emptying the folder first, every build would leave the last one's behind.
 await fs.rm('dist/bundle', { recursive: true, force: true });
 await build({
-  entryPoints: ['dist/src/cli/main.js', 'dist/src/datasets/dbt3/block-worker.js', 'dist/src/source/parquet/decode-worker.js', 'dist/src/cluster/write-check-child.js'],
+  entryPoints: ['dist/src/cli/main.js', 'dist/src/datasets/dbt3/block-worker.js', 'dist/src/input/parquet/decode-worker.js', 'dist/src/cluster/write-check-child.js'],
   outdir: 'dist/bundle',
   entryNames: '[name]',
   // Code reached only through import() (the Parquet reader and writer) goes into chunks of its own beside the

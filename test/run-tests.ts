@@ -23,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { ManagedCluster } from '../src/cluster/managed-cluster.js';
 import { systemBinDirs } from '../src/cluster/binaries.js';
 import { CitusCluster, citusInstalled } from '../src/cluster/citus-cluster.js';
+import type { Counts } from './count-reporter.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const unitOnly = process.argv.includes('--unit');
@@ -46,12 +47,6 @@ function testFiles(dir: string): string[] {
     // no such folder yet
   }
   return out;
-}
-
-interface Counts {
-  pass: number;
-  fail: number;
-  skipped: number;
 }
 
 /**
@@ -83,30 +78,37 @@ const halted = (): Promise<never> => new Promise(() => undefined);
 /** A phase's error after a signal (its servers stopped under it, mid-start too) waits for the handler's exit; before one, it is the run's. */
 const failedUnlessStopping = (error: unknown): Promise<never> => (stopping ? halted() : Promise.reject(error));
 
+/** The counting reporter beside this file: node:test's own pass and fail events, counted (see count-reporter.ts). */
+const countReporter = path.join(here, 'count-reporter.js');
+
 function runNodeTest(files: string[], env: NodeJS.ProcessEnv, label: string, concurrency = 2): Promise<Counts> {
   if (stopping) return halted();
   // `node --test` with no files runs every test it finds: a phase --only leaves empty is skipped.
   if (files.length === 0) return Promise.resolve({ pass: 0, fail: 0, skipped: 0 });
   process.stdout.write(`\n=== ${label}: ${files.length} test files ===\n`);
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--test', '--test-reporter=spec', `--test-concurrency=${concurrency}`, ...files], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    running.child = child;
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      process.stdout.write(d);
-    });
-    child.on('error', reject);
-    child.on('close', (code) => {
-      running.child = undefined;
-      const count = (what: string): number => Number(new RegExp(`^ℹ ${what} (\\d+)`, 'm').exec(out)?.[1] ?? 0);
-      const counts = { pass: count('pass'), fail: count('fail'), skipped: count('skipped') };
-      if (code !== 0 && counts.fail === 0) counts.fail = 1; // the runner itself failed
-      resolve(counts);
-    });
+    void fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-counts-')).then((dir) => {
+      const countsFile = path.join(dir, 'counts.json');
+      const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout', `--test-reporter=${countReporter}`, `--test-reporter-destination=${countsFile}`];
+      const child = spawn(process.execPath, ['--test', ...reporters, `--test-concurrency=${concurrency}`, ...files], {
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'inherit', 'inherit'],
+      });
+      running.child = child;
+      child.on('error', reject);
+      child.on('close', (code) => {
+        running.child = undefined;
+        void fs
+          .readFile(countsFile, 'utf8')
+          .then((text) => JSON.parse(text) as Counts)
+          .catch(() => ({ pass: 0, fail: 0, skipped: 0 }))
+          .then(async (counts) => {
+            await fs.rm(dir, { recursive: true, force: true });
+            if (code !== 0 && counts.fail === 0) counts.fail = 1; // the runner itself failed
+            resolve(counts);
+          });
+      });
+    }, reject);
   });
 }
 

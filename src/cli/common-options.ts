@@ -1,16 +1,22 @@
+import { formatBytes } from '../core/format-count.js';
 import { Option, type Command } from 'commander';
 import { defaultDataDir } from '../cluster/default-home.js';
-import { DURABILITY_PRESETS, type DurabilityPreset } from '../durability/presets.js';
-import { DEFAULT_RETRY_FOR_MS } from '../faults/retry.js';
-import { DEFAULT_MAX_REJECTS } from '../rejects/reject-budget.js';
-import { FORMATS } from '../framing/formats.js';
-import { DEFAULT_CHUNK_BYTES, defaultWorkers, formatBytes, parseDuration, parseDurability, parseChunkSize, parseFormat, parseSize, parseWholeNumber } from './parse-options.js';
+import { DURABILITY_PRESETS, type DurabilityPreset } from '../writer/durability/presets.js';
+import { DEFAULT_RETRY_FOR_MS } from '../core/retry.js';
+import { DEFAULT_MAX_REJECTS } from '../writer/rejects/reject-budget.js';
+import { FORMATS } from '../input/formats.js';
+import { DEFAULT_CHUNK_BYTES, defaultWorkers, parseDuration, parseDurability, parseChunkSize, parseFormat, parseSize, parseWholeNumber } from './parse-options.js';
 
 /** Options that name the server: shared by every command that talks to one. */
 export interface TargetFlags {
   db?: string;
   dataDir: string;
   pgBin: string;
+}
+
+/** `PGSURGE_WAL_FLUSHER=0` (for measuring): a load leaves the WAL flushes of commits that did not wait to the walwriter. */
+export function walFlusherWanted(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.PGSURGE_WAL_FLUSHER !== '0';
 }
 
 /** `-f, --format`: an input format, inferred from the file extension when absent. */

@@ -1,12 +1,12 @@
 import { promises as fs } from 'node:fs';
-import { formatCount } from '../report/format-count.js';
+import { formatCount } from '../core/format-count.js';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { compareJson, formatCompareTable } from '../compare/result-table.js';
 import { runCompare } from '../compare/run-compare.js';
 import { DEFAULT_VARIANTS, parseVariants } from '../compare/variants.js';
-import { LoadError } from '../db/load-error.js';
-import { openTarget } from '../db/target.js';
-import type { Format } from '../framing/formats.js';
+import { LoadError } from '../core/load-error.js';
+import { openTarget } from './open-target.js';
+import type { Format } from '../input/formats.js';
 import { ON_CONFLICT, type OnConflict } from '../writer/insert-writer.js';
 import { addLoadOptions, addTargetOptions, formatOption, type LoadFlags } from './common-options.js';
 import { parseWholeNumber } from './parse-options.js';

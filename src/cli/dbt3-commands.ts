@@ -1,16 +1,17 @@
 import { Option, type Command } from 'commander';
-import { openTarget } from '../db/target.js';
-import { Dbt3LoadStopped, loadDbt3, type Dbt3LoadResult } from '../dbt3-load.js';
+import { openTarget } from './open-target.js';
+import { Dbt3LoadStopped, loadDbt3, type Dbt3LoadResult } from '../dbt3/dbt3-load.js';
 import { formatKb, type BuildSizing } from '../dbt3/build-memory.js';
 import type { TaskRun } from '../dbt3/run-schedule.js';
-import { addLoadOptions, addTargetOptions, type LoadFlags } from './common-options.js';
-import { UNSAFE_WARNING } from '../durability/presets.js';
+import { addLoadOptions, addTargetOptions, walFlusherWanted, type LoadFlags } from './common-options.js';
+import { UNSAFE_WARNING } from '../writer/durability/presets.js';
 import { formatDurability } from './durability-format.js';
 import { EXIT, printError } from './errors.js';
 import { addObserveOptions, observeLoad, stoppedEvent, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
-import { formatBytes, parseSize } from './parse-options.js';
+import { formatBytes } from '../core/format-count.js';
+import { parseSize } from './parse-options.js';
 import { resumeCommand } from './resume-command.js';
-import { formatDiagnosis, formatSummary, renderTable } from './summary-format.js';
+import { formatDiagnosis, formatSummary, renderTable } from '../report/summary-format.js';
 import { wireOption } from './writer-options.js';
 import { writerFor } from '../writer/writer-for.js';
 import { wireLines, type WireChoice } from '../wire/wire-report.js';
@@ -119,6 +120,7 @@ Examples:
         {
           workers: flags.workers,
           chunkBytes: flags.chunkSize,
+          walFlusher: walFlusherWanted(),
           replace: flags.replace === true,
           resume: flags.resume === true,
           keys: flags.keys,

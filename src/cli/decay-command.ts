@@ -1,7 +1,9 @@
+import { formatBytes } from '../core/format-count.js';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { ManagedCluster } from '../cluster/managed-cluster.js';
-import { LoadError } from '../db/load-error.js';
-import { openTarget, usesManagedCluster, type Target } from '../db/target.js';
+import { LoadError } from '../core/load-error.js';
+import { type Target } from '../cluster/target.js';
+import { openTarget, usesManagedCluster } from './open-target.js';
 import { tableFlag } from './plan-inputs.js';
 import { DECAY_INDEX, DECAY_MODES, runDecay, type DecayIndex, type DecayMode } from '../decay/decay.js';
 import { NARROW_KEYS, type NarrowKeys } from '../decay/narrow-rows.js';
@@ -10,9 +12,9 @@ import { addTargetOptions, type TargetFlags } from './common-options.js';
 import { wireOption } from './writer-options.js';
 import { wireLines, type WireChoice } from '../wire/wire-report.js';
 import { addObserveOptions, observeLoad, parseReportPath, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
-import { defaultWorkers, formatBytes, parseChunkSize, parseSize, parseWholeNumber } from './parse-options.js';
-import { formatDiagnosis, formatSummary } from './summary-format.js';
-import { formatCount } from '../report/format-count.js';
+import { defaultWorkers, parseChunkSize, parseSize, parseWholeNumber } from './parse-options.js';
+import { formatDiagnosis, formatSummary } from '../report/summary-format.js';
+import { formatCount } from '../core/format-count.js';
 
 interface DecayFlags extends TargetFlags, Omit<ObserveFlags, 'sampleEvery'> {
   rows: number;

@@ -1,17 +1,19 @@
+import { walFlusherWanted } from './common-options.js';
 import { existsSync } from 'node:fs';
-import { formatCount } from '../report/format-count.js';
+import { formatCount } from '../core/format-count.js';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import { defaultDataDir } from '../cluster/default-home.js';
 import { DBT3_TABLES } from '../datasets/dbt3-schema.js';
 import { generateDbt3 } from '../datasets/dbt3/generate.js';
-import { createOnce } from '../db/create-once.js';
-import { qualifiedName } from '../db/identifiers.js';
-import { connect, openTarget } from '../db/target.js';
-import { loadDbt3 } from '../dbt3-load.js';
+import { createOnce } from '../core/create-once.js';
+import { qualifiedName } from '../core/identifiers.js';
+import { connect } from '../cluster/target.js';
+import { openTarget } from './open-target.js';
+import { loadDbt3 } from '../dbt3/dbt3-load.js';
 import { progressMode, progressReporter } from '../report/progress-line.js';
 import { defaultWorkers, parseWholeNumber } from './parse-options.js';
-import { formatSummary, renderTable } from './summary-format.js';
+import { formatSummary, renderTable } from '../report/summary-format.js';
 
 interface DemoFlags {
   scale: number;
@@ -59,7 +61,7 @@ export function registerDemoCommand(program: Command): void {
         await client.end();
         const { summary, phases } = await loadDbt3(
           dataDir,
-          { workers: flags.workers, chunkBytes: 8 << 20, replace: true, keys: true, analyze: true, schema: DEMO_SCHEMA },
+          { workers: flags.workers, chunkBytes: 8 << 20, walFlusher: walFlusherWanted(), replace: true, keys: true, analyze: true, schema: DEMO_SCHEMA },
           target,
           progress,
         );

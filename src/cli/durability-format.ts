@@ -1,5 +1,5 @@
-import type { DurabilityReport } from '../durability/durability-session.js';
-import { formatCount } from '../report/format-count.js';
+import type { DurabilityReport } from '../writer/durability/durability-session.js';
+import { formatCount } from '../core/format-count.js';
 import type { LoadSummary } from '../metrics/load-counters.js';
 import { MB } from '../metrics/rates.js';
 

@@ -1,4 +1,4 @@
-import { isServerError, ledgerAccessDenied, LoadError, type ServerErrorFields } from '../db/load-error.js';
+import { isServerError, ledgerAccessDenied, LoadError, type ServerErrorFields } from '../core/load-error.js';
 
 /** Exit codes: what a script calling pgsurge can rely on. */
 export const EXIT = {

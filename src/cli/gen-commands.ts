@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import { DBT3_TABLES } from '../datasets/dbt3-schema.js';
 import { parseDbt3GenOptions, parseNarrowOptions, type RawDbt3GenOptions, type RawNarrowOptions } from './gen-options.js';
-import { formatCount } from '../report/format-count.js';
+import { formatCount } from '../core/format-count.js';
 import { DEFAULT_ROW_GROUP_ROWS } from '../datasets/dbt3/gen-formats.js';
 
 const PROGRESS_EVERY_MS = 250;

@@ -2,7 +2,7 @@
  * The options of `pgsurge dbt3 gen` and `pgsurge gen narrow`, parsed from commander's raw
  * strings and validated once, with messages that name the flag and the bad value.
  */
-import { LoadError } from '../db/load-error.js';
+import { LoadError } from '../core/load-error.js';
 import { DBT3_TABLES, isDbt3Table, type Dbt3Table } from '../datasets/dbt3-schema.js';
 import { DEFAULT_SEED } from '../datasets/dbt3/context.js';
 import { partsuppKeysUnique, dbt3Counts } from '../datasets/dbt3/scale.js';

@@ -1,8 +1,8 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { LoadError } from '../db/load-error.js';
-import type { Format } from '../framing/formats.js';
-import { INPUT_ENCODINGS, parseEncoding, type InputEncoding } from '../source/encodings.js';
-import type { InputOptions } from '../source/input-options.js';
+import { LoadError } from '../core/load-error.js';
+import type { Format } from '../input/formats.js';
+import { INPUT_ENCODINGS, parseEncoding, type InputEncoding } from '../input/encodings.js';
+import type { InputOptions } from '../input/input-options.js';
 import { parseWholeNumber } from './parse-options.js';
 
 /** The `load` options that say how to read an input (header, columns, delimiters, encoding, JSON, skip/limit). */

@@ -1,13 +1,13 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { formatCount } from '../report/format-count.js';
-import { openTarget } from '../db/target.js';
-import { LoadStopped } from '../faults/load-stopped.js';
-import type { Format } from '../framing/formats.js';
-import { loadWithDurability } from '../durability/durable-load.js';
-import { UNSAFE_WARNING } from '../durability/presets.js';
+import { formatCount } from '../core/format-count.js';
+import { openTarget } from './open-target.js';
+import { LoadStopped } from '../load/load-stopped.js';
+import type { Format } from '../input/formats.js';
+import { loadWithDurability } from '../load/durable-load.js';
+import { UNSAFE_WARNING } from '../writer/durability/presets.js';
 import { allReporters } from '../report/progress-line.js';
-import type { LoadReporter } from '../load.js';
-import { addLoadOptions, addTargetOptions, formatOption, type LoadFlags } from './common-options.js';
+import type { LoadReporter } from '../metrics/load-counters.js';
+import { addLoadOptions, addTargetOptions, formatOption, walFlusherWanted, type LoadFlags } from './common-options.js';
 import { formatDurability } from './durability-format.js';
 import { EXIT, PartFailed, printError } from './errors.js';
 import { addInputOptions, type InputFlags } from './input-flags.js';
@@ -17,9 +17,9 @@ import { addObserveOptions, observeLoad, stoppedEvent, summaryEvent, writeReport
 import { parseLoadId } from './parse-options.js';
 import { planInputs } from './plan-inputs.js';
 import { rerunCommand, resumeCommand, startOverCommand } from './resume-command.js';
-import { formatDiagnosis, formatSummary } from './summary-format.js';
-import { parsePart, partLabel, type LoadPart } from '../parts/load-part.js';
-import { CITUS_ROUTES, type CitusRoute } from '../citus/plan-routing.js';
+import { formatDiagnosis, formatSummary } from '../report/summary-format.js';
+import { parsePart, partLabel, type LoadPart } from '../input/load-part.js';
+import { CITUS_ROUTES, type CitusRoute } from '../writer/citus/plan-routing.js';
 import { wireLines } from '../wire/wire-report.js';
 
 interface LoadCommandFlags extends LoadFlags, InputFlags, ObserveFlags, WriterFlags {
@@ -169,6 +169,7 @@ async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> 
         writer,
         ...(flags.part ? { part: flags.part } : {}),
         citusRoute: flags.citusRoute,
+        walFlusher: walFlusherWanted(),
       },
       target,
       allReporters(messages, observed.reporter),

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { LoadError } from '../db/load-error.js';
-import { redactUrl, type Target } from '../db/target.js';
-import type { LoadReporter } from '../load.js';
+import { LoadError } from '../core/load-error.js';
+import { redactUrl, type Target } from '../cluster/target.js';
+import type { LoadReporter } from '../metrics/load-counters.js';
 import type { LoadSummary } from '../metrics/load-counters.js';
 import { parseSampleEvery, type SampleEvery } from '../metrics/sample-every.js';
 import { Sampler } from '../metrics/sampler.js';
@@ -9,7 +9,7 @@ import { allReporters, progressMode, progressReporter, type ProgressReporter } f
 import { makeReport, makeSeries, redactArgv, type LoadReport, type ReportSeries, type SettingValue } from '../report/report-data.js';
 import { REPORT_KINDS, reportKind, writeReport } from '../report/write-report.js';
 import { diagnoseLoad, type Diagnosis, type LoadContext } from '../diagnose/diagnose-load.js';
-import { readProbe } from '../probe/probe-store.js';
+import { readProbe } from '../diagnose/probe/probe-store.js';
 
 /** How a load is watched: samples, progress output, report file. */
 export interface ObserveFlags {

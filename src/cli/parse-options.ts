@@ -1,8 +1,8 @@
 import { constants } from 'node:buffer';
 import os from 'node:os';
 import { InvalidArgumentError } from 'commander';
-import { DURABILITY_PRESETS, isDurabilityPreset, type DurabilityPreset } from '../durability/presets.js';
-import { FORMATS, isFormat, type Format } from '../framing/formats.js';
+import { DURABILITY_PRESETS, isDurabilityPreset, type DurabilityPreset } from '../writer/durability/presets.js';
+import { FORMATS, isFormat, type Format } from '../input/formats.js';
 
 /** Validators for option values: each message names the flag and the bad value. */
 
@@ -54,18 +54,6 @@ export function defaultWorkers(): number {
 
 /** 8 MB chunks: big enough that BEGIN/COMMIT per chunk costs nothing, small enough to keep memory at tens of MB. */
 export const DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024;
-
-/** Human sizes for messages: 1536 → `1.5 KB`. */
-export function formatBytes(bytes: number): string {
-  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
-  let v = bytes;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${i === 0 ? v.toFixed(0) : v.toFixed(1)} ${units[i]}`;
-}
 
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, '': 1000, m: 60_000, min: 60_000, h: 3_600_000 };
 

@@ -1,8 +1,8 @@
-import type { LoadTarget } from '../batching/chunk.js';
-import { splitQualifiedName } from '../db/identifiers.js';
-import { LoadError } from '../db/load-error.js';
+import type { LoadTarget } from '../core/chunk.js';
+import { splitQualifiedName } from '../core/identifiers.js';
+import { LoadError } from '../core/load-error.js';
 import { inputOptionsFor, type InputFlags } from './input-flags.js';
-import { formatFromFileName, tableFromFileName, FORMATS, type Format } from '../framing/formats.js';
+import { formatFromFileName, tableFromFileName, FORMATS, type Format } from '../input/formats.js';
 
 /**
  * `-t schema.table` (psql's rules: `public.lineitem`, `'"My Schema"."Line Item"'`) with

@@ -3,13 +3,15 @@ import path from 'node:path';
 import { Option, type Command } from 'commander';
 import { systemBinDirs } from '../cluster/binaries.js';
 import { defaultDataDir, ManagedCluster } from '../cluster/managed-cluster.js';
-import { LoadError } from '../db/load-error.js';
-import { connect, openTarget } from '../db/target.js';
-import { probeDisk } from '../probe/disk-probe.js';
-import { saveProbe, type DiskFigures, type ProbeFigures } from '../probe/probe-store.js';
-import { probeScan } from '../probe/scan-probe.js';
-import { formatBytes, parseSize, parseWholeNumber } from './parse-options.js';
-import { renderTable } from './summary-format.js';
+import { LoadError } from '../core/load-error.js';
+import { connect } from '../cluster/target.js';
+import { openTarget } from './open-target.js';
+import { probeDisk } from '../diagnose/probe/disk-probe.js';
+import { saveProbe, type DiskFigures, type ProbeFigures } from '../diagnose/probe/probe-store.js';
+import { probeScan } from '../diagnose/probe/scan-probe.js';
+import { formatBytes } from '../core/format-count.js';
+import { parseSize, parseWholeNumber } from './parse-options.js';
+import { renderTable } from '../report/summary-format.js';
 
 interface ProbeFlags {
   dataDir: string;

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { LoadError } from '../db/load-error.js';
+import { LoadError } from '../core/load-error.js';
 import { mergeReports, reportProblem, type LoadReport } from '../report/report-data.js';
 import { writeReport } from '../report/write-report.js';
 import { parseReportPath } from './observe-options.js';

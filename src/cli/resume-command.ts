@@ -1,4 +1,4 @@
-import { redactUrl } from '../db/target.js';
+import { redactUrl } from '../cluster/target.js';
 
 /** Flags whose value follows them, so dropping one drops its value too. */
 const DROP_WITH_VALUE = new Set(['--load-id']);

@@ -1,11 +1,13 @@
 import type { Command } from 'commander';
-import { connect, openTarget } from '../db/target.js';
-import { connectionFailure, LoadError } from '../db/load-error.js';
-import { loadStatus, type PartStatus } from '../parts/load-status.js';
-import { formatCount } from '../report/format-count.js';
+import { connect } from '../cluster/target.js';
+import { openTarget } from './open-target.js';
+import { connectionFailure, LoadError } from '../core/load-error.js';
+import { loadStatus, type PartStatus } from '../load/load-status.js';
+import { formatCount } from '../core/format-count.js';
 import { addTargetOptions, type TargetFlags } from './common-options.js';
 import { EXIT } from './errors.js';
-import { formatBytes, parseLoadId } from './parse-options.js';
+import { parseLoadId } from './parse-options.js';
+import { formatBytes } from '../core/format-count.js';
 
 interface StatusFlags extends TargetFlags {
   json?: boolean;

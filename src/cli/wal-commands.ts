@@ -3,10 +3,10 @@ import { defaultDataDir } from '../cluster/default-home.js';
 import type { FilesystemInfo } from '../cluster/filesystem-info.js';
 import { moveWal, WAL_MOVE_FAILURE_POINTS, type WalMoveFailurePoint } from '../cluster/wal-move.js';
 import { walWhereForDataDir, walWhereForServer, type WalWhere } from '../cluster/wal-where.js';
-import { connectionFailure } from '../db/load-error.js';
-import { connect } from '../db/target.js';
-import { resolveConnection } from '../db/connection-settings.js';
-import { formatBytes } from './parse-options.js';
+import { connectionFailure } from '../core/load-error.js';
+import { connect } from '../cluster/target.js';
+import { resolveConnection } from '../core/connection-settings.js';
+import { formatBytes } from '../core/format-count.js';
 
 interface WalFlags {
   dataDir: string;

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { LoadError } from '../db/load-error.js';
+import { LoadError } from '../core/load-error.js';
 import { DEFAULT_BATCH_ROWS, INSERT_STYLES, ON_CONFLICT, type InsertStyle, type OnConflict } from '../writer/insert-writer.js';
 import { LOAD_MODES, type LoadMode, type WriterSpec } from '../writer/writer-for.js';
 import { parseWholeNumber } from './parse-options.js';

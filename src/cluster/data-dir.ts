@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { resolveBinaries, systemBinDirs, type PgBinaries } from './binaries.js';
-import { currentUid, runAs, type ServerAccount } from './run-as.js';
+import { currentUid, runAs } from './run-as.js';
+import type { ServerAccount } from './default-home.js';
 
 /**
  * Any local PostgreSQL data directory (the managed cluster or one the user runs), seen from

@@ -2,7 +2,13 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ServerAccount } from './run-as.js';
+
+/** The account the server runs as: PostgreSQL refuses to run as root, so root hands over to `postgres`. */
+export interface ServerAccount {
+  readonly uid: number;
+  readonly gid: number;
+  readonly name: string;
+}
 
 /**
  * Where pgsurge keeps what it makes for itself (the managed cluster, the demo's data) when

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { connect } from '../db/target.js';
+import { connect } from './target.js';
 import { readPostmasterPid, type DataDirInfo } from './data-dir.js';
 
 /**

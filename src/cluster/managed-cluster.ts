@@ -3,7 +3,8 @@ import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { resolveBinaries, type PgBinaries } from './binaries.js';
 import { defaultDataDir } from './default-home.js';
-import { ownDir, runAs, serverAccount, type ServerAccount } from './run-as.js';
+import { ownDir, runAs, serverAccount } from './run-as.js';
+import type { ServerAccount } from './default-home.js';
 
 export { defaultDataDir } from './default-home.js';
 const PORT = 5432;

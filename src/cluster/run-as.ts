@@ -1,14 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { blockingParent, ROOT_HOME } from './default-home.js';
-
-/** The account the server runs as: PostgreSQL refuses to run as root, so root hands over to `postgres`. */
-export interface ServerAccount {
-  readonly uid: number;
-  readonly gid: number;
-  readonly name: string;
-}
+import { blockingParent, ROOT_HOME, type ServerAccount } from './default-home.js';
 
 export function currentUid(): number {
   return process.getuid?.() ?? -1;

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
-import { quoteIdent } from '../db/identifiers.js';
+import { quoteIdent } from '../core/identifiers.js';
 import type { DataDirInfo } from './data-dir.js';
 import { connectLocal } from './local-connection.js';
 import { runAs } from './run-as.js';

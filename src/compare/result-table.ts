@@ -1,6 +1,6 @@
-import { formatBytes } from '../cli/parse-options.js';
-import { formatCount } from '../report/format-count.js';
-import { renderTable } from '../cli/summary-format.js';
+import { formatBytes } from '../core/format-count.js';
+import { formatCount } from '../core/format-count.js';
+import { renderTable } from '../report/summary-format.js';
 import type { CompareResult } from './run-compare.js';
 
 /** The comparison as one plain table, fastest variant = 1.00. */

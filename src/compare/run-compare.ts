@@ -1,10 +1,10 @@
 import type pg from 'pg';
-import { connect, type Target } from '../db/target.js';
-import { qualifiedName } from '../db/identifiers.js';
-import { connectionFailure, LoadError } from '../db/load-error.js';
-import { prepareTable, withTableCreationLocks } from '../db/table-check.js';
-import type { Format } from '../framing/formats.js';
-import { load } from '../load.js';
+import { connect, type Target } from '../cluster/target.js';
+import { qualifiedName } from '../core/identifiers.js';
+import { connectionFailure, LoadError } from '../core/load-error.js';
+import { prepareTable, withTableCreationLocks } from '../load/table-check.js';
+import type { Format } from '../input/formats.js';
+import { load } from '../load/load.js';
 import { mbPerSecond, perSecond } from '../metrics/rates.js';
 import type { OnConflict } from '../writer/insert-writer.js';
 import { writerFor } from '../writer/writer-for.js';
@@ -99,7 +99,7 @@ export async function runCompare(options: CompareOptions, target: Target, report
   const order: string[] = [];
   let created = false;
   try {
-    // --create: under the table's creation lock (src/db/create-once.ts).
+    // --create: under the table's creation lock (src/core/create-once.ts).
     await withTableCreationLocks(admin, [options], options.create, () => prepareTable(admin, options.table, options.schema, { create: options.create, truncate: false }));
     // Never drop a table this command did not create.
     for (const t of tables) {

@@ -1,4 +1,4 @@
-import { LoadError } from '../db/load-error.js';
+import { LoadError } from '../core/load-error.js';
 import { INSERT_STYLES, type InsertStyle } from '../writer/insert-writer.js';
 import { LOAD_MODES, type LoadMode, type WriterSpec } from '../writer/writer-for.js';
 import { isWireChoice, type WireChoice } from '../wire/wire-report.js';

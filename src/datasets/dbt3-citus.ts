@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { qualifiedName } from '../db/identifiers.js';
+import { qualifiedName } from '../core/identifiers.js';
 import type { Dbt3Table } from './dbt3-schema.js';
 
 /**

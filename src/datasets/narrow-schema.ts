@@ -6,7 +6,7 @@
  * - `val integer`: uniform in [0, 2147483647];
  * - `note text`: 20 to 28 random lowercase letters (24 on average).
  */
-import { qualifiedName, quoteIdent } from '../db/identifiers.js';
+import { qualifiedName, quoteIdent } from '../core/identifiers.js';
 
 export const NARROW_TABLE = 'narrow';
 

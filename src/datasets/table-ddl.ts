@@ -1,4 +1,4 @@
-import { quoteIdent, qualifiedName } from '../db/identifiers.js';
+import { quoteIdent, qualifiedName } from '../core/identifiers.js';
 import { DBT3_COLUMNS, isDbt3Table } from './dbt3-schema.js';
 import { NARROW_TABLE_COLUMNS } from './narrow-schema.js';
 

@@ -1,7 +1,7 @@
 import type pg from 'pg';
-import type { Dbt3Build } from '../db/build-keys.js';
-import { qualifiedName, quoteIdent } from '../db/identifiers.js';
-import { LoadError } from '../db/load-error.js';
+import type { Dbt3Build } from './build-keys.js';
+import { qualifiedName, quoteIdent } from '../core/identifiers.js';
+import { LoadError } from '../core/load-error.js';
 
 /** A key or index as the catalog holds it. */
 export interface CatalogBuild {

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import type pg from 'pg';
-import type { Target } from '../db/target.js';
+import type { Target } from '../cluster/target.js';
 
 /**
  * How much memory and how many parallel workers each key/index build session gets:

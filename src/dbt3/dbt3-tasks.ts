@@ -1,4 +1,4 @@
-import { analyzeStatement, type Dbt3Build } from '../db/build-keys.js';
+import { analyzeStatement, type Dbt3Build } from './build-keys.js';
 import type { TaskSpec } from './build-schedule.js';
 
 /**

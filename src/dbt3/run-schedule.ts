@@ -1,4 +1,4 @@
-import { LoadError } from '../db/load-error.js';
+import { LoadError } from '../core/load-error.js';
 import { nextToStart, slotToTakeBack, type PlannedTask, type RunningTask } from './build-schedule.js';
 
 /** One task as it ran: seconds since the schedule started. */

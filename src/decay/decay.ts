@@ -1,11 +1,12 @@
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { LoadTarget } from '../batching/chunk.js';
-import { qualifiedName, quoteIdent } from '../db/identifiers.js';
-import { connectionFailure, LoadError } from '../db/load-error.js';
-import { connect, type Target } from '../db/target.js';
-import { load, type LoadReporter } from '../load.js';
+import type { LoadTarget } from '../core/chunk.js';
+import { qualifiedName, quoteIdent } from '../core/identifiers.js';
+import { connectionFailure, LoadError } from '../core/load-error.js';
+import { connect, type Target } from '../cluster/target.js';
+import { load } from '../load/load.js';
+import type { LoadReporter } from '../metrics/load-counters.js';
 import type { LoadSummary } from '../metrics/load-counters.js';
 import { writerFor } from '../writer/writer-for.js';
 import type { ChunkWriter } from '../writer/chunk-writer.js';

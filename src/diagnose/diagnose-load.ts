@@ -4,7 +4,7 @@ import { intervalsOf, type Sample } from '../metrics/series.js';
 import type { ServerFacts } from '../metrics/server-snapshot.js';
 import { totalWaits, waitShares } from '../metrics/wait-classes.js';
 import type { WaitSummary } from '../metrics/wait-sampler.js';
-import type { ProbeFigures } from '../probe/probe-store.js';
+import type { ProbeFigures } from './probe/probe-store.js';
 import { diagnose, type DiagnosisInput, type Verdict } from './rules.js';
 
 /** A load's verdict with the measurements it came from; stored in reports and `--json`. */

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { applyCitusSettings } from '../db/citus.js';
+import { applyCitusSettings } from '../writer/citus/citus.js';
 import { checkpointSql, readServerSnapshot, type ServerSnapshot } from './server-snapshot.js';
 
 /**

@@ -1,6 +1,9 @@
-import type { DurabilityReport } from '../durability/durability-session.js';
+import type { DurabilityReport } from '../writer/durability/durability-session.js';
 import { mbPerSecond, perSecond } from './rates.js';
 import type { TableWire } from '../wire/wire-report.js';
+import type { Chunk, LoadTarget } from '../core/chunk.js';
+import type { ChunkResult } from '../writer/chunk-writer.js';
+import type { TableRoute } from '../writer/citus/plan-routing.js';
 
 /** Rows of one input: read = loaded + rejected + skipped, counted over the chunks this run committed. */
 export interface RowAccount {
@@ -53,7 +56,7 @@ export interface LoadSummary {
    */
   readonly ledger?: { readonly loaded: number; readonly rejected: number; readonly skipped: number } | null;
   /** Citus: which way each Citus table's rows went (routed to the shards by pgsurge, or through the coordinator), and why. */
-  readonly citusRoutes?: readonly import('../citus/plan-routing.js').TableRoute[];
+  readonly citusRoutes?: readonly TableRoute[];
 }
 
 interface FileTally {
@@ -197,4 +200,21 @@ export class LoadCounters {
     }
     return t;
   }
+}
+
+/** What the load tells whoever watches it (the CLI's progress line, a test). */
+export interface LoadReporter {
+  /** Called once the tables are ready and before any row is sent; the load waits for it (a sampler takes its baseline). */
+  start?(info: { inputs: readonly LoadTarget[]; totalBytes: number | undefined; workers: number; target: string; loadId: string; resumed: boolean; /** The application_name prefix of this run's workers (a part's has its K/N): what the wait sampler looks for; absent where the watcher hears of several loads' workers by `workersNamed`. */ workerPrefix?: string }): void | Promise<void>;
+  /** The application_name prefix of the workers of one of several loads under one watcher (dbt3 load's tables), once they are connected. */
+  workersNamed?(workerPrefix: string): void;
+  chunkLoaded?(info: { chunk: Chunk; rows: number; result: ChunkResult; seconds: number; counters: LoadCounters }): void;
+  /** Every row of the table's inputs is in (its chunks counted): its keys may be built while other tables still load. */
+  tableLoaded?(table: string): void;
+  /** Something the user should know before the load goes on (e.g. the table was emptied by crash recovery). */
+  note?(message: string): void;
+  /** Something that may be a mistake with the user's data, shown even under -q (e.g. the same file was loaded before, differently: its rows go in again). */
+  warning?(message: string): void;
+  /** A chunk's connection or server went away; it is retried on a fresh connection. */
+  retrying?(info: { chunk: Chunk; error: unknown; attempt: number; waitMs: number }): void;
 }

@@ -1,4 +1,4 @@
-import { formatCount } from '../report/format-count.js';
+import { formatCount } from '../core/format-count.js';
 
 /** How often the sampler looks: every so many milliseconds, or every so many rows loaded. */
 export type SampleEvery = { readonly ms: number } | { readonly rows: number };

@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import { connectionFailure } from '../db/load-error.js';
-import { connect, type Target } from '../db/target.js';
+import { connectionFailure } from '../core/load-error.js';
+import { connect, type Target } from '../cluster/target.js';
 
 /** Names the session; and no statement_timeout from the role or database: a batch of wait looks runs for half a second. */
 function nameSession(client: pg.Client, name: string): Promise<unknown> {

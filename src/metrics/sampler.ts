@@ -1,7 +1,7 @@
-import { inputBytesOf, type ChunkLocation } from '../batching/chunk.js';
-import { qualifiedName } from '../db/identifiers.js';
-import type { Target } from '../db/target.js';
-import type { LoadReporter } from '../load.js';
+import { inputBytesOf, type ChunkLocation } from '../core/chunk.js';
+import { qualifiedName } from '../core/identifiers.js';
+import type { Target } from '../cluster/target.js';
+import type { LoadReporter } from './load-counters.js';
 import type { SampleEvery } from './sample-every.js';
 import { intervalBetween, type Interval, type Sample } from './series.js';
 import { countRowsBefore, readServerFacts, type ServerFacts, type ServerSnapshot } from './server-snapshot.js';

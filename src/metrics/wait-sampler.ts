@@ -1,8 +1,8 @@
 import { ProcCpuReader } from './proc-stat.js';
 import { readFileSync } from 'node:fs';
 import type pg from 'pg';
-import type { Target } from '../db/target.js';
-import { addWaits, classifyWait, NO_WAITS, WAIT_CLASSES, type WaitClass, type WaitCounts } from './wait-classes.js';
+import type { Target } from '../cluster/target.js';
+import { addWaits, classifyWait, NO_WAITS, type WaitClass, type WaitCounts } from './wait-classes.js';
 
 /**
  * How often the load's backends are looked at by default: 20 looks per backend in a 1 s
@@ -310,9 +310,4 @@ export class WaitSampler {
     };
     return this.stopped;
   }
-}
-
-/** Checks WAIT_CLASSES and the counts agree (for reports read back from files). */
-export function isWaitCounts(value: unknown): value is WaitCounts {
-  return typeof value === 'object' && value !== null && WAIT_CLASSES.every((c) => typeof (value as Record<string, unknown>)[c] === 'number');
 }

@@ -1,5 +1,5 @@
-import { renderTable } from '../cli/summary-format.js';
-import { formatCount as count } from './format-count.js';
+import { renderTable } from './summary-format.js';
+import { formatCount as count } from '../core/format-count.js';
 import { MB } from '../metrics/rates.js';
 import { WAIT_CLASS_LABELS, WAIT_CLASSES } from '../metrics/wait-classes.js';
 import { earlyLevel, findKnee, kneeSearchStart, lowestShare, type Interval, type Knee, type KneeOptions, DEFAULT_KNEE } from '../metrics/series.js';

@@ -1,7 +1,7 @@
 import cliProgress from 'cli-progress';
-import { inputBytesOf } from '../batching/chunk.js';
-import { formatCount as count } from './format-count.js';
-import type { LoadReporter } from '../load.js';
+import { inputBytesOf } from '../core/chunk.js';
+import { formatCount as count } from '../core/format-count.js';
+import type { LoadReporter } from '../metrics/load-counters.js';
 import type { SampleListener } from '../metrics/sampler.js';
 import type { Interval, Sample } from '../metrics/series.js';
 import { MB, perSecond } from '../metrics/rates.js';

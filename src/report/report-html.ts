@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs';
-import { formatCount } from './format-count.js';
+import { formatCount } from '../core/format-count.js';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { drawReport } from './html-page-script.js';

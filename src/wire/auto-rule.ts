@@ -1,5 +1,5 @@
 import os from 'node:os';
-import type { ColumnType } from './field-encoder.js';
+import type { ColumnType } from '../codecs/field-encoder.js';
 
 /**
  * `--wire auto`'s rule, in one place with the numbers behind it (docs/binary-wire.md,

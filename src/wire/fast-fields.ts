@@ -25,11 +25,11 @@
  * Not here, so always the general path: `+`, exponents, blanks, NaN, infinity, BC, longer
  * numbers.
  */
-import type { FastKind, FieldEncoder, WireBuffer } from './field-encoder.js';
-import { parseIsoDate, writeDateDays } from './encoders/date.js';
-import { writeInt16, writeInt32, writeInt64 } from './encoders/integers.js';
-import { putSmallNumeric } from './encoders/numeric.js';
-import { putInt32 } from './encoders/store.js';
+import type { FastKind, FieldEncoder, WireBuffer } from '../codecs/field-encoder.js';
+import { parseIsoDate, writeDateDays } from '../codecs/date.js';
+import { writeInt16, writeInt32, writeInt64 } from '../codecs/integers.js';
+import { putSmallNumeric } from '../codecs/numeric.js';
+import { putInt32 } from '../codecs/store.js';
 
 export const KIND_NONE = 0;
 export const KIND_INT2 = 1;

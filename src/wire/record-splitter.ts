@@ -1,7 +1,7 @@
-import type { WireFormat } from '../writer/wire-format.js';
-import { unescapeTextInto } from '../writer/decode-records.js';
-import { writeNull, writeTupleStart } from './binary-copy.js';
-import type { FieldEncoder, WireBuffer } from './field-encoder.js';
+import type { WireFormat } from './wire-format.js';
+import { unescapeTextInto } from './decode-records.js';
+import { writeNull, writeTupleStart } from '../codecs/binary-copy.js';
+import type { FieldEncoder, WireBuffer } from '../codecs/field-encoder.js';
 import { fastDate, fastInteger, fastKinds, fastNumeric, fastText, KIND_DATE, KIND_INT2, KIND_INT4, KIND_INT8, KIND_NONE, KIND_NUMERIC, KIND_TEXT, textStops } from './fast-fields.js';
 import { WasmRecords, wasmRecordsEnabled } from './wasm-records.js';
 

@@ -14,7 +14,7 @@
  * JavaScript does the work.
  */
 import { FAST_RECORDS_WASM_BASE64 } from './wasm/fast-records-wasm.js';
-import type { WireBuffer } from './field-encoder.js';
+import type { WireBuffer } from '../codecs/field-encoder.js';
 
 const PAGE = 65536;
 const STOP_ROOM = 2;

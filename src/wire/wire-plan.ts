@@ -1,5 +1,5 @@
-import type { WireColumn } from './catalog.js';
-import type { EncoderLookup, FieldEncoder, SessionFacts } from './field-encoder.js';
+import type { WireColumn } from '../codecs/catalog.js';
+import type { EncoderLookup, FieldEncoder, SessionFacts } from '../codecs/field-encoder.js';
 import type { SplitFormat } from './record-splitter.js';
 import { autoPicksBinary, type AutoContext } from './auto-rule.js';
 import type { WireChoice } from './wire-report.js';

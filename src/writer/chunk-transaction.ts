@@ -1,14 +1,14 @@
 import type pg from 'pg';
-import { chunkSource, type Chunk } from '../batching/chunk.js';
-import { ChunkRecords } from '../batching/chunk-split.js';
-import { copyColumnFromWhere, isServerError } from '../db/load-error.js';
-import { sourceFramer } from '../framing/framer-for.js';
-import type { Unframable } from '../framing/framer.js';
-import type { ChunkLedger, RejectedRow } from '../ledger/ledger.js';
-import type { RejectBudget } from '../rejects/reject-budget.js';
+import { chunkSource, type Chunk } from '../core/chunk.js';
+import { ChunkRecords } from '../input/chunk-split.js';
+import { copyColumnFromWhere, isServerError } from '../core/load-error.js';
+import { sourceFramer } from '../input/framer-for.js';
+import type { Unframable } from '../core/chunk.js';
+import type { ChunkLedger, RejectedRow } from './ledger/ledger.js';
+import type { RejectBudget } from './rejects/reject-budget.js';
 import type { ChunkResult, ChunkWriter } from './chunk-writer.js';
 import { RedoAsText } from './chunk-writer.js';
-import { commitModeStatement, INSERTED_LSN } from './wal-flush.js';
+import { commitModeStatement, INSERTED_LSN, type Deferral } from './wal-flush.js';
 import { brokenChunk, checkCount, CountMismatch, type CheckedResult, type RowDroppingTriggers } from './count-guard.js';
 
 /** What one chunk came to, once committed. */
@@ -23,6 +23,18 @@ export interface ChunkOutcome {
    * once WAL is flushed up to here, and must not be counted before.
    */
   readonly durableAt?: string;
+}
+
+/**
+ * Commits the chunks of some tables another way than one COPY on the worker's connection
+ * (a Citus table's rows routed to its shards' nodes: `citus/routed-chunk.ts`). One per load
+ * worker (its own connections); `commitChunk` hands it the chunks it `routes`.
+ */
+export interface ChunkRouter {
+  routes(chunk: Chunk): boolean;
+  /** The chunk, exactly once, its ledger row on `client` (the coordinator) last. */
+  commit(client: pg.Client, chunk: Chunk, ctx: ChunkTransactionContext): Promise<ChunkOutcome>;
+  close(): Promise<void>;
 }
 
 export interface ChunkTransactionContext {
@@ -40,23 +52,13 @@ export interface ChunkTransactionContext {
    */
   readonly deferral?: Deferral;
   /** Commits the chunks it routes its own way (a Citus table's rows straight to its shards' nodes); the load worker's own. */
-  readonly router?: import('../citus/chunk-router.js').ChunkRouter;
+  readonly router?: ChunkRouter;
   /**
    * The BEFORE INSERT row triggers of a chunk's table (found before the load): with them,
    * the server may store fewer rows than it was sent, and the difference is counted as
    * skipped by the trigger. Without them, any difference is a broken chunk.
    */
   readonly triggers?: RowDroppingTriggers;
-}
-
-/** A COMMIT that need not wait for its WAL flush. */
-export interface Deferral {
-  /**
-   * An earlier commit that did not wait either (a `pg_lsn`): this one then waits after all
-   * unless WAL is already flushed past it, so either way that earlier one is on disk when
-   * this COMMIT returns.
-   */
-  readonly after?: string;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import type { Chunk } from '../batching/chunk.js';
+import type { Chunk } from '../core/chunk.js';
+import type { TableWire, WireChoice } from '../wire/wire-report.js';
 
 /** What the server confirmed for one chunk. */
 export interface ChunkResult {
@@ -49,9 +50,9 @@ export interface ChunkWriter {
    */
   readonly refusedWriter?: ChunkWriter;
   /** The wire asked for (`--wire`), where the writer is COPY's wire writer. */
-  readonly wire?: import('../wire/wire-report.js').WireChoice;
+  readonly wire?: WireChoice;
   /** Which wire each table's chunks went through (COPY's binary wire), for the summary. */
-  wireReport?(): readonly import('../wire/wire-report.js').TableWire[];
+  wireReport?(): readonly TableWire[];
 }
 
 /**

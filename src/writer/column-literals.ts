@@ -7,7 +7,7 @@
  * spares the client millions of small strings and the garbage collector's time.
  */
 
-import { CARRIAGE_RETURN, NEWLINE } from '../framing/framer.js';
+import { CARRIAGE_RETURN, NEWLINE } from '../input/framer.js';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

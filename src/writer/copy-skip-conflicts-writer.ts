@@ -1,7 +1,7 @@
 import type pg from 'pg';
-import type { LoadTarget } from '../batching/chunk.js';
-import { qualifiedName, quoteIdent } from '../db/identifiers.js';
-import { tableColumns } from '../db/table-columns.js';
+import type { LoadTarget } from '../core/chunk.js';
+import { qualifiedName, quoteIdent } from '../core/identifiers.js';
+import { tableColumns } from '../core/table-columns.js';
 import type { ChunkWriter } from './chunk-writer.js';
 import { copySql, copyWriter, streamCopy } from './copy-writer.js';
 

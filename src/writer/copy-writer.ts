@@ -2,11 +2,11 @@ import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import type { Chunk, LoadTarget } from '../batching/chunk.js';
-import { qualifiedName, quoteIdent } from '../db/identifiers.js';
-import { copyLineFromWhere } from '../db/load-error.js';
-import { wireFramer } from '../framing/framer-for.js';
-import { copyOptions, wireFormat } from './wire-format.js';
+import type { Chunk, LoadTarget } from '../core/chunk.js';
+import { qualifiedName, quoteIdent } from '../core/identifiers.js';
+import { copyLineFromWhere } from '../core/load-error.js';
+import { wireFramer } from '../input/framer-for.js';
+import { copyOptions, wireFormat } from '../wire/wire-format.js';
 import type { ChunkWriter } from './chunk-writer.js';
 
 /**

@@ -1,5 +1,5 @@
-import type { Chunk } from '../batching/chunk.js';
-import { LoadError } from '../db/load-error.js';
+import type { Chunk } from '../core/chunk.js';
+import { LoadError } from '../core/load-error.js';
 import type { ChunkResult } from './chunk-writer.js';
 
 /**

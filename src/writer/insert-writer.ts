@@ -1,13 +1,13 @@
 import type pg from 'pg';
-import type { Chunk, LoadTarget } from '../batching/chunk.js';
-import { qualifiedName, quoteIdent } from '../db/identifiers.js';
-import { tableColumns, type TableColumn } from '../db/table-columns.js';
+import type { Chunk, LoadTarget } from '../core/chunk.js';
+import { qualifiedName, quoteIdent } from '../core/identifiers.js';
+import { tableColumns, type TableColumn } from '../core/table-columns.js';
 import type { ChunkResult, ChunkWriter } from './chunk-writer.js';
-import { LoadError } from '../db/load-error.js';
-import { wireFormat } from './wire-format.js';
+import { LoadError } from '../core/load-error.js';
+import { wireFormat } from '../wire/wire-format.js';
 import { columnLiteralBatches, FieldCountError, hasNoEscapes, valuesBindBatches } from './column-literals.js';
 import { bindMessage, parseMessage, runPrepared, SYNC } from './prepared-bind.js';
-import { decodeRecordBatches, RecordDecodeError, type DecodedRecord, type FieldValue } from './decode-records.js';
+import { decodeRecordBatches, RecordDecodeError, type DecodedRecord, type FieldValue } from '../wire/decode-records.js';
 
 /** How rows become INSERT statements. */
 export const INSERT_STYLES = ['unnest', 'values', 'row'] as const;

@@ -1,6 +1,5 @@
 import type pg from 'pg';
-import { sleep } from '../faults/retry.js';
-import type { Deferral } from './chunk-transaction.js';
+import { sleep } from '../core/retry.js';
 
 /**
  * A chunk's COMMIT need not wait for its WAL to reach disk, as long as the chunk is not
@@ -8,6 +7,16 @@ import type { Deferral } from './chunk-transaction.js';
  * worker needs for that: where WAL is inserted and flushed, and a way to flush it now.
  * Functions any role may call; no setting of the server is changed.
  */
+
+/** A COMMIT that need not wait for its WAL flush. */
+export interface Deferral {
+  /**
+   * An earlier commit that did not wait either (a `pg_lsn`): this one then waits after all
+   * unless WAL is already flushed past it, so either way that earlier one is on disk when
+   * this COMMIT returns.
+   */
+  readonly after?: string;
+}
 
 /**
  * True when this session's commits wait for the WAL flush (synchronous_commit is not off)

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { withTimeout } from '../faults/retry.js';
+import { withTimeout } from '../core/retry.js';
 import { flushWal } from './wal-flush.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { ChunkWriter } from './chunk-writer.js';
 import { copySkipConflictsWriter } from './copy-skip-conflicts-writer.js';
 import { DEFAULT_BATCH_ROWS, insertWriter, type InsertStyle, type OnConflict } from './insert-writer.js';
-import { wireCopyWriter } from '../wire/wire-writer.js';
+import { wireCopyWriter } from './wire-writer.js';
 import type { WireChoice } from '../wire/wire-report.js';
 
 export const LOAD_MODES = ['copy', 'insert'] as const;

@@ -3,16 +3,16 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { hashInt4, hashInt8, hashText } from '../../src/citus/pg-hash.js';
-import { prepareNodeSession } from '../../src/citus/routed-chunk.js';
-import { isShardMap, readShardMap, shardIndexOf, type ShardMap } from '../../src/citus/shard-map.js';
+import { hashInt4, hashInt8, hashText } from '../../src/writer/citus/pg-hash.js';
+import { prepareNodeSession } from '../../src/writer/citus/routed-chunk.js';
+import { isShardMap, readShardMap, shardIndexOf, type ShardMap } from '../../src/writer/citus/shard-map.js';
 import { citusLineitem, citusUrl, closeCitusSchema, openCitusSchema, workerNodes } from '../helpers/citus-db.js';
 import { startCli, sleep } from '../helpers/cli-process.js';
 import { damage, lineitemFields, prng, tableRecord, tblLine } from '../helpers/lineitem-data.js';
 import { digest, rejectFileOf, runCli, tableRecords } from '../helpers/test-db.js';
-import type { Chunk } from '../../src/batching/chunk.js';
-import { openTarget } from '../../src/db/target.js';
-import { load } from '../../src/load.js';
+import type { Chunk } from '../../src/core/chunk.js';
+import { openTarget } from '../../src/cli/open-target.js';
+import { load } from '../../src/load/load.js';
 import { copyWriter, streamCopy } from '../../src/writer/copy-writer.js';
 
 /**

@@ -6,9 +6,9 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { BINARY_COPY_HEADER, BINARY_COPY_TRAILER, writeNull, writeRaw, writeTupleStart } from '../../src/wire/binary-copy.js';
-import { WireBuffer, type FieldEncoder, type SessionFacts } from '../../src/wire/field-encoder.js';
-import { writeInt32 } from '../../src/wire/encoders/index.js';
+import { BINARY_COPY_HEADER, BINARY_COPY_TRAILER, writeNull, writeRaw, writeTupleStart } from '../../src/codecs/binary-copy.js';
+import { WireBuffer, type FieldEncoder, type SessionFacts } from '../../src/codecs/field-encoder.js';
+import { writeInt32 } from '../../src/codecs/index.js';
 
 /** The session facts an encoder lookup needs, as the server reports them. */
 export async function sessionFacts(client: pg.Client): Promise<SessionFacts> {

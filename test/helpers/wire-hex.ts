@@ -1,7 +1,7 @@
 /** The encoders' output as hex, for table-driven unit tests. */
 import assert from 'node:assert/strict';
-import { encoderFor } from '../../src/wire/encoders/index.js';
-import { WireBuffer, type SessionFacts } from '../../src/wire/field-encoder.js';
+import { encoderFor } from '../../src/codecs/index.js';
+import { WireBuffer, type SessionFacts } from '../../src/codecs/field-encoder.js';
 
 export const PG15: SessionFacts = { serverVersionNum: 150000, timeZone: 'UTC', dateStyle: 'ISO, MDY', serverEncoding: 'UTF8' };
 export const PG13: SessionFacts = { ...PG15, serverVersionNum: 130000 };

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import { DBT3_TABLES } from '../../src/datasets/dbt3-schema.js';
 import { generateDbt3 } from '../../src/datasets/dbt3/generate.js';
-import { dbt3Builds } from '../../src/db/build-keys.js';
+import { dbt3Builds } from '../../src/dbt3/build-keys.js';
 import { catalogBuilds, type CatalogBuild } from '../../src/dbt3/build-catalog.js';
 import { startCli, sleep } from '../helpers/cli-process.js';
 import { closeTestSchema, digest, freshSchema, openTestSchema, rejectFilesIn, runCli, tableRecords, tblRecords, testClient, testUrl } from '../helpers/test-db.js';

@@ -11,7 +11,7 @@ import type { Diagnosis } from '../../src/diagnose/diagnose-load.js';
 import { MIN_LOOKS } from '../../src/diagnose/rules.js';
 import { buildSlowDisk, withPreload } from '../helpers/slow-disk.js';
 import { clusterClient, clusterTempDir, openCluster, removeClusterDir, TEST_PG_BIN } from '../helpers/temp-cluster.js';
-import { readProbe, type ProbeFigures } from '../../src/probe/probe-store.js';
+import { readProbe, type ProbeFigures } from '../../src/diagnose/probe/probe-store.js';
 import { closeTestSchema, digest, openTestSchema, PGSURGE, runCli, tableRecords, testUrl } from '../helpers/test-db.js';
 
 /**

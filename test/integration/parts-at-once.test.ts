@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { createTableSql } from '../../src/datasets/table-ddl.js';
-import { createOnce } from '../../src/db/create-once.js';
+import { createOnce } from '../../src/core/create-once.js';
 import { lineitemFields, tableRecord, tblLine } from '../helpers/lineitem-data.js';
 import { closeTestSchema, digest, openTestSchema, PGSURGE, runCli, tableRecords, testUrl, type CliResult } from '../helpers/test-db.js';
 

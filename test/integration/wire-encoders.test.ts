@@ -10,9 +10,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
-import { encoderFor } from '../../src/wire/encoders/index.js';
-import { isUtcZone } from '../../src/wire/encoders/timestamp.js';
-import type { SessionFacts } from '../../src/wire/field-encoder.js';
+import { encoderFor } from '../../src/codecs/index.js';
+import { isUtcZone } from '../../src/codecs/timestamp.js';
+import type { SessionFacts } from '../../src/codecs/field-encoder.js';
 import { closeTestSchema, openTestSchema } from '../helpers/test-db.js';
 import { copyBinaryRows, copyText, encodeRows, loadRefusingEach, sessionFacts, tableMd5, type ServerError } from '../helpers/wire-copy.js';
 

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
-import { encoderFor } from '../../src/wire/encoders/index.js';
+import { encoderFor } from '../../src/codecs/index.js';
 import { prng } from '../helpers/lineitem-data.js';
 import { closeTestSchema, openTestSchema } from '../helpers/test-db.js';
 import { copyBinaryRows, copyText, encodeRows, sessionFacts, tableMd5 } from '../helpers/wire-copy.js';

@@ -15,7 +15,6 @@ import type { ParquetOutOptions } from './parquet-out.js';
 import type { Dbt3GenFormat } from './gen-formats.js';
 import type { Block, TableGroup } from './block.js';
 
-export { DEFAULT_SEED } from './context.js';
 
 export interface Dbt3Progress {
   readonly table: Dbt3Table;

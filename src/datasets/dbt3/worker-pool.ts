@@ -3,7 +3,7 @@
  * promise, so the caller can await blocks in order while the workers run ahead.
  */
 import type { Worker } from 'node:worker_threads';
-import { startWorker } from '../../threads/start-worker.js';
+import { startWorker } from '../../core/start-worker.js';
 import type { Block, TableGroup } from './block.js';
 
 export interface WorkerSetup {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Chunk } from '../../../src/batching/chunk.js';
-import { ChunkQueue } from '../../../src/batching/chunk-queue.js';
+import type { Chunk } from '../../../src/core/chunk.js';
+import { ChunkQueue } from '../../../src/input/chunk-queue.js';
 
 function chunk(n: number): Chunk {
   return {

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Chunk, LoadTarget } from '../../../src/batching/chunk.js';
-import { chunkRecords } from '../../../src/batching/chunker.js';
-import { ChunkRecords } from '../../../src/batching/chunk-split.js';
-import type { Format } from '../../../src/framing/formats.js';
-import { framerFor } from '../../../src/framing/framer-for.js';
-import { uncoveredRanges } from '../../../src/source/byte-ranges.js';
-import { skipCovered } from '../../../src/source/skip-covered.js';
+import type { Chunk, LoadTarget } from '../../../src/core/chunk.js';
+import { chunkRecords } from '../../../src/input/chunker.js';
+import { ChunkRecords } from '../../../src/input/chunk-split.js';
+import type { Format } from '../../../src/input/formats.js';
+import { framerFor } from '../../../src/input/framer-for.js';
+import { uncoveredRanges } from '../../../src/input/byte-ranges.js';
+import { skipCovered } from '../../../src/input/skip-covered.js';
 
 async function* once(buf: Buffer): AsyncGenerator<Buffer> {
   yield buf;

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Chunk, LoadTarget } from '../../../src/batching/chunk.js';
-import { chunkRecords } from '../../../src/batching/chunker.js';
-import type { Format } from '../../../src/framing/formats.js';
-import { framerFor } from '../../../src/framing/framer-for.js';
+import type { Chunk, LoadTarget } from '../../../src/core/chunk.js';
+import { chunkRecords } from '../../../src/input/chunker.js';
+import type { Format } from '../../../src/input/formats.js';
+import { framerFor } from '../../../src/input/framer-for.js';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chunkSource } from '../../../src/batching/chunk.js';
-import { LoadError } from '../../../src/db/load-error.js';
-import { rangeReader, type ByteReader } from '../../../src/source/byte-reader.js';
+import { chunkSource } from '../../../src/core/chunk.js';
+import { LoadError } from '../../../src/core/load-error.js';
+import { rangeReader, type ByteReader } from '../../../src/input/byte-reader.js';
 
 /** A reader over `buf` that hands out at most `max` bytes per read, varying with a seed. */
 function memoryReader(buf: Buffer, max: number, seed: number): ByteReader {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Chunk } from '../../../src/batching/chunk.js';
-import { ChunkQueue } from '../../../src/batching/chunk-queue.js';
-import { TableProgress } from '../../../src/batching/table-progress.js';
+import type { Chunk } from '../../../src/core/chunk.js';
+import { ChunkQueue } from '../../../src/input/chunk-queue.js';
+import { TableProgress } from '../../../src/input/table-progress.js';
 
 function chunk(table: string, n: number): Chunk {
   return {

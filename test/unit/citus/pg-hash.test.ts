@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { hashBytes, hashInt4, hashInt8, hashInt8Number, hashText, hashUint32 } from '../../../src/citus/pg-hash.js';
+import { hashBytes, hashInt4, hashInt8, hashInt8Number, hashText, hashUint32 } from '../../../src/writer/citus/pg-hash.js';
 
 // Every expected value below is PostgreSQL 15's own (hashint4, hashint8, hashint2, hashtext
 // on x86-64); test/citus/citus-route.test.ts checks thousands more against the cluster.

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { hashInt4, hashInt8, hashText } from '../../../src/citus/pg-hash.js';
-import { distributionHash, NULL_KEY, parseDecimal, recordBytes, recordsByShard, routeRecords, UNSURE_KEY } from '../../../src/citus/route-records.js';
-import { rangeProblem, shardIndexOf, shardMapKey, type RoutableType, type ShardMap } from '../../../src/citus/shard-map.js';
+import { hashInt4, hashInt8, hashText } from '../../../src/writer/citus/pg-hash.js';
+import { distributionHash, NULL_KEY, parseDecimal, recordBytes, recordsByShard, routeRecords, UNSURE_KEY } from '../../../src/writer/citus/route-records.js';
+import { rangeProblem, shardIndexOf, shardMapKey, type RoutableType, type ShardMap } from '../../../src/writer/citus/shard-map.js';
 
 /** Citus's uniform split of the int4 hash range into `n` shards (CreateShardsWithRoundRobinPolicy), over two nodes. */
 function uniformMap(n: number, type: RoutableType = 'int4'): ShardMap {

@@ -4,7 +4,7 @@ import { Command } from 'commander';
 import { parseDbt3GenOptions, parseNarrowOptions, parseWholeNumber } from '../../../src/cli/gen-options.js';
 import { registerGenCommands } from '../../../src/cli/gen-commands.js';
 import { DBT3_TABLES } from '../../../src/datasets/dbt3-schema.js';
-import { LoadError } from '../../../src/db/load-error.js';
+import { LoadError } from '../../../src/core/load-error.js';
 
 describe('dbt3 gen options', () => {
   it('parses a full command line', () => {

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { inputOptionsFor, parseColumnList, parseEncodingFlag, parseHeaderMode, parseSingleByte } from '../../../src/cli/input-flags.js';
 import { planInputs } from '../../../src/cli/plan-inputs.js';
-import { parseHeader } from '../../../src/source/header.js';
-import type { LoadTarget } from '../../../src/batching/chunk.js';
+import { parseHeader } from '../../../src/input/header.js';
+import type { LoadTarget } from '../../../src/core/chunk.js';
 
 describe('input options: each message names the flag and the value', () => {
   it('--header alone skips, `--header match` maps, anything else is refused', () => {

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseChunkSize, parseSize, parseWholeNumber } from '../../../src/cli/parse-options.js';
 import { planInputs } from '../../../src/cli/plan-inputs.js';
-import { formatFromFileName, tableFromFileName } from '../../../src/framing/formats.js';
-import { redactUrl } from '../../../src/db/target.js';
+import { formatFromFileName, tableFromFileName } from '../../../src/input/formats.js';
+import { redactUrl } from '../../../src/cluster/target.js';
 
 describe('option parsing', () => {
   const sizes: [string, number][] = [['65536', 65536], ['64KB', 65536], ['64kb', 65536], ['16MB', 16 << 20], ['1.5MB', 1572864], ['2G', 2 * 1024 ** 3], ['1', 1]];

@@ -3,7 +3,7 @@ import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
 import { EXIT, PartFailed, printError } from '../../../src/cli/errors.js';
 import { rerunCommand, resumeCommand } from '../../../src/cli/resume-command.js';
-import { LoadError } from '../../../src/db/load-error.js';
+import { LoadError } from '../../../src/core/load-error.js';
 
 function printed(error: unknown): { code: number; text: string } {
   const stream = new PassThrough();

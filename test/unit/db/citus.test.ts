@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { describeCitus, CITUS_SESSION_SETTINGS } from '../../../src/db/citus.js';
-import { settingsFromEnv } from '../../../src/db/citus-load.js';
+import { describeCitus, CITUS_SESSION_SETTINGS } from '../../../src/writer/citus/citus.js';
+import { settingsFromEnv } from '../../../src/writer/citus/citus-load.js';
 import { formatStatus } from '../../../src/cli/status-command.js';
 
 describe('Citus facts and settings', () => {

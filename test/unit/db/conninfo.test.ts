@@ -3,9 +3,9 @@ import { mkdtempSync, writeFileSync, chmodSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it, after } from 'node:test';
-import { maskConninfo, parseConninfo } from '../../../src/db/conninfo.js';
-import { describeServer, resolveConnection } from '../../../src/db/connection-settings.js';
-import { matchPgpass, parseServiceFile } from '../../../src/db/libpq-files.js';
+import { maskConninfo, parseConninfo } from '../../../src/core/conninfo.js';
+import { describeServer, resolveConnection } from '../../../src/core/connection-settings.js';
+import { matchPgpass, parseServiceFile } from '../../../src/core/libpq-files.js';
 
 describe('connection strings as libpq reads them', () => {
   const cases: { name: string; input: string; expected: Record<string, string> }[] = [

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { planInputs, tableFlag } from '../../../src/cli/plan-inputs.js';
-import { splitQualifiedName } from '../../../src/db/identifiers.js';
+import { splitQualifiedName } from '../../../src/core/identifiers.js';
 
 describe('-t schema.table, as psql reads it', () => {
   const cases: [string, { schema?: string; table: string }][] = [

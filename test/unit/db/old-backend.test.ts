@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { asServerKeeps } from '../../../src/db/old-backend.js';
+import { asServerKeeps } from '../../../src/core/old-backend.js';
 
 describe('asServerKeeps (application_name as pg_stat_activity shows it)', () => {
   it('keeps a name of up to 63 bytes, cuts a longer one to 63 bytes at a character start', () => {

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { dbt3Builds } from '../../../src/db/build-keys.js';
+import { dbt3Builds } from '../../../src/dbt3/build-keys.js';
 import { buildsToDo, type CatalogBuild } from '../../../src/dbt3/build-catalog.js';
 import { mergeSummaries } from '../../../src/dbt3/merge-summaries.js';
 import type { LoadSummary } from '../../../src/metrics/load-counters.js';

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildSessionSql, hostOfUrl, isLocalServer, lastBuildSql, MAX_BUILD_MEMORY_KB, sizeBuildSessions, type ServerBuildSettings } from '../../../src/dbt3/build-memory.js';
-import type { Target } from '../../../src/db/target.js';
+import type { Target } from '../../../src/cluster/target.js';
 
 const GB = 1024 ** 3;
 const DEFAULTS: ServerBuildSettings = {

@@ -1,11 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { dbt3Builds } from '../../../src/db/build-keys.js';
+import { dbt3Builds } from '../../../src/dbt3/build-keys.js';
 import { DBT3_TABLES } from '../../../src/datasets/dbt3-schema.js';
 import { locksConflict, nextToStart, orderTasks, simulate, slotToTakeBack, type PlannedTask, type SimulatedRun, type TaskSpec } from '../../../src/dbt3/build-schedule.js';
 import { runSchedule } from '../../../src/dbt3/run-schedule.js';
 import { dbt3Tasks, LOAD_ALL, primaryKeyConstraintId, type TableInput } from '../../../src/dbt3/dbt3-tasks.js';
-import { phasesOf } from '../../../src/dbt3-load.js';
+import { phasesOf } from '../../../src/dbt3/dbt3-load.js';
 
 /** SF 1's input sizes, in bytes (dbgen). */
 const SF1: TableInput[] = [

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseDurability } from '../../../src/cli/parse-options.js';
-import { crashCanLose, DURABILITY_PRESETS } from '../../../src/durability/presets.js';
+import { crashCanLose, DURABILITY_PRESETS } from '../../../src/writer/durability/presets.js';
 
 describe('durability presets', () => {
   for (const p of DURABILITY_PRESETS) it(`--durability ${p} parses`, () => assert.equal(parseDurability(p), p));

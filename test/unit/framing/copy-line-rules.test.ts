@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Chunk, LoadTarget } from '../../../src/batching/chunk.js';
-import { ChunkRecords } from '../../../src/batching/chunk-split.js';
-import type { ByteReader } from '../../../src/source/byte-reader.js';
-import { chunkRecords } from '../../../src/batching/chunker.js';
-import type { Format } from '../../../src/framing/formats.js';
-import { framerFor, framerForTarget } from '../../../src/framing/framer-for.js';
-import { detectLineEnd } from '../../../src/framing/line-ends.js';
-import { LineFramer } from '../../../src/framing/line-framer.js';
-import { alignRanges } from '../../../src/source/byte-ranges.js';
-import { RecordEnds } from '../../../src/source/record-window.js';
+import type { Chunk, LoadTarget } from '../../../src/core/chunk.js';
+import { ChunkRecords } from '../../../src/input/chunk-split.js';
+import type { ByteReader } from '../../../src/input/byte-reader.js';
+import { chunkRecords } from '../../../src/input/chunker.js';
+import type { Format } from '../../../src/input/formats.js';
+import { framerFor, framerForTarget } from '../../../src/input/framer-for.js';
+import { detectLineEnd } from '../../../src/input/text/line-ends.js';
+import { LineFramer } from '../../../src/input/text/line-framer.js';
+import { alignRanges } from '../../../src/input/byte-ranges.js';
+import { RecordEnds } from '../../../src/input/record-window.js';
 
 async function* blocksOf(buf: Buffer, cuts: number[]): AsyncGenerator<Buffer> {
   let at = 0;

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { LoadTarget } from '../../../src/batching/chunk.js';
-import { chunkRecords } from '../../../src/batching/chunker.js';
-import { CsvFramer } from '../../../src/framing/csv-framer.js';
-import type { Format } from '../../../src/framing/formats.js';
-import { framerFor } from '../../../src/framing/framer-for.js';
-import { LineFramer } from '../../../src/framing/line-framer.js';
-import { TblFramer } from '../../../src/framing/tbl-framer.js';
+import type { LoadTarget } from '../../../src/core/chunk.js';
+import { chunkRecords } from '../../../src/input/chunker.js';
+import { CsvFramer } from '../../../src/input/text/csv-framer.js';
+import type { Format } from '../../../src/input/formats.js';
+import { framerFor } from '../../../src/input/framer-for.js';
+import { LineFramer } from '../../../src/input/text/line-framer.js';
+import { TblFramer } from '../../../src/input/text/tbl-framer.js';
 
 async function* blocksOf(buf: Buffer, cuts: number[]): AsyncGenerator<Buffer> {
   let at = 0;

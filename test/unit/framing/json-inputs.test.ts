@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Chunk, LoadTarget } from '../../../src/batching/chunk.js';
-import { chunkRecords } from '../../../src/batching/chunker.js';
-import { LoadError } from '../../../src/db/load-error.js';
-import { framerForTarget } from '../../../src/framing/framer-for.js';
-import { JsonRecordError, JsonRowMapper, type JsonColumn } from '../../../src/framing/json-record.js';
-import { JsonSyntaxError, objectMembers } from '../../../src/framing/json-scan.js';
-import { jsonArrayChunks } from '../../../src/source/json-array-source.js';
-import type { InputOptions } from '../../../src/source/input-options.js';
+import type { Chunk, LoadTarget } from '../../../src/core/chunk.js';
+import { chunkRecords } from '../../../src/input/chunker.js';
+import { LoadError } from '../../../src/core/load-error.js';
+import { framerForTarget } from '../../../src/input/framer-for.js';
+import { JsonRecordError, JsonRowMapper, type JsonColumn } from '../../../src/input/json/json-record.js';
+import { JsonSyntaxError, objectMembers } from '../../../src/input/json/json-scan.js';
+import { jsonArrayChunks } from '../../../src/input/json/json-array-source.js';
+import type { InputOptions } from '../../../src/input/input-options.js';
 
 const COLUMNS: JsonColumn[] = [
   { name: 'id', kind: 'scalar' },

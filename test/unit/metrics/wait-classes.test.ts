@@ -5,7 +5,7 @@ import { ProcCpuReader, processCpuSeconds } from '../../../src/metrics/proc-stat
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { serverIsLocal } from '../../../src/metrics/wait-sampler.js';
-import type { Target } from '../../../src/db/target.js';
+import type { Target } from '../../../src/cluster/target.js';
 
 describe('wait classes of a backend at one look', () => {
   const cases: [string | null, string | null, string | null, WaitClass | undefined][] = [

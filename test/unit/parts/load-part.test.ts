@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { alignRanges } from '../../../src/source/byte-ranges.js';
-import { parsePart, partLabel, shareBounds, withinShare } from '../../../src/parts/load-part.js';
-import { partRejectPath } from '../../../src/parts/part-load.js';
+import { alignRanges } from '../../../src/input/byte-ranges.js';
+import { parsePart, partLabel, shareBounds, withinShare } from '../../../src/input/load-part.js';
+import { partRejectPath } from '../../../src/load/part-load.js';
 
 const newlineFinder = (text: string) => (pos: number): number => text.indexOf('\n', pos);
 

@@ -3,7 +3,7 @@ import { mkdtemp, rm, readdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { fsyncLoop, parsePgTestFsync } from '../../../src/probe/disk-probe.js';
+import { fsyncLoop, parsePgTestFsync } from '../../../src/diagnose/probe/disk-probe.js';
 
 // pg_test_fsync 15's output, as printed on this machine
 const OUTPUT = `1 second per test

@@ -5,11 +5,11 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { resumeCommand } from '../../../src/cli/resume-command.js';
 import { parseDuration } from '../../../src/cli/parse-options.js';
-import { countFields } from '../../../src/db/column-check.js';
-import { backoffMs, isRetryable } from '../../../src/faults/retry.js';
-import { RejectBudget } from '../../../src/rejects/reject-budget.js';
-import { claimRejectPath, RejectFile, rejectFileOwner, rejectPathFor } from '../../../src/rejects/reject-file.js';
-import { LineIndex } from '../../../src/source/line-index.js';
+import { countFields } from '../../../src/input/column-check.js';
+import { backoffMs, isRetryable } from '../../../src/core/retry.js';
+import { RejectBudget } from '../../../src/writer/rejects/reject-budget.js';
+import { claimRejectPath, RejectFile, rejectFileOwner, rejectPathFor } from '../../../src/writer/rejects/reject-file.js';
+import { LineIndex } from '../../../src/input/line-index.js';
 
 describe('reject file', () => {
   it('writes rows verbatim, each with its own line ending and nothing added, and a tab-separated log, both mode 0600', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { formatCount } from '../../../src/report/format-count.js';
+import { formatCount } from '../../../src/core/format-count.js';
 
 describe('formatCount', () => {
   it('groups digits by three with commas, as en-US does', () => {

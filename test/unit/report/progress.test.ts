@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Chunk } from '../../../src/batching/chunk.js';
+import type { Chunk } from '../../../src/core/chunk.js';
 import type { Sample } from '../../../src/metrics/series.js';
 import { intervalBetween } from '../../../src/metrics/series.js';
 import { formatProgress, percentDone, progressMode, progressReporter } from '../../../src/report/progress-line.js';

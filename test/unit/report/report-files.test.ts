@@ -11,7 +11,7 @@ import { makeReport, makeSeries, mergeReports, redactArgv, reportProblem, type L
 import { reportFromHtml, reportHtml } from '../../../src/report/report-html.js';
 import { drawReport } from '../../../src/report/html-page-script.js';
 import { reportKind, writeReport } from '../../../src/report/write-report.js';
-import { redactUrl } from '../../../src/db/target.js';
+import { redactUrl } from '../../../src/cluster/target.js';
 
 function samples(n: number, rate: number): Sample[] {
   return Array.from({ length: n }, (_, k) => ({

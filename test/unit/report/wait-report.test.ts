@@ -6,7 +6,7 @@ import { NO_WAITS } from '../../../src/metrics/wait-classes.js';
 import { waitClassTable } from '../../../src/report/decay-text.js';
 import { makeReport, makeSeries } from '../../../src/report/report-data.js';
 import { reportHtml } from '../../../src/report/report-html.js';
-import { formatDiagnosis } from '../../../src/cli/summary-format.js';
+import { formatDiagnosis } from '../../../src/report/summary-format.js';
 import { diagnose } from '../../../src/diagnose/rules.js';
 
 /** A decay run's samples: looks shift from CPU to data file reads as the table grows. */

@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { alignRanges, readRange, splitFileIntoRanges } from '../../../src/source/byte-ranges.js';
+import { alignRanges, readRange, splitFileIntoRanges } from '../../../src/input/byte-ranges.js';
 
 function linesOf(buf: Buffer, ranges: { start: number; end: number }[]): string[] {
   return ranges.flatMap((r) => buf.subarray(r.start, r.end).toString().split('\n').filter((l, i, a) => !(l === '' && i === a.length - 1)));

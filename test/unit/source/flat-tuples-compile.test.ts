@@ -19,8 +19,8 @@ console.log(JSON.stringify({ x, y, same: Buffer.from(a.bytes.subarray(0, a.pos))
 `;
 
 describe('compileFlatTuples', () => {
-  const module = fileURLToPath(new URL('../../../src/source/parquet/flat-tuples.js', import.meta.url));
-  const wire = fileURLToPath(new URL('../../../src/wire/field-encoder.js', import.meta.url));
+  const module = fileURLToPath(new URL('../../../src/input/parquet/flat-tuples.js', import.meta.url));
+  const wire = fileURLToPath(new URL('../../../src/codecs/field-encoder.js', import.meta.url));
   for (const flags of [[], ['--disallow-code-generation-from-strings']]) {
     it(`writes what writeFlatTuples writes, and refuses where it refuses${flags.length ? ', with code from strings disallowed (writeFlatTuples itself then)' : ''}`, () => {
       const out = JSON.parse(execFileSync(process.execPath, [...flags, '--input-type=module', '-e', script(module, wire)], { encoding: 'utf8' })) as Record<string, unknown>;

@@ -4,23 +4,23 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { duckRun, sqlString } from '../../helpers/duckdb-parquet.js';
-import { parquetFields, planParquetColumns, type ParquetColumn } from '../../../src/source/parquet/parquet-columns.js';
-import { openParquet } from '../../../src/source/parquet/parquet-file.js';
-import { binaryTupleRows, decodeSlice, decodeThreadsByDefault, fieldWriter, flatDecodeHere, readSlice, rowGroupSpans, SliceRows, tuplePlan } from '../../../src/source/parquet/parquet-source.js';
-import { compileFlatTuples, writeFlatTuples } from '../../../src/source/parquet/flat-tuples.js';
-import { wasmFlatTuples } from '../../../src/source/parquet/wasm-tuples.js';
-import { KernelPool, ParquetKernels } from '../../../src/source/parquet/parquet-kernels.js';
-import { DecodeThread } from '../../../src/source/parquet/decode-thread.js';
-import type { WireColumn } from '../../../src/wire/catalog.js';
-import { BufferPool, dropColumn, ownedBuffers, rawValueOf, readHybrid, type FlatColumn } from '../../../src/source/parquet/flat-decoder.js';
+import { parquetFields, planParquetColumns, type ParquetColumn } from '../../../src/input/parquet/parquet-columns.js';
+import { openParquet } from '../../../src/input/parquet/parquet-file.js';
+import { binaryTupleRows, decodeSlice, decodeThreadsByDefault, fieldWriter, flatDecodeHere, readSlice, rowGroupSpans, SliceRows, tuplePlan } from '../../../src/input/parquet/parquet-source.js';
+import { compileFlatTuples, writeFlatTuples } from '../../../src/input/parquet/flat-tuples.js';
+import { wasmFlatTuples } from '../../../src/input/parquet/wasm-tuples.js';
+import { KernelPool, ParquetKernels } from '../../../src/input/parquet/parquet-kernels.js';
+import { DecodeThread } from '../../../src/input/parquet/decode-thread.js';
+import type { WireColumn } from '../../../src/codecs/catalog.js';
+import { BufferPool, dropColumn, ownedBuffers, rawValueOf, readHybrid, type FlatColumn } from '../../../src/input/parquet/flat-decoder.js';
 import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
-import { binaryCell, writeSmallNumeric, putDecimal, putInteger } from '../../../src/source/parquet/parquet-cells.js';
-import { decimalText, type RawValue } from '../../../src/source/parquet/parquet-text.js';
-import type { DecodedColumn } from '../../../src/source/parquet/parquet-cells.js';
-import { WireBuffer } from '../../../src/wire/field-encoder.js';
+import { binaryCell, writeSmallNumeric, putDecimal, putInteger } from '../../../src/input/parquet/parquet-cells.js';
+import { decimalText, type RawValue } from '../../../src/input/parquet/parquet-text.js';
+import type { DecodedColumn } from '../../../src/input/parquet/parquet-cells.js';
+import { WireBuffer } from '../../../src/codecs/field-encoder.js';
 import { hybridStream as stream } from '../../helpers/hybrid-stream.js';
 import { snappyCompress } from 'hyparquet-writer/src/snappy.js';
-import { writeNumericFromDecimal } from '../../../src/wire/encoders/index.js';
+import { writeNumericFromDecimal } from '../../../src/codecs/index.js';
 
 /*
  * The flat decoder against hyparquet's general path, on files DuckDB writes: every value

@@ -5,15 +5,15 @@ import { describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { compressors } from 'hyparquet-compressors';
 import { snappyCompress } from 'hyparquet-writer/src/snappy.js';
-import { readHybrid } from '../../../src/source/parquet/flat-decoder.js';
-import { KernelMemoryFull, KernelPool, ParquetKernels, SNAPPY_COPY_STEP_BYTES } from '../../../src/source/parquet/parquet-kernels.js';
-import { PARQUET_KERNELS_SOURCE_SHA256 } from '../../../src/source/parquet/wasm/parquet-kernels-wasm.js';
+import { readHybrid } from '../../../src/input/parquet/flat-decoder.js';
+import { KernelMemoryFull, KernelPool, ParquetKernels, SNAPPY_COPY_STEP_BYTES } from '../../../src/input/parquet/parquet-kernels.js';
+import { PARQUET_KERNELS_SOURCE_SHA256 } from '../../../src/input/parquet/wasm/parquet-kernels-wasm.js';
 import { hybridStream } from '../../helpers/hybrid-stream.js';
 import { committedModuleTests } from '../../helpers/wasm-module.js';
 import { prng } from '../../helpers/lineitem-data.js';
 
 /*
- * The Parquet kernels (src/source/parquet/wasm/parquet-kernels.c) against hysnappy and the
+ * The Parquet kernels (src/input/parquet/wasm/parquet-kernels.c) against hysnappy and the
  * JavaScript hybrid reader (blocks made by the test's own encoder and by hyparquet-writer's): the same bytes for every element form snappy has, the same
  * values at every width, and bad input an error (never a trap, never values made up).
  */
@@ -69,7 +69,7 @@ function snappyBlock(seed: number, elements: number): { block: Uint8Array; data:
 }
 
 describe('the Parquet kernels (WebAssembly)', () => {
-  committedModuleTests('src/source/parquet/wasm/parquet-kernels.c', 'src/source/parquet/wasm/parquet-kernels-wasm.ts', PARQUET_KERNELS_SOURCE_SHA256);
+  committedModuleTests('src/input/parquet/wasm/parquet-kernels.c', 'src/input/parquet/wasm/parquet-kernels-wasm.ts', PARQUET_KERNELS_SOURCE_SHA256);
 
   it('is off with PGSURGE_PARQUET_WASM=0', () => {
     assert.equal(ParquetKernels.get({ PGSURGE_PARQUET_WASM: '0' }), null);
@@ -77,7 +77,7 @@ describe('the Parquet kernels (WebAssembly)', () => {
   });
 
   it('none where WebAssembly cannot run (node --jitless): the decoder\'s JavaScript does the work', () => {
-    const module = pathToFileURL(path.join(root, 'dist/src/source/parquet/parquet-kernels.js')).href;
+    const module = pathToFileURL(path.join(root, 'dist/src/input/parquet/parquet-kernels.js')).href;
     const r = spawnSync(process.execPath, ['--jitless', '--input-type=module', '-e', `import { ParquetKernels } from ${JSON.stringify(module)}; console.log(ParquetKernels.get({}) === null)`], { encoding: 'utf8' });
     assert.equal(r.stdout.trim(), 'true', r.stderr);
   });

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ColumnChunk, SchemaElement } from 'hyparquet';
 import { snappyCompress } from 'hyparquet-writer/src/snappy.js';
-import { decodeFlatColumn, dropColumn, flatColumnPages, PLAIN_STEP_BYTES, SNAPPY_STEP_BYTES, STEPPED_PAGE_BYTES } from '../../../src/source/parquet/flat-decoder.js';
-import { KernelPool, ParquetKernels, SNAPPY_COPY_STEP_BYTES } from '../../../src/source/parquet/parquet-kernels.js';
+import { decodeFlatColumn, dropColumn, flatColumnPages, PLAIN_STEP_BYTES, SNAPPY_STEP_BYTES, STEPPED_PAGE_BYTES } from '../../../src/input/parquet/flat-decoder.js';
+import { KernelPool, ParquetKernels, SNAPPY_COPY_STEP_BYTES } from '../../../src/input/parquet/parquet-kernels.js';
 import { dataPageV1 } from '../../helpers/data-page.js';
 
 const snappyPage = (numValues: number, body: Uint8Array): Uint8Array => dataPageV1(numValues, body, snappyCompress(body));

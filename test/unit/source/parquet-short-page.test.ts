@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ColumnChunk, SchemaElement } from 'hyparquet';
-import { BufferPool, decodeFlatColumn, ownedBuffers } from '../../../src/source/parquet/flat-decoder.js';
+import { BufferPool, decodeFlatColumn, ownedBuffers } from '../../../src/input/parquet/flat-decoder.js';
 import { dataPageV1 } from '../../helpers/data-page.js';
 
 const plainInt32Page = (numValues: number, values: Int32Array): Uint8Array => dataPageV1(numValues, new Uint8Array(values.buffer, values.byteOffset, values.byteLength));

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { arrayLiteral, bigEndianSigned, dateText, decimalText, float4Text, float8Text, jsonText, putCopyBytes, timestampText, timeText } from '../../../src/source/parquet/parquet-text.js';
-import { groupShare, RunCursor, type RowGroupSpan } from '../../../src/source/parquet/parquet-source.js';
-import { planParquetColumns } from '../../../src/source/parquet/parquet-columns.js';
-import type { FieldShape } from '../../../src/source/parquet/parquet-types.js';
-import { WireBuffer } from '../../../src/wire/field-encoder.js';
-import { LoadError } from '../../../src/db/load-error.js';
+import { arrayLiteral, bigEndianSigned, dateText, decimalText, float4Text, float8Text, jsonText, putCopyBytes, timestampText, timeText } from '../../../src/input/parquet/parquet-text.js';
+import { groupShare, RunCursor, type RowGroupSpan } from '../../../src/input/parquet/parquet-source.js';
+import { planParquetColumns } from '../../../src/input/parquet/parquet-columns.js';
+import type { FieldShape } from '../../../src/input/parquet/parquet-types.js';
+import { WireBuffer } from '../../../src/codecs/field-encoder.js';
+import { LoadError } from '../../../src/core/load-error.js';
 
 describe('Parquet values as PostgreSQL text, exactly', () => {
   it('decimals from the unscaled integer and the scale', () => {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { LoadError } from '../../../src/db/load-error.js';
-import { DecodeThreadFailed } from '../../../src/source/parquet/decode-thread.js';
-import { undecodable } from '../../../src/source/parquet/parquet-source.js';
+import { LoadError } from '../../../src/core/load-error.js';
+import { DecodeThreadFailed } from '../../../src/input/parquet/decode-thread.js';
+import { undecodable } from '../../../src/input/parquet/parquet-source.js';
 
 /** A row group that does not decode is the input's fault, said with where; other failures pass as they are. */
 describe('undecodable', () => {

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compressionFromFileName, formatFromFileName, tableFromFileName } from '../../../src/framing/formats.js';
-import { decoderFor, parseEncoding } from '../../../src/source/encodings.js';
-import { dropBom, dropRecords, RecordEnds, takeRecords } from '../../../src/source/record-window.js';
-import { quoteLiteral } from '../../../src/db/literals.js';
-import { copyOptions } from '../../../src/writer/wire-format.js';
+import { compressionFromFileName, formatFromFileName, tableFromFileName } from '../../../src/input/formats.js';
+import { decoderFor, parseEncoding } from '../../../src/input/encodings.js';
+import { dropBom, dropRecords, RecordEnds, takeRecords } from '../../../src/input/record-window.js';
+import { quoteLiteral } from '../../../src/core/literals.js';
+import { copyOptions } from '../../../src/wire/wire-format.js';
 
 async function* blocksOf(buf: Buffer, cuts: number[]): AsyncGenerator<Buffer> {
   let at = 0;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import { describe, it } from 'node:test';
-import { startWorker } from '../../../src/threads/start-worker.js';
+import { startWorker } from '../../../src/core/start-worker.js';
 
 const ECHO = new URL(`data:text/javascript,${encodeURIComponent("import { parentPort, workerData } from 'node:worker_threads'; parentPort.postMessage(['up', workerData, process.execArgv, process.throwDeprecation === true]);")}`);
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { encoderFor } from '../../../src/wire/encoders/index.js';
+import { encoderFor } from '../../../src/codecs/index.js';
 import { encodeHex, PG13, PG15 } from '../../helpers/wire-hex.js';
 
 const hex = (...words: string[]): string => words.join('');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { encoderFor } from '../../../src/wire/encoders/index.js';
-import { WireBuffer, type FieldEncoder, type SessionFacts } from '../../../src/wire/field-encoder.js';
+import { encoderFor } from '../../../src/codecs/index.js';
+import { WireBuffer, type FieldEncoder, type SessionFacts } from '../../../src/codecs/field-encoder.js';
 import { fastKinds, KIND_NONE } from '../../../src/wire/fast-fields.js';
 import { RecordSplitter, type SplitFormat, type SplitRefusal } from '../../../src/wire/record-splitter.js';
 import { prng } from '../../helpers/lineitem-data.js';

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BINARY_COPY_HEADER, BINARY_COPY_TRAILER } from '../../../src/wire/binary-copy.js';
-import { encoderFor } from '../../../src/wire/encoders/index.js';
-import { WireBuffer, type SessionFacts } from '../../../src/wire/field-encoder.js';
+import { BINARY_COPY_HEADER, BINARY_COPY_TRAILER } from '../../../src/codecs/binary-copy.js';
+import { encoderFor } from '../../../src/codecs/index.js';
+import { WireBuffer, type SessionFacts } from '../../../src/codecs/field-encoder.js';
 import { RecordSplitter, type SplitFormat } from '../../../src/wire/record-splitter.js';
-import { encodePieces, PieceBuffers, type Drainable } from '../../../src/wire/wire-writer.js';
+import { encodePieces, PieceBuffers, type Drainable } from '../../../src/writer/wire-writer.js';
 import { lineitemFields } from '../../helpers/lineitem-data.js';
 
 const session: SessionFacts = { serverVersionNum: 150000, timeZone: 'UTC', dateStyle: 'ISO, MDY', serverEncoding: 'UTF8' };

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Format } from '../../../src/framing/formats.js';
-import { WireBuffer, type FieldEncoder } from '../../../src/wire/field-encoder.js';
+import type { Format } from '../../../src/input/formats.js';
+import { WireBuffer, type FieldEncoder } from '../../../src/codecs/field-encoder.js';
 import { RecordSplitter, splitFormatOf, type SplitFormat, type SplitRefusal } from '../../../src/wire/record-splitter.js';
-import { decodeRecords, type DecodedRecord } from '../../../src/writer/decode-records.js';
-import { wireFormat } from '../../../src/writer/wire-format.js';
+import { decodeRecords, type DecodedRecord } from '../../../src/wire/decode-records.js';
+import { wireFormat } from '../../../src/wire/wire-format.js';
 import { prng } from '../../helpers/lineitem-data.js';
 
 /** Encodes a value as its bytes (what text's receive function reads); refuses the value `refuse`. */

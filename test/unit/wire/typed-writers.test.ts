@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BINARY_COPY_HEADER, BINARY_COPY_TRAILER, writeNull, writeRaw, writeTupleStart } from '../../../src/wire/binary-copy.js';
-import { WireBuffer } from '../../../src/wire/field-encoder.js';
+import { BINARY_COPY_HEADER, BINARY_COPY_TRAILER, writeNull, writeRaw, writeTupleStart } from '../../../src/codecs/binary-copy.js';
+import { WireBuffer } from '../../../src/codecs/field-encoder.js';
 import {
   NUMERIC_NAN,
   NUMERIC_NINF,
@@ -20,7 +20,7 @@ import {
   writeText,
   writeTimestampMicros,
   writeUuid,
-} from '../../../src/wire/encoders/index.js';
+} from '../../../src/codecs/index.js';
 import { encodeHex } from '../../helpers/wire-hex.js';
 
 function written(write: (out: WireBuffer) => unknown): string {

@@ -3,8 +3,8 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { encoderFor } from '../../../src/wire/encoders/index.js';
-import { WireBuffer, type SessionFacts } from '../../../src/wire/field-encoder.js';
+import { encoderFor } from '../../../src/codecs/index.js';
+import { WireBuffer, type SessionFacts } from '../../../src/codecs/field-encoder.js';
 import { RecordSplitter, type SplitFormat } from '../../../src/wire/record-splitter.js';
 import { FAST_RECORDS_SOURCE_SHA256 } from '../../../src/wire/wasm/fast-records-wasm.js';
 import { WasmRecords, wasmRecordsEnabled } from '../../../src/wire/wasm-records.js';
@@ -164,8 +164,8 @@ describe('WebAssembly fast records: the JavaScript fast paths\' bytes', () => {
   it('where WebAssembly cannot run (node --jitless), the JavaScript encodes', () => {
     const script = `
       import { RecordSplitter } from ${JSON.stringify(path.join(root, 'dist/src/wire/record-splitter.js'))};
-      import { encoderFor } from ${JSON.stringify(path.join(root, 'dist/src/wire/encoders/index.js'))};
-      import { WireBuffer } from ${JSON.stringify(path.join(root, 'dist/src/wire/field-encoder.js'))};
+      import { encoderFor } from ${JSON.stringify(path.join(root, 'dist/src/codecs/index.js'))};
+      import { WireBuffer } from ${JSON.stringify(path.join(root, 'dist/src/codecs/field-encoder.js'))};
       const session = { serverVersionNum: 150000, timeZone: 'UTC', dateStyle: 'ISO, MDY', serverEncoding: 'UTF8' };
       const s = new RecordSplitter({ csv: false, delimiter: 124, null: Buffer.from('\\\\N'), quote: 34, escape: 34 }, ['int4', 'text'].map((typname) => encoderFor({ typname, typmod: -1, oid: 0 }, session)));
       const out = new WireBuffer(16);

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { writerSpecFromFlags } from '../../../src/cli/writer-options.js';
-import type { WireColumn } from '../../../src/wire/catalog.js';
-import { encoderFor } from '../../../src/wire/encoders/index.js';
-import type { SessionFacts } from '../../../src/wire/field-encoder.js';
+import type { WireColumn } from '../../../src/codecs/catalog.js';
+import { encoderFor } from '../../../src/codecs/index.js';
+import type { SessionFacts } from '../../../src/codecs/field-encoder.js';
 import { autoPicksBinary, isLocalHost } from '../../../src/wire/auto-rule.js';
 import { splitFormatOf } from '../../../src/wire/record-splitter.js';
 import { planWire } from '../../../src/wire/wire-plan.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { columnLiteralBatches, hasNoEscapes, valuesBindBatches } from '../../../src/writer/column-literals.js';
 import { bindMessage } from '../../../src/writer/prepared-bind.js';
-import { decodeRecords } from '../../../src/writer/decode-records.js';
+import { decodeRecords } from '../../../src/wire/decode-records.js';
 import { arrayLiteral } from '../../../src/writer/insert-writer.js';
 
 /** The fast path must give exactly what decoding and quoting give. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Chunk } from '../../../src/batching/chunk.js';
-import { formatSummary } from '../../../src/cli/summary-format.js';
+import type { Chunk } from '../../../src/core/chunk.js';
+import { formatSummary } from '../../../src/report/summary-format.js';
 import { LoadCounters } from '../../../src/metrics/load-counters.js';
 import { brokenChunk, checkCount, CountMismatch } from '../../../src/writer/count-guard.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Format } from '../../../src/framing/formats.js';
-import { decodeRecordBatches, decodeRecords, unescapeText, type DecodedRecord } from '../../../src/writer/decode-records.js';
+import type { Format } from '../../../src/input/formats.js';
+import { decodeRecordBatches, decodeRecords, unescapeText, type DecodedRecord } from '../../../src/wire/decode-records.js';
 import { arrayLiteral, insertPlan, MAX_PARAMETERS } from '../../../src/writer/insert-writer.js';
 
 interface Case {

@@ -1,0 +1,50 @@
+import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import type { LoadTarget } from '../core/chunk.js';
+import { LoadError } from '../core/load-error.js';
+import { compressionFromFileName, type Compression } from './formats.js';
+
+export function compressionOf(target: LoadTarget): Compression | undefined {
+  const c = target.input?.compression;
+  if (c === 'none') return undefined;
+  return c ?? (target.file === '-' ? undefined : compressionFromFileName(target.file));
+}
+
+/**
+ * A file's bytes from its start, decompressed when it is compressed (one reader: a gzip
+ * stream cannot be entered in the middle). A truncated or corrupt `.gz` stops with the
+ * file and how much of its content was read.
+ */
+export async function* fileBlocks(target: LoadTarget, blockSize: number, stdin?: Readable): AsyncGenerator<Buffer> {
+  const highWaterMark = Math.max(64 * 1024, Math.min(blockSize, 1 << 20));
+  const raw: Readable = target.file === '-' ? (stdin ?? process.stdin) : createReadStream(target.file, { highWaterMark });
+  const compression = compressionOf(target);
+  if (compression === undefined) {
+    for await (const b of raw) yield b as Buffer;
+    return;
+  }
+  const gunzip = createGunzip({ chunkSize: 64 * 1024 });
+  raw.on('error', (e: Error) => gunzip.destroy(e));
+  raw.pipe(gunzip);
+  let produced = 0;
+  try {
+    for await (const b of gunzip) {
+      produced += (b as Buffer).length;
+      yield b as Buffer;
+    }
+  } catch (error) {
+    const e = error as NodeJS.ErrnoException;
+    if (e.code?.startsWith('Z_') || /unexpected end of file|incorrect header check|invalid/i.test(e.message)) {
+      throw new LoadError('bad-input', `${target.file}: the gzip data is truncated or corrupt after ${produced} bytes of content (${e.message})`, {
+        location: { file: target.file, byteOffset: produced, byteLength: 0, firstLine: undefined },
+        hint: 'check the file with `gzip -t`; chunks committed before the error stay in the table',
+        cause: error,
+      });
+    }
+    throw error;
+  } finally {
+    if (raw !== (stdin ?? process.stdin)) raw.destroy();
+    gunzip.destroy();
+  }
+}
