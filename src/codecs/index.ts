@@ -74,7 +74,7 @@ export { writeFloat4, writeFloat8 } from './floats.js';
 export { writeBool } from './bool.js';
 export { writeDateDays } from './date.js';
 export { writeTimestampMicros } from './timestamp.js';
-export { writeNumericFromDecimal, writeNumericSpecial, NUMERIC_NAN, NUMERIC_PINF, NUMERIC_NINF } from './numeric.js';
+export { writeNumericFromDecimal, writeNumericSpecial, writeScaledNumeric, NUMERIC_NAN, NUMERIC_PINF, NUMERIC_NINF } from './numeric.js';
 export { writeText } from './text.js';
 export { writeBytea } from './bytea.js';
 export { writeUuid } from './uuid.js';

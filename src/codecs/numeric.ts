@@ -101,15 +101,17 @@ function writeNumericHeader(out: WireBuffer, ndigits: number, weight: number, si
 
 /**
  * Appends the numeric whose integer digits are `src[intStart, intEnd)` and fraction digits
- * `src[fracStart, fracEnd)` (ASCII digits, already checked), negative when `neg`.
+ * `src[fracStart, fracEnd)` (ASCII digits, already checked), negative when `neg`; with
+ * `small`, the common case by `writeScaledNumeric` (writeNumericFromDecimal's callers try
+ * that first: it goes group by group, which the unit tests compare the two with).
  */
-function encodeDigits(src: Uint8Array, intStart: number, intEnd: number, fracStart: number, fracEnd: number, neg: boolean, out: WireBuffer): boolean {
+function encodeDigits(src: Uint8Array, intStart: number, intEnd: number, fracStart: number, fracEnd: number, neg: boolean, out: WireBuffer, small = true): boolean {
   let i = intStart;
   while (i < intEnd && src[i] === 48) i++;
   const nInt = intEnd - i;
   const dscale = fracEnd - fracStart;
   if (nInt > MAX_DIGITS_EACH_SIDE || dscale > MAX_DIGITS_EACH_SIDE) return false;
-  if (nInt <= 8 && dscale <= 4) {
+  if (small && nInt <= 8 && dscale <= 4) {
     writeSmallNumeric(src, i, intEnd, fracStart, fracEnd, neg, out);
     return true;
   }
@@ -170,50 +172,111 @@ function encodeDigits(src: Uint8Array, intStart: number, intEnd: number, fracSta
   return true;
 }
 
-const FRACTION_GROUP_SCALE = [10000, 1000, 100, 10, 1];
-
 /**
  * The common case (prices, quantities): at most 8 integer digits (leading zeros gone) and
- * 4 after the point, so at most three base-10000 digits — hi and lo of the integer part,
- * then the fraction — computed as numbers instead of group by group.
+ * 4 after the point, read as one safe integer for `putScaledNumeric`.
  */
 function writeSmallNumeric(src: Uint8Array, i: number, intEnd: number, fracStart: number, fracEnd: number, neg: boolean, out: WireBuffer): void {
-  let iv = 0;
-  for (; i < intEnd; i++) iv = iv * 10 + (src[i]! - 48);
-  let fv = 0;
-  for (let f = fracStart; f < fracEnd; f++) fv = fv * 10 + (src[f]! - 48);
-  putSmallNumeric(out, iv, fv, fracEnd - fracStart, neg);
+  let v = 0;
+  for (; i < intEnd; i++) v = v * 10 + (src[i]! - 48);
+  for (let f = fracStart; f < fracEnd; f++) v = v * 10 + (src[f]! - 48);
+  writeScaledNumeric(out, neg ? -v : v, fracEnd - fracStart);
 }
 
+const POW10 = [1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000];
+/** What a fraction of `scale` digits is multiplied by to fill whole base-10000 groups. */
+const GROUP_SCALE = [1, 1000, 100, 10, 1, 1000, 100, 10, 1];
+
 /**
- * Appends the numeric `iv.fv` written with `dscale` (0–4) fraction digits, `iv` < 10^8:
- * `fv` is the fraction digits' value (`.05` → 5 with dscale 2). Shared by the small case
- * above and the record splitter's fast path (src/wire/fast-fields.ts).
+ * Appends the numeric `unscaled · 10^-scale` for a safe integer and scale 0–8, as
+ * `numeric_send` gives it (`writeNumericFromDecimal`'s bytes, without a string): the
+ * small case of the text encoder above, the record splitter's fast path
+ * (src/wire/fast-fields.ts) and a Parquet DECIMAL's (src/input/parquet/).
  */
-export function putSmallNumeric(out: WireBuffer, iv: number, fv: number, dscale: number, neg: boolean): void {
-  fv *= FRACTION_GROUP_SCALE[dscale]!;
-  const hi = Math.floor(iv / 10000);
-  const lo = iv - hi * 10000;
-  // Groups hi, lo, fv have weights 1, 0, -1: drop the leading and trailing zero ones.
-  const first = hi !== 0 ? 0 : lo !== 0 ? 1 : 2;
-  const last = fv !== 0 ? 2 : lo !== 0 ? 1 : 0;
-  const ndigits = iv === 0 && fv === 0 ? 0 : last - first + 1;
-  out.reserve(18);
-  const b = out.bytes;
-  const p = out.pos;
-  putInt32(b, p, 8 + 2 * ndigits);
-  putInt16(b, p + 4, ndigits);
-  putInt16(b, p + 6, ndigits === 0 ? 0 : 1 - first);
-  putInt16(b, p + 8, neg && ndigits !== 0 ? NUMERIC_NEG : NUMERIC_POS);
-  putInt16(b, p + 10, dscale);
-  let q = p + 12;
-  for (let k = first; k < first + ndigits; k++) {
-    const g = k === 0 ? hi : k === 1 ? lo : fv;
-    b[q] = g >> 8;
-    b[q + 1] = g;
-    q += 2;
+export function writeScaledNumeric(out: WireBuffer, unscaled: number, scale: number): void {
+  out.reserve(SCALED_NUMERIC_ROOM);
+  out.pos = putScaledNumeric(out.bytes, out.pos, unscaled, scale);
+}
+
+/** Bytes `putScaledNumeric` writes at most: length, header, and 6 base-10000 digits (4 whole ones below 2^53, 2 of fraction). */
+export const SCALED_NUMERIC_ROOM = 24;
+
+/**
+ * `writeScaledNumeric` into `b` at `p` (room reserved by the caller); returns the
+ * position after it. Base-10000 digits, the leading and trailing zero ones dropped,
+ * dscale = scale, the sign positive for zero (`-0.00`). The same routine in C serves the
+ * WebAssembly modules: src/codecs/wasm/numeric-send.h.
+ */
+export function putScaledNumeric(b: Uint8Array, p: number, unscaled: number, scale: number): number {
+  const neg = unscaled < 0;
+  const a = neg ? -unscaled : unscaled;
+  const p10 = POW10[scale]!;
+  let whole: number;
+  let frac: number;
+  if (a <= 0x7fffffff) {
+    // int32 arithmetic (a division by a constant becomes a multiplication).
+    whole = (a / p10) | 0;
+    frac = a - whole * p10;
+  } else {
+    whole = Math.floor(a / p10);
+    frac = a - whole * p10;
   }
-  out.pos = q;
+  // The whole part's base-10000 digits, most significant first (whole < 2^53 < 10^16: at most 4, the first not zero).
+  let q = p + 12;
+  let weight = -1;
+  if (whole >= 1e8) {
+    const top = Math.floor(whole / 1e8);
+    const low = whole - top * 1e8;
+    if (top >= 10000) {
+      const t = (top / 10000) | 0;
+      q = putDigit(b, putDigit(b, q, t), top - t * 10000);
+      weight = 3;
+    } else {
+      q = putDigit(b, q, top);
+      weight = 2;
+    }
+    const l = (low / 10000) | 0;
+    q = putDigit(b, putDigit(b, q, l), low - l * 10000);
+  } else if (whole >= 10000) {
+    const t = (whole / 10000) | 0;
+    q = putDigit(b, putDigit(b, q, t), whole - t * 10000);
+    weight = 1;
+  } else if (whole > 0) {
+    q = putDigit(b, q, whole);
+    weight = 0;
+  }
+  // Then the fraction padded to whole digits (scale 1–4: one, 5–8: two); a zero one before any other only lowers the weight.
+  if (scale > 4) {
+    const padded = frac * GROUP_SCALE[scale]!;
+    const hi = (padded / 10000) | 0;
+    if (hi !== 0 || q !== p + 12) q = putDigit(b, q, hi);
+    else weight--;
+    q = putDigit(b, q, padded - hi * 10000);
+  } else if (scale > 0) q = putDigit(b, q, frac * GROUP_SCALE[scale]!);
+  // Trailing zero digits dropped; zero is no digits, weight 0, positive.
+  while (q > p + 12 && b[q - 1] === 0 && b[q - 2] === 0) q -= 2;
+  const ndigits = (q - p - 12) >> 1;
+  const len = 8 + 2 * ndigits;
+  if (ndigits === 0) weight = 0;
+  b[p] = 0;
+  b[p + 1] = 0;
+  b[p + 2] = len >> 8;
+  b[p + 3] = len;
+  b[p + 4] = 0;
+  b[p + 5] = ndigits;
+  b[p + 6] = weight >> 8;
+  b[p + 7] = weight;
+  b[p + 8] = neg && ndigits !== 0 ? NUMERIC_NEG >> 8 : 0;
+  b[p + 9] = 0;
+  b[p + 10] = 0;
+  b[p + 11] = scale;
+  return q;
+}
+
+function putDigit(b: Uint8Array, q: number, g: number): number {
+  b[q] = g >> 8;
+  b[q + 1] = g;
+  return q + 2;
 }
 
 /**
@@ -231,7 +294,7 @@ export function writeNumericFromDecimal(out: WireBuffer, unscaled: bigint, scale
   if (digits.length <= scale) digits = '0'.repeat(scale - digits.length + 1) + digits;
   const bytes = Buffer.from(digits, 'latin1');
   const point = bytes.length - scale;
-  return encodeDigits(bytes, 0, point, point, bytes.length, neg, out);
+  return encodeDigits(bytes, 0, point, point, bytes.length, neg, out, false);
 }
 
 /** Appends NaN, +Infinity or -Infinity (the sign word: NUMERIC_NAN, NUMERIC_PINF, NUMERIC_NINF). */

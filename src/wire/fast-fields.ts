@@ -28,7 +28,7 @@
 import type { FastKind, FieldEncoder, WireBuffer } from '../codecs/field-encoder.js';
 import { parseIsoDate, writeDateDays } from '../codecs/date.js';
 import { writeInt16, writeInt32, writeInt64 } from '../codecs/integers.js';
-import { putSmallNumeric } from '../codecs/numeric.js';
+import { writeScaledNumeric } from '../codecs/numeric.js';
 import { putInt32 } from '../codecs/store.js';
 
 export const KIND_NONE = 0;
@@ -43,6 +43,7 @@ const KIND_OF: Record<FastKind, number> = { int2: KIND_INT2, int4: KIND_INT4, in
 
 const MINUS = 0x2d;
 const DOT = 0x2e;
+const POW10 = [1, 10, 100, 1000, 10000];
 
 /**
  * The fast kind of each encoder (one more entry, KIND_NONE, for a field past the last
@@ -94,20 +95,19 @@ export function fastNumeric(d: Uint8Array, s: number, len: number, out: WireBuff
   const neg = s < len && d[s] === MINUS;
   const intStart = neg ? s + 1 : s;
   let p = digitsFrom(d, intStart, len);
-  const iv = runValue;
+  let v = runValue;
   const nInt = p - intStart;
   if (nInt > 8) return -1;
-  let fv = 0;
   let dscale = 0;
   if (p < len && d[p] === DOT) {
     const fracStart = p + 1;
     p = digitsFrom(d, fracStart, len);
-    fv = runValue;
     dscale = p - fracStart;
     if (dscale > 4) return -1;
+    v = v * POW10[dscale]! + runValue;
   }
   if (nInt === 0 && dscale === 0) return -1;
-  putSmallNumeric(out, iv, fv, dscale, neg);
+  writeScaledNumeric(out, neg ? -v : v, dscale);
   return p;
 }
 

@@ -179,6 +179,21 @@ export class RecordSplitter {
     return c === CR ? 2 : 1;
   }
 
+  /**
+   * Ends field `col` at the byte `c` (at `p`), in either format: checks that it may end
+   * there (fieldEnds), writes it (NULL when `isNull`, else `value[from, to)`, the field
+   * unescaped or unquoted where it had to be, through the column's encoder) and returns
+   * where the next field or record starts (past the delimiter or line ending: afterField),
+   * or -1 refused.
+   */
+  private endField(d: Uint8Array, p: number, len: number, c: number, record: number, col: number, isNull: boolean, value: Uint8Array, from: number, to: number, out: WireBuffer): number {
+    if (!this.fieldEnds(d, p, len, c, record, col)) return -1;
+    if (isNull) writeNull(out);
+    else if (!this.encoders[col]!.encode(value, from, to, out)) return this.refuse(record, 'a value its encoder cannot encode exactly', col, value, from, to);
+    const step = this.afterField(c, this.format.delimiter, record, col);
+    return step < 0 ? -1 : p + step;
+  }
+
   private room(n: number): Uint8Array {
     if (this.scratch.length < n) this.scratch = new Uint8Array(Math.max(n, this.scratch.length * 2));
     return this.scratch;
@@ -268,22 +283,18 @@ export class RecordSplitter {
             c = at(d, p, len);
           }
         }
-        const e = p;
-        if (!this.fieldEnds(d, p, len, c, record, col)) return -1;
-        if (e - s === nulLen && equalAt(d, s, nul)) {
-          writeNull(out);
-        } else if (escaped) {
-          const scratch = this.room(e - s);
-          const n = unescapeTextInto(d, s, e, scratch, 0);
-          if (!encoders[col]!.encode(scratch, 0, n, out)) return this.refuse(record, 'a value its encoder cannot encode exactly', col, scratch, 0, n);
-        } else if (!encoders[col]!.encode(d, s, e, out)) {
-          return this.refuse(record, 'a value its encoder cannot encode exactly', col, d, s, e);
+        const isNull = p - s === nulLen && equalAt(d, s, nul);
+        let value = d;
+        let from = s;
+        let to = p;
+        if (escaped && !isNull) {
+          value = this.room(p - s);
+          from = 0;
+          to = unescapeTextInto(d, s, p, value, 0);
         }
-        const step = this.afterField(c, delim, record, col);
-        if (step < 0) return -1;
-        p += step;
-        if (step === 1 && c === delim) continue;
-        break;
+        p = this.endField(d, p, len, c, record, col, isNull, value, from, to, out);
+        if (p < 0) return -1;
+        if (c !== delim) break;
       }
     }
     return record;
@@ -337,20 +348,9 @@ export class RecordSplitter {
             }
           }
         }
-        const e = p;
-        if (!this.fieldEnds(d, p, len, c, record, col)) return -1;
-        if (quoted) {
-          if (!encoders[col]!.encode(this.scratch, 0, n, out)) return this.refuse(record, 'a value its encoder cannot encode exactly', col, this.scratch, 0, n);
-        } else if (e - s === nulLen && equalAt(d, s, nul)) {
-          writeNull(out);
-        } else if (!encoders[col]!.encode(d, s, e, out)) {
-          return this.refuse(record, 'a value its encoder cannot encode exactly', col, d, s, e);
-        }
-        const step = this.afterField(c, delim, record, col);
-        if (step < 0) return -1;
-        p += step;
-        if (step === 1 && c === delim) continue;
-        break;
+        p = quoted ? this.endField(d, p, len, c, record, col, false, this.scratch, 0, n, out) : this.endField(d, p, len, c, record, col, p - s === nulLen && equalAt(d, s, nul), d, s, p, out);
+        if (p < 0) return -1;
+        if (c !== delim) break;
       }
     }
     return record;

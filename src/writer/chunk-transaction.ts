@@ -148,6 +148,22 @@ export async function commitChunk(client: pg.Client, chunk: Chunk, ctx: ChunkTra
 }
 
 /**
+ * Sends the COMMIT of a chunk's transaction that rejects `rejected` rows, taken from the
+ * reject budget first (the caller has checked they fit) and given back when the COMMIT
+ * fails; `onCommit` just before it.
+ */
+export async function commitTakingRejects(client: pg.Client, ctx: ChunkTransactionContext, rejected: number): Promise<void> {
+  ctx.budget.take(rejected);
+  try {
+    ctx.onCommit?.();
+    await client.query('COMMIT');
+  } catch (error) {
+    ctx.budget.giveBack(rejected);
+    throw error;
+  }
+}
+
+/**
  * A record the framer could not frame (a malformed NDJSON line, a text record COPY would
  * read otherwise alone than in the whole file): rejected like a row the server refuses,
  * verbatim, and its chunk's ledger row committed with the reject, so a resume neither
@@ -183,14 +199,7 @@ async function commitUnframable(client: pg.Client, chunk: Chunk, why: Unframable
   await client.query('BEGIN');
   try {
     await ctx.ledger.record(client, chunk, { loaded: 0, rejected: 1, skipped: 0 }, [reject]);
-    budget.take(1);
-    try {
-      ctx.onCommit?.();
-      await client.query('COMMIT');
-    } catch (error) {
-      budget.giveBack(1);
-      throw error;
-    }
+    await commitTakingRejects(client, ctx, 1);
     return { loaded: 0, skipped: 0, rejects: [reject] };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
@@ -285,14 +294,7 @@ async function isolateRejects(client: pg.Client, chunk: Chunk, refused: unknown,
     }
     await ctx.ledger.record(client, chunk, { loaded, rejected: rejects.length, skipped }, rejects);
     if (!budget.fits(rejects.length)) throw budget.exceeded();
-    budget.take(rejects.length);
-    try {
-      ctx.onCommit?.();
-      await client.query('COMMIT');
-    } catch (error) {
-      budget.giveBack(rejects.length);
-      throw error;
-    }
+    await commitTakingRejects(client, ctx, rejects.length);
     return { loaded, skipped, rejects, ...(triggerSkipped > 0 ? { triggerSkipped } : {}) };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);

@@ -9,14 +9,19 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
+/** The header both modules include (scripts/build-wasm.sh hashes it after each module's source). */
+const SHARED_HEADER = 'src/codecs/wasm/numeric-send.h';
+
 /**
  * The two checks of a committed WebAssembly module (scripts/build-wasm.sh): built from the
- * committed C source (its sha256), and, where clang-14 and wasm-ld-14 are installed (CI
- * installs them), rebuilt into the same bytes. Paths from the repository's root.
+ * committed C source and the shared header (their sha256), and, where clang-14 and
+ * wasm-ld-14 are installed (CI installs them), rebuilt into the same bytes. Paths from the
+ * repository's root.
  */
 export function committedModuleTests(source: string, generated: string, sha256: string): void {
   it('the committed module was built from the committed source', () => {
-    assert.equal(createHash('sha256').update(readFileSync(path.join(root, source))).digest('hex'), sha256, `${source} changed: run scripts/build-wasm.sh`);
+    const hash = createHash('sha256').update(readFileSync(path.join(root, source))).update(readFileSync(path.join(root, SHARED_HEADER)));
+    assert.equal(hash.digest('hex'), sha256, `${source} or ${SHARED_HEADER} changed: run scripts/build-wasm.sh`);
   });
 
   const toolchain = spawnSync('sh', ['-c', 'command -v clang-14 && command -v wasm-ld-14'], { encoding: 'utf8' }).status === 0;

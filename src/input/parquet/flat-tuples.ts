@@ -1,6 +1,7 @@
 import { WireBuffer } from '../../codecs/field-encoder.js';
 import type { FlatColumn } from './flat-decoder.js';
-import { putSmallNumeric, SMALL_NUMERIC_ROOM, UNIX_TO_POSTGRES_DAYS, type BinaryCell, type FlatValueWriter } from './parquet-cells.js';
+import { putScaledNumeric, SCALED_NUMERIC_ROOM } from '../../codecs/numeric.js';
+import { UNIX_TO_POSTGRES_DAYS, type BinaryCell, type FlatValueWriter } from './parquet-cells.js';
 
 /*
  * Binary COPY tuples written straight from the flat decoder's columns, one row after the
@@ -86,7 +87,7 @@ export class ColumnTuples {
       case 'value':
         // A value repeated (a dictionary's) is made once; one used once is written where it goes.
         if (2 * values <= c.rows) return ColumnTuples.table(c, base, values, writer.write);
-        return writer.kind === 'value' ? make(VALUE, 4) : make(writer.kind === 'decimal32' ? DECIMAL32 : DECIMAL64, SMALL_NUMERIC_ROOM);
+        return writer.kind === 'value' ? make(VALUE, 4) : make(writer.kind === 'decimal32' ? DECIMAL32 : DECIMAL64, SCALED_NUMERIC_ROOM);
     }
   }
 
@@ -225,14 +226,14 @@ export function writeFlatTuples(columns: readonly ColumnTuples[], room: number, 
             break;
           }
           case DECIMAL32:
-            p = putSmallNumeric(b, p, c.i32[i]!, c.scale);
+            p = putScaledNumeric(b, p, c.i32[i]!, c.scale);
             break;
           case DECIMAL64: {
             const lo = c.i32[2 * i]! >>> 0;
             const hi = c.i32[2 * i + 1]!;
             // A safe integer (|v| < 2^53: hi in [-2^21, 2^21)) inline; a bigger one by the column's writer.
             if (hi >= -2097152 && hi < 2097152) {
-              p = putSmallNumeric(b, p, hi * 4294967296 + lo, c.scale);
+              p = putScaledNumeric(b, p, hi * 4294967296 + lo, c.scale);
               break;
             }
             out.pos = p;
@@ -274,17 +275,17 @@ export function compileFlatTuples(columns: readonly ColumnTuples[], room: number
   let factory = factories.get(shape);
   if (factory === undefined) {
     try {
-      factory = new Function('cols', 'room', 'copyField', 'putSmallNumeric', 'viewOf', 'UNIX', factorySource(columns)) as Factory;
+      factory = new Function('cols', 'room', 'copyField', 'putScaledNumeric', 'viewOf', 'UNIX', factorySource(columns)) as Factory;
     } catch {
       factory = null;
     }
     factories.set(shape, factory);
   }
   if (factory === null) return (from, to, out, limit) => writeFlatTuples(columns, room, from, to, out, limit);
-  return factory(columns, room, copyField, putSmallNumeric, viewOf, UNIX_TO_POSTGRES_DAYS);
+  return factory(columns, room, copyField, putScaledNumeric, viewOf, UNIX_TO_POSTGRES_DAYS);
 }
 
-type Factory = (cols: readonly ColumnTuples[], room: number, copy: typeof copyField, numeric: typeof putSmallNumeric, view: typeof viewOf, unix: number) => FlatTuplesWriter;
+type Factory = (cols: readonly ColumnTuples[], room: number, copy: typeof copyField, numeric: typeof putScaledNumeric, view: typeof viewOf, unix: number) => FlatTuplesWriter;
 const factories = new Map<string, Factory | null>();
 
 /** The source of a factory that binds `cols`' arrays to locals and returns the plan's writer (see `writeFlatTuples` for each kind's bytes). */
@@ -316,10 +317,10 @@ function factorySource(columns: readonly ColumnTuples[]): string {
         body = `const s = sp${k}[2 * i], len = sp${k}[2 * i + 1] - s; b[p] = len >> 24; b[p + 1] = len >> 16; b[p + 2] = len >> 8; b[p + 3] = len; p = copyField(view, b, p + 4, v${k}, by${k}, s, len);`;
         break;
       case DECIMAL32:
-        body = `p = putSmallNumeric(b, p, i32${k}[i], sc${k});`;
+        body = `p = putScaledNumeric(b, p, i32${k}[i], sc${k});`;
         break;
       case DECIMAL64:
-        body = `const lo = i32${k}[2 * i] >>> 0, hi = i32${k}[2 * i + 1]; if (hi >= -2097152 && hi < 2097152) p = putSmallNumeric(b, p, hi * 4294967296 + lo, sc${k}); else { out.pos = p; own = w${k}(i, out); ${again(k)} }`;
+        body = `const lo = i32${k}[2 * i] >>> 0, hi = i32${k}[2 * i + 1]; if (hi >= -2097152 && hi < 2097152) p = putScaledNumeric(b, p, hi * 4294967296 + lo, sc${k}); else { out.pos = p; own = w${k}(i, out); ${again(k)} }`;
         break;
       default:
         body = `out.pos = p; own = w${k}(i, out); ${again(k)}`;

@@ -1,5 +1,5 @@
 import type { WireBuffer } from '../../codecs/field-encoder.js';
-import { writeBool, writeBytea, writeDateDays, writeFloat4, writeFloat8, writeInt16, writeInt32, writeInt64, writeJsonb, writeNumericFromDecimal, writeText, writeTimestampMicros, writeUuid } from '../../codecs/index.js';
+import { writeBool, writeBytea, writeDateDays, writeFloat4, writeFloat8, writeInt16, writeInt32, writeInt64, writeJsonb, writeNumericFromDecimal, writeScaledNumeric, writeText, writeTimestampMicros, writeUuid } from '../../codecs/index.js';
 import { putField } from '../../codecs/store.js';
 import { writeNull } from '../../codecs/binary-copy.js';
 import type { ParquetColumn } from './parquet-columns.js';
@@ -185,7 +185,7 @@ export function binaryCell(decoded: DecodedColumn, column: ParquetColumn, target
  * (flat-tuples.ts) writes inline, from the decoded bytes: `int32` (INT32 into int4), `date`
  * (DATE into date), `le8` (INT64 into int8, DOUBLE into float8: the 8 bytes reversed),
  * `span` (the bytes as they are: text, json, bytea), `decimal32`/`decimal64` (a DECIMAL of
- * `scale` 0–8 on INT32/INT64 into numeric: `putSmallNumeric`, a safe integer's); `value`
+ * `scale` 0–8 on INT32/INT64 into numeric: `putScaledNumeric`, a safe integer's); `value`
  * any other (a call of `write`).
  */
 export interface FlatValueWriter {
@@ -324,13 +324,13 @@ function flatWriter(c: FlatColumn, leaf: LeafKind, typname: string): FlatValueWr
   }
   if (leaf.kind === 'decimal' && typname === 'numeric' && (c.type === 'INT32' || c.type === 'INT64') && leaf.scale >= 0 && leaf.scale <= 8) {
     const scale = leaf.scale;
-    if (c.type === 'INT32') return { kind: 'decimal32', scale, write: (i, out) => (writeSmallNumeric(out, c.i32[i]!, scale), true) };
+    if (c.type === 'INT32') return { kind: 'decimal32', scale, write: (i, out) => (writeScaledNumeric(out, c.i32[i]!, scale), true) };
     return {
       kind: 'decimal64',
       scale,
       write: (i, out) => {
       const n = int64Number(c, i);
-      if (n === n) writeSmallNumeric(out, n, scale);
+      if (n === n) writeScaledNumeric(out, n, scale);
         else return writeNumericFromDecimal(out, int64BigInt(c, i), scale);
         return true;
       },
@@ -367,102 +367,3 @@ function putFieldLittleEndian8(out: WireBuffer, bytes: Uint8Array, i: number): v
   for (let k = 0; k < 8; k++) b[p + 4 + k] = bytes[s + 7 - k]!;
   out.pos = p + 12;
 }
-
-const NUMERIC_NEG = 0x4000;
-const GROUP_SCALE = [1, 1000, 100, 10, 1, 1000, 100, 10, 1];
-
-/**
- * numeric `unscaled · 10^-scale` for a safe integer and scale 0–8, as `numeric_send`
- * gives it (`writeNumericFromDecimal`'s bytes, without a string): base-10000 digits, the
- * leading and trailing zero ones dropped, dscale = scale.
- */
-export function writeSmallNumeric(out: WireBuffer, unscaled: number, scale: number): void {
-  out.reserve(SMALL_NUMERIC_ROOM);
-  out.pos = putSmallNumeric(out.bytes, out.pos, unscaled, scale);
-}
-
-/** Bytes `putSmallNumeric` writes at most: length, header, and 6 base-10000 digits (4 whole ones below 2^53, 2 of fraction). */
-export const SMALL_NUMERIC_ROOM = 24;
-
-/** `writeSmallNumeric` into `b` at `p` (room reserved by the caller); returns the position after it. */
-export function putSmallNumeric(b: Uint8Array, p: number, unscaled: number, scale: number): number {
-  const neg = unscaled < 0;
-  const a = neg ? -unscaled : unscaled;
-  const p10 = POW10[scale]!;
-  let whole: number;
-  let frac: number;
-  if (a <= 0x7fffffff) {
-    // int32 arithmetic (a division by a constant becomes a multiplication).
-    whole = (a / p10) | 0;
-    frac = a - whole * p10;
-  } else {
-    whole = Math.floor(a / p10);
-    frac = a - whole * p10;
-  }
-  // The digits, most significant first: up to 4 whole groups (whole < 2^53 / 1 < 10^16), then 0–2 fraction groups (the fraction padded to whole groups).
-  const d = DIGITS;
-  let n = 0;
-  if (whole >= 1e12) {
-    const top = Math.floor(whole / 1e8);
-    const low = whole - top * 1e8;
-    const t = (top / 10000) | 0;
-    d[0] = t;
-    d[1] = top - t * 10000;
-    const l = (low / 10000) | 0;
-    d[2] = l;
-    d[3] = low - l * 10000;
-    n = 4;
-  } else if (whole >= 1e8) {
-    const top = Math.floor(whole / 1e8);
-    const low = whole - top * 1e8;
-    const l = (low / 10000) | 0;
-    d[0] = top;
-    d[1] = l;
-    d[2] = low - l * 10000;
-    n = 3;
-  } else if (whole >= 10000) {
-    const t = (whole / 10000) | 0;
-    d[0] = t;
-    d[1] = whole - t * 10000;
-    n = 2;
-  } else if (whole > 0) {
-    d[0] = whole;
-    n = 1;
-  }
-  const intGroups = n;
-  const padded = frac * GROUP_SCALE[scale]!;
-  if (scale > 4) {
-    const hi = (padded / 10000) | 0;
-    d[n++] = hi;
-    d[n++] = padded - hi * 10000;
-  } else if (scale > 0) d[n++] = padded;
-  let first = 0;
-  while (first < n && d[first] === 0) first++;
-  let last = n;
-  while (last > first && d[last - 1] === 0) last--;
-  const ndigits = last - first;
-  const weight = ndigits === 0 ? 0 : intGroups - 1 - first;
-  const len = 8 + 2 * ndigits;
-  b[p] = 0;
-  b[p + 1] = 0;
-  b[p + 2] = len >> 8;
-  b[p + 3] = len;
-  b[p + 4] = 0;
-  b[p + 5] = ndigits;
-  b[p + 6] = weight >> 8;
-  b[p + 7] = weight;
-  b[p + 8] = neg && ndigits !== 0 ? NUMERIC_NEG >> 8 : 0;
-  b[p + 9] = 0;
-  b[p + 10] = 0;
-  b[p + 11] = scale;
-  let q = p + 12;
-  for (let k = first; k < last; k++) {
-    const g = d[k]!;
-    b[q] = g >> 8;
-    b[q + 1] = g;
-    q += 2;
-  }
-  return q;
-}
-
-const DIGITS = new Int32Array(8);

@@ -19,6 +19,8 @@ typedef int i32;
 typedef long long i64;
 typedef unsigned long long u64;
 
+#include "../../codecs/wasm/numeric-send.h"
+
 /* The column kinds, as src/wire/fast-fields.ts numbers them. */
 #define KIND_INT2 1
 #define KIND_INT4 2
@@ -48,7 +50,6 @@ static inline void put16(u8 *b, u32 v) {
   b[1] = v;
 }
 
-static const u32 FRACTION_GROUP_SCALE[5] = {10000, 1000, 100, 10, 1};
 static const i32 DAYS_IN_MONTH[13] = {0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
 
 static inline int is_leap(i32 y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
@@ -103,7 +104,7 @@ i32 encode_records(const u8 *d, i32 len, const i8 *kinds, i32 ncols, i32 delim, 
         q += 4 + n;
         e = x;
       } else if (kind == KIND_NUMERIC) {
-        /* -?[0-9]{0,8}(\.[0-9]{0,4})?, a digit in all: putSmallNumeric's groups of weights 1, 0, -1 */
+        /* -?[0-9]{0,8}(\.[0-9]{0,4})?, a digit in all: fastNumeric's form, numeric_send's bytes (at most 18 here: 3 digits) */
         if (out_cap - q < 18) {
           stop = STOP_ROOM;
           break;
@@ -124,25 +125,8 @@ i32 encode_records(const u8 *d, i32 len, const i8 *kinds, i32 ncols, i32 delim, 
           if (dscale > 4) break;
         }
         if (n_int == 0 && dscale == 0) break;
-        fv *= FRACTION_GROUP_SCALE[dscale];
-        const u32 hi = iv / 10000, lo = iv - hi * 10000;
-        const i32 first = hi ? 0 : lo ? 1 : 2;
-        const i32 last_group = fv ? 2 : lo ? 1 : 0;
-        const i32 ndigits = iv == 0 && fv == 0 ? 0 : last_group - first + 1;
-        u8 *b = out + q;
-        put32(b, (u32)(8 + 2 * ndigits));
-        put16(b + 4, (u32)ndigits);
-        put16(b + 6, ndigits == 0 ? 0 : (u32)(1 - first));
-        put16(b + 8, neg && ndigits != 0 ? 0x4000 : 0);
-        put16(b + 10, (u32)dscale);
-        u8 *g = b + 12;
-        for (i32 k = first; k < first + ndigits; k++) {
-          const u32 v = k == 0 ? hi : k == 1 ? lo : fv;
-          g[0] = v >> 8;
-          g[1] = v;
-          g += 2;
-        }
-        q = (i32)(g - out);
+        const i64 v = (i64)iv * NUMERIC_POW10[dscale] + fv;
+        q = (i32)(numeric_send(out + q, neg ? -v : v, (u32)dscale) - out);
         e = x;
       } else if (kind == KIND_DATE) {
         /* YYYY-MM-DD, a day that exists, year >= 1 */

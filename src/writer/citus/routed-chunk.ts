@@ -9,7 +9,7 @@ import { backendOf, endOldBackend, type Backend } from '../../core/old-backend.j
 import { isRetryable } from '../../core/retry.js';
 import { sourceFramer } from '../../input/framer-for.js';
 import { NO_LEDGER, type ChunkLedger, type LedgerInput, type RejectedRow } from '../ledger/ledger.js';
-import { commitChunk, isRowError, type ChunkOutcome, type ChunkTransactionContext } from '../chunk-transaction.js';
+import { commitChunk, commitTakingRejects, isRowError, type ChunkOutcome, type ChunkTransactionContext } from '../chunk-transaction.js';
 import type { ChunkWriter } from '../chunk-writer.js';
 import { streamCopy } from '../copy-writer.js';
 import { brokenChunk } from '../count-guard.js';
@@ -443,14 +443,7 @@ async function commitMarker(coordinator: pg.Client, chunk: Chunk, ctx: ChunkTran
   await coordinator.query('BEGIN');
   try {
     await ctx.ledger.record(coordinator, chunk, { loaded: outcome.loaded, rejected: outcome.rejects.length, skipped: outcome.skipped }, outcome.rejects);
-    budget.take(outcome.refusedHere);
-    try {
-      ctx.onCommit?.();
-      await coordinator.query('COMMIT');
-    } catch (error) {
-      budget.giveBack(outcome.refusedHere);
-      throw error;
-    }
+    await commitTakingRejects(coordinator, ctx, outcome.refusedHere);
   } catch (error) {
     await coordinator.query('ROLLBACK').catch(() => undefined);
     throw error;

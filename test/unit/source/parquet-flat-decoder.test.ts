@@ -14,13 +14,13 @@ import { DecodeThread } from '../../../src/input/parquet/decode-thread.js';
 import type { WireColumn } from '../../../src/codecs/catalog.js';
 import { BufferPool, dropColumn, ownedBuffers, rawValueOf, readHybrid, type FlatColumn } from '../../../src/input/parquet/flat-decoder.js';
 import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
-import { binaryCell, writeSmallNumeric, putDecimal, putInteger } from '../../../src/input/parquet/parquet-cells.js';
+import { binaryCell, putDecimal, putInteger } from '../../../src/input/parquet/parquet-cells.js';
 import { decimalText, type RawValue } from '../../../src/input/parquet/parquet-text.js';
 import type { DecodedColumn } from '../../../src/input/parquet/parquet-cells.js';
 import { WireBuffer } from '../../../src/codecs/field-encoder.js';
 import { hybridStream as stream } from '../../helpers/hybrid-stream.js';
 import { snappyCompress } from 'hyparquet-writer/src/snappy.js';
-import { writeNumericFromDecimal } from '../../../src/codecs/index.js';
+import { writeNumericFromDecimal, writeScaledNumeric } from '../../../src/codecs/index.js';
 
 /*
  * The flat decoder against hyparquet's general path, on files DuckDB writes: every value
@@ -330,14 +330,14 @@ describe('the flat Parquet decoder reads what hyparquet reads', () => {
 describe('Parquet values written without text', () => {
   it('numeric from an unscaled integer: the same bytes as writeNumericFromDecimal (numeric_send)', () => {
     const values = [0, 1, -1, 9, 10, 99, 100, 9999, 10000, 10001, 123456789, -123456789, 2 ** 53 - 1, -(2 ** 53 - 1), 100000000, 1000000000000, 5, 50, 500, 5000, 50000];
-    // Where putSmallNumeric changes arithmetic (int32 or not) and its count of whole groups.
+    // Where putScaledNumeric changes arithmetic (int32 or not) and its count of whole groups.
     values.push(2 ** 31 - 1, 2 ** 31, 2 ** 31 + 1, -(2 ** 31), -(2 ** 31) - 1, 99999999, 999999999999, 1000000000001, 9e15, 10 ** 15, 2 ** 52, 100000000000000);
     for (let k = 0; k < 2000; k++) values.push(Math.floor((Math.random() - 0.5) * 2 ** (1 + (k % 53))));
     for (const v of values) {
       for (let scale = 0; scale <= 8; scale++) {
         const a = new WireBuffer(64);
         const b = new WireBuffer(64);
-        writeSmallNumeric(a, v, scale);
+        writeScaledNumeric(a, v, scale);
         assert.equal(writeNumericFromDecimal(b, BigInt(v), scale), true);
         assert.deepEqual(Buffer.from(a.bytes.subarray(0, a.pos)), Buffer.from(b.bytes.subarray(0, b.pos)), `${v} scale ${scale}`);
         const t = new WireBuffer(64);

@@ -24,6 +24,8 @@ typedef unsigned int u32;
 typedef int i32;
 typedef unsigned long long u64;
 
+#include "../../../codecs/wasm/numeric-send.h"
+
 #define ERR_HEADER -1   /* the preamble (uncompressed length) is not a varint */
 #define ERR_LENGTH -2   /* the preamble's length is not the page header's */
 #define ERR_INPUT -3    /* an element reaches past the input */
@@ -295,73 +297,6 @@ static inline u32 word(const u8 *base, i32 i) {
   return v;
 }
 
-static const u32 POW10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
-/* What a fraction of `scale` digits is multiplied by to fill whole base-10000 groups. */
-static const u32 GROUP_SCALE[9] = {1, 1000, 100, 10, 1, 1000, 100, 10, 1};
-
-/* numeric `v · 10^-scale` (|v| < 2^53, scale 0-8) as numeric_send: parquet-cells.ts's putSmallNumeric. */
-static u8 *numeric(u8 *b, long long v, u32 scale) {
-  int neg = v < 0;
-  u64 a = neg ? (u64)(-v) : (u64)v;
-  u64 p10 = POW10[scale];
-  u64 whole = a / p10;
-  u32 frac = (u32)(a - whole * p10);
-  u32 d[8];
-  int n = 0;
-  if (whole >= 1000000000000ull) {
-    u32 top = (u32)(whole / 100000000);
-    u32 low = (u32)(whole % 100000000);
-    d[0] = top / 10000;
-    d[1] = top % 10000;
-    d[2] = low / 10000;
-    d[3] = low % 10000;
-    n = 4;
-  } else if (whole >= 100000000) {
-    u32 top = (u32)(whole / 100000000);
-    u32 low = (u32)(whole % 100000000);
-    d[0] = top;
-    d[1] = low / 10000;
-    d[2] = low % 10000;
-    n = 3;
-  } else if (whole >= 10000) {
-    d[0] = (u32)whole / 10000;
-    d[1] = (u32)whole % 10000;
-    n = 2;
-  } else if (whole > 0) {
-    d[0] = (u32)whole;
-    n = 1;
-  }
-  int intGroups = n;
-  u32 padded = frac * GROUP_SCALE[scale];
-  if (scale > 4) {
-    d[n++] = padded / 10000;
-    d[n++] = padded % 10000;
-  } else if (scale > 0) {
-    d[n++] = padded;
-  }
-  int first = 0;
-  while (first < n && d[first] == 0) first++;
-  int last = n;
-  while (last > first && d[last - 1] == 0) last--;
-  int ndigits = last - first;
-  int weight = ndigits == 0 ? 0 : intGroups - 1 - first;
-  put32(b, 8 + 2 * ndigits);
-  b[4] = 0;
-  b[5] = (u8)ndigits;
-  b[6] = (u8)(weight >> 8);
-  b[7] = (u8)weight;
-  b[8] = neg && ndigits != 0 ? 0x40 : 0;
-  b[9] = 0;
-  b[10] = 0;
-  b[11] = (u8)scale;
-  u8 *q = b + 12;
-  for (int k = first; k < last; k++) {
-    q[0] = (u8)(d[k] >> 8);
-    q[1] = (u8)d[k];
-    q += 2;
-  }
-  return q;
-}
 
 /* `n` bytes, 16 a move (the caller's slack after both). */
 static inline u8 *copyBytes(u8 *to, const u8 *from, u32 n) {
@@ -433,7 +368,7 @@ i32 tuples(const i32 *cols, i32 ncols, i32 from, i32 to, u8 *out, i32 limit) {
           continue;
         }
         case K_DECIMAL32:
-          p = numeric(p, (i32)word(bytes, i), (u32)c[5]);
+          p = numeric_send(p, (i32)word(bytes, i), (u32)c[5]);
           continue;
         case K_DECIMAL64: {
           long long v = (long long)(((u64)word(bytes, 2 * i + 1) << 32) | word(bytes, 2 * i));
@@ -442,7 +377,7 @@ i32 tuples(const i32 *cols, i32 ncols, i32 from, i32 to, u8 *out, i32 limit) {
             stop = TUPLES_OWN;
             break;
           }
-          p = numeric(p, v, (u32)c[5]);
+          p = numeric_send(p, v, (u32)c[5]);
           continue;
         }
         default:
