@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { LoadTarget } from '../../core/chunk.js';
 import { createOnce } from '../../core/create-once.js';
 import { LoadError } from '../../core/load-error.js';
-import { readTableColumns, type TableColumnCache } from '../../core/table-columns.js';
+import { copyColumns, readTableColumns, type TableColumnCache } from '../../core/table-columns.js';
 import { LEDGER_SCHEMA, type LedgerInput } from '../ledger/ledger.js';
 import type { ChunkWriter } from '../chunk-writer.js';
 import { wireFormat } from '../../wire/wire-format.js';
@@ -285,7 +285,8 @@ async function whyNotRouted(control: pg.Client, target: LoadTarget, input: Ledge
   const map = await readShardMap(control, input.tableOid);
   if (!isShardMap(map)) return map.reason;
   const cols = await readTableColumns(control, target.table, target.schema, tableColumns);
-  const columns = target.columns && target.columns.length > 0 ? target.columns : cols.map((c) => c.name);
+  // Without a column list the input's fields are COPY's columns: generated ones are not among them.
+  const columns = target.columns && target.columns.length > 0 ? target.columns : copyColumns(cols).map((c) => c.name);
   const field = columns.indexOf(map.column);
   if (field < 0) return `its distribution column ${map.column} is not in the input`;
   const filled = cols.filter((c) => c.hasDefault || c.identity || c.generated);
