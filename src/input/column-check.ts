@@ -4,15 +4,7 @@ import type { LoadTarget } from '../core/chunk.js';
 import { framerFor } from './framer-for.js';
 import { LoadError } from '../core/load-error.js';
 import { compressionOf } from './file-blocks.js';
-
-/** Columns COPY without a column list expects: every live column but generated ones. */
-export async function tableColumnCount(client: pg.Client, tableOid: number): Promise<number> {
-  const r = await client.query<{ n: number }>(
-    "SELECT count(*)::int AS n FROM pg_attribute WHERE attrelid = $1 AND attnum > 0 AND NOT attisdropped AND attgenerated = ''",
-    [tableOid],
-  );
-  return r.rows[0]?.n ?? 0;
-}
+import { copyColumns, readTableColumns, type TableColumnCache } from '../core/table-columns.js';
 
 const FIRST_READ = 64 * 1024;
 const MAX_READ = 16 * 1024 * 1024;
@@ -85,7 +77,7 @@ export function countFields(record: Buffer, format: LoadTarget['format']): numbe
  * Checks the first record of an input against the table before anything is written: a
  * wrong file, table or format then fails with one line instead of rejecting every row.
  */
-export async function checkColumnCount(client: pg.Client, input: LoadTarget, tableOid: number, tableName: string): Promise<void> {
+export async function checkColumnCount(client: pg.Client, input: LoadTarget, tableName: string, cache?: TableColumnCache): Promise<void> {
   if (input.file === '-' || compressionOf(input) !== undefined) return;
   // JSON maps keys to columns by name; other delimiters, quotes or encodings: COPY itself says it, row by row.
   if (input.format !== 'tbl' && input.format !== 'text' && input.format !== 'csv') return;
@@ -98,7 +90,8 @@ export async function checkColumnCount(client: pg.Client, input: LoadTarget, tab
   const index = header + (options.skip ?? 0);
   const record = await firstRecord(input, index);
   if (record === undefined) return;
-  const expected = input.columns?.length ?? (await tableColumnCount(client, tableOid));
+  // COPY without a column list expects every live column but generated ones.
+  const expected = input.columns?.length ?? copyColumns(await readTableColumns(client, input.table, input.schema, cache)).length;
   const found = countFields(record, input.format);
   if (found !== expected) {
     const which = index === 0 ? `${input.file}:1: table ${tableName} has ${expected} column${expected === 1 ? '' : 's'}, the first record has` : `${input.file}: table ${tableName} has ${expected} column${expected === 1 ? '' : 's'}, the first record loaded (record ${index + 1}, after ${header ? 'the header' : ''}${header && options.skip ? ' and ' : ''}${options.skip ? `--skip ${options.skip}` : ''}) has`;

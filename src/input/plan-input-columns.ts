@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import type { LoadTarget } from '../core/chunk.js';
 import { readHeaderNames } from './header.js';
-import { planColumns, readTableColumns, type TableColumn } from './column-plan.js';
+import { planColumns } from './column-plan.js';
+import { readTableColumns, type TableColumn, type TableColumnCache } from '../core/table-columns.js';
 
 /** A Parquet input's plan: its footer read now, its fields matched to the table's columns by name. */
 async function planParquetInput(input: LoadTarget, table: readonly TableColumn[]): Promise<LoadTarget> {
@@ -18,11 +19,10 @@ async function planParquetInput(input: LoadTarget, table: readonly TableColumn[]
 
 /**
  * The column plan of every input, read from the catalog once before the load (one query
- * per table): `--columns`, `--header match` (the file's first line, read now) or the
+ * per table, kept in `cache`): `--columns`, `--header match` (the file's first line, read now) or the
  * table's columns, checked against the table; JSON inputs also get how each column takes a value.
  */
-export async function planInputColumns(client: pg.Client, inputs: readonly LoadTarget[]): Promise<LoadTarget[]> {
-  const tables = new Map<string, TableColumn[]>();
+export async function planInputColumns(client: pg.Client, inputs: readonly LoadTarget[], cache: TableColumnCache = new Map()): Promise<LoadTarget[]> {
   const planned: LoadTarget[] = [];
   for (const input of inputs) {
     const options = input.input ?? {};
@@ -31,9 +31,7 @@ export async function planInputColumns(client: pg.Client, inputs: readonly LoadT
       planned.push(input);
       continue;
     }
-    const key = `${input.schema ?? ''}.${input.table}`;
-    let columns = tables.get(key);
-    if (columns === undefined) tables.set(key, (columns = await readTableColumns(client, input.table, input.schema)));
+    const columns = await readTableColumns(client, input.table, input.schema, cache);
     if (input.format === 'parquet') {
       planned.push(await planParquetInput(input, columns));
     } else if (options.header === 'match') {

@@ -12,6 +12,7 @@ import { qualifiedName } from '../core/identifiers.js';
 import { connect, type Target } from '../cluster/target.js';
 import { connectionFailure, copyColumnFromWhere, copyLineFromWhere, isServerError, LoadError } from '../core/load-error.js';
 import { planInputColumns } from '../input/plan-input-columns.js';
+import type { TableColumnCache } from '../core/table-columns.js';
 import { asServerKeeps } from '../core/old-backend.js';
 import { prepareTable, withTableCreationLocks, requireSchema } from './table-check.js';
 import { preflight } from './preflight.js';
@@ -587,10 +588,11 @@ async function prepareTablesLocked(
       out.set(input, table);
     }
     // Plans are checked in the same transaction: a wrong column name leaves the tables as they were.
-    const planned = await planInputColumns(client, inputs);
+    const columns: TableColumnCache = new Map();
+    const planned = await planInputColumns(client, inputs, columns);
     for (const [i, input] of planned.entries()) {
       const table = out.get(inputs[i]!)!;
-      await checkColumnCount(client, input, table.oid, table.name);
+      await checkColumnCount(client, input, table.name, columns);
     }
     await client.query('COMMIT');
     return { tables: out, planned };

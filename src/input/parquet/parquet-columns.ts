@@ -1,6 +1,6 @@
 import { parquetSchema, type FileMetaData } from 'hyparquet';
 import type { LoadTarget } from '../../core/chunk.js';
-import type { TableColumn } from '../column-plan.js';
+import type { TableColumn } from '../../core/table-columns.js';
 import { qualifiedName } from '../../core/identifiers.js';
 import { LoadError } from '../../core/load-error.js';
 import { fieldShape, UnsupportedParquetType, type FieldShape } from './parquet-types.js';

@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { LoadTarget } from '../../core/chunk.js';
 import { createOnce } from '../../core/create-once.js';
 import { LoadError } from '../../core/load-error.js';
+import { copyColumns, readTableColumns, type TableColumnCache } from '../../core/table-columns.js';
 import { LEDGER_SCHEMA, type LedgerInput } from '../ledger/ledger.js';
 import type { ChunkWriter } from '../chunk-writer.js';
 import { wireFormat } from '../../wire/wire-format.js';
@@ -104,11 +105,13 @@ export async function planRouting(control: pg.Client, targets: readonly LoadTarg
   const routes: TableRoute[] = [];
   const tables = new Map<string, RoutedTable>();
   const nodes = new Map<number, ShardNode>();
+  // Several inputs of one table read its columns once.
+  const tableColumns: TableColumnCache = new Map();
   const recorded = options.loadId === undefined ? new Map<string, RecordedInput>() : await recordedMaps(control, options.loadId);
   for (const target of targets) {
     const input = options.inputs.get(target.file)!;
     if (!options.citusTables.has(input.tableOid)) continue;
-    const why = await whyNotRouted(control, target, input, options);
+    const why = await whyNotRouted(control, target, input, options, tableColumns);
     if (typeof why === 'string') {
       if (options.route === 'client') throw new LoadError('bad-option', `--citus-route client: ${input.tableName} cannot be routed by pgsurge: ${why}`, { hint: 'use --citus-route auto (or coordinator) to load it through the coordinator' });
       // A load that began routing this input has parts on the nodes that the coordinator's COPY would load again.
@@ -268,7 +271,7 @@ async function recordedMaps(control: pg.Client, loadId: string): Promise<Map<str
 }
 
 /** The routed table, or why this input's rows go through the coordinator. */
-async function whyNotRouted(control: pg.Client, target: LoadTarget, input: LedgerInput, options: PlanOptions): Promise<RoutedTable | string> {
+async function whyNotRouted(control: pg.Client, target: LoadTarget, input: LedgerInput, options: PlanOptions, tableColumns: TableColumnCache): Promise<RoutedTable | string> {
   if (options.route === 'coordinator') return '--citus-route coordinator';
   // A routed chunk commits on each node apart: without the ledger's part rows a retried chunk would load its committed parts again.
   if (options.loadId === undefined) return '--no-ledger loads through the coordinator (routing to the shards needs the ledger: each node records its parts)';
@@ -281,14 +284,13 @@ async function whyNotRouted(control: pg.Client, target: LoadTarget, input: Ledge
   if (Buffer.byteLength(delimiter) !== 1) return `the delimiter ${JSON.stringify(delimiter)} is not one byte`;
   const map = await readShardMap(control, input.tableOid);
   if (!isShardMap(map)) return map.reason;
-  const cols = await control.query<{ attname: string; filled: boolean }>(
-    `SELECT attname, (atthasdef OR attidentity <> '' OR attgenerated <> '') AS filled FROM pg_attribute WHERE attrelid = $1 AND attnum > 0 AND NOT attisdropped ORDER BY attnum`,
-    [input.tableOid],
-  );
-  const columns = target.columns && target.columns.length > 0 ? target.columns : cols.rows.map((c) => c.attname);
+  const cols = await readTableColumns(control, target.table, target.schema, tableColumns);
+  // Without a column list the input's fields are COPY's columns: generated ones are not among them.
+  const columns = target.columns && target.columns.length > 0 ? target.columns : copyColumns(cols).map((c) => c.name);
   const field = columns.indexOf(map.column);
   if (field < 0) return `its distribution column ${map.column} is not in the input`;
-  const defaulted = cols.rows.filter((c) => c.filled && !columns.includes(c.attname)).map((c) => c.attname);
+  const filled = cols.filter((c) => c.hasDefault || c.identity || c.generated);
+  const defaulted = filled.filter((c) => !columns.includes(c.name)).map((c) => c.name);
   if (defaulted.length > 0) return `${defaulted.join(', ')} would be filled by defaults (evaluated by the coordinator, not by a shard)`;
   const nullMarker = wire.null ?? '\\N';
   return {

@@ -6,6 +6,7 @@ import { planParquetColumns } from '../../../src/input/parquet/parquet-columns.j
 import type { FieldShape } from '../../../src/input/parquet/parquet-types.js';
 import { WireBuffer } from '../../../src/codecs/field-encoder.js';
 import { LoadError } from '../../../src/core/load-error.js';
+import { tableColumn } from '../../helpers/table-column.js';
 
 describe('Parquet values as PostgreSQL text, exactly', () => {
   it('decimals from the unscaled integer and the scale', () => {
@@ -90,7 +91,7 @@ describe('Parquet runs and column plans', () => {
       { shape: 'leaf', name: 'ID', leaf: { kind: 'int' }, label: 'INT32' },
       { shape: 'leaf', name: 'when', leaf: { kind: 'date' }, label: 'DATE' },
     ];
-    const col = (name: string, type: string, category: string) => ({ name, type, kind: 'scalar' as const, elementJson: false, typname: type, category, hasDefault: false, generated: false });
+    const col = (name: string, type: string, category: string) => tableColumn({ name, type, kind: 'scalar', elementJson: false, typname: type, category, hasDefault: false, generated: false });
     const plan = planParquetColumns(target, [col('id', 'int4', 'N'), col('when', 'date', 'D')], fields, undefined);
     assert.deepEqual(plan.map((p) => [p.column, p.field, p.rendering]), [['id', 'ID', 'text'], ['when', 'when', 'text']]);
     assert.throws(() => planParquetColumns(target, [col('id', 'int4', 'N'), col('when', 'int4', 'N'), col('other', 'text', 'S')], fields, undefined), (e: unknown) => {

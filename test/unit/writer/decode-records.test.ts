@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import type { Format } from '../../../src/input/formats.js';
 import { decodeRecordBatches, decodeRecords, unescapeText, type DecodedRecord } from '../../../src/wire/decode-records.js';
 import { arrayLiteral, insertPlan, MAX_PARAMETERS } from '../../../src/writer/insert-writer.js';
+import { tableColumn } from '../../helpers/table-column.js';
 
 interface Case {
   name: string;
@@ -82,9 +83,9 @@ describe('decodeRecords: COPY text, tbl and CSV → field values, as COPY reads 
 
 describe('INSERT statements and parameters', () => {
   const columns = [
-    { name: 'id', type: 'integer', baseType: 'integer', isArray: false },
-    { name: 'code', type: 'character(3)', baseType: 'bpchar', isArray: false },
-    { name: 'tags', type: 'integer[]', baseType: 'integer[]', isArray: true },
+    tableColumn({ name: 'id', type: 'integer', baseType: 'integer', isArray: false }),
+    tableColumn({ name: 'code', type: 'character(3)', baseType: 'bpchar', isArray: false }),
+    tableColumn({ name: 'tags', type: 'integer[]', baseType: 'integer[]', isArray: true }),
   ];
   it('unnest casts to the type without its modifier, array columns through text', () => {
     const plan = insertPlan('"t"', columns, { style: 'unnest', batchRows: 10, onConflict: 'error' });
@@ -97,7 +98,7 @@ describe('INSERT statements and parameters', () => {
     assert.deepEqual(plan.params([['1', 'a', null], ['2', 'b', '{}']]), ['1', 'a', null, '2', 'b', '{}']);
   });
   it('values never exceeds 65,535 parameters', () => {
-    const wide = Array.from({ length: 16 }, (_, i) => ({ name: `c${i}`, type: 'text', baseType: 'text', isArray: false }));
+    const wide = Array.from({ length: 16 }, (_, i) => tableColumn({ name: `c${i}`, type: 'text', baseType: 'text', isArray: false }));
     const plan = insertPlan('"t"', wide, { style: 'values', batchRows: 100000, onConflict: 'error' });
     assert.equal(plan.batchRows, Math.floor(MAX_PARAMETERS / 16));
     assert.ok(plan.batchRows * 16 <= MAX_PARAMETERS);
