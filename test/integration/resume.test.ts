@@ -50,16 +50,22 @@ describe('exactly once across crashes', () => {
     const { file, size, expected, badBytes } = await input('lineitem.tbl');
     const random = prng(20261130);
     let kills = 0;
+    // The moments are drawn from the load's own length: a load that ended before its kill
+    // (a quiet, fast machine) narrows the span, so the later draws fall inside a load.
+    let span = 400;
     for (let round = 0; kills < KILLS && round < 25; round++) {
       const loadId = `crash-${round}`;
       const run = startCli(['load', file, '-t', 'lineitem', '--create', '--truncate', '-w', '3', '--chunk-size', '4KB', '--load-id', loadId, ...target()]);
       await run.waitFor(/pgsurge: load crash-\d+/);
-      await sleep(Math.floor(random() * 400));
+      const started = Date.now();
+      const endedAt = run.exited.then(() => Date.now());
+      await sleep(Math.floor(random() * span));
       if (run.child.exitCode === null) {
         run.child.kill('SIGKILL');
         kills++;
       }
       await run.exited;
+      if (run.child.signalCode !== 'SIGKILL') span = Math.max(20, Math.min(span, Math.floor(((await endedAt) - started) * 0.8)));
       await assertNoHalfChunk(loadId);
 
       const [w, chunk] = round % 2 === 0 ? ['2', '5KB'] : ['4', '16KB'];
