@@ -81,13 +81,17 @@ if (outsideCli.length > 0) {
 // Functions still longer, known and left for later (empty once they are split):
 const KNOWN_LONG_FUNCTIONS = new Set([
   'src/input/json/json-array-source.ts jsonArrayChunks',
-  'src/input/chunker.ts chunkRecords',
   'src/input/parquet/flat-decoder.ts flatColumnPages',
-  'src/writer/durability/durability-session.ts startDurability',
   'src/report/html-page-script.ts drawReport',
-  'src/dbt3/dbt3-load.ts loadDbt3',
 ]);
-const long = functionsUnder(root).filter((f) => f.lines > MAX_LINES && !KNOWN_LONG_FUNCTIONS.has(`${f.file} ${f.name}`));
+const functions = functionsUnder(root);
+const long = functions.filter((f) => f.lines > MAX_LINES && !KNOWN_LONG_FUNCTIONS.has(`${f.file} ${f.name}`));
+// A known one split since (or gone) leaves the list.
+const stale = [...KNOWN_LONG_FUNCTIONS].filter((k) => !functions.some((f) => f.lines > MAX_LINES && `${f.file} ${f.name}` === k));
+if (stale.length > 0) {
+  process.stderr.write(`No longer over ${MAX_LINES} lines: take it off KNOWN_LONG_FUNCTIONS in scripts/check-layers.js:\n${stale.map((k) => `  ${k}\n`).join('')}`);
+  process.exit(1);
+}
 if (long.length > 0) {
   process.stderr.write(`A function in src/ over ${MAX_LINES} lines (split it into steps that each say what they do):\n${long.map((f) => `  ${f.file}:${f.line}: ${f.name}, ${f.lines} lines\n`).join('')}`);
   process.exit(1);
