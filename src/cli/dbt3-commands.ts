@@ -7,6 +7,7 @@ import { addLoadOptions, addTargetOptions, walFlusherWanted, type LoadFlags } fr
 import { UNSAFE_WARNING } from '../writer/durability/presets.js';
 import { formatDurability } from './durability-format.js';
 import { EXIT, printError } from './errors.js';
+import { onStopSignals } from './stop-signals.js';
 import { addObserveOptions, observeLoad, stoppedEvent, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
 import { formatBytes } from '../core/format-count.js';
 import { parseSize } from './parse-options.js';
@@ -91,7 +92,7 @@ How it runs (docs/dbt3-load.md):
   ledger lacks and builds what the catalog lacks.
 
 Exit codes: 0 done, 1 a load or build failed, 2 bad usage (nothing changed), 3 rows
-rejected, 130 interrupted (Ctrl-C; resume with --resume).
+rejected, 130 interrupted (Ctrl-C, SIGTERM or SIGHUP; resume with --resume).
 
 Examples:
   pgsurge dbt3 gen --scale 1 --out sf1 && pgsurge dbt3 load sf1 --replace -w 2 --report load.html
@@ -101,16 +102,10 @@ Examples:
   cmd.action(async (dir: string, flags: Dbt3LoadFlags) => {
     const target = await openTarget(flags);
     if (flags.durability === 'unsafe' && target.managed !== undefined) process.stderr.write(UNSAFE_WARNING);
-    // Ctrl-C: stop the loads (chunks in flight rolled back) and cancel the builds; print the resume command. A second Ctrl-C exits at once.
-    const abort = new AbortController();
-    const onSigint = (): void => {
-      if (abort.signal.aborted) process.exit(EXIT.interrupted);
-      process.stderr.write('\npgsurge: interrupted; rolling back the chunks in flight and cancelling the builds (Ctrl-C again to quit at once)\n');
-      abort.abort();
-    };
-    process.on('SIGINT', onSigint);
+    // Ctrl-C, SIGTERM, SIGHUP: stop the loads (chunks in flight rolled back) and cancel the builds; print the resume command. A second signal exits at once.
+    const stop = onStopSignals('the chunks in flight and cancelling the builds');
     const observed = await observeLoad(flags, target).catch(async (error: unknown) => {
-      process.off('SIGINT', onSigint);
+      stop.off();
       await target.release();
       throw error;
     });
@@ -134,7 +129,7 @@ Examples:
           maxRejects: flags.maxRejects,
           rejectDir: flags.rejectDir,
           retryForMs: flags.retryFor,
-          signal: abort.signal,
+          signal: stop.signal,
           writer: writerFor({ mode: 'copy', workers: flags.workers, ...(flags.wire !== undefined ? { wire: flags.wire } : {}) }),
         },
         target,
@@ -180,7 +175,7 @@ Examples:
       process.stderr.write(`  resume with: ${resume}\n`);
       process.exitCode = error.interrupted ? EXIT.interrupted : EXIT.failed;
     } finally {
-      process.off('SIGINT', onSigint);
+      stop.off();
       await observed.close();
       await target.release();
     }

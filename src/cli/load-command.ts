@@ -15,6 +15,7 @@ import { addWriterOptions, writerSpecFromFlags, type WriterFlags } from './write
 import { writerFor } from '../writer/writer-for.js';
 import { addObserveOptions, observeLoad, stoppedEvent, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
 import { parseLoadId } from './parse-options.js';
+import { onStopSignals } from './stop-signals.js';
 import { planInputs } from './plan-inputs.js';
 import { rerunCommand, resumeCommand, startOverCommand } from './resume-command.js';
 import { formatDiagnosis, formatSummary } from '../report/summary-format.js';
@@ -35,9 +36,6 @@ interface LoadCommandFlags extends LoadFlags, InputFlags, ObserveFlags, WriterFl
   part?: LoadPart;
   citusRoute: CitusRoute;
 }
-
-/** Signals that stop a load the way Ctrl-C does. */
-const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 export function registerLoadCommand(program: Command): void {
   const cmd = program
@@ -134,18 +132,9 @@ async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> 
   };
   // Ctrl-C, SIGTERM, SIGHUP: stop reading, roll back the chunks in flight, undo a durability
   // preset, print the resume command. A second signal exits at once.
-  const abort = new AbortController();
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (abort.signal.aborted) process.exit(EXIT.interrupted);
-    process.stderr.write(`\npgsurge: interrupted (${signal}); rolling back the chunks in flight (Ctrl-C again to quit at once)\n`);
-    abort.abort();
-  };
-  const offSignals = (): void => {
-    for (const s of STOP_SIGNALS) process.off(s, onSignal);
-  };
-  for (const s of STOP_SIGNALS) process.on(s, onSignal);
+  const stop = onStopSignals('the chunks in flight');
   const observed = await observeLoad(flags, target).catch(async (error: unknown) => {
-    offSignals();
+    stop.off();
     await target.release();
     throw error;
   });
@@ -164,7 +153,7 @@ async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> 
         rejectFile: flags.rejectFile,
         rejectDir: flags.rejectDir,
         retryForMs: flags.retryFor,
-        signal: abort.signal,
+        signal: stop.signal,
         durability: { preset: flags.durability, unlogged: flags.unlogged === true },
         writer,
         ...(flags.part ? { part: flags.part } : {}),
@@ -210,7 +199,7 @@ async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> 
     else process.stderr.write('  (loaded without the ledger: this load cannot be resumed; the rows committed so far stay)\n');
     process.exitCode = error.interrupted ? EXIT.interrupted : EXIT.failed;
   } finally {
-    offSignals();
+    stop.off();
     await observed.close();
     await target.release();
   }

@@ -18,7 +18,8 @@ import { dbt3Tasks } from './dbt3-tasks.js';
 import { mergeSummaries } from './merge-summaries.js';
 import { runSchedule, type TaskProgress, type TaskRun } from './run-schedule.js';
 import { LoadStopped } from '../load/load-stopped.js';
-import { load, type LoadOptions } from '../load/load.js';
+import { load } from '../load/load.js';
+import type { LoadOptions } from '../load/load-options.js';
 import type { LoadReporter } from '../metrics/load-counters.js';
 import type { LoadSummary } from '../metrics/load-counters.js';
 import { runWithDurability, unsafeRefused, type DurableTable } from '../writer/durability/durability-session.js';
@@ -148,163 +149,187 @@ export async function loadDbt3(dir: string, options: Dbt3LoadOptions, target: Ta
   const control = await connect(target.config).catch((e: unknown) => {
     throw connectionFailure(e, target.description);
   });
-  let prepared: Awaited<ReturnType<typeof prepareTables>>;
-  let todo: { builds: Dbt3Build[]; alreadyBuilt: string[]; rebuilt: string[] };
-  let sizing: BuildSizing | undefined;
   const sessionPrefix = buildSessionPrefix(options.schema);
-  try {
-    await requireSchema(control, options.schema);
-    const schemaName = options.schema ?? ((await control.query<{ s: string }>('SELECT current_schema() AS s')).rows[0]?.s ?? 'public');
-    const locked = (await control.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext('pgsurge dbt3'), hashtext($1)) AS ok", [schemaName])).rows[0]?.ok === true;
-    if (!locked) throw new LoadError('bad-option', `a dbt3 load into schema ${schemaName} is running in another pgsurge right now`, { hint: 'wait for it to end, or load into another --schema' });
-    // Build sessions of a killed earlier run may still be running their statement (a backend notices its client gone only when it writes): end them first.
-    await endOrphanSessions(control, sessionPrefix);
-    prepared = await prepareTables(control, files, options);
-    // Every Parquet file's fields against its table now, before any table loads: one file
-    // that does not match stops the whole load with nothing loaded (exit 2), not after the
-    // tables scheduled before it have loaded.
-    await planInputColumns(control, [...files.keys()].flatMap((table) => dbt3Inputs(files, table, options.schema)));
-    todo = options.keys ? await buildsStillToDo(control, options.schema) : { builds: [], alreadyBuilt: [], rebuilt: [] };
-    if (todo.builds.length > 0 || options.analyze) {
-      sizing = sizeBuildSessions({
-        server: await readServerBuildSettings(control),
-        machine: isLocalServer(target) ? await localMachineMemory() : {},
-        buildsAtOnce: options.workers,
-        buildMemoryBytes: options.buildMemoryBytes,
-      });
-    }
-  } catch (error) {
+  const { prepared, todo, sizing } = await prepareDbt3Load(control, files, options, target, sessionPrefix).catch(async (error: unknown) => {
     await control.end().catch(() => undefined);
     throw error;
-  }
+  });
   const createSeconds = now();
   const sessions = new BuildSessions(target, sizing, sessionPrefix);
   try {
-    return await scheduleAndRun();
+    return await scheduleAndRun({ files, options, target, reporter, durability, now, prepared, todo, sizing, sessions, createSeconds });
   } finally {
     await sessions.close();
     // Ending the session releases the schema's lock.
     await control.end().catch(() => undefined);
   }
+}
 
-  async function scheduleAndRun(): Promise<Dbt3LoadResult> {
-    const sizes = new Map<Dbt3Table, number>();
-    for (const [table, paths] of files) sizes.set(table, (await Promise.all(paths.map((p) => fs.stat(p).then((s) => s.size)))).reduce((a, b) => a + b, 0));
-    // With the tables unlogged (or fsync off) until the load ends, an index built before SET LOGGED would be rebuilt by it: build after.
-    const overlapSafe = durability.preset !== 'unsafe' && !durability.unlogged;
-    const overlap = (options.overlap ?? false) && overlapSafe;
-    const plan = orderTasks(
-      dbt3Tasks(
-        [...sizes].map(([table, bytes]) => ({ table, bytes })),
-        todo.builds,
-        {
-          budget: options.workers,
-          chunkBytes: options.chunkBytes,
-          overlap,
-          buildAsLoaded: options.buildAsLoaded === true,
-          analyze: options.analyze,
-          schema: options.schema,
-          primaryKeyInTwoSteps: options.twoStepKeys === true && !prepared.citus,
-        },
-      ),
-      options.workers,
-      { loadsFirst: options.loadsFirst ?? true },
-    );
-    const loads = plan.filter((t) => t.kind === 'load');
-    const builds = plan.filter((t) => t.kind !== 'load');
+/** What a dbt3 load found and decided on its control connection, before any row moves. */
+interface Dbt3Prepared {
+  readonly prepared: Awaited<ReturnType<typeof prepareTables>>;
+  readonly todo: { builds: Dbt3Build[]; alreadyBuilt: string[]; rebuilt: string[] };
+  readonly sizing: BuildSizing | undefined;
+}
 
-    const inputsOf = (table: string): LoadTarget[] => dbt3Inputs(files, table, options.schema);
-    const allInputs = [...files.keys()].flatMap(inputsOf);
-    const totalBytes = [...sizes.values()].reduce((a, b) => a + b, 0);
-    const summaries: LoadSummary[] = [];
-    const timeline: TaskRun[] = [];
-    // The watcher (progress line, sampler) sees one load of all eight tables, not eight starts.
-    await reporter.start?.({ inputs: allInputs, totalBytes, workers: options.workers, target: target.description, loadId: 'dbt3', resumed: options.resume === true });
-    // Each table's first chunk start and last chunk end, for the timeline of a load of several tables.
-    const spans = new Map<string, { start: number; end: number }>();
-    const perTable: LoadReporter = {
-      // Each load's workers have names of their own (its load id): the watcher's wait sampler looks at them all.
-      start: (info) => {
-        if (info.workerPrefix !== undefined) reporter.workersNamed?.(info.workerPrefix);
-      },
-      chunkLoaded(info) {
-        const end = now();
-        const span = spans.get(info.chunk.target.table) ?? { start: end - info.seconds, end };
-        spans.set(info.chunk.target.table, { start: Math.min(span.start, end - info.seconds), end: Math.max(span.end, end) });
-        reporter.chunkLoaded?.(info);
-      },
-      note: (m) => reporter.note?.(m),
-      warning: (m) => reporter.warning?.(m),
-      retrying: (i) => reporter.retrying?.(i),
-    };
-
-    const runTask = (writer: ChunkWriter) => async (task: PlannedTask, slots: number, signal: AbortSignal, progress: TaskProgress, last: boolean): Promise<{ statement: string; parallelWorkers?: number }> => {
-      if (task.kind === 'load') {
-        const tables = task.tables ?? [task.table];
-        const inputs = tables.flatMap((t) => inputsOf(t));
-        // A load of several tables: each table in is its milestone (its builds may start), and the schedule may take workers back for them.
-        const grouped = (task.milestones?.length ?? 0) > 0;
-        const summary = await load(
-          inputs,
-          // A table holding rows must have an earlier run of this load to resume (else its rows would be loaded twice).
-          {
-            ...options,
-            workers: slots,
-            create: false,
-            truncate: false,
-            writer,
-            resume: tables.some((t) => prepared.resuming.has(t as Dbt3Table)),
-            signal,
-            ...(grouped ? { shrink: { take: progress.takeBack, released: progress.gaveBack } } : {}),
-          },
-          target,
-          grouped ? { ...perTable, tableLoaded: (table) => progress.reached(`load ${table}`) } : perTable,
-        );
-        summaries.push(summary);
-        return { statement: `COPY ${tables.map((t) => qualifiedName(t, options.schema)).join(', ')} FROM STDIN: ${inputs.length} file(s), ${slots} worker(s)` };
-      }
-      const parallelWorkers = await sessions.run(task, signal, last);
-      return { statement: task.statement!, ...(parallelWorkers === undefined ? {} : { parallelWorkers }) };
-    };
-
-    const stopped = (error: unknown): never => {
-      const cause = error instanceof LoadStopped ? error : error instanceof LoadError ? error : new LoadError('internal', (error as Error).message ?? String(error), { cause: error });
-      const summary = mergeSummaries(error instanceof LoadStopped ? [...summaries, error.summary] : summaries, options.workers, target.description, loadSpan(timeline));
-      splitGroupLoads(timeline, plan, spans, (t) => `COPY ${qualifiedName(t, options.schema)} FROM STDIN: ${inputsOf(t).length} file(s)`);
-      throw new Dbt3LoadStopped(cause, summary, [...timeline].sort((a, b) => a.start - b.start));
-    };
-
-    // Builds beside the loads (each table's as soon as it is in), unless the durability preset makes them wait until it is undone.
-    const rest = overlapSafe && (overlap || options.buildAsLoaded === true) ? [] : builds;
-    if (builds.length > 0) sessions.warm(Math.min(options.workers, builds.length));
-    const durable = await runWithDurability(target, durability, prepared.durable, { writer: options.writer ?? copyWriter, workers: options.workers }, async (writer) => {
-      const outcome = await runSchedule(rest.length === 0 ? plan : loads, options.workers, { run: runTask(writer), now, signal: options.signal });
-      timeline.push(...outcome.runs);
-      if (outcome.error !== undefined) throw outcome.error;
-      return mergeSummaries(summaries, options.workers, target.description, loadSpan(outcome.runs));
-    }).catch(stopped);
-    if (rest.length > 0) {
-      const outcome = await runSchedule(plan, options.workers, { run: runTask(options.writer ?? copyWriter), now, signal: options.signal, done: new Set(loads.flatMap((l) => [l.id, ...(l.milestones ?? []).map((m) => m.id)])) });
-      timeline.push(...outcome.runs);
-      if (outcome.error !== undefined) stopped(outcome.error);
-    }
-    splitGroupLoads(timeline, plan, spans, (t) => `COPY ${qualifiedName(t, options.schema)} FROM STDIN: ${inputsOf(t).length} file(s)`);
-    timeline.sort((a, b) => a.start - b.start);
-    const summary: LoadSummary = { ...durable.result, durability: durable.durability };
-    const phases: PhaseTiming[] = [{ phase: 'create tables', seconds: createSeconds, statements: files.size }, ...phasesOf(timeline)];
-    // SET LOGGED, the restarts of --durability unsafe: part of what the load cost.
-    for (const step of durable.durability.steps) phases.push({ phase: step.step, seconds: step.seconds, statements: 1 });
-    return {
-      summary,
-      phases,
-      timeline,
-      ...(sizing ? { buildSizing: sizing } : {}),
-      ...(sessions.settings ? { buildSession: sessions.settings } : {}),
-      alreadyBuilt: todo.alreadyBuilt,
-      rebuilt: todo.rebuilt,
-      seconds: now(),
-    };
+/** On the control connection: the schema's dbt3 lock, orphan build sessions ended, the tables prepared, every input checked, the builds still to do and their sessions' sizes. */
+async function prepareDbt3Load(control: pg.Client, files: ReadonlyMap<Dbt3Table, readonly string[]>, options: Dbt3LoadOptions, target: Target, sessionPrefix: string): Promise<Dbt3Prepared> {
+  await requireSchema(control, options.schema);
+  const schemaName = options.schema ?? ((await control.query<{ s: string }>('SELECT current_schema() AS s')).rows[0]?.s ?? 'public');
+  const locked = (await control.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext('pgsurge dbt3'), hashtext($1)) AS ok", [schemaName])).rows[0]?.ok === true;
+  if (!locked) throw new LoadError('bad-option', `a dbt3 load into schema ${schemaName} is running in another pgsurge right now`, { hint: 'wait for it to end, or load into another --schema' });
+  // Build sessions of a killed earlier run may still be running their statement (a backend notices its client gone only when it writes): end them first.
+  await endOrphanSessions(control, sessionPrefix);
+  const prepared = await prepareTables(control, files, options);
+  // Every Parquet file's fields against its table now, before any table loads: one file
+  // that does not match stops the whole load with nothing loaded (exit 2), not after the
+  // tables scheduled before it have loaded.
+  await planInputColumns(control, [...files.keys()].flatMap((table) => dbt3Inputs(files, table, options.schema)));
+  const todo = options.keys ? await buildsStillToDo(control, options.schema) : { builds: [], alreadyBuilt: [], rebuilt: [] };
+  let sizing: BuildSizing | undefined;
+  if (todo.builds.length > 0 || options.analyze) {
+    sizing = sizeBuildSessions({
+      server: await readServerBuildSettings(control),
+      machine: isLocalServer(target) ? await localMachineMemory() : {},
+      buildsAtOnce: options.workers,
+      buildMemoryBytes: options.buildMemoryBytes,
+    });
   }
+  return { prepared, todo, sizing };
+}
+
+/** A dbt3 load's schedule run, with what it was prepared with. */
+interface Dbt3Run extends Dbt3Prepared {
+  readonly files: ReadonlyMap<Dbt3Table, readonly string[]>;
+  readonly options: Dbt3LoadOptions;
+  readonly target: Target;
+  readonly reporter: LoadReporter;
+  readonly durability: DurabilityOptions;
+  /** Seconds since the load began. */
+  now(): number;
+  readonly sessions: BuildSessions;
+  readonly createSeconds: number;
+}
+
+/** The loads and builds as one schedule, under the durability preset; the result with its timeline and phases. */
+async function scheduleAndRun(run: Dbt3Run): Promise<Dbt3LoadResult> {
+  const { files, options, target, reporter, durability, now, prepared, todo, sizing, sessions, createSeconds } = run;
+  const sizes = new Map<Dbt3Table, number>();
+  for (const [table, paths] of files) sizes.set(table, (await Promise.all(paths.map((p) => fs.stat(p).then((s) => s.size)))).reduce((a, b) => a + b, 0));
+  // With the tables unlogged (or fsync off) until the load ends, an index built before SET LOGGED would be rebuilt by it: build after.
+  const overlapSafe = durability.preset !== 'unsafe' && !durability.unlogged;
+  const overlap = (options.overlap ?? false) && overlapSafe;
+  const plan = orderTasks(
+    dbt3Tasks(
+      [...sizes].map(([table, bytes]) => ({ table, bytes })),
+      todo.builds,
+      {
+        budget: options.workers,
+        chunkBytes: options.chunkBytes,
+        overlap,
+        buildAsLoaded: options.buildAsLoaded === true,
+        analyze: options.analyze,
+        schema: options.schema,
+        primaryKeyInTwoSteps: options.twoStepKeys === true && !prepared.citus,
+      },
+    ),
+    options.workers,
+    { loadsFirst: options.loadsFirst ?? true },
+  );
+  const loads = plan.filter((t) => t.kind === 'load');
+  const builds = plan.filter((t) => t.kind !== 'load');
+
+  const inputsOf = (table: string): LoadTarget[] => dbt3Inputs(files, table, options.schema);
+  const allInputs = [...files.keys()].flatMap(inputsOf);
+  const totalBytes = [...sizes.values()].reduce((a, b) => a + b, 0);
+  const summaries: LoadSummary[] = [];
+  const timeline: TaskRun[] = [];
+  // The watcher (progress line, sampler) sees one load of all eight tables, not eight starts.
+  await reporter.start?.({ inputs: allInputs, totalBytes, workers: options.workers, target: target.description, loadId: 'dbt3', resumed: options.resume === true });
+  // Each table's first chunk start and last chunk end, for the timeline of a load of several tables.
+  const spans = new Map<string, { start: number; end: number }>();
+  const perTable: LoadReporter = {
+    // Each load's workers have names of their own (its load id): the watcher's wait sampler looks at them all.
+    start: (info) => {
+      if (info.workerPrefix !== undefined) reporter.workersNamed?.(info.workerPrefix);
+    },
+    chunkLoaded(info) {
+      const end = now();
+      const span = spans.get(info.chunk.target.table) ?? { start: end - info.seconds, end };
+      spans.set(info.chunk.target.table, { start: Math.min(span.start, end - info.seconds), end: Math.max(span.end, end) });
+      reporter.chunkLoaded?.(info);
+    },
+    note: (m) => reporter.note?.(m),
+    warning: (m) => reporter.warning?.(m),
+    retrying: (i) => reporter.retrying?.(i),
+  };
+
+  const runTask = (writer: ChunkWriter) => async (task: PlannedTask, slots: number, signal: AbortSignal, progress: TaskProgress, last: boolean): Promise<{ statement: string; parallelWorkers?: number }> => {
+    if (task.kind === 'load') {
+      const tables = task.tables ?? [task.table];
+      const inputs = tables.flatMap((t) => inputsOf(t));
+      // A load of several tables: each table in is its milestone (its builds may start), and the schedule may take workers back for them.
+      const grouped = (task.milestones?.length ?? 0) > 0;
+      const summary = await load(
+        inputs,
+        // A table holding rows must have an earlier run of this load to resume (else its rows would be loaded twice).
+        {
+          ...options,
+          workers: slots,
+          create: false,
+          truncate: false,
+          writer,
+          resume: tables.some((t) => prepared.resuming.has(t as Dbt3Table)),
+          signal,
+          ...(grouped ? { shrink: { take: progress.takeBack, released: progress.gaveBack } } : {}),
+        },
+        target,
+        grouped ? { ...perTable, tableLoaded: (table) => progress.reached(`load ${table}`) } : perTable,
+      );
+      summaries.push(summary);
+      return { statement: `COPY ${tables.map((t) => qualifiedName(t, options.schema)).join(', ')} FROM STDIN: ${inputs.length} file(s), ${slots} worker(s)` };
+    }
+    const parallelWorkers = await sessions.run(task, signal, last);
+    return { statement: task.statement!, ...(parallelWorkers === undefined ? {} : { parallelWorkers }) };
+  };
+
+  const stopped = (error: unknown): never => {
+    const cause = error instanceof LoadStopped ? error : error instanceof LoadError ? error : new LoadError('internal', (error as Error).message ?? String(error), { cause: error });
+    const summary = mergeSummaries(error instanceof LoadStopped ? [...summaries, error.summary] : summaries, options.workers, target.description, loadSpan(timeline));
+    splitGroupLoads(timeline, plan, spans, (t) => `COPY ${qualifiedName(t, options.schema)} FROM STDIN: ${inputsOf(t).length} file(s)`);
+    throw new Dbt3LoadStopped(cause, summary, [...timeline].sort((a, b) => a.start - b.start));
+  };
+
+  // Builds beside the loads (each table's as soon as it is in), unless the durability preset makes them wait until it is undone.
+  const rest = overlapSafe && (overlap || options.buildAsLoaded === true) ? [] : builds;
+  if (builds.length > 0) sessions.warm(Math.min(options.workers, builds.length));
+  const durable = await runWithDurability(target, durability, prepared.durable, { writer: options.writer ?? copyWriter, workers: options.workers }, async (writer) => {
+    const outcome = await runSchedule(rest.length === 0 ? plan : loads, options.workers, { run: runTask(writer), now, signal: options.signal });
+    timeline.push(...outcome.runs);
+    if (outcome.error !== undefined) throw outcome.error;
+    return mergeSummaries(summaries, options.workers, target.description, loadSpan(outcome.runs));
+  }).catch(stopped);
+  if (rest.length > 0) {
+    const outcome = await runSchedule(plan, options.workers, { run: runTask(options.writer ?? copyWriter), now, signal: options.signal, done: new Set(loads.flatMap((l) => [l.id, ...(l.milestones ?? []).map((m) => m.id)])) });
+    timeline.push(...outcome.runs);
+    if (outcome.error !== undefined) stopped(outcome.error);
+  }
+  splitGroupLoads(timeline, plan, spans, (t) => `COPY ${qualifiedName(t, options.schema)} FROM STDIN: ${inputsOf(t).length} file(s)`);
+  timeline.sort((a, b) => a.start - b.start);
+  const summary: LoadSummary = { ...durable.result, durability: durable.durability };
+  const phases: PhaseTiming[] = [{ phase: 'create tables', seconds: createSeconds, statements: files.size }, ...phasesOf(timeline)];
+  // SET LOGGED, the restarts of --durability unsafe: part of what the load cost.
+  for (const step of durable.durability.steps) phases.push({ phase: step.step, seconds: step.seconds, statements: 1 });
+  return {
+    summary,
+    phases,
+    timeline,
+    ...(sizing ? { buildSizing: sizing } : {}),
+    ...(sessions.settings ? { buildSession: sessions.settings } : {}),
+    alreadyBuilt: todo.alreadyBuilt,
+    rebuilt: todo.rebuilt,
+    seconds: now(),
+  };
 }
 
 /** A load of several tables shows on the timeline as one bar per table, from its first chunk to its last. */

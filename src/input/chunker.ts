@@ -57,118 +57,181 @@ export interface ChunkerOptions {
  * than a chunk makes a chunk of its own size, up to twice it with the records read after it.
  */
 export async function* chunkRecords(input: AsyncIterable<Buffer> | ByteReader, options: ChunkerOptions): AsyncGenerator<Chunk> {
-  const { target, framer, chunkBytes } = options;
-  const step = Math.max(1, Math.min(options.readStep ?? READ_STEP, chunkBytes));
-  const reader: ByteReader = 'read' in input ? input : iterableReader(input);
+  yield* new Chunking(input, options).chunks();
+}
+
+/** One run of `chunkRecords`: the source buffer, the chunk being cut in it, and where it is in the input. */
+class Chunking {
+  private readonly target: LoadTarget;
+  private readonly framer: Framer;
+  private readonly chunkBytes: number;
+  private readonly step: number;
+  private readonly reader: ByteReader;
   // Where the wire bytes are a copy (tbl) and the file can be read again, a chunk does not
   // keep its source bytes: the reader's buffer goes on to the next chunk at once, and a
   // refused chunk reads its bytes again (checked against what was sent).
-  const reread = framer.frameInto !== undefined ? reader.reread : undefined;
+  private readonly reread: ByteReader['reread'];
   // And then the records are framed in place, in the source buffer itself (each step moved
   // left over the bytes dropped so far, while it is still in the cache from the read):
   // copying each step into a chunk buffer of its own, cold memory, was ~20% of the binary
   // wire's client CPU in a real load (`node --cpu-prof`, SF 0.3 lineitem -w2). The chunk
   // holds the source buffer as its wire bytes; its source bytes come from the file again.
-  const inPlace = reread !== undefined;
-
+  private readonly inPlace: boolean;
   // Buffers of a chunk's size come back when their chunks are released (committed), so a
   // load reuses a few of them instead of leaving a chunk's worth of garbage per chunk.
-  const pool = options.buffers?.chunkBytes === chunkBytes ? options.buffers : new ChunkBuffers(chunkBytes);
+  private readonly pool: ChunkBuffers;
   // The source buffer: the current chunk is src[start, framed), its wire bytes so far are
   // src[start, framed) itself (`identity`) or out[0, outLength); src[framed, filled) is not framed yet.
   // Several chunks may share one source buffer; `srcUse` counts them, and the chunker while it reads into it.
-  let src = pool.take(chunkBytes);
-  let srcUse = { buf: src, users: 1 };
-  let start = 0;
-  let framed = 0;
-  let filled = 0;
-  let out: Buffer | undefined;
-  let outLength = 0;
-  let identity = true;
-  let records = 0;
-  let lines = 0;
-  let columns: readonly string[] | undefined;
-  let columnsKey: string | undefined;
+  private src: Buffer;
+  private srcUse: { buf: Buffer; users: number };
+  private start = 0;
+  private framed = 0;
+  private filled = 0;
+  private out: Buffer | undefined;
+  private outLength = 0;
+  private identity = true;
+  private records = 0;
+  private lines = 0;
+  private columns: readonly string[] | undefined;
+  private columnsKey: string | undefined;
   /** Input offset and line of src[start]. */
-  let offset = options.startOffset;
-  let line = options.startLine;
+  private offset: number;
+  private line: number | undefined;
   /** After a step that framed nothing (a record longer than a step), frame again once this many bytes wait. */
-  let frameAgainWith = 0;
-
+  private frameAgainWith = 0;
   // Targets for records that fill other columns than the target's (JSON key sets), one per set.
-  const variants = new Map<string, LoadTarget>();
+  private readonly variants = new Map<string, LoadTarget>();
   // The input's line ending, once the framer has found it (stdin, a compressed file): each chunk's re-framing needs it.
-  let lineEndTarget: LoadTarget | undefined;
-  const framedTarget = (): LoadTarget => {
-    if (target.lineEnd !== undefined || framer.lineEnd === undefined) return target;
-    return (lineEndTarget ??= { ...target, lineEnd: framer.lineEnd });
-  };
-  const variant = (cols: readonly string[] | undefined, key: string | undefined): LoadTarget => {
-    if (cols === undefined || key === undefined) return framedTarget();
-    let t = variants.get(key);
-    if (t === undefined) variants.set(key, (t = { ...target, columns: cols }));
+  private lineEndTarget: LoadTarget | undefined;
+  /** Where a RecordError's block starts, for the message. */
+  private failedAt: { offset: number; line: number | undefined };
+
+  constructor(input: AsyncIterable<Buffer> | ByteReader, options: ChunkerOptions) {
+    this.target = options.target;
+    this.framer = options.framer;
+    this.chunkBytes = options.chunkBytes;
+    this.step = Math.max(1, Math.min(options.readStep ?? READ_STEP, options.chunkBytes));
+    this.reader = 'read' in input ? input : iterableReader(input);
+    this.reread = this.framer.frameInto !== undefined ? this.reader.reread : undefined;
+    this.inPlace = this.reread !== undefined;
+    this.pool = options.buffers?.chunkBytes === options.chunkBytes ? options.buffers : new ChunkBuffers(options.chunkBytes);
+    this.src = this.pool.take(options.chunkBytes);
+    this.srcUse = { buf: this.src, users: 1 };
+    this.offset = options.startOffset;
+    this.line = options.startLine;
+    this.failedAt = { offset: this.offset, line: this.line };
+  }
+
+  /** Reads the input a step at a time and yields its chunks. */
+  async *chunks(): AsyncGenerator<Chunk> {
+    try {
+      for (;;) {
+        if (this.framed < this.filled && this.filled - this.framed >= this.frameAgainWith) yield* this.frameRead(false);
+        let want = this.chunkBytes - (this.filled - this.start);
+        if (want <= 0) {
+          // A chunk's worth is read: cut at the last whole record, or read on when not one
+          // record has ended yet (a record longer than a chunk).
+          if (this.records > 0) {
+            yield this.cut();
+            continue;
+          }
+          want = this.step;
+        }
+        want = Math.min(want, this.step);
+        if (this.src.length - this.filled < want) {
+          // A new buffer for the next chunk (the last one's bytes belong to its chunk now),
+          // starting with the current chunk's bytes so far: usually just a partial record.
+          const keep = this.filled - this.start;
+          this.moveTo(keep + want <= this.chunkBytes ? this.chunkBytes : Math.max(keep + want, keep * 2));
+        }
+        const n = await this.reader.read(this.src, this.filled, want);
+        if (n === 0) break;
+        this.filled += n;
+      }
+      yield* this.frameRead(false);
+      yield* this.frameRead(true);
+      if (this.records > 0) yield this.cut();
+    } catch (error) {
+      if (error instanceof RecordError) throw await recordFailure(error, this.target, this.failedAt.offset, this.failedAt.line);
+      throw error;
+    } finally {
+      await this.reader.close?.();
+    }
+  }
+
+  private framedTarget(): LoadTarget {
+    if (this.target.lineEnd !== undefined || this.framer.lineEnd === undefined) return this.target;
+    return (this.lineEndTarget ??= { ...this.target, lineEnd: this.framer.lineEnd });
+  }
+
+  private variant(cols: readonly string[] | undefined, key: string | undefined): LoadTarget {
+    if (cols === undefined || key === undefined) return this.framedTarget();
+    let t = this.variants.get(key);
+    if (t === undefined) this.variants.set(key, (t = { ...this.target, columns: cols }));
     return t;
-  };
+  }
 
   /** Room for `bytes` more in `out`, keeping what it holds. */
-  const ensureOut = (bytes: number): Buffer => {
-    if (out === undefined || out.length < bytes) {
-      const bigger = pool.take(Math.max(bytes, out === undefined ? chunkBytes + 1 : out.length * 2));
-      if (out !== undefined) out.copy(bigger, 0, 0, outLength);
-      out = bigger;
+  private ensureOut(bytes: number): Buffer {
+    if (this.out === undefined || this.out.length < bytes) {
+      const bigger = this.pool.take(Math.max(bytes, this.out === undefined ? this.chunkBytes + 1 : this.out.length * 2));
+      if (this.out !== undefined) this.out.copy(bigger, 0, 0, this.outLength);
+      this.out = bigger;
     }
-    return out;
-  };
+    return this.out;
+  }
 
   /** The wire bytes so far stop being the source bytes: copy those into `out`. */
-  const leaveIdentity = (more: number): Buffer => {
-    if (identity) {
-      identity = false;
-      const o = ensureOut(framed - start + more);
-      src.copy(o, 0, start, framed);
-      outLength = framed - start;
+  private leaveIdentity(more: number): Buffer {
+    if (this.identity) {
+      this.identity = false;
+      const o = this.ensureOut(this.framed - this.start + more);
+      this.src.copy(o, 0, this.start, this.framed);
+      this.outLength = this.framed - this.start;
       return o;
     }
-    return ensureOut(outLength + more);
-  };
+    return this.ensureOut(this.outLength + more);
+  }
 
   /** `inOut`: the framer wrote the piece into `out` at `outLength` (`frameInto`). */
-  const append = (piece: FramedBlock, inOut: boolean): void => {
+  private append(piece: FramedBlock, inOut: boolean): void {
     const key = piece.columns?.join('\u0000');
     // The framer passed the source bytes through: the very bytes of src[framed, framed + consumed).
-    const isSource = identity && !inOut && piece.out.buffer === src.buffer && piece.out.byteOffset === src.byteOffset + framed && piece.out.length === piece.consumed;
-    if (inPlace) outLength += piece.out.length;
+    const isSource = this.identity && !inOut && piece.out.buffer === this.src.buffer && piece.out.byteOffset === this.src.byteOffset + this.framed && piece.out.length === piece.consumed;
+    if (this.inPlace) this.outLength += piece.out.length;
     else if (!isSource) {
-      if (inOut && !identity) outLength += piece.out.length;
+      if (inOut && !this.identity) this.outLength += piece.out.length;
       else {
-        const o = leaveIdentity(piece.out.length);
-        outLength += piece.out.copy(o, outLength);
+        const o = this.leaveIdentity(piece.out.length);
+        this.outLength += piece.out.copy(o, this.outLength);
       }
     }
-    framed += piece.consumed;
-    records += piece.records;
-    lines += piece.lines;
-    columns = piece.columns;
-    columnsKey = key;
-  };
+    this.framed += piece.consumed;
+    this.records += piece.records;
+    this.lines += piece.lines;
+    this.columns = piece.columns;
+    this.columnsKey = key;
+  }
 
   /** The current chunk, ending at `framed`; the next one starts there. */
-  const cut = (): Chunk => {
-    const wire = identity || inPlace ? undefined : out;
-    const data = inPlace ? src.subarray(start, start + outLength) : identity ? src.subarray(start, framed) : out!.subarray(0, outLength);
-    const location = { file: target.file, byteOffset: offset, byteLength: framed - start, firstLine: line };
+  private cut(): Chunk {
+    const wire = this.identity || this.inPlace ? undefined : this.out;
+    const data = this.inPlace ? this.src.subarray(this.start, this.start + this.outLength) : this.identity ? this.src.subarray(this.start, this.framed) : this.out!.subarray(0, this.outLength);
+    const location = { file: this.target.file, byteOffset: this.offset, byteLength: this.framed - this.start, firstLine: this.line };
     // The source buffer holds the chunk's bytes (in place: its wire bytes, the source ones moved over and
     // read again from the file when needed): the chunk keeps it until released.
-    const use = srcUse;
+    const use = this.srcUse;
     use.users++;
     let released = false;
+    const { pool, reread, framer } = this;
     const chunk: Chunk = {
       location,
       data,
-      ...(reread !== undefined ? { readSource: () => readSourceAgain(reread, location, data, framer) } : { source: src.subarray(start, framed) }),
-      records,
-      lines,
-      target: variant(columns, columnsKey),
+      ...(reread !== undefined ? { readSource: () => readSourceAgain(reread, location, data, framer) } : { source: this.src.subarray(this.start, this.framed) }),
+      records: this.records,
+      lines: this.lines,
+      target: this.variant(this.columns, this.columnsKey),
       release() {
         if (released) return;
         released = true;
@@ -176,152 +239,116 @@ export async function* chunkRecords(input: AsyncIterable<Buffer> | ByteReader, o
         if (wire !== undefined) pool.give(wire);
       },
     };
-    offset += framed - start;
-    if (line !== undefined) line += lines;
-    start = framed;
-    if (!identity) out = undefined; // the chunk keeps it
-    outLength = 0;
-    identity = true;
-    records = 0;
-    lines = 0;
-    columns = undefined;
-    columnsKey = undefined;
-    if (frameAgainWith > 0) waitForMore(); // the room is a whole chunk's again
+    this.offset += this.framed - this.start;
+    if (this.line !== undefined) this.line += this.lines;
+    this.start = this.framed;
+    if (!this.identity) this.out = undefined; // the chunk keeps it
+    this.outLength = 0;
+    this.identity = true;
+    this.records = 0;
+    this.lines = 0;
+    this.columns = undefined;
+    this.columnsKey = undefined;
+    if (this.frameAgainWith > 0) this.waitForMore(); // the room is a whole chunk's again
     return chunk;
-  };
+  }
 
   /**
    * Not one record ends in what waits to be framed: frame again when it has doubled (or
    * fills the chunk), so a record of many steps is scanned a few times, not once per step.
    */
-  const waitForMore = (): void => {
-    const waiting = filled - framed;
-    const room = chunkBytes - (framed - start);
-    frameAgainWith = waiting < room ? Math.min(waiting + Math.max(step, waiting), room) : 2 * waiting;
-  };
+  private waitForMore(): void {
+    const waiting = this.filled - this.framed;
+    const room = this.chunkBytes - (this.framed - this.start);
+    this.frameAgainWith = waiting < room ? Math.min(waiting + Math.max(this.step, waiting), room) : 2 * waiting;
+  }
 
   /** A record the framer could not frame, at `framed`: a chunk of its own that only rejects it (see `Chunk.unframable`). */
-  const cutUnframable = (piece: FramedBlock): Chunk => {
+  private cutUnframable(piece: FramedBlock): Chunk {
     const why = piece.unframable!;
-    const location = { file: target.file, byteOffset: offset, byteLength: piece.consumed, firstLine: line };
+    const location = { file: this.target.file, byteOffset: this.offset, byteLength: piece.consumed, firstLine: this.line };
     // The record as the reject file holds it, its line ending included (the end-of-data marker skipped: without it).
-    const record = src.subarray(framed, framed + (why.skip ? why.recordLength : piece.consumed));
+    const record = this.src.subarray(this.framed, this.framed + (why.skip ? why.recordLength : piece.consumed));
     const chunk: Chunk = {
       location,
       data: Buffer.alloc(0),
-      source: why.skip ? Buffer.from(record) : Buffer.from(asRejected(record, framer.lineEnd)),
+      source: why.skip ? Buffer.from(record) : Buffer.from(asRejected(record, this.framer.lineEnd)),
       records: 1,
       lines: piece.lines,
-      target: framedTarget(),
+      target: this.framedTarget(),
       unframable: why,
     };
-    framed += piece.consumed;
-    offset += piece.consumed;
-    if (line !== undefined) line += piece.lines;
-    start = framed;
-    identity = true;
-    outLength = 0;
+    this.framed += piece.consumed;
+    this.offset += piece.consumed;
+    if (this.line !== undefined) this.line += piece.lines;
+    this.start = this.framed;
+    this.identity = true;
+    this.outLength = 0;
     return chunk;
-  };
+  }
 
   /** The current chunk's bytes, src[start, filled), to the start of a buffer of at least `size` bytes: this one when no chunk holds it, another when one does. */
-  const moveTo = (size: number): void => {
-    if (srcUse.users === 1 && size <= src.length) {
-      src.copyWithin(0, start, filled); // no chunk holds this buffer: reuse it
+  private moveTo(size: number): void {
+    if (this.srcUse.users === 1 && size <= this.src.length) {
+      this.src.copyWithin(0, this.start, this.filled); // no chunk holds this buffer: reuse it
     } else {
-      const next = pool.take(size);
-      src.copy(next, 0, start, filled);
-      if (--srcUse.users === 0) pool.give(srcUse.buf);
-      src = next;
-      srcUse = { buf: src, users: 1 };
+      const next = this.pool.take(size);
+      this.src.copy(next, 0, this.start, this.filled);
+      if (--this.srcUse.users === 0) this.pool.give(this.srcUse.buf);
+      this.src = next;
+      this.srcUse = { buf: this.src, users: 1 };
     }
-    framed -= start;
-    filled -= start;
-    start = 0;
-  };
+    this.framed -= this.start;
+    this.filled -= this.start;
+    this.start = 0;
+  }
 
   /** Where a RecordError's block starts, for the message. */
-  let failedAt: { offset: number; line: number | undefined } = { offset, line };
 
   /** Frames what has been read; returns the chunks that are complete. */
-  const frameRead = (eof: boolean): Chunk[] => {
+  private frameRead(eof: boolean): Chunk[] {
     const done: Chunk[] = [];
-    while (framed < filled) {
-      const buf = src.subarray(framed, filled);
-      failedAt = { offset: offset + (framed - start), line: line === undefined ? undefined : line + lines };
-      const inOut = framer.frameInto !== undefined;
+    while (this.framed < this.filled) {
+      const buf = this.src.subarray(this.framed, this.filled);
+      this.failedAt = { offset: this.offset + (this.framed - this.start), line: this.line === undefined ? undefined : this.line + this.lines };
+      const inOut = this.framer.frameInto !== undefined;
       // In place: the last record, unterminated, may gain a newline (one byte more than it read).
-      if (inPlace && eof && start + outLength + buf.length + 1 > src.length) {
-        moveTo(Math.max(chunkBytes + 1, filled - start + 1));
+      if (this.inPlace && eof && this.start + this.outLength + buf.length + 1 > this.src.length) {
+        this.moveTo(Math.max(this.chunkBytes + 1, this.filled - this.start + 1));
         continue;
       }
-      const piece = inPlace ? framer.frameInto!(buf, eof, src, start + outLength) : framer.frameInto ? framer.frameInto(buf, eof, leaveIdentity(buf.length + 1), outLength) : framer.frame(buf, eof);
+      const piece = this.inPlace ? this.framer.frameInto!(buf, eof, this.src, this.start + this.outLength) : this.framer.frameInto ? this.framer.frameInto(buf, eof, this.leaveIdentity(buf.length + 1), this.outLength) : this.framer.frame(buf, eof);
       if (piece.consumed === 0) {
-        waitForMore();
+        this.waitForMore();
         break;
       }
-      frameAgainWith = 0;
+      this.frameAgainWith = 0;
       if (piece.records === 0) {
         // Bytes with no record (blank NDJSON lines): the chunk ends before them, the next starts after them.
-        if (records > 0) done.push(cut());
-        identity = true;
-        outLength = 0;
-        framed += piece.consumed;
-        start = framed;
-        offset += piece.consumed;
-        if (line !== undefined) line += piece.lines;
+        if (this.records > 0) done.push(this.cut());
+        this.identity = true;
+        this.outLength = 0;
+        this.framed += piece.consumed;
+        this.start = this.framed;
+        this.offset += piece.consumed;
+        if (this.line !== undefined) this.line += piece.lines;
         if (piece.more) continue;
         break;
       }
       if (piece.unframable !== undefined) {
-        if (records > 0) done.push(cut());
-        done.push(cutUnframable(piece));
+        if (this.records > 0) done.push(this.cut());
+        done.push(this.cutUnframable(piece));
         if (piece.more) continue;
         break;
       }
-      if (records > 0 && piece.columns?.join('\u0000') !== columnsKey) done.push(cut());
-      append(piece, inOut);
+      if (this.records > 0 && piece.columns?.join('\u0000') !== this.columnsKey) done.push(this.cut());
+      this.append(piece, inOut);
       if (!piece.more) break;
-      done.push(cut());
+      done.push(this.cut());
     }
     return done;
-  };
-
-  try {
-    for (;;) {
-      if (framed < filled && filled - framed >= frameAgainWith) yield* frameRead(false);
-      let want = chunkBytes - (filled - start);
-      if (want <= 0) {
-        // A chunk's worth is read: cut at the last whole record, or read on when not one
-        // record has ended yet (a record longer than a chunk).
-        if (records > 0) {
-          yield cut();
-          continue;
-        }
-        want = step;
-      }
-      want = Math.min(want, step);
-      if (src.length - filled < want) {
-        // A new buffer for the next chunk (the last one's bytes belong to its chunk now),
-        // starting with the current chunk's bytes so far: usually just a partial record.
-        const keep = filled - start;
-        moveTo(keep + want <= chunkBytes ? chunkBytes : Math.max(keep + want, keep * 2));
-      }
-      const n = await reader.read(src, filled, want);
-      if (n === 0) break;
-      filled += n;
-    }
-    yield* frameRead(false);
-    yield* frameRead(true);
-    if (records > 0) yield cut();
-  } catch (error) {
-    if (error instanceof RecordError) throw await recordFailure(error, target, failedAt.offset, failedAt.line);
-    throw error;
-  } finally {
-    await reader.close?.();
   }
 }
-
 
 /**
  * A chunk's source bytes read again from the file, for a chunk the server refused: framed

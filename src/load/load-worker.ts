@@ -14,12 +14,35 @@ export interface WorkerContext {
   readonly queue: ChunkQueue;
   readonly transaction: Omit<ChunkTransactionContext, 'onCommit'>;
   readonly ledger: ChunkLedger;
+  readonly sessions: WorkerSessions;
+  readonly stop: WorkerStop;
+  readonly flush: WorkerFlush;
+  readonly events: WorkerEvents;
+  /** Makes this worker's router (its own connections), for chunks committed another way (Citus rows routed to their shards). */
+  router?(): ChunkRouter;
+}
+
+/** The worker's connections. */
+interface WorkerSessions {
   /** A fresh connection, after the worker's own was lost. */
   connect(): Promise<pg.Client>;
   /** Checks on a fresh connection before anything else (the server may have crashed meanwhile); throws to stop the load. */
   reconnected?(client: pg.Client): Promise<void>;
   /** How long a chunk may keep failing on lost connections before the load gives up. */
   readonly retryForMs: number;
+}
+
+/** When the worker stops. */
+interface WorkerStop {
+  readonly signal: AbortSignal;
+  /** True once the load stops (first error, Ctrl-C): take no more chunks, retry nothing. */
+  stopping(): boolean;
+  /** Asked before each chunk: true, and this worker takes no more (its slot is wanted elsewhere); it ends as at the end of the input. */
+  leave?(): boolean;
+}
+
+/** Commits that do not wait for their WAL flush. */
+interface WorkerFlush {
   /**
    * Let a chunk's COMMIT return before its WAL is on disk, and count the chunk once it is
    * (needs the ledger: after a crash, it tells which of those chunks got in).
@@ -27,11 +50,10 @@ export interface WorkerContext {
   readonly deferFlush: boolean;
   /** A COMMIT returned before its WAL flush (its chunk is held): a flusher may flush now, so the next COMMIT need not wait (`WalFlusher`). */
   deferredCommit?(): void;
-  readonly signal: AbortSignal;
-  /** True once the load stops (first error, Ctrl-C): take no more chunks, retry nothing. */
-  stopping(): boolean;
-  /** Asked before each chunk: true, and this worker takes no more (its slot is wanted elsewhere); it ends as at the end of the input. */
-  leave?(): boolean;
+}
+
+/** What the worker tells the load. */
+interface WorkerEvents {
   /** A chunk is committed; `fromLedger` when a lost COMMIT reply was found committed in the ledger. */
   committed(chunk: Chunk, outcome: ChunkOutcome & { fromLedger: boolean }, startedAt: number, endedAt: number): Promise<void>;
   now(): number;
@@ -39,8 +61,6 @@ export interface WorkerContext {
   retrying?(chunk: Chunk, error: unknown, attempt: number, waitMs: number): void;
   /** A chunk committed without waiting for the flush was lost with the server's unflushed WAL, and is loaded again. */
   reloading?(chunk: Chunk): void;
-  /** Makes this worker's router (its own connections), for chunks committed another way (Citus rows routed to their shards). */
-  router?(): ChunkRouter;
 }
 
 /** How long a stopping load tries to confirm a held chunk (a server that hangs must not hang the stop). */
@@ -105,26 +125,26 @@ export class LoadWorker {
   async run(): Promise<void> {
     try {
       for (;;) {
-        if (this.ctx.stopping()) break;
-        if (this.ctx.leave?.() === true) {
+        if (this.ctx.stop.stopping()) break;
+        if (this.ctx.stop.leave?.() === true) {
           this.left = true;
           break;
         }
         const chunk = await this.ctx.queue.take();
-        if (chunk === undefined || this.ctx.stopping()) break;
-        const startedAt = this.ctx.now();
+        if (chunk === undefined || this.ctx.stop.stopping()) break;
+        const startedAt = this.ctx.events.now();
         const outcome = await this.withRetries(chunk, (client, attempt) => this.commitOnce(client, chunk, attempt));
         // Flushed meanwhile by a flusher, the next COMMIT need not wait (asked before the bookkeeping below, to start sooner).
-        if (outcome.durableAt !== undefined) this.ctx.deferredCommit?.();
+        if (outcome.durableAt !== undefined) this.ctx.flush.deferredCommit?.();
         await this.countHeldIfFlushed();
         if (outcome.durableAt !== undefined) {
-          this.held = { chunk, outcome, startedAt, endedAt: this.ctx.now(), durableAt: outcome.durableAt, flushed: false, connection: this.connections };
+          this.held = { chunk, outcome, startedAt, endedAt: this.ctx.events.now(), durableAt: outcome.durableAt, flushed: false, connection: this.connections };
         } else {
-          await this.count(chunk, outcome, startedAt, this.ctx.now());
+          await this.count(chunk, outcome, startedAt, this.ctx.events.now());
         }
       }
       if (this.held && !this.held.flushed) {
-        if (this.ctx.stopping()) await this.settleHeld();
+        if (this.ctx.stop.stopping()) await this.settleHeld();
         else await this.withRetries(this.held.chunk, (client) => this.confirmHeld(client));
       }
       await this.countHeldIfFlushed();
@@ -147,12 +167,12 @@ export class LoadWorker {
 
   private async prepare(client: pg.Client): Promise<void> {
     await this.ctx.transaction.writer.prepare?.(client);
-    this.deferring = this.ctx.deferFlush && !this.ctx.transaction.writer.ownsTransactions && (await canDeferFlush(client));
+    this.deferring = this.ctx.flush.deferFlush && !this.ctx.transaction.writer.ownsTransactions && (await canDeferFlush(client));
     this.deferred ||= this.deferring;
   }
 
   private async count(chunk: Chunk, outcome: Committed, startedAt: number, endedAt: number): Promise<void> {
-    await this.ctx.committed(chunk, outcome, startedAt, endedAt);
+    await this.ctx.events.committed(chunk, outcome, startedAt, endedAt);
     chunk.release?.();
   }
 
@@ -185,7 +205,7 @@ export class LoadWorker {
     await flushWal(client);
     if (done === undefined) {
       if (!reload) return;
-      this.ctx.reloading?.(held.chunk);
+      this.ctx.events.reloading?.(held.chunk);
       try {
         held.outcome = { ...(await this.commitOnce(client, held.chunk, 0, 'now')), fromLedger: false };
       } catch (error) {
@@ -242,7 +262,7 @@ export class LoadWorker {
         try {
           const live = await this.answers(this.client);
           if (!live && this.client) this.lostBackend ??= backendOf(this.client);
-          const client = live ? this.client! : (own = await this.ctx.connect());
+          const client = live ? this.client! : (own = await this.ctx.sessions.connect());
           await this.endLostBackend(client);
           await this.confirmHeld(client, false);
         } finally {
@@ -287,10 +307,10 @@ export class LoadWorker {
       this.busy = true;
       try {
         if (this.client === undefined) {
-          this.client = await this.ctx.connect();
+          this.client = await this.ctx.sessions.connect();
           this.connections++;
           this.prepared = false;
-          await this.ctx.reconnected?.(this.client);
+          await this.ctx.sessions.reconnected?.(this.client);
         }
         await this.endLostBackend(this.client);
         // Prepared on first use, inside the retries: a backend terminated before its first query is just a lost connection.
@@ -300,7 +320,7 @@ export class LoadWorker {
         }
         return await attempt(this.client, tries);
       } catch (error) {
-        if (!isRetryable(error) || this.ctx.stopping()) {
+        if (!isRetryable(error) || this.ctx.stop.stopping()) {
           // The failure's place in the input, for the message (errors are data).
           if (error instanceof Error && !('pgsurgeLocation' in error)) Object.assign(error, { pgsurgeLocation: chunk.location });
           throw error;
@@ -310,8 +330,8 @@ export class LoadWorker {
         if (dead) this.lostBackend ??= backendOf(dead);
         await dead?.end().catch(() => undefined);
         failingSince ??= Date.now();
-        if (Date.now() - failingSince > this.ctx.retryForMs) {
-          throw new LoadError('server-lost', `lost the server while loading ${chunk.location.file} at byte ${chunk.location.byteOffset} and could not get it back within ${Math.round(this.ctx.retryForMs / 1000)} s: ${(error as Error).message}`, {
+        if (Date.now() - failingSince > this.ctx.sessions.retryForMs) {
+          throw new LoadError('server-lost', `lost the server while loading ${chunk.location.file} at byte ${chunk.location.byteOffset} and could not get it back within ${Math.round(this.ctx.sessions.retryForMs / 1000)} s: ${(error as Error).message}`, {
             hint:
               this.ctx.ledger === NO_LEDGER
                 ? 'check that the server is up (its log says why it went away); the chunks committed so far stay, and without the ledger the load cannot be resumed: load the input again with --truncate (without it those rows would go in twice)'
@@ -322,9 +342,9 @@ export class LoadWorker {
         }
         this.busy = false;
         const wait = backoffMs(tries++);
-        this.ctx.retrying?.(chunk, error, tries, wait);
-        await sleep(wait, this.ctx.signal);
-        if (this.ctx.stopping()) throw error;
+        this.ctx.events.retrying?.(chunk, error, tries, wait);
+        await sleep(wait, this.ctx.stop.signal);
+        if (this.ctx.stop.stopping()) throw error;
       } finally {
         this.busy = false;
         this.committing = false;

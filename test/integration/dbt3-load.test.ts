@@ -332,36 +332,38 @@ describe('pgsurge dbt3 load', () => {
     }
   });
 
-  it('Ctrl-C while a build runs: it is cancelled, exit 130 with the resume command; --resume builds the rest', async () => {
-    const schema = await freshSchema(client, 'it_dbt3_int');
-    // The tables made beforehand (a dbt3 load uses empty tables as they are), and one held so that its primary key waits: a build surely running when Ctrl-C comes.
-    for (const t of DBT3_TABLES) await client.query(createTableSql(t, schema)!);
-    const holder = await testClient();
-    try {
-      await holder.query('BEGIN');
-      await holder.query(`LOCK TABLE ${schema}.region IN ACCESS SHARE MODE`);
-      const run = startCli(['dbt3', 'load', dir, '--db', testUrl(), '--schema', schema, '-w', '2', '--sample-every', 'off']);
-      const deadline = Date.now() + 60_000;
-      let waiting = 0;
-      while (waiting === 0 && Date.now() < deadline && run.child.exitCode === null) {
-        waiting = (await client.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE 'pgsurge dbt3 ${schema} b%' AND wait_event_type = 'Lock'`)).rows[0].n;
-        if (waiting === 0) await sleep(10);
+  // SIGTERM (a service manager, `kill`) and SIGHUP (a closed terminal) stop it as Ctrl-C does.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    it(`${signal === 'SIGINT' ? 'Ctrl-C' : signal} while a build runs: it is cancelled, exit 130 with the resume command; --resume builds the rest`, async () => {
+      const schema = await freshSchema(client, `it_dbt3_${signal.toLowerCase()}`);
+      // The tables made beforehand (a dbt3 load uses empty tables as they are), and one held so that its primary key waits: a build surely running when the signal comes.
+      for (const t of DBT3_TABLES) await client.query(createTableSql(t, schema)!);
+      const holder = await testClient();
+      try {
+        await holder.query('BEGIN');
+        await holder.query(`LOCK TABLE ${schema}.region IN ACCESS SHARE MODE`);
+        const run = startCli(['dbt3', 'load', dir, '--db', testUrl(), '--schema', schema, '-w', '2', '--sample-every', 'off']);
+        const deadline = Date.now() + 60_000;
+        let waiting = 0;
+        while (waiting === 0 && Date.now() < deadline && run.child.exitCode === null) {
+          waiting = (await client.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE 'pgsurge dbt3 ${schema} b%' AND wait_event_type = 'Lock'`)).rows[0].n;
+          if (waiting === 0) await sleep(10);
+        }
+        assert.ok(waiting > 0, 'the primary key of region was waiting for its lock');
+        run.child.kill(signal);
+        const { code } = await run.exited;
+        assert.equal(code, 130, run.stderr());
+        assert.match(run.stderr(), new RegExp(`interrupted \\(${signal}\\); rolling back the chunks in flight and cancelling the builds`));
+        assert.match(run.stderr(), /resume with: pgsurge dbt3 load .* --resume/);
+        await holder.query('ROLLBACK');
+        const r = await runCli(['dbt3', 'load', dir, '--db', testUrl(), '--schema', schema, '--resume', '-w', '2', '-q']);
+        assert.equal(r.code, 0, r.stderr);
+        await expectTablesEqualFiles(schema);
+        assert.deepEqual(await catalogOf(schema), kitCatalog());
+      } finally {
+        await holder.end();
+        await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       }
-      assert.ok(waiting > 0, 'the primary key of region was waiting for its lock');
-      run.child.kill('SIGINT');
-      const { code } = await run.exited;
-      assert.equal(code, 130, run.stderr());
-      assert.match(run.stderr(), /interrupted; rolling back the chunks in flight and cancelling the builds/);
-      assert.match(run.stderr(), /resume with: pgsurge dbt3 load .* --resume/);
-      await holder.query('ROLLBACK');
-      const r = await runCli(['dbt3', 'load', dir, '--db', testUrl(), '--schema', schema, '--resume', '-w', '2', '-q']);
-      assert.equal(r.code, 0, r.stderr);
-      await expectTablesEqualFiles(schema);
-      assert.deepEqual(await catalogOf(schema), kitCatalog());
-    } finally {
-      await holder.end();
-      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    }
-  });
-
+    });
+  }
 });

@@ -45,296 +45,330 @@ export interface JsonArrayOptions {
  * 64 KB) and `firstRecord`, the index of its first element (1-based).
  */
 export async function* jsonArrayChunks(blocks: AsyncIterable<Buffer>, options: JsonArrayOptions): AsyncGenerator<Chunk> {
-  const { target, chunkBytes } = options;
-  const input = target.input ?? {};
-  if (target.jsonColumns === undefined) throw new Error('internal: JSON input without a column plan');
-  const mapper = new JsonRowMapper(target.jsonColumns, { ignoreExtraKeys: input.ignoreExtraKeys === true, tableName: target.table });
-  const keySets = input.missing === 'default';
-  const ignoreExtraKeys = input.ignoreExtraKeys === true;
-  const path = input.jsonPath;
-  const where = path === undefined ? 'the document' : `--json-path ${path}`;
-  const parse = jsonParser({ streamValues: false });
-  const filter = path === undefined ? undefined : pick({ filter: path, pathSeparator: '.' });
-  const utf8 = isUtf8(input.encoding);
-  const textDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-  const decode = decoderFor(input.encoding);
-  const skip = input.skip ?? 0;
-  const limit = input.limit ?? Infinity;
+  yield* new JsonArrayReader(options).chunks(blocks);
+}
 
-  let fed = options.startOffset; // bytes of input given to the parser so far
-  let chunkStart = options.startOffset;
-  let element = 0; // elements seen
-  let arrays = 0; // arrays matched at the top of the picked stream
-  let depth = 0; // nesting below the matched value
-  let text = ''; // the JSON text of a nested value (or of an element that is not an object)
-  const needComma: boolean[] = [];
-  let records: string[] = [];
-  let recordBytes = 0;
-  let firstRecord = 1;
-  let keySet: string | undefined;
-  let chunkColumns: string[] | undefined;
-  const out: Chunk[] = [];
+/** One run of `jsonArrayChunks`: the parser's state, the element being read, the chunk being filled. */
+class JsonArrayReader {
+  private readonly target: LoadTarget;
+  private readonly chunkBytes: number;
+  private readonly input: NonNullable<LoadTarget['input']>;
+  private readonly mapper: JsonRowMapper;
+  private readonly keySets: boolean;
+  private readonly ignoreExtraKeys: boolean;
+  private readonly path: string | undefined;
+  private readonly where: string;
+  private readonly parse: ReturnType<typeof jsonParser>;
+  private readonly filter: ReturnType<typeof pick> | undefined;
+  private readonly utf8: boolean;
+  private readonly textDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  private readonly decode: ReturnType<typeof decoderFor>;
+  private readonly skip: number;
+  private readonly limit: number;
 
-  const flush = (): void => {
-    if (records.length === 0) return;
-    const data = Buffer.from(records.join('\n') + '\n', 'utf8');
-    out.push({
-      location: { file: target.file, byteOffset: chunkStart, byteLength: fed - chunkStart, firstLine: undefined, firstRecord },
+  private fed: number; // bytes of input given to the parser so far
+  private chunkStart: number;
+  private element = 0; // elements seen
+  private arrays = 0; // arrays matched at the top of the picked stream
+  private depth = 0; // nesting below the matched value
+  private text = ''; // the JSON text of a nested value (or of an element that is not an object)
+  private readonly needComma: boolean[] = [];
+  private records: string[] = [];
+  private recordBytes = 0;
+  private firstRecord = 1;
+  private keySet: string | undefined;
+  private chunkColumns: string[] | undefined;
+  private readonly out: Chunk[] = [];
+
+  // The object element being read, field by field, straight from the tokens (no JSON text
+  // is rebuilt for its scalar members; a nested value's text is, for its column to take).
+  private readonly columns: JsonRowMapper['columns'];
+  private readonly columnIndex: Map<string, number>;
+  private readonly fields: string[];
+  private readonly named: boolean[];
+  private inObject = false; // the current element is an object (depth 2 is its members)
+  private member = -1; // column of the current member; -1 when left out
+
+  constructor(private readonly options: JsonArrayOptions) {
+    const { target, chunkBytes } = options;
+    this.target = target;
+    this.chunkBytes = chunkBytes;
+    const input = (this.input = target.input ?? {});
+    if (target.jsonColumns === undefined) throw new Error('internal: JSON input without a column plan');
+    this.mapper = new JsonRowMapper(target.jsonColumns, { ignoreExtraKeys: input.ignoreExtraKeys === true, tableName: target.table });
+    this.keySets = input.missing === 'default';
+    this.ignoreExtraKeys = input.ignoreExtraKeys === true;
+    const path = (this.path = input.jsonPath);
+    this.where = path === undefined ? 'the document' : `--json-path ${path}`;
+    this.parse = jsonParser({ streamValues: false });
+    this.filter = path === undefined ? undefined : pick({ filter: path, pathSeparator: '.' });
+    this.utf8 = isUtf8(input.encoding);
+    this.decode = decoderFor(input.encoding);
+    this.skip = input.skip ?? 0;
+    this.limit = input.limit ?? Infinity;
+    this.fed = options.startOffset;
+    this.chunkStart = options.startOffset;
+    this.columns = this.mapper.columns;
+    this.columnIndex = new Map(this.columns.map((c, i) => [c.name, i]));
+    this.fields = new Array<string>(this.columns.length);
+    this.named = new Array<boolean>(this.columns.length);
+  }
+
+  /** Feeds the input to the parser a piece at a time and yields the chunks its elements fill. */
+  async *chunks(blocks: AsyncIterable<Buffer>): AsyncGenerator<Chunk> {
+    try {
+      for await (const block of blocks) {
+        for (let at = 0; at < block.length; at += PIECE) {
+          const bytes = block.subarray(at, at + PIECE);
+          let s: string;
+          try {
+            s = this.utf8 ? this.textDecoder.decode(bytes, { stream: true }) : this.decode(bytes);
+          } catch {
+            throw new LoadError('bad-input', `${this.target.file}: invalid UTF-8 between bytes ${this.fed} and ${this.fed + bytes.length}`, {
+              hint: `give --encoding if the input is not UTF-8; else ${START_OVER_HINT}`,
+              startOver: true,
+            });
+          }
+          this.fed += bytes.length;
+          this.feed(s);
+          for (const c of this.out.splice(0)) yield c;
+          if (this.element - this.skip >= this.limit) {
+            this.flush();
+            for (const c of this.out.splice(0)) yield c;
+            return; // --limit reached: stop reading
+          }
+        }
+      }
+      if (this.utf8) {
+        let last: string;
+        try {
+          last = this.textDecoder.decode();
+        } catch {
+          throw new LoadError('bad-input', `${this.target.file}: the input ends inside a UTF-8 character`);
+        }
+        this.feed(last);
+      }
+      this.feed(NONE);
+    } catch (error) {
+      if (error instanceof LoadError) throw error;
+      if (error instanceof Error && /^Parser /.test(error.message)) throw await this.syntaxError(error);
+      throw error;
+    }
+    if (this.arrays === 0) {
+      throw new LoadError('bad-input', `${this.target.file}: ${this.path === undefined ? 'the input is empty' : `no value at --json-path ${this.path}`}`, {
+        hint: this.path === undefined ? 'a JSON array input is one array of objects: [{"a": 1}, …]' : 'check the path: keys joined by dots, e.g. data.items',
+      });
+    }
+    this.flush();
+    for (const c of this.out.splice(0)) yield c;
+  }
+
+  private flush(): void {
+    if (this.records.length === 0) return;
+    const data = Buffer.from(this.records.join('\n') + '\n', 'utf8');
+    this.out.push({
+      location: { file: this.target.file, byteOffset: this.chunkStart, byteLength: this.fed - this.chunkStart, firstLine: undefined, firstRecord: this.firstRecord },
       data,
       // Rows are kept as converted: a rejected element goes to the reject file as its COPY text line.
       source: data,
-      records: records.length,
-      lines: records.length,
-      target: chunkColumns === undefined ? target : { ...target, columns: chunkColumns },
+      records: this.records.length,
+      lines: this.records.length,
+      target: this.chunkColumns === undefined ? this.target : { ...this.target, columns: this.chunkColumns },
     });
-    chunkStart = fed;
-    records = [];
-    recordBytes = 0;
-  };
+    this.chunkStart = this.fed;
+    this.records = [];
+    this.recordBytes = 0;
+  }
 
-  const elementError = (error: JsonRecordError): LoadError =>
-    new LoadError('bad-input', `${target.file}: array element ${element} (near byte ${fed}): ${error.message}`, {
-      location: { file: target.file, byteOffset: chunkStart, byteLength: fed - chunkStart, firstLine: undefined, firstRecord: element },
+  private elementError(error: JsonRecordError): LoadError {
+    return new LoadError('bad-input', `${this.target.file}: array element ${this.element} (near byte ${this.fed}): ${error.message}`, {
+      location: { file: this.target.file, byteOffset: this.chunkStart, byteLength: this.fed - this.chunkStart, firstLine: undefined, firstRecord: this.element },
       hint: START_OVER_HINT,
       startOver: true,
       cause: error,
     });
+  }
 
-  const addRecord = (record: string, present: string | undefined): void => {
+  private addRecord(record: string, present: string | undefined): void {
     if (present !== undefined) {
       if (!present.includes('1')) {
-        throw new LoadError('bad-input', `${target.file}: array element ${element}: an object with no column keys cannot take the column defaults (--missing default)`);
+        throw new LoadError('bad-input', `${this.target.file}: array element ${this.element}: an object with no column keys cannot take the column defaults (--missing default)`);
       }
-      if (keySet !== undefined && present !== keySet) flush();
-      if (records.length === 0) chunkColumns = mapper.columnsOf(present);
-      keySet = present;
+      if (this.keySet !== undefined && present !== this.keySet) this.flush();
+      if (this.records.length === 0) this.chunkColumns = this.mapper.columnsOf(present);
+      this.keySet = present;
     }
-    if (records.length === 0) firstRecord = element - skip;
-    records.push(record);
-    recordBytes += record.length + 1;
-    if (recordBytes >= chunkBytes) flush();
-  };
+    if (this.records.length === 0) this.firstRecord = this.element - this.skip;
+    this.records.push(record);
+    this.recordBytes += record.length + 1;
+    if (this.recordBytes >= this.chunkBytes) this.flush();
+  }
 
   /** An element that is not an object: its text goes through the NDJSON mapper, which says what is wrong. */
-  const finishOtherElement = (): void => {
-    element++;
-    const value = text;
-    text = '';
-    if (element <= skip || element - skip > limit) return;
+  private finishOtherElement(): void {
+    this.element++;
+    const value = this.text;
+    this.text = '';
+    if (this.element <= this.skip || this.element - this.skip > this.limit) return;
     try {
-      addRecord(mapper.toCopyText(value, keySets), keySets ? mapper.present : undefined);
+      this.addRecord(this.mapper.toCopyText(value, this.keySets), this.keySets ? this.mapper.present : undefined);
     } catch (error) {
-      throw error instanceof JsonRecordError ? elementError(error) : error;
+      throw error instanceof JsonRecordError ? this.elementError(error) : error;
     }
-  };
+  }
 
-  // The object element being read, field by field, straight from the tokens (no JSON text
-  // is rebuilt for its scalar members; a nested value's text is, for its column to take).
-  const { columns } = mapper;
-  const columnIndex = new Map(columns.map((c, i) => [c.name, i]));
-  const fields = new Array<string>(columns.length);
-  const named = new Array<boolean>(columns.length);
-  let inObject = false; // the current element is an object (depth 2 is its members)
-  let member = -1; // column of the current member; -1 when left out
+  private setField(value: string): void {
+    if (this.member < 0) return;
+    this.fields[this.member] = value;
+    this.named[this.member] = true;
+  }
 
-  const setField = (value: string): void => {
-    if (member < 0) return;
-    fields[member] = value;
-    named[member] = true;
-  };
+  private finishObjectElement(): void {
+    this.inObject = false;
+    this.element++;
+    if (this.element <= this.skip || this.element - this.skip > this.limit) return;
+    if (!this.keySets) return this.addRecord(this.fields.join('\t'), undefined);
+    this.addRecord(this.fields.filter((_, i) => this.named[i]).join('\t'), this.named.map((b) => (b ? '1' : '0')).join(''));
+  }
 
-  const finishObjectElement = (): void => {
-    inObject = false;
-    element++;
-    if (element <= skip || element - skip > limit) return;
-    if (!keySets) return addRecord(fields.join('\t'), undefined);
-    addRecord(fields.filter((_, i) => named[i]).join('\t'), named.map((b) => (b ? '1' : '0')).join(''));
-  };
-
-  const add = (piece: string): void => {
-    if (needComma.length > 0 && needComma[needComma.length - 1]) text += ',';
-    text += piece;
-  };
+  private add(piece: string): void {
+    if (this.needComma.length > 0 && this.needComma[this.needComma.length - 1]) this.text += ',';
+    this.text += piece;
+  }
 
   /** Builds the JSON text of a nested value (or of an element that is not an object). */
-  const capture = (t: Token): void => {
+  private capture(t: Token): void {
     switch (t.name) {
       case 'startObject':
       case 'startArray':
-        add(t.name === 'startObject' ? '{' : '[');
-        if (needComma.length > 0) needComma[needComma.length - 1] = true;
-        needComma.push(false);
-        depth++;
+        this.add(t.name === 'startObject' ? '{' : '[');
+        if (this.needComma.length > 0) this.needComma[this.needComma.length - 1] = true;
+        this.needComma.push(false);
+        this.depth++;
         return;
       case 'endObject':
       case 'endArray':
-        depth--;
-        needComma.pop();
-        text += t.name === 'endObject' ? '}' : ']';
+        this.depth--;
+        this.needComma.pop();
+        this.text += t.name === 'endObject' ? '}' : ']';
         return;
       case 'keyValue':
-        add(JSON.stringify(t.value) + ':');
-        needComma[needComma.length - 1] = false; // the value follows the colon
+        this.add(JSON.stringify(t.value) + ':');
+        this.needComma[this.needComma.length - 1] = false; // the value follows the colon
         return;
       case 'stringValue':
       case 'numberValue':
       case 'nullValue':
       case 'trueValue':
       case 'falseValue':
-        add(t.name === 'stringValue' ? JSON.stringify(t.value) : t.name === 'numberValue' ? t.value : String(t.value));
-        if (needComma.length > 0) needComma[needComma.length - 1] = true;
+        this.add(t.name === 'stringValue' ? JSON.stringify(t.value) : t.name === 'numberValue' ? t.value : String(t.value));
+        if (this.needComma.length > 0) this.needComma[this.needComma.length - 1] = true;
         return;
       default:
         return;
     }
-  };
+  }
 
-  const onToken = (t: Token): void => {
-    if (depth === 0) {
+  private onToken(t: Token): void {
+    if (this.depth === 0) {
       // The matched value itself: it must be an array.
       if (t.name !== 'startArray') {
-        throw new LoadError('bad-input', `${target.file}: ${where} is not a JSON array (it starts with ${t.name.replace(/Value$/, '').replace(/^start/, '').toLowerCase() || t.name})`, {
-          hint: path === undefined ? 'give --json-path to name the array inside the document (e.g. data.items), or use NDJSON (-f ndjson)' : 'check the path: keys joined by dots',
+        throw new LoadError('bad-input', `${this.target.file}: ${this.where} is not a JSON array (it starts with ${t.name.replace(/Value$/, '').replace(/^start/, '').toLowerCase() || t.name})`, {
+          hint: this.path === undefined ? 'give --json-path to name the array inside the document (e.g. data.items), or use NDJSON (-f ndjson)' : 'check the path: keys joined by dots',
         });
       }
-      if (++arrays > 1) throw new LoadError('bad-input', `${target.file}: ${where} matches more than one array`);
-      depth = 1;
+      if (++this.arrays > 1) throw new LoadError('bad-input', `${this.target.file}: ${this.where} matches more than one array`);
+      this.depth = 1;
       return;
     }
-    if (depth === 1) {
+    if (this.depth === 1) {
       if (t.name === 'endArray') {
-        depth = 0; // the end of the matched array
+        this.depth = 0; // the end of the matched array
       } else if (t.name === 'startObject') {
-        inObject = true;
-        fields.fill('\\N');
-        named.fill(false);
-        member = -1;
-        depth = 2;
+        this.inObject = true;
+        this.fields.fill('\\N');
+        this.named.fill(false);
+        this.member = -1;
+        this.depth = 2;
       } else {
-        capture(t);
-        if (depth === 1) finishOtherElement();
+        this.capture(t);
+        if (this.depth === 1) this.finishOtherElement();
       }
       return;
     }
-    if (!inObject) {
-      capture(t);
-      if (depth === 1) finishOtherElement();
+    if (!this.inObject) {
+      this.capture(t);
+      if (this.depth === 1) this.finishOtherElement();
       return;
     }
-    if (depth === 2) {
+    if (this.depth === 2) {
       switch (t.name) {
         case 'keyValue': {
-          const i = columnIndex.get(t.value);
-          if (i === undefined && !ignoreExtraKeys) {
-            element++;
-            throw elementError(new JsonRecordError(`key ${JSON.stringify(t.value)} is not a column of ${target.table} (--ignore-extra-keys leaves such keys out)`, 0, 'extra-key'));
+          const i = this.columnIndex.get(t.value);
+          if (i === undefined && !this.ignoreExtraKeys) {
+            this.element++;
+            throw this.elementError(new JsonRecordError(`key ${JSON.stringify(t.value)} is not a column of ${this.target.table} (--ignore-extra-keys leaves such keys out)`, 0, 'extra-key'));
           }
-          member = i ?? -1;
+          this.member = i ?? -1;
           return;
         }
         case 'endObject':
-          depth = 1;
-          finishObjectElement();
+          this.depth = 1;
+          this.finishObjectElement();
           return;
         case 'startObject':
         case 'startArray':
-          text = '';
-          needComma.length = 0;
-          capture(t);
+          this.text = '';
+          this.needComma.length = 0;
+          this.capture(t);
           return;
         case 'nullValue':
-          setField('\\N');
+          this.setField('\\N');
           return;
         case 'stringValue':
-          if (member >= 0) setField(copyTextField(columns[member]!.kind === 'json' ? JSON.stringify(t.value) : t.value));
+          if (this.member >= 0) this.setField(copyTextField(this.columns[this.member]!.kind === 'json' ? JSON.stringify(t.value) : t.value));
           return;
         case 'numberValue':
-          setField(t.value);
+          this.setField(t.value);
           return;
         case 'trueValue':
         case 'falseValue':
-          setField(String(t.value));
+          this.setField(String(t.value));
           return;
         default:
           return;
       }
     }
     // Inside a member's object or array value.
-    capture(t);
-    if (depth === 2 && member >= 0) {
+    this.capture(t);
+    if (this.depth === 2 && this.member >= 0) {
       try {
-        setField(fieldFor(columns[member]!, text, 0, text.length));
+        this.setField(fieldFor(this.columns[this.member]!, this.text, 0, this.text.length));
       } catch (error) {
-        throw error instanceof JsonRecordError ? elementError(error) : error;
+        throw error instanceof JsonRecordError ? this.elementError(error) : error;
       }
     }
-  };
+  }
 
-  const feed = (s: string | typeof NONE): void => {
-    for (const token of values<Token>(parse(s as string))) {
-      if (filter === undefined) onToken(token);
-      else for (const picked of values<Token>(filter(token))) onToken(picked);
+  private feed(s: string | typeof NONE): void {
+    for (const token of values<Token>(this.parse(s as string))) {
+      if (this.filter === undefined) this.onToken(token);
+      else for (const picked of values<Token>(this.filter(token))) this.onToken(picked);
     }
-  };
+  }
 
-  const syntaxError = async (error: Error): Promise<LoadError> => {
-    const exact = options.reopen ? await locateSyntaxError(options.reopen(), input.encoding).catch(() => undefined) : undefined;
-    const place = exact ? `at line ${exact.line}, column ${exact.pos}` : `near byte ${fed}`;
+  private async syntaxError(error: Error): Promise<LoadError> {
+    const exact = this.options.reopen ? await locateSyntaxError(this.options.reopen(), this.input.encoding).catch(() => undefined) : undefined;
+    const place = exact ? `at line ${exact.line}, column ${exact.pos}` : `near byte ${this.fed}`;
     const what = error.message.replace(/^Parser cannot parse input: /, '').replace(/^Parser has expected/, 'expected');
-    if (fed === options.startOffset) return new LoadError('bad-input', `${target.file}: the input is empty`, { hint: 'a JSON array input is one array of objects: [{"a": 1}, …]' });
-    return new LoadError('bad-input', `${target.file}: malformed JSON ${place}: ${what}${exact ? ` (character offset ${exact.offset})` : ` (the parser had read ${fed} bytes)`}`, {
-      location: { file: target.file, byteOffset: chunkStart, byteLength: fed - chunkStart, firstLine: exact?.line, firstRecord: element + 1 },
+    if (this.fed === this.options.startOffset) return new LoadError('bad-input', `${this.target.file}: the input is empty`, { hint: 'a JSON array input is one array of objects: [{"a": 1}, …]' });
+    return new LoadError('bad-input', `${this.target.file}: malformed JSON ${place}: ${what}${exact ? ` (character offset ${exact.offset})` : ` (the parser had read ${this.fed} bytes)`}`, {
+      location: { file: this.target.file, byteOffset: this.chunkStart, byteLength: this.fed - this.chunkStart, firstLine: exact?.line, firstRecord: this.element + 1 },
       hint: START_OVER_HINT,
       startOver: true,
       cause: error,
     });
-  };
-
-  try {
-    for await (const block of blocks) {
-      for (let at = 0; at < block.length; at += PIECE) {
-        const bytes = block.subarray(at, at + PIECE);
-        let s: string;
-        try {
-          s = utf8 ? textDecoder.decode(bytes, { stream: true }) : decode(bytes);
-        } catch {
-          throw new LoadError('bad-input', `${target.file}: invalid UTF-8 between bytes ${fed} and ${fed + bytes.length}`, {
-            hint: `give --encoding if the input is not UTF-8; else ${START_OVER_HINT}`,
-            startOver: true,
-          });
-        }
-        fed += bytes.length;
-        feed(s);
-        for (const c of out.splice(0)) yield c;
-        if (element - skip >= limit) {
-          flush();
-          for (const c of out.splice(0)) yield c;
-          return; // --limit reached: stop reading
-        }
-      }
-    }
-    if (utf8) {
-      let last: string;
-      try {
-        last = textDecoder.decode();
-      } catch {
-        throw new LoadError('bad-input', `${target.file}: the input ends inside a UTF-8 character`);
-      }
-      feed(last);
-    }
-    feed(NONE);
-  } catch (error) {
-    if (error instanceof LoadError) throw error;
-    if (error instanceof Error && /^Parser /.test(error.message)) throw await syntaxError(error);
-    throw error;
   }
-  if (arrays === 0) {
-    throw new LoadError('bad-input', `${target.file}: ${path === undefined ? 'the input is empty' : `no value at --json-path ${path}`}`, {
-      hint: path === undefined ? 'a JSON array input is one array of objects: [{"a": 1}, …]' : 'check the path: keys joined by dots, e.g. data.items',
-    });
-  }
-  flush();
-  for (const c of out.splice(0)) yield c;
 }
 
 /** Runs stream-json's verifier over the input from its start: the exact line, column and offset of a syntax error. */

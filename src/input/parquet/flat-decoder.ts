@@ -245,58 +245,7 @@ export function* flatColumnPages(bytes: Uint8Array, chunk: ColumnChunk, element:
   const reader = { view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 };
   const name = meta.path_in_schema.join('.');
   // Snappy pages into the kernels' memory (read there, not copied out); room after each for `ints` indexes.
-  const kernels = ParquetKernels.get();
-  // Whether the page last decompressed is in the kernels' scratch (good only until their next call): its values are then read without a stop.
-  let inScratch = false;
-  const decompress = (raw: Uint8Array, size: number, ints: number): Uint8Array => {
-    inScratch = false;
-    if (kernels !== null && codec === 'SNAPPY') {
-      try {
-        const page = kernels.snappy(raw, size, ints, name);
-        inScratch = true;
-        return page;
-      } catch (error) {
-        if (!(error instanceof KernelMemoryFull)) throw error; // no room for the page: hyparquet's decompressor
-      }
-    }
-    return decompressPage(raw, size, codec, compressors);
-  };
-  // A big snappy page: decompressed a step at a time, the generator stopping between steps; its regions given back when the next page begins, or the chunk ends.
-  let stepped: SnappySteps | undefined;
-  const unstep = (): void => {
-    stepped?.release();
-    stepped = undefined;
-  };
-  const inflate = function* (raw: Uint8Array, size: number, ints: number): Generator<void, Uint8Array, void> {
-    if (kernels !== null && codec === 'SNAPPY' && size >= STEPPED_PAGE_BYTES) {
-      try {
-        stepped = kernels.snappySteps(raw, size, name);
-      } catch (error) {
-        if (!(error instanceof KernelMemoryFull)) throw error; // no room for its regions: in one go
-      }
-      if (stepped !== undefined) {
-        yield; // after the first step of the compressed page's copy into the memory (SNAPPY_COPY_STEP_BYTES of l_comment's 1.8 MB)
-        while (!stepped.step(SNAPPY_STEP_BYTES)) yield;
-        inScratch = false; // in regions of its own, kept until the next page
-        return stepped.page();
-      }
-    }
-    return decompress(raw, size, ints);
-  };
-  /** `readHybrid` into `out[to…]` by the kernels where they can, else in JavaScript; returns the first k at or past `limit` (-1: none checked), or -1. */
-  const hybrid = (page: Uint8Array, at: number, end: number, width: number, out: Int32Array, to: number, count: number, limit: number): number => {
-    let bad: number | undefined;
-    try {
-      bad = kernels?.hybrid(page, at, end, width, out, to, count, limit, name);
-    } catch (error) {
-      if (!(error instanceof KernelMemoryFull)) throw error; // no room to copy the page in: the JavaScript reader
-    }
-    if (bad !== undefined) return bad;
-    readHybrid(page, at, end, width, out, to, count, meta.path_in_schema);
-    if (limit < 0) return -1;
-    const k = firstAtOrPast(out, to, to + count, limit);
-    return k < 0 ? -1 : k - to;
-  };
+  const pages = new PageInflater(codec, name, meta.path_in_schema);
   /** A data page's row count, refused before its page is decompressed (and room made for its indexes) when it passes the row group's. */
   const pageRows = (count: number): number => {
     if (row + count > rows) throw new Error(`a column chunk of ${name} holds more than the row group's ${rows} rows`);
@@ -305,99 +254,32 @@ export function* flatColumnPages(bytes: Uint8Array, chunk: ColumnChunk, element:
   // The definition levels of a page, made when a page has NULLs (a writer marks a page without any by one run, read without them).
   let defLevels: Int32Array | undefined;
 
-  /**
-   * Appends `n` PLAIN values from `page` at `at`; returns the offset after them. Stops after
-   * each PLAIN_STEP_BYTES of values (a 3.7 MB page of l_comment was one 1–2 ms step), unless
-   * `page` is in the kernels' scratch, which another decode between stops would overwrite.
-   */
+  /** Appends `n` PLAIN values from `page` at `at` (see `plainValues`); returns the offset after them. */
   const plain = function* (page: Uint8Array, at: number, n: number): Generator<void, number, void> {
-    if (type === 'BYTE_ARRAY') {
-      // The page's values as they are (each after its 4-byte length), copied a step at a time; a value's span is found from the lengths.
-      spans.reserve(n);
-      // Values a step: PLAIN_STEP_BYTES at the page's average value size.
-      const step = inScratch ? n : Math.max(1, Math.floor((PLAIN_STEP_BYTES * n) / Math.max(1, page.length - at)));
-      for (let done = 0; done < n; ) {
-        if (done > 0) yield;
-        const k = Math.min(step, n - done);
-        const end = plainSpans(page, at, k, store.pos - at, spans.values, spans.n);
-        spans.n += 2 * k;
-        if (end > page.length) throw new Error(`a PLAIN page of ${name} ends inside a value`);
-        store.append(page, at, end - at);
-        at = end;
-        done += k;
-      }
-    } else {
-      // A page shorter than its values (a truncated or corrupt file) is an error: the bytes past it would be a reused buffer's old ones.
-      const size = type === 'BOOLEAN' ? (n + 7) >> 3 : n * width;
-      if (at + size > page.length) throw new Error(`a PLAIN page of ${name} holds ${page.length - at} bytes of values, ${n} values need ${size}`);
-      if (type === 'BOOLEAN') {
-        store.reserve(n);
-        unpackBits(page, at, n, store.bytes, store.pos);
-        store.pos += n;
-      } else {
-        const step = inScratch ? size : PLAIN_STEP_BYTES - (PLAIN_STEP_BYTES % width);
-        for (let done = 0; done < size; done += step) {
-          if (done > 0) yield;
-          store.append(page, at + done, Math.min(step, size - done));
-        }
-      }
-      at += size;
-    }
+    const end = yield* plainValues({ type, width, name, store: store!, spans: spans! }, page, at, n, pages.inScratch);
     values += n;
-    return at;
+    return end;
   };
 
   let done = false;
   try {
     for (let firstPage = true; row < rows && reader.offset < bytes.length; firstPage = false) {
-      unstep();
+      pages.unstep();
       if (!firstPage) yield;
       const header = parquetHeader(reader);
       const size = header.compressed_page_size;
       const raw = bytes.subarray(reader.offset, reader.offset + size);
       reader.offset += size;
       if (header.type === 'DICTIONARY_PAGE') {
-        const page = decompress(raw, header.uncompressed_page_size, 0);
+        const page = pages.decompress(raw, header.uncompressed_page_size, 0);
         if (dictionary >= 0 || values > 0) throw new NotFlat('a dictionary page after data');
         yield* plain(page, 0, header.dictionary_page_header!.num_values);
         dictionary = values;
         continue;
       }
-      let page: Uint8Array;
-      let at = 0;
-      let count: number; // levels (= rows, no repetition) in the page
-      let encoding: string;
-      let levelsAt = 0;
-      let levelsLength: number | undefined;
-      if (header.type === 'DATA_PAGE') {
-        const h = header.data_page_header!;
-        count = pageRows(h.num_values);
-        encoding = h.encoding;
-        page = yield* inflate(raw, header.uncompressed_page_size, count);
-        if (optional) {
-          if (h.definition_level_encoding !== 'RLE') throw new NotFlat(`definition levels in ${h.definition_level_encoding}`);
-          levelsLength = new DataView(page.buffer, page.byteOffset, page.byteLength).getUint32(0, true);
-          levelsAt = 4;
-          at = 4 + levelsLength;
-        }
-      } else if (header.type === 'DATA_PAGE_V2') {
-        const h = header.data_page_header_v2!;
-        count = pageRows(h.num_values);
-        encoding = h.encoding;
-        if (h.repetition_levels_byte_length !== 0) throw new NotFlat('repetition levels');
-        const levels = h.definition_levels_byte_length;
-        const body = raw.subarray(levels);
-        const bodySize = header.uncompressed_page_size - levels;
-        const values = h.is_compressed === false || bodySize === 0 ? body : yield* inflate(body, bodySize, count);
-        if (optional) {
-          // The levels are not compressed; put them before the values as in a v1 page.
-          page = new Uint8Array(levels + values.length);
-          page.set(raw.subarray(0, levels));
-          page.set(values, levels);
-          levelsLength = levels;
-          at = levels;
-        } else page = values;
-      } else continue; // an index page: nothing of the rows
+      const data = yield* readDataPage(header, raw, optional, pages, pageRows);
+      if (data === undefined) continue; // an index page: nothing of the rows
+      const { page, at, count, encoding, levelsAt, levelsLength } = data;
 
       // Definition levels: a row is present when its level is 1.
       let present = count;
@@ -406,7 +288,7 @@ export function* flatColumnPages(bytes: Uint8Array, chunk: ColumnChunk, element:
       if (optional && !allPresent) {
         if (defLevels === undefined || defLevels.length < count) defLevels = new Int32Array(count);
         const levels = defLevels!.subarray(0, count);
-        hybrid(page, levelsAt, levelsAt + levelsLength!, 1, levels, 0, count, -1);
+        pages.hybrid(page, levelsAt, levelsAt + levelsLength!, 1, levels, 0, count, -1);
         present = sum(levels);
       }
 
@@ -424,13 +306,13 @@ export function* flatColumnPages(bytes: Uint8Array, chunk: ColumnChunk, element:
           readRleBitPackedHybrid({ view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: at + 1 }, bitWidth, ids, page.length - at - 1);
         } else if (direct) {
           // No NULLs: the indexes are the rows' value indexes, read straight into place, then checked.
-          const bad = hybrid(page, at + 1, page.length, bitWidth, index, row, count, dictionary);
+          const bad = pages.hybrid(page, at + 1, page.length, bitWidth, index, row, count, dictionary);
           if (bad >= 0) throw new Error(`a dictionary index ${index[row + bad]} past the dictionary's ${dictionary} values in ${name}`);
           row += count;
           continue;
         } else {
           ids = new Int32Array(present);
-          hybrid(page, at + 1, page.length, bitWidth, ids, 0, present, -1);
+          pages.hybrid(page, at + 1, page.length, bitWidth, ids, 0, present, -1);
         }
       } else if (encoding === 'RLE' && type === 'BOOLEAN') {
         const bits = new Int32Array(present);
@@ -453,11 +335,186 @@ export function* flatColumnPages(bytes: Uint8Array, chunk: ColumnChunk, element:
     if (row !== rows) throw new Error(`the column chunk of ${name} holds ${row} rows, its row group ${rows}`);
     done = true;
   } finally {
-    unstep();
+    pages.unstep();
     // An error, or the caller's return() at a stop.
     if (!done) dropArrays();
   }
   if (type !== 'BYTE_ARRAY') pool.drop(spans.values);
+  return flatColumnOf(type, rows, index, width, store, spans);
+}
+
+/** A column chunk's pages decompressed: into the kernels' memory where they can, else by hyparquet's decompressors. */
+class PageInflater {
+  /** Whether the page last decompressed is in the kernels' scratch (good only until their next call): its values are then read without a stop. */
+  inScratch = false;
+  // A big snappy page: decompressed a step at a time, the generator stopping between steps; its regions given back when the next page begins, or the chunk ends.
+  private stepped: SnappySteps | undefined;
+  private readonly kernels = ParquetKernels.get();
+
+  constructor(
+    private readonly codec: CompressionCodec,
+    private readonly name: string,
+    private readonly path: string[],
+  ) {}
+
+  decompress(raw: Uint8Array, size: number, ints: number): Uint8Array {
+    this.inScratch = false;
+    if (this.kernels !== null && this.codec === 'SNAPPY') {
+      try {
+        const page = this.kernels.snappy(raw, size, ints, this.name);
+        this.inScratch = true;
+        return page;
+      } catch (error) {
+        if (!(error instanceof KernelMemoryFull)) throw error; // no room for the page: hyparquet's decompressor
+      }
+    }
+    return decompressPage(raw, size, this.codec, compressors);
+  }
+
+  unstep(): void {
+    this.stepped?.release();
+    this.stepped = undefined;
+  }
+
+  *inflate(raw: Uint8Array, size: number, ints: number): Generator<void, Uint8Array, void> {
+    if (this.kernels !== null && this.codec === 'SNAPPY' && size >= STEPPED_PAGE_BYTES) {
+      try {
+        this.stepped = this.kernels.snappySteps(raw, size, this.name);
+      } catch (error) {
+        if (!(error instanceof KernelMemoryFull)) throw error; // no room for its regions: in one go
+      }
+      const stepped = this.stepped;
+      if (stepped !== undefined) {
+        yield; // after the first step of the compressed page's copy into the memory (SNAPPY_COPY_STEP_BYTES of l_comment's 1.8 MB)
+        while (!stepped.step(SNAPPY_STEP_BYTES)) yield;
+        this.inScratch = false; // in regions of its own, kept until the next page
+        return stepped.page();
+      }
+    }
+    return this.decompress(raw, size, ints);
+  }
+
+  /** `readHybrid` into `out[to…]` by the kernels where they can, else in JavaScript; returns the first k at or past `limit` (-1: none checked), or -1. */
+  hybrid(page: Uint8Array, at: number, end: number, width: number, out: Int32Array, to: number, count: number, limit: number): number {
+    let bad: number | undefined;
+    try {
+      bad = this.kernels?.hybrid(page, at, end, width, out, to, count, limit, this.name);
+    } catch (error) {
+      if (!(error instanceof KernelMemoryFull)) throw error; // no room to copy the page in: the JavaScript reader
+    }
+    if (bad !== undefined) return bad;
+    readHybrid(page, at, end, width, out, to, count, this.path);
+    if (limit < 0) return -1;
+    const k = firstAtOrPast(out, to, to + count, limit);
+    return k < 0 ? -1 : k - to;
+  }
+}
+
+/** A data page (v1 or v2) decompressed, with where its levels and values are. */
+interface DataPage {
+  readonly page: Uint8Array;
+  /** Where its values start. */
+  readonly at: number;
+  /** Levels (= rows, no repetition) in the page. */
+  readonly count: number;
+  readonly encoding: string;
+  readonly levelsAt: number;
+  readonly levelsLength: number | undefined;
+}
+
+/** A data page's bytes (v2: its levels put before its values, as in a v1 page); undefined for a page that holds no rows (an index page). */
+function* readDataPage(header: ReturnType<typeof parquetHeader>, raw: Uint8Array, optional: boolean, pages: PageInflater, pageRows: (count: number) => number): Generator<void, DataPage | undefined, void> {
+  let page: Uint8Array;
+  let at = 0;
+  let count: number; // levels (= rows, no repetition) in the page
+  let encoding: string;
+  let levelsAt = 0;
+  let levelsLength: number | undefined;
+  if (header.type === 'DATA_PAGE') {
+    const h = header.data_page_header!;
+    count = pageRows(h.num_values);
+    encoding = h.encoding;
+    page = yield* pages.inflate(raw, header.uncompressed_page_size, count);
+    if (optional) {
+      if (h.definition_level_encoding !== 'RLE') throw new NotFlat(`definition levels in ${h.definition_level_encoding}`);
+      levelsLength = new DataView(page.buffer, page.byteOffset, page.byteLength).getUint32(0, true);
+      levelsAt = 4;
+      at = 4 + levelsLength;
+    }
+  } else if (header.type === 'DATA_PAGE_V2') {
+    const h = header.data_page_header_v2!;
+    count = pageRows(h.num_values);
+    encoding = h.encoding;
+    if (h.repetition_levels_byte_length !== 0) throw new NotFlat('repetition levels');
+    const levels = h.definition_levels_byte_length;
+    const body = raw.subarray(levels);
+    const bodySize = header.uncompressed_page_size - levels;
+    const values = h.is_compressed === false || bodySize === 0 ? body : yield* pages.inflate(body, bodySize, count);
+    if (optional) {
+      // The levels are not compressed; put them before the values as in a v1 page.
+      page = new Uint8Array(levels + values.length);
+      page.set(raw.subarray(0, levels));
+      page.set(values, levels);
+      levelsLength = levels;
+      at = levels;
+    } else page = values;
+  } else return undefined; // an index page: nothing of the rows
+  return { page, at, count, encoding, levelsAt, levelsLength };
+}
+
+/** Where PLAIN values go. */
+interface PlainTarget {
+  readonly type: FlatType;
+  readonly width: number;
+  readonly name: string;
+  readonly store: ByteStore;
+  readonly spans: Spans;
+}
+
+/**
+ * Appends `n` PLAIN values from `page` at `at`; returns the offset after them. Stops after
+ * each PLAIN_STEP_BYTES of values (a 3.7 MB page of l_comment was one 1–2 ms step), unless
+ * `page` is in the kernels' scratch (`inScratch`), which another decode between stops would overwrite.
+ */
+function* plainValues(into: PlainTarget, page: Uint8Array, at: number, n: number, inScratch: boolean): Generator<void, number, void> {
+  const { type, width, name, store, spans } = into;
+  if (type === 'BYTE_ARRAY') {
+    // The page's values as they are (each after its 4-byte length), copied a step at a time; a value's span is found from the lengths.
+    spans.reserve(n);
+    // Values a step: PLAIN_STEP_BYTES at the page's average value size.
+    const step = inScratch ? n : Math.max(1, Math.floor((PLAIN_STEP_BYTES * n) / Math.max(1, page.length - at)));
+    for (let done = 0; done < n; ) {
+      if (done > 0) yield;
+      const k = Math.min(step, n - done);
+      const end = plainSpans(page, at, k, store.pos - at, spans.values, spans.n);
+      spans.n += 2 * k;
+      if (end > page.length) throw new Error(`a PLAIN page of ${name} ends inside a value`);
+      store.append(page, at, end - at);
+      at = end;
+      done += k;
+    }
+  } else {
+    // A page shorter than its values (a truncated or corrupt file) is an error: the bytes past it would be a reused buffer's old ones.
+    const size = type === 'BOOLEAN' ? (n + 7) >> 3 : n * width;
+    if (at + size > page.length) throw new Error(`a PLAIN page of ${name} holds ${page.length - at} bytes of values, ${n} values need ${size}`);
+    if (type === 'BOOLEAN') {
+      store.reserve(n);
+      unpackBits(page, at, n, store.bytes, store.pos);
+      store.pos += n;
+    } else {
+      const step = inScratch ? size : PLAIN_STEP_BYTES - (PLAIN_STEP_BYTES % width);
+      for (let done = 0; done < size; done += step) {
+        if (done > 0) yield;
+        store.append(page, at + done, Math.min(step, size - done));
+      }
+    }
+    at += size;
+  }
+  return at;
+}
+
+/** The column, its arrays as the pages filled them. */
+function flatColumnOf(type: FlatType, rows: number, index: Int32Array, width: number, store: ByteStore, spans: Spans): FlatColumn {
   const { buffer, byteOffset } = store.bytes;
   const numeric = width === 4 || width === 8;
   return {

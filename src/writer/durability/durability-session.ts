@@ -86,79 +86,9 @@ export async function startDurability(target: Target, options: DurabilityOptions
     });
 
   // Which tables to make unlogged, all checked before any is changed.
-  const toUnlog: string[] = [];
-  if (options.unlogged) {
-    const client = await open();
-    try {
-      for (const t of tables) {
-        const name = qualifiedName(t.table, t.schema);
-        const r = await client.query<{ persistence: string; rows: boolean }>(
-          `SELECT c.relpersistence AS persistence, EXISTS (SELECT 1 FROM ${name}) AS rows FROM pg_class c WHERE c.oid = $1::regclass`,
-          [name],
-        );
-        const row = r.rows[0]!;
-        if (row.persistence === 'u') notes.push(`${name} was already unlogged: left unlogged after the load`);
-        if (row.persistence !== 'p') continue;
-        if (row.rows) {
-          throw new LoadError('bad-option', `--unlogged would put the rows ${name} already holds at risk: a crash before SET LOGGED empties the whole table`, {
-            hint: 'add --truncate, or load into an empty table',
-          });
-        }
-        toUnlog.push(name);
-      }
-    } finally {
-      await client.end();
-    }
-  }
-
-  let restoreSettings: Record<string, string> | undefined;
-  if (preset === 'unsafe') {
-    const cluster = target.managed!;
-    restoreSettings = await startedSettings(cluster);
-    const unsafe = { ...restoreSettings, ...UNSAFE_SERVER_SETTINGS };
-    // Written first: a pgsurge killed from here on leaves it, and the next command restores the settings.
-    await markUnsafe(cluster, restoreSettings);
-    await timed('restart with unsafe settings', async () => {
-      await cluster.stop();
-      try {
-        await cluster.start(unsafe);
-      } catch (error) {
-        await cluster.start(restoreSettings);
-        await clearUnsafe(cluster);
-        throw error;
-      }
-    });
-  }
-
-  const unloggedTables: string[] = [];
-  let settingsInEffect: Record<string, string>;
-  let walStart: string;
-  // The session that read the settings and the WAL position, kept for `finish` when no restart comes between
-  // (a connection is a backend forked and authenticated, at the end of every load); undefined otherwise.
-  let held: pg.Client | undefined;
-  try {
-    const client = await open();
-    try {
-      for (const name of toUnlog) {
-        await setLogged(client, name, false);
-        unloggedTables.push(name);
-      }
-      await applySessionSettings(client, SESSION_SETTINGS[preset]);
-      settingsInEffect = await readSettings(client);
-      walStart = (await client.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]!.lsn;
-      if (restoreSettings === undefined) held = client;
-    } catch (error) {
-      for (const name of unloggedTables) await setLogged(client, name, true).catch(() => undefined);
-      throw error;
-    } finally {
-      if (held === undefined) await client.end();
-    }
-  } catch (error) {
-    await undoServer();
-    throw error;
-  }
-
-  async function undoServer(): Promise<void> {
+  const toUnlog = options.unlogged ? await tablesToUnlog(await open(), tables, notes) : [];
+  const restoreSettings = preset === 'unsafe' ? await restartUnsafe(target.managed!, timed) : undefined;
+  const undoServer = async (): Promise<void> => {
     if (restoreSettings === undefined) return;
     const cluster = target.managed!;
     await timed('restore settings (restart)', async () => {
@@ -166,123 +96,238 @@ export async function startDurability(target: Target, options: DurabilityOptions
       await cluster.start(restoreSettings);
       await clearUnsafe(cluster);
     });
-  }
+  };
+  const begun = await beginDurability(open, toUnlog, preset, restoreSettings === undefined).catch(async (error: unknown) => {
+    await undoServer();
+    throw error;
+  });
 
-  const freezeOn = preset !== 'safe';
-  const gates = new Map<string, Promise<void>>();
-  let frozenRows = 0;
-  const frozenTables: string[] = [];
   const emptied = new Set(tables.filter((t) => t.emptiedByLoad).map((t) => qualifiedName(t.table, t.schema)));
-  if (freezeOn && emptied.size === 0) notes.push('COPY FREEZE not used: no table was created or truncated by this load (FREEZE needs that, in the same transaction)');
-
+  const frozen: Frozen = { on: preset !== 'safe', gates: new Map(), rows: 0, tables: [] };
+  if (frozen.on && emptied.size === 0) notes.push('COPY FREEZE not used: no table was created or truncated by this load (FREEZE needs that, in the same transaction)');
+  const finishing: Finishing = { target, options, begun, restarted: restoreSettings !== undefined, undoServer, timed, frozen, steps, notes };
   return {
-    wrapWriter(inner, workers) {
-      const session = SESSION_SETTINGS[preset];
-      // FREEZE needs the COPY in the transaction that emptied the table, and a table is
-      // emptied once: only its first chunk can have it. With several workers that chunk
-      // would hold up every other chunk of the table until it commits, for ~one chunk of
-      // frozen rows, so FREEZE is used only when it costs nothing: one worker.
-      const freeze = freezeOn && emptied.size > 0 && inner.name === 'copy' && workers === 1;
-      if (freezeOn && emptied.size > 0 && inner.name !== 'copy') notes.push(`COPY FREEZE not used: the ${inner.name} writer does not COPY`);
-      else if (freezeOn && emptied.size > 0 && workers > 1) {
-        notes.push(
-          `COPY FREEZE not used: it applies only to the chunk whose transaction emptied the table, and with ${workers} workers the other chunks would wait for it; with -w 1 the first chunk of each table is frozen (all of it with --chunk-size above the file's size)`,
-        );
-      }
-      return {
-        name: inner.name,
-        async prepare(c: pg.Client) {
-          await applySessionSettings(c, session);
-          await inner.prepare?.(c);
-        },
-        // The load refuses a writer that commits on its own with the ledger: that must show through the wrapper.
-        ...(inner.ownsTransactions ? { ownsTransactions: true } : {}),
-        ...(inner.failedRecord ? { failedRecord: inner.failedRecord.bind(inner) } : {}),
-        ...(inner.refusedWriter ? { refusedWriter: inner.refusedWriter } : {}),
-        ...(inner.wireReport ? { wireReport: inner.wireReport.bind(inner) } : {}),
-        // A Citus load routes rows to the shards only when not asked for the binary wire (plan-routing.ts).
-        ...(inner.wire ? { wire: inner.wire } : {}),
-        // A frozen first chunk sends TRUNCATE first, so its BEGIN goes on its own.
-        ...(inner.beginAndWriteRows && !freeze ? { beginAndWriteRows: inner.beginAndWriteRows.bind(inner) } : {}),
-        async writeRows(c: pg.Client, chunk: Chunk) {
-          const name = qualifiedName(chunk.target.table, chunk.target.schema);
-          if (freeze && emptied.has(name)) {
-            const gate = gates.get(name);
-            if (gate === undefined) {
-              // The first chunk of a table this load emptied truncates it again in the chunk's
-              // transaction, which is what lets the server take FREEZE; the table's other
-              // chunks wait for it to commit, so the TRUNCATE never removes loaded rows. If
-              // that chunk is refused, its parts are retried without FREEZE (the gate is set).
-              let open!: () => void;
-              gates.set(name, new Promise<void>((resolve) => (open = resolve)));
-              try {
-                await c.query(`TRUNCATE ${name}`);
-                const rows = await copyRows(c, chunk, { freeze: true });
-                frozenRows += rows;
-                frozenTables.push(name);
-                return { loaded: rows, skipped: 0 };
-              } finally {
-                open();
-              }
-            }
-            await gate;
-          }
-          return inner.writeRows(c, chunk);
-        },
-      };
-    },
+    wrapWriter: (inner, workers) => durableWriter(inner, workers, { preset, emptied, frozen, notes }),
+    finish: () => finishDurability(finishing),
+  };
+}
 
-    async finish() {
-      /** The held session with its settings back to the server's (RESET ALL: what a fresh one would read), else a fresh one (it was lost: a server restart under the load). */
-      const sessionForFinish = async (): Promise<pg.Client> => {
-        const c = held;
-        held = undefined;
-        if (c !== undefined) {
+/** The tables `--unlogged` makes unlogged (those still logged), each checked empty first; `client` is ended. */
+async function tablesToUnlog(client: pg.Client, tables: readonly DurableTable[], notes: string[]): Promise<string[]> {
+  const toUnlog: string[] = [];
+  try {
+    for (const t of tables) {
+      const name = qualifiedName(t.table, t.schema);
+      const r = await client.query<{ persistence: string; rows: boolean }>(
+        `SELECT c.relpersistence AS persistence, EXISTS (SELECT 1 FROM ${name}) AS rows FROM pg_class c WHERE c.oid = $1::regclass`,
+        [name],
+      );
+      const row = r.rows[0]!;
+      if (row.persistence === 'u') notes.push(`${name} was already unlogged: left unlogged after the load`);
+      if (row.persistence !== 'p') continue;
+      if (row.rows) {
+        throw new LoadError('bad-option', `--unlogged would put the rows ${name} already holds at risk: a crash before SET LOGGED empties the whole table`, {
+          hint: 'add --truncate, or load into an empty table',
+        });
+      }
+      toUnlog.push(name);
+    }
+  } finally {
+    await client.end();
+  }
+  return toUnlog;
+}
+
+/** `unsafe`: restarts the managed cluster with the unsafe settings; returns the settings to restore. */
+async function restartUnsafe(cluster: ManagedCluster, timed: <T>(step: string, fn: () => Promise<T>) => Promise<T>): Promise<Record<string, string>> {
+  const restoreSettings = await startedSettings(cluster);
+  const unsafe = { ...restoreSettings, ...UNSAFE_SERVER_SETTINGS };
+  // Written first: a pgsurge killed from here on leaves it, and the next command restores the settings.
+  await markUnsafe(cluster, restoreSettings);
+  await timed('restart with unsafe settings', async () => {
+    await cluster.stop();
+    try {
+      await cluster.start(unsafe);
+    } catch (error) {
+      await cluster.start(restoreSettings);
+      await clearUnsafe(cluster);
+      throw error;
+    }
+  });
+  return restoreSettings;
+}
+
+/** What the preset changed as the load began, for `finish`. */
+interface Begun {
+  readonly unloggedTables: string[];
+  readonly settingsInEffect: Record<string, string>;
+  readonly walStart: string;
+  /**
+   * The session that read the settings and the WAL position, kept for `finish` when no restart comes between
+   * (a connection is a backend forked and authenticated, at the end of every load); undefined otherwise. Taken once.
+   */
+  takeHeld(): pg.Client | undefined;
+}
+
+/** Makes the tables unlogged, applies the preset's session settings and reads them back, with the WAL position. */
+async function beginDurability(open: () => Promise<pg.Client>, toUnlog: readonly string[], preset: DurabilityPreset, keep: boolean): Promise<Begun> {
+  const unloggedTables: string[] = [];
+  let held: pg.Client | undefined;
+  const client = await open();
+  try {
+    for (const name of toUnlog) {
+      await setLogged(client, name, false);
+      unloggedTables.push(name);
+    }
+    await applySessionSettings(client, SESSION_SETTINGS[preset]);
+    const settingsInEffect = await readSettings(client);
+    const walStart = (await client.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]!.lsn;
+    if (keep) held = client;
+    const takeHeld = (): pg.Client | undefined => {
+      const c = held;
+      held = undefined;
+      return c;
+    };
+    return { unloggedTables, settingsInEffect, walStart, takeHeld };
+  } catch (error) {
+    for (const name of unloggedTables) await setLogged(client, name, true).catch(() => undefined);
+    throw error;
+  } finally {
+    if (held === undefined) await client.end();
+  }
+}
+
+/** COPY FREEZE's bookkeeping: whether the preset uses it, each emptied table's first-chunk gate, what was frozen. */
+interface Frozen {
+  readonly on: boolean;
+  readonly gates: Map<string, Promise<void>>;
+  rows: number;
+  readonly tables: string[];
+}
+
+/** The load's writer wrapped: the preset's session settings per connection; with one worker, FREEZE on the first chunk of a table the load emptied. */
+function durableWriter(inner: ChunkWriter, workers: number, how: { preset: DurabilityPreset; emptied: ReadonlySet<string>; frozen: Frozen; notes: string[] }): ChunkWriter {
+  const { preset, emptied, frozen, notes } = how;
+  const gates = frozen.gates;
+  const session = SESSION_SETTINGS[preset];
+  // FREEZE needs the COPY in the transaction that emptied the table, and a table is
+  // emptied once: only its first chunk can have it. With several workers that chunk
+  // would hold up every other chunk of the table until it commits, for ~one chunk of
+  // frozen rows, so FREEZE is used only when it costs nothing: one worker.
+  const freeze = frozen.on && emptied.size > 0 && inner.name === 'copy' && workers === 1;
+  if (frozen.on && emptied.size > 0 && inner.name !== 'copy') notes.push(`COPY FREEZE not used: the ${inner.name} writer does not COPY`);
+  else if (frozen.on && emptied.size > 0 && workers > 1) {
+    notes.push(
+      `COPY FREEZE not used: it applies only to the chunk whose transaction emptied the table, and with ${workers} workers the other chunks would wait for it; with -w 1 the first chunk of each table is frozen (all of it with --chunk-size above the file's size)`,
+    );
+  }
+  return {
+    name: inner.name,
+    async prepare(c: pg.Client) {
+      await applySessionSettings(c, session);
+      await inner.prepare?.(c);
+    },
+    // The load refuses a writer that commits on its own with the ledger: that must show through the wrapper.
+    ...(inner.ownsTransactions ? { ownsTransactions: true } : {}),
+    ...(inner.failedRecord ? { failedRecord: inner.failedRecord.bind(inner) } : {}),
+    ...(inner.refusedWriter ? { refusedWriter: inner.refusedWriter } : {}),
+    ...(inner.wireReport ? { wireReport: inner.wireReport.bind(inner) } : {}),
+    // A Citus load routes rows to the shards only when not asked for the binary wire (plan-routing.ts).
+    ...(inner.wire ? { wire: inner.wire } : {}),
+    // A frozen first chunk sends TRUNCATE first, so its BEGIN goes on its own.
+    ...(inner.beginAndWriteRows && !freeze ? { beginAndWriteRows: inner.beginAndWriteRows.bind(inner) } : {}),
+    async writeRows(c: pg.Client, chunk: Chunk) {
+      const name = qualifiedName(chunk.target.table, chunk.target.schema);
+      if (freeze && emptied.has(name)) {
+        const gate = gates.get(name);
+        if (gate === undefined) {
+          // The first chunk of a table this load emptied truncates it again in the chunk's
+          // transaction, which is what lets the server take FREEZE; the table's other
+          // chunks wait for it to commit, so the TRUNCATE never removes loaded rows. If
+          // that chunk is refused, its parts are retried without FREEZE (the gate is set).
+          let open!: () => void;
+          gates.set(name, new Promise<void>((resolve) => (open = resolve)));
           try {
-            await c.query('RESET ALL');
-            return c;
-          } catch {
-            await c.end().catch(() => undefined);
+            await c.query(`TRUNCATE ${name}`);
+            const rows = await copyRows(c, chunk, { freeze: true });
+            frozen.rows += rows;
+            frozen.tables.push(name);
+            return { loaded: rows, skipped: 0 };
+          } finally {
+            open();
           }
         }
-        return connect(target.config);
-      };
-      let walBytes = 0;
-      let settingsAfter: Record<string, string> | undefined;
-      const c = await sessionForFinish();
-      try {
-        for (const name of unloggedTables) await timed(`SET LOGGED ${name}`, () => setLogged(c, name, true));
-        walBytes = Number((await c.query<{ b: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::text AS b', [walStart])).rows[0]!.b);
-        // No server settings to put back (no restart): the settings after are this connection's to read, not a new one's
-        // (a connection is a backend forked and authenticated, at the end of every load).
-        if (restoreSettings === undefined) settingsAfter = await readSettings(c);
-      } finally {
-        await c.end();
+        await gate;
       }
-      if (settingsAfter === undefined) {
-        await undoServer();
-        const after = await connect(target.config);
-        try {
-          await timed('CHECKPOINT', () => after.query('CHECKPOINT'));
-          settingsAfter = await readSettings(after);
-        } finally {
-          await after.end();
-        }
-      }
-      return {
-        preset,
-        unlogged: options.unlogged,
-        settingsInEffect,
-        settingsAfter,
-        frozenTables,
-        frozenRows,
-        unloggedTables,
-        steps,
-        walBytes,
-        crashCanLose: crashCanLose(options),
-        notes,
-      };
+      return inner.writeRows(c, chunk);
     },
+  };
+}
+
+interface Finishing {
+  readonly target: Target;
+  readonly options: DurabilityOptions;
+  readonly begun: Begun;
+  /** The server was restarted with other settings (`unsafe`). */
+  readonly restarted: boolean;
+  undoServer(): Promise<void>;
+  timed<T>(step: string, fn: () => Promise<T>): Promise<T>;
+  readonly frozen: Frozen;
+  readonly steps: DurabilityStep[];
+  readonly notes: string[];
+}
+
+/** SET LOGGED, the server's settings restored, CHECKPOINT; what was traded. */
+async function finishDurability(finishing: Finishing): Promise<DurabilityReport> {
+  const { target, options, begun, restarted, undoServer, timed, frozen, steps, notes } = finishing;
+  const { preset } = options;
+  /** The held session with its settings back to the server's (RESET ALL: what a fresh one would read), else a fresh one (it was lost: a server restart under the load). */
+  const sessionForFinish = async (): Promise<pg.Client> => {
+    const c = begun.takeHeld();
+    if (c !== undefined) {
+      try {
+        await c.query('RESET ALL');
+        return c;
+      } catch {
+        await c.end().catch(() => undefined);
+      }
+    }
+    return connect(target.config);
+  };
+  let walBytes = 0;
+  let settingsAfter: Record<string, string> | undefined;
+  const c = await sessionForFinish();
+  try {
+    for (const name of begun.unloggedTables) await timed(`SET LOGGED ${name}`, () => setLogged(c, name, true));
+    walBytes = Number((await c.query<{ b: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::text AS b', [begun.walStart])).rows[0]!.b);
+    // No server settings to put back (no restart): the settings after are this connection's to read, not a new one's
+    // (a connection is a backend forked and authenticated, at the end of every load).
+    if (!restarted) settingsAfter = await readSettings(c);
+  } finally {
+    await c.end();
+  }
+  if (settingsAfter === undefined) {
+    await undoServer();
+    const after = await connect(target.config);
+    try {
+      await timed('CHECKPOINT', () => after.query('CHECKPOINT'));
+      settingsAfter = await readSettings(after);
+    } finally {
+      await after.end();
+    }
+  }
+  return {
+    preset,
+    unlogged: options.unlogged,
+    settingsInEffect: begun.settingsInEffect,
+    settingsAfter,
+    frozenTables: frozen.tables,
+    frozenRows: frozen.rows,
+    unloggedTables: begun.unloggedTables,
+    steps,
+    walBytes,
+    crashCanLose: crashCanLose(options),
+    notes,
   };
 }
 

@@ -1,0 +1,97 @@
+import type pg from 'pg';
+import type { Chunk, LoadTarget } from '../core/chunk.js';
+import type { Target } from '../cluster/target.js';
+import { copyColumnFromWhere, copyLineFromWhere, isServerError, LoadError } from '../core/load-error.js';
+import { LoadStopped } from './load-stopped.js';
+import { serverTrouble, withTimeout } from '../core/retry.js';
+import { ledgerTotals } from '../writer/ledger/ledger.js';
+import type { LoadSummary } from '../metrics/load-counters.js';
+import type { ChunkWriter } from '../writer/chunk-writer.js';
+import type { RoutingPlan } from '../writer/citus/plan-routing.js';
+import type { TableWire } from '../wire/wire-report.js';
+import type { LoadRejects } from './load-rejects.js';
+import type { LoadPlan } from './load-plan.js';
+import type { OpenedReaders } from './load-open.js';
+import { withLiveClient } from './load-sessions.js';
+
+/** How the workers' run ended. */
+export interface RunOutcome {
+  /** The first worker's error, if any. */
+  readonly firstError: unknown;
+  readonly signal: AbortSignal;
+  readonly workers: number;
+  readonly writer: ChunkWriter;
+  readonly rejects: LoadRejects;
+  readonly routing: RoutingPlan | undefined;
+}
+
+/**
+ * The summary, or the first error that stops the load (a reject file not written in full,
+ * a stop, the first worker's error, a Citus shard moved meanwhile), thrown as LoadStopped
+ * with the summary of what the ledger holds.
+ */
+export async function finishLoad(
+  control: pg.Client,
+  target: Target,
+  load: { readonly inputs: readonly LoadTarget[]; readonly plan: LoadPlan; readonly readers: OpenedReaders },
+  run: RunOutcome,
+): Promise<LoadSummary> {
+  const { plan, inputs } = load;
+  const { withLedger, loadId } = plan;
+  const { firstError, rejects, routing } = run;
+  const summary = (): LoadSummary =>
+    load.readers.counters.summary(run.workers, plan.where, {
+      ...(withLedger ? { loadId } : {}),
+      rejectFiles: rejects.written(),
+      ...wireOf(run.writer, inputs),
+    });
+  // A stopped load's summary says what the ledger holds: this run's counters miss chunks whose commit it could not confirm.
+  const stopped = async (error: LoadError): Promise<LoadStopped> => {
+    const ledgerHolds = withLedger ? await withTimeout(withLiveClient(control, target, (c) => ledgerTotals(c, loadId)), 5000).catch(() => null) : undefined;
+    return new LoadStopped(error, { ...summary(), ...(ledgerHolds !== undefined ? { ledger: ledgerHolds } : {}) }, withLedger ? loadId : undefined);
+  };
+  const incomplete = rejects.failure(() => summary().total.loaded);
+  if (incomplete) throw await stopped(incomplete);
+  if (run.signal.aborted) {
+    throw await stopped(new LoadError('interrupted', 'interrupted: the chunks in flight were rolled back; the chunks committed before stay in the table'));
+  }
+  if (firstError !== undefined) {
+    const error = firstError instanceof LoadError ? firstError : await describeFailure(firstError);
+    throw await stopped(error.code === 'too-many-rejects' ? rejects.overLimit(error, firstError) : error);
+  }
+  // Rows sent straight to shards that moved meanwhile may be lost or doubled: said, not summed up as a success.
+  if (routing) await withLiveClient(control, target, (c) => routing.checkUnmoved(c)).catch(async (error: unknown) => {
+    throw await stopped(error instanceof LoadError ? error : await describeFailure(error));
+  });
+  return { ...summary(), ...(routing && routing.routes.length > 0 ? { citusRoutes: routing.routes } : {}) };
+}
+
+/** The binary wire's account of this load's tables, when the writer has one. */
+function wireOf(writer: ChunkWriter, inputs: readonly LoadTarget[]): { wire?: readonly TableWire[] } {
+  const tables = new Set(inputs.map((i) => i.table));
+  const wire = writer.wireReport?.().filter((w) => tables.has(w.table));
+  return wire === undefined || wire.length === 0 ? {} : { wire };
+}
+
+/** Names the server's message, the file and the place for an error no retry or reject could handle. */
+async function describeFailure(error: unknown): Promise<LoadError> {
+  const location = (error as { pgsurgeLocation?: Chunk['location'] }).pgsurgeLocation;
+  // "loading lineitem.tbl (bytes …)", or "the load" for an error outside any chunk (a decoding thread that would not start)
+  const where = !location
+    ? 'the load'
+    : 'loading ' + (location.rowGroup !== undefined
+      ? `${location.file} (row group ${location.rowGroup}, rows ${location.byteOffset + 1}–${location.byteOffset + location.byteLength})`
+      : `${location.file} (bytes ${location.byteOffset}–${location.byteOffset + location.byteLength})`);
+  if (!isServerError(error)) {
+    return new LoadError('chunk-failed', `${where} failed: ${(error as Error).message}`, { cause: error });
+  }
+  const trouble = serverTrouble(error.code);
+  const columnName = error.column ?? copyColumnFromWhere(error.where);
+  const column = columnName ? ` (column ${columnName})` : '';
+  const line = copyLineFromWhere(error.where);
+  return new LoadError(trouble ? 'server-error' : 'chunk-failed', `${trouble ? `${trouble}: ` : ''}${where}${line ? ` (record ${line} of the chunk)` : ''}: ${error.message}${column} [SQLSTATE ${error.code}]`, {
+    server: error,
+    hint: error.hint ?? (trouble ? 'fix the server, then resume: nothing of the failed chunk was committed' : 'the chunks committed before the error stay; resume loads the rest'),
+    cause: error,
+  });
+}
