@@ -1,3 +1,4 @@
+// Kept over pg-connection-string (URLs only: no key=value nor service=; refuses several hosts with ports, keeps a bad %-escape and %2F in dbname, names dbname `database`, reads sslcert files, warns on stderr).
 import { LoadError } from './load-error.js';
 
 /**

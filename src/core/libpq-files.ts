@@ -1,3 +1,4 @@
+// Kept over pgpass (skips a line under 11 characters such as *:*:*:*:pw, misreads \\ before a ':', no socket-as-localhost, no passfile=, reads process.env, writes stderr) and it has no service file.
 import { readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
