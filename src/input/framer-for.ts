@@ -4,7 +4,7 @@ import { CsvFramer } from './text/csv-framer.js';
 import type { Format } from './formats.js';
 import type { FramedBlock, Framer } from './framer.js';
 import { JsonRowMapper } from './json/json-record.js';
-import { LineFramer, type TextFramerOptions } from './text/line-framer.js';
+import { LineFramer, type TextFramerOptions } from './line-framer.js';
 import { NdjsonFramer } from './json/ndjson-framer.js';
 import { TblFramer } from './text/tbl-framer.js';
 
