@@ -87,6 +87,20 @@ module.exports = {
       from: {},
       to: { couldNotResolve: true },
     },
+    {
+      name: 'input-format-sideways',
+      comment: 'a format folder of src/input/ (text/, json/, parquet/) does not import another: each reads through the generic input/ files',
+      severity: 'error',
+      from: { path: '^src/input/([^/]+)/' },
+      to: { path: '^src/input/[^/]+/', pathNot: '^src/input/$1/' },
+    },
+    {
+      name: 'input-format-through-registry',
+      comment: 'the generic src/input/ files reach a format folder only through input/format-registry.ts',
+      severity: 'error',
+      from: { path: '^src/input/[^/]+$', pathNot: '^src/input/format-registry[.]ts$' },
+      to: { path: '^src/input/[^/]+/' },
+    },
     ...layerRules,
   ],
   options: {

@@ -1,7 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { LoadTarget } from '../core/chunk.js';
 import { NEWLINE } from './framer.js';
-import { BACKSLASH, CR, detectLineEnd, type LineEnd } from './text/line-ends.js';
+import { BACKSLASH, CR, detectLineEnd, type LineEnd } from './line-ends.js';
 
 /**
  * How records end in a file, for cutting it into ranges as its framer frames it: text and

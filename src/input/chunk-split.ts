@@ -1,5 +1,5 @@
 import type { Framer, RecordSpans } from './framer.js';
-import { asRejected } from './text/line-ends.js';
+import { asRejected } from './line-ends.js';
 import type { Chunk, SplittableRecords } from '../core/chunk.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { FramedBlock, Framer } from './framer.js';
-import { asRejected } from './text/line-ends.js';
+import { asRejected } from './line-ends.js';
 import { RecordError } from './record-error.js';
 import { iterableReader, type ByteReader } from './byte-reader.js';
 import { recordFailure } from './record-failure.js';

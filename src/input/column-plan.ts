@@ -1,17 +1,23 @@
 import type { LoadTarget } from '../core/chunk.js';
-import { isJsonFormat } from './formats.js';
-import type { JsonColumn } from './json/json-record.js';
+import { readHeaderNames } from './header.js';
 import { qualifiedName } from '../core/identifiers.js';
 import { LoadError } from '../core/load-error.js';
 import { copyColumns, type TableColumn } from '../core/table-columns.js';
 
+/** The columns named for an input: by its header (`--header match`, the file's first line read now), by `--columns`, or none. */
+export async function namedColumns(target: LoadTarget): Promise<{ named: readonly string[] | undefined; source: string }> {
+  const options = target.input ?? {};
+  if (options.header === 'match') return { named: await readHeaderNames(target), source: `the header of ${target.file}` };
+  return { named: options.columns, source: '--columns' };
+}
+
 /**
- * The column plan of one input, read from the catalog once before the load: which
- * columns its records fill, in which order (COPY's column list), and for JSON how each
- * takes a value. `named` are the columns the user gave (`--columns`) or the header named
- * (`--header match`); `source` says which, for the message when one does not exist.
+ * The columns one input's records fill, in which order (COPY's column list), checked
+ * against the table's columns read from the catalog before the load. `named` are the
+ * columns the user gave (`--columns`) or the header named (`--header match`), else all the
+ * table's columns that take input; `source` says which, for the message when one does not exist.
  */
-export function planColumns(target: LoadTarget, table: readonly TableColumn[], named: readonly string[] | undefined, source: string): LoadTarget {
+export function chooseColumns(target: LoadTarget, table: readonly TableColumn[], named: readonly string[] | undefined, source: string): readonly TableColumn[] {
   const byName = new Map(table.map((c) => [c.name, c]));
   const tableName = qualifiedName(target.table, target.schema);
   let chosen: readonly TableColumn[];
@@ -33,7 +39,5 @@ export function planColumns(target: LoadTarget, table: readonly TableColumn[], n
   } else {
     chosen = copyColumns(table);
   }
-  if (!isJsonFormat(target.format)) return named === undefined ? target : { ...target, columns: chosen.map((c) => c.name) };
-  const jsonColumns: JsonColumn[] = chosen.map((c) => ({ name: c.name, kind: c.kind, elementJson: c.elementJson }));
-  return { ...target, columns: chosen.map((c) => c.name), jsonColumns };
+  return chosen;
 }

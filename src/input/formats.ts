@@ -14,16 +14,6 @@ export function isFormat(value: string): value is Format {
   return (FORMATS as readonly string[]).includes(value);
 }
 
-/** Formats whose records end at a line ending (text and `.tbl`: one no backslash escapes; NDJSON: every `\n`), so a file can be cut into byte ranges. */
-export function isNewlineFramed(format: Format): boolean {
-  return format === 'tbl' || format === 'text' || format === 'ndjson';
-}
-
-/** Formats whose records are JSON objects mapped to columns by key. */
-export function isJsonFormat(format: Format): boolean {
-  return format === 'ndjson' || format === 'json';
-}
-
 const EXTENSIONS: Record<string, Format> = {
   '.tbl': 'tbl',
   '.txt': 'text',

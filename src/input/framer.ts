@@ -1,4 +1,4 @@
-import type { LineEnd } from './text/line-ends.js';
+import type { LineEnd } from './line-ends.js';
 import type { Unframable } from '../core/chunk.js';
 
 /**

@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs';
-import { countByte, LF } from './text/line-ends.js';
+import { countByte, LF } from './line-ends.js';
 
 /**
  * Line numbers at byte offsets of input files, for rejected rows in byte ranges whose

@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs';
-import { countNewlines } from './text/line-framer.js';
+import { countNewlines } from './line-framer.js';
 
 /**
  * The 1-based line number at a byte offset of a newline-framed file: only needed for an

@@ -1,4 +1,4 @@
-import { BACKSLASH, detectLineEnd, lineByte, type LineEnd } from './text/line-ends.js';
+import { BACKSLASH, detectLineEnd, lineByte, type LineEnd } from './line-ends.js';
 
 /**
  * Finds record ends in raw input bytes, block after block: a newline (the input's line

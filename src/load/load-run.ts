@@ -12,7 +12,7 @@ import { sharedFlusher } from '../writer/wal-flusher.js';
 import type { LoadCounters, LoadReporter } from '../metrics/load-counters.js';
 import { DEFAULT_MAX_REJECTS, RejectBudget } from '../writer/rejects/reject-budget.js';
 import { LineIndex } from '../input/line-index.js';
-import { lineByte } from '../input/text/line-ends.js';
+import { lineByte } from '../input/line-ends.js';
 import type { ChunkWriter } from '../writer/chunk-writer.js';
 import type { ChunkRouter } from '../writer/chunk-transaction.js';
 import type { LoadOptions } from './load-options.js';

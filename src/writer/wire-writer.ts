@@ -15,7 +15,7 @@ import { planWire, type WirePlan } from '../wire/wire-plan.js';
 import { isLocalHost } from '../wire/auto-rule.js';
 import type { TableWire, WireChoice } from '../wire/wire-report.js';
 import type { TypedTuples } from '../codecs/typed-rows.js';
-import { BACKSLASH, escapedAt } from '../input/text/line-ends.js';
+import { BACKSLASH, escapedAt } from '../input/line-ends.js';
 
 /** What one connection keeps: its session's facts, its output buffer (reused chunk after chunk), a splitter per table. */
 interface ConnectionState {

@@ -22,7 +22,7 @@ import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import { closeTestSchema, digest, openTestSchema, tableRecords } from '../helpers/test-db.js';
 import { pgsurgeLoad, serverCopy, shareWithServer, verbatimRejects, writeShared } from '../helpers/copy-oracle.js';
-import { detectLineEnd } from '../../src/input/text/line-ends.js';
+import { detectLineEnd } from '../../src/input/line-ends.js';
 
 const SCHEMA = 'it_corpus';
 const CORPUS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../test/corpus');

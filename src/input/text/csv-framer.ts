@@ -1,8 +1,8 @@
 import { EMPTY, type FramedBlock, type Framer, type RecordSpans } from '../framer.js';
 import type { Unframable } from '../../core/chunk.js';
-import { BACKSLASH, CR, detectLineEnd, DOT, LF, lineByte, type LineEnd, MIDDLE_MARKER_MESSAGE, onlyLineEnds, strayLineEndMessage } from './line-ends.js';
-import type { TextFramerOptions } from './line-framer.js';
-import { writeSpans } from './line-framer.js';
+import { BACKSLASH, CR, detectLineEnd, DOT, LF, lineByte, type LineEnd, MIDDLE_MARKER_MESSAGE, onlyLineEnds, strayLineEndMessage } from '../line-ends.js';
+import type { TextFramerOptions } from '../line-framer.js';
+import { writeSpans } from '../line-framer.js';
 
 const DOUBLE_QUOTE = 0x22;
 

@@ -1,6 +1,6 @@
 import { EMPTY, type FramedBlock, type Framer, PIPE } from '../framer.js';
-import { BACKSLASH, CR, detectLineEnd, LF } from './line-ends.js';
-import { LineFramer, type TextFramerOptions, writeSpans } from './line-framer.js';
+import { BACKSLASH, CR, detectLineEnd, LF } from '../line-ends.js';
+import { LineFramer, type TextFramerOptions, writeSpans } from '../line-framer.js';
 
 
 /**

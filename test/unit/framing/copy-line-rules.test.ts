@@ -6,8 +6,8 @@ import type { ByteReader } from '../../../src/input/byte-reader.js';
 import { chunkRecords } from '../../../src/input/chunker.js';
 import type { Format } from '../../../src/input/formats.js';
 import { framerFor, framerForTarget } from '../../../src/input/framer-for.js';
-import { detectLineEnd } from '../../../src/input/text/line-ends.js';
-import { LineFramer } from '../../../src/input/text/line-framer.js';
+import { detectLineEnd } from '../../../src/input/line-ends.js';
+import { LineFramer } from '../../../src/input/line-framer.js';
 import { alignRanges } from '../../../src/input/byte-ranges.js';
 import { RecordEnds } from '../../../src/input/record-window.js';
 

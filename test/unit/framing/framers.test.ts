@@ -5,7 +5,7 @@ import { chunkRecords } from '../../../src/input/chunker.js';
 import { CsvFramer } from '../../../src/input/text/csv-framer.js';
 import type { Format } from '../../../src/input/formats.js';
 import { framerFor } from '../../../src/input/framer-for.js';
-import { LineFramer } from '../../../src/input/text/line-framer.js';
+import { LineFramer } from '../../../src/input/line-framer.js';
 import { TblFramer } from '../../../src/input/text/tbl-framer.js';
 
 async function* blocksOf(buf: Buffer, cuts: number[]): AsyncGenerator<Buffer> {

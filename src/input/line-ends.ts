@@ -16,7 +16,7 @@
  */
 export type LineEnd = 'nl' | 'crnl' | 'cr';
 
-declare module '../../core/chunk.js' {
+declare module '../core/chunk.js' {
   interface TargetInputFields {
     /**
      * Text, `.tbl` and CSV: the input's line ending, from its first line (COPY holds every

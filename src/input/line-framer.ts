@@ -1,5 +1,5 @@
-import { EMPTY, type FramedBlock, type Framer, type RecordSpans } from '../framer.js';
-import type { Unframable } from '../../core/chunk.js';
+import { EMPTY, type FramedBlock, type Framer, type RecordSpans } from './framer.js';
+import type { Unframable } from '../core/chunk.js';
 import {
   BACKSLASH,
   CR,

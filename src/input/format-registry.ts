@@ -1,0 +1,23 @@
+import type { LoadTarget } from '../core/chunk.js';
+import type { Format } from './formats.js';
+import type { DescribedColumn, InputFormat } from './input-format.js';
+import { jsonFormat } from './json/json-format.js';
+import { parquetFormat } from './parquet/parquet-format.js';
+import { textFormat } from './text/text-format.js';
+
+/** Every input format pgsurge reads, one folder each: adding a format is adding its folder and its line here. */
+const PLUG_INS: readonly InputFormat[] = [textFormat, jsonFormat, parquetFormat];
+
+const BY_NAME = new Map<Format, InputFormat>(PLUG_INS.flatMap((p) => p.names.map((name) => [name, p] as const)));
+
+/** The plug-in that reads `format`. */
+export function inputFormat(format: Format): InputFormat {
+  const plugIn = BY_NAME.get(format);
+  if (plugIn === undefined) throw new Error(`internal: no input format reads ${format}`);
+  return plugIn;
+}
+
+/** The columns an input declares (a Parquet schema, with types) or shows (a header line, JSON keys), read from its start. */
+export async function describeInput(target: LoadTarget): Promise<DescribedColumn[]> {
+  return inputFormat(target.format).describe(target);
+}
