@@ -46,13 +46,8 @@ const KNOWN_ENV_OR_PRINT = new Set([
   'src/datasets/narrow/generate.ts',
   'src/dbt3/build-memory.ts',
   'src/input/parquet/parquet-kernels.ts',
-  'src/input/parquet/parquet-source.ts',
   'src/metrics/wait-sampler.ts',
   'src/report/progress-line.ts',
-  'src/wire/wasm-records.ts',
-  'src/writer/citus/citus-load.ts',
-  'src/writer/citus/plan-routing.ts',
-  'src/writer/citus/routed-chunk.ts',
 ]);
 const ENV_OR_PRINT = /\bprocess\.(env|stdout|stderr)\b|\bconsole\.\w+\(/;
 const outsideCli = [];

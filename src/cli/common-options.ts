@@ -14,11 +14,6 @@ export interface TargetFlags {
   pgBin: string;
 }
 
-/** `PGSURGE_WAL_FLUSHER=0` (for measuring): a load leaves the WAL flushes of commits that did not wait to the walwriter. */
-export function walFlusherWanted(env: NodeJS.ProcessEnv = process.env): boolean {
-  return env.PGSURGE_WAL_FLUSHER !== '0';
-}
-
 /** `-f, --format`: an input format, inferred from the file extension when absent. */
 export function formatOption(): Option {
   return new Option('-f, --format <format>', `input format: ${FORMATS.join(', ')} (default: from the file extension)`).argParser(parseFormat);

@@ -1,4 +1,5 @@
 import { promises as fs } from 'node:fs';
+import { wireWasmFromEnv } from './load-settings.js';
 import { formatCount } from '../core/format-count.js';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { compareJson, formatCompareTable } from '../compare/result-table.js';
@@ -83,6 +84,7 @@ Examples:
           repeat: flags.repeat,
           workers: flags.workers,
           chunkBytes: flags.chunkSize,
+          wasm: wireWasmFromEnv(),
           ...(flags.rows !== undefined ? { maxRows: flags.rows } : {}),
           onConflict: flags.onConflict,
           keep: flags.keep === true,

@@ -1,4 +1,4 @@
-import { walFlusherWanted } from './common-options.js';
+import { loadSettingsFromEnv } from './load-settings.js';
 import { existsSync } from 'node:fs';
 import { formatCount } from '../core/format-count.js';
 import path from 'node:path';
@@ -61,7 +61,7 @@ export function registerDemoCommand(program: Command): void {
         await client.end();
         const { summary, phases } = await loadDbt3(
           dataDir,
-          { workers: flags.workers, chunkBytes: 8 << 20, walFlusher: walFlusherWanted(), replace: true, keys: true, analyze: true, schema: DEMO_SCHEMA },
+          { workers: flags.workers, chunkBytes: 8 << 20, ...loadSettingsFromEnv(), replace: true, keys: true, analyze: true, schema: DEMO_SCHEMA },
           target,
           progress,
         );

@@ -29,6 +29,8 @@ export interface CompareOptions {
   readonly onConflict: OnConflict;
   /** Leave each variant's table (of the last round) in place. */
   readonly keep: boolean;
+  /** COPY's records split by the WebAssembly fast path (`WriterSpec.wasm`; default true). */
+  readonly wasm?: boolean;
 }
 
 /** One load of one variant. */
@@ -164,7 +166,7 @@ async function runOnce(admin: pg.Client, options: CompareOptions, target: Target
       truncate: false,
       // Each run is a fresh table measured once: no ledger to write (or to resume from).
       ledger: false,
-      writer: writerFor({ ...variantWriterSpec(variant, options.onConflict), workers }),
+      writer: writerFor({ ...variantWriterSpec(variant, options.onConflict), workers, wasm: options.wasm }),
     },
     target,
   );

@@ -31,6 +31,8 @@ export interface DecayOptions {
   readonly mode: DecayMode;
   /** COPY's wire (`--wire`); auto when absent. */
   readonly wire?: WireChoice;
+  /** COPY's records split by the WebAssembly fast path (`WriterSpec.wasm`; default true). */
+  readonly wasm?: boolean;
   readonly workers: number;
   readonly chunkBytes: number;
   readonly seed: number;
@@ -66,8 +68,8 @@ export interface DecayWatch {
 }
 
 /** The writer for `--mode`: COPY (through `--wire`), or batched INSERT (unnest, the best an application does). */
-export async function decayWriter(mode: DecayMode, wire?: WireChoice, workers?: number): Promise<ChunkWriter | undefined> {
-  return mode === 'copy' ? writerFor({ mode: 'copy', workers, ...(wire !== undefined ? { wire } : {}) }) : writerFor({ mode: 'insert', style: 'unnest' });
+export async function decayWriter(mode: DecayMode, wire?: WireChoice, workers?: number, wasm?: boolean): Promise<ChunkWriter | undefined> {
+  return mode === 'copy' ? writerFor({ mode: 'copy', workers, wasm, ...(wire !== undefined ? { wire } : {}) }) : writerFor({ mode: 'insert', style: 'unnest' });
 }
 
 export function decayTableSql(table: string, schema: string | undefined, index: DecayIndex): string {
@@ -76,7 +78,7 @@ export function decayTableSql(table: string, schema: string | undefined, index: 
 }
 
 export async function runDecay(options: DecayOptions, target: Target, watch: DecayWatch): Promise<DecayResult> {
-  const writer = await decayWriter(options.mode, options.wire, options.workers);
+  const writer = await decayWriter(options.mode, options.wire, options.workers, options.wasm);
   const name = qualifiedName(options.table, options.schema);
   const phases: DecayPhase[] = [];
   const timed = async <T>(phase: string, fn: () => Promise<T>): Promise<T> => {

@@ -34,6 +34,8 @@ export interface OpenOptions {
   readonly buffers?: ChunkBuffers;
   /** `--part K/N`: only this record-aligned range of the file is this process's (`readsInRanges` inputs only). */
   readonly share?: ByteRange;
+  /** Parquet: decode in a thread per reader or not (`ParquetOpenOptions.decodeThreads`). */
+  readonly decodeThreads?: boolean | undefined;
 }
 
 /**
@@ -71,7 +73,7 @@ export async function openInput(target: LoadTarget, options: OpenOptions): Promi
   // command would load them at its start (scripts/bundle.js splits them into a chunk of their own).
   if (target.format === 'parquet') {
     const { openParquetInput } = await import('./parquet/parquet-source.js');
-    return openParquetInput(target, { workers: options.workers, chunkBytes, covered });
+    return openParquetInput(target, { workers: options.workers, chunkBytes, covered, decodeThreads: options.decodeThreads });
   }
   // Sequential readers read everything again and drop what an earlier run committed.
   const sequential = (chunks: AsyncGenerator<Chunk>): ChunkSource => skipCovered(chunks, sourceFramer(target), covered);

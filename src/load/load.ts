@@ -34,7 +34,8 @@ import { openInput } from '../input/open-input.js';
 import { ChunkBuffers } from '../input/chunk-buffers.js';
 import type { ChunkResult, ChunkWriter } from '../writer/chunk-writer.js';
 import { copyWriter } from '../writer/copy-writer.js';
-import { citusLoad } from '../writer/citus/citus-load.js';
+import { citusLoad, type CitusSettings } from '../writer/citus/citus-load.js';
+import type { CitusFaults } from '../writer/citus/citus-faults.js';
 import { planRouting, type CitusRoute, type RoutingPlan } from '../writer/citus/plan-routing.js';
 import type { TableWire } from '../wire/wire-report.js';
 import { formatCount } from '../core/format-count.js';
@@ -78,6 +79,12 @@ export interface LoadOptions {
    * load's own flusher (for measuring; a crash test's window). Default true.
    */
   readonly walFlusher?: boolean;
+  /** Citus: the session settings of the load's connections (default: pgsurge's, `CITUS_SESSION_SETTINGS`). */
+  readonly citusSettings?: CitusSettings;
+  /** Parquet: decode in a thread per reader (true) or on the load's loop (false); default `decodeThreadsByDefault`'s rule. */
+  readonly parquetDecodeThreads?: boolean;
+  /** Faults a test makes in a routed Citus load; handed in by tests only. */
+  readonly faults?: CitusFaults;
 }
 
 
@@ -129,7 +136,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
       loadId = (await earlierLoadOf(control, loadId, files)) ?? loadId;
     }
     // Citus: asked once per load; its tables get session settings and the summary names the cluster.
-    const citus = await citusLoad(control, [...new Set([...tables.values()].map((t) => t.oid))], { writer: options.writer ?? copyWriter, ledger: withLedger });
+    const citus = await citusLoad(control, [...new Set([...tables.values()].map((t) => t.oid))], { writer: options.writer ?? copyWriter, ledger: withLedger, settings: options.citusSettings });
     const where = citus ? `${target.description} (${citus.description})` : target.description;
     if (withLedger) {
       await lockLoad(control, loadId, part?.label);
@@ -205,7 +212,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     for (const { input } of order) progress.expect(input.table);
     for (const { input } of order) {
       const share = part?.shares.get(input.file);
-      const opened = await openInput(input, { workers: options.workers, chunkBytes: options.chunkBytes, stdin: options.stdin, covered: coveredOf(input).ranges, buffers, ...(share ? { share } : {}) });
+      const opened = await openInput(input, { workers: options.workers, chunkBytes: options.chunkBytes, stdin: options.stdin, covered: coveredOf(input).ranges, buffers, ...(share ? { share } : {}), decodeThreads: options.parquetDecodeThreads });
       sources.push(...opened.sources.map((source) => progress.track(input.table, source)));
     }
     progress.opened();
@@ -241,6 +248,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
           waitForEarlierRun: (c) => waitForEarlierRun(c, workerNamePrefix(loadId, part?.label)),
           guardSession: () => connect(target.config, `${appName(0)}g`),
           ...(options.shardCopy ? { shardCopy: options.shardCopy } : {}),
+          ...(options.faults ? { faults: options.faults } : {}),
         }).catch(async (error: unknown) => {
           await queue.close();
           throw error;

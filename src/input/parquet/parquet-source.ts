@@ -555,8 +555,12 @@ export interface ParquetOpenOptions {
   readonly chunkBytes: number;
   /** Row ranges an earlier run of the load committed. */
   readonly covered?: readonly ByteRange[];
-  /** Decode the flat columns in a thread per reader (`decode-thread.ts`), not on the load's event loop; default `decodeThreadsByDefault`. */
-  readonly decodeThreads?: boolean;
+  /**
+   * Decode the flat columns in a thread per reader (`decode-thread.ts`), not on the load's
+   * event loop: true or false decides (a file of one row group is decoded on the loop
+   * always); default `decodeThreadsByDefault`.
+   */
+  readonly decodeThreads?: boolean | undefined;
 }
 
 /**
@@ -566,11 +570,10 @@ export interface ParquetOpenOptions {
  * client CPU (its arrays are handed over, then copied into the kernels' memory for the
  * tuples, and the thread starts up). On 2 cores at -w1 decoding on the loop into the
  * kernels' memory measured faster (threads on / off 0.95–0.97 in three runs,
- * bench/results/parquet.md; at -w2 the rule leaves them off). PGSURGE_PARQUET_DECODE_THREADS=1 or 0 decides instead (for measuring both).
+ * bench/results/parquet.md; at -w2 the rule leaves them off). `decodeThreads` decides instead
+ * (the CLI sets it from PGSURGE_PARQUET_DECODE_THREADS=1 or 0, for measuring both).
  */
-export function decodeThreadsByDefault(workers: number, cores: number, env: string | undefined): boolean {
-  if (env === '1') return true;
-  if (env === '0') return false;
+export function decodeThreadsByDefault(workers: number, cores: number): boolean {
   return workers + 1 < cores;
 }
 
@@ -661,7 +664,7 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
     }
   }
   // A file of one row group has nothing to decode ahead, and a thread's start-up (~0.1 s of CPU) would be most of its decoding.
-  const threads = options.decodeThreads ?? (groups.length > 1 && decodeThreadsByDefault(options.workers, os.availableParallelism(), process.env.PGSURGE_PARQUET_DECODE_THREADS));
+  const threads = groups.length > 1 && (options.decodeThreads ?? decodeThreadsByDefault(options.workers, os.availableParallelism()));
   const sources = Array.from({ length: parts }, () =>
     (async function* (): AsyncGenerator<Chunk> {
       // A decoding thread (started at the reader's first row group, ended with the reader) decodes the reader's next
