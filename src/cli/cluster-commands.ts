@@ -17,7 +17,7 @@ export function registerClusterCommands(program: Command): void {
     .description('the managed PostgreSQL cluster: keep it running between commands, query it with psql "$(pgsurge cluster url)"');
   const withDir = (c: Command): Command =>
     c
-      .option('--data-dir <dir>', 'data directory of the managed cluster', defaultDataDir())
+      .option('--data-dir <dir>', 'data directory of the managed cluster', defaultDataDir(process.env))
       .option('--pg-bin <which>', 'server binaries: embedded (from npm), system (this machine\'s PostgreSQL), or a bin directory', 'embedded');
 
   withDir(cluster.command('start').description('create the cluster if needed and start it; it stays up until `pgsurge cluster stop`'))

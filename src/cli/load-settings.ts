@@ -3,22 +3,24 @@ import type { CitusFaults } from '../writer/citus/citus-faults.js';
 import { settingsFromEnv } from '../writer/citus/citus-load.js';
 
 /** What a load takes from the environment: settings for measuring, and a test's faults. */
-export type LoadSettings = Pick<LoadOptions, 'walFlusher' | 'citusSettings' | 'parquetDecodeThreads' | 'faults'>;
+export type LoadSettings = Pick<LoadOptions, 'walFlusher' | 'citusSettings' | 'parquet' | 'faults'>;
 
 /**
  * The variables a load (`load`, `dbt3 load`, `demo`) reads, as its options:
  * - `PGSURGE_WAL_FLUSHER=0` (for measuring): commits that did not wait for their WAL flush are left to the walwriter;
  * - `PGSURGE_CITUS_SETTINGS` (for measuring): `none` or `name=value,…`, the Citus session settings instead of pgsurge's;
  * - `PGSURGE_PARQUET_DECODE_THREADS=1` or `0` (for measuring both): Parquet decoded in threads or not, instead of the rule;
+ * - `PGSURGE_PARQUET_WASM=0` (for measuring): Parquet decoded without the WebAssembly kernels;
  * - `PGSURGE_FAULT_CITUS_*` (tests only): faults in a routed Citus load (`citusFaultsFromEnv`).
  */
 export function loadSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): LoadSettings {
   const threads = env.PGSURGE_PARQUET_DECODE_THREADS;
+  const parquet = { ...(threads === '1' || threads === '0' ? { decodeThreads: threads === '1' } : {}), ...(env.PGSURGE_PARQUET_WASM === '0' ? { wasm: false } : {}) };
   const faults = citusFaultsFromEnv(env);
   return {
     walFlusher: env.PGSURGE_WAL_FLUSHER !== '0',
     ...(env.PGSURGE_CITUS_SETTINGS ? { citusSettings: settingsFromEnv(env.PGSURGE_CITUS_SETTINGS) } : {}),
-    ...(threads === '1' || threads === '0' ? { parquetDecodeThreads: threads === '1' } : {}),
+    ...(Object.keys(parquet).length > 0 ? { parquet } : {}),
     ...(faults ? { faults } : {}),
   };
 }

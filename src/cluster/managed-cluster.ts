@@ -2,17 +2,16 @@ import { createHash } from 'node:crypto';
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { resolveBinaries, type PgBinaries } from './binaries.js';
-import { defaultDataDir } from './default-home.js';
 import { ownDir, runAs, serverAccount } from './run-as.js';
 import type { ServerAccount } from './default-home.js';
 
-export { defaultDataDir } from './default-home.js';
 const PORT = 5432;
 /** Unix socket paths are limited to ~107 bytes; leave room for `/.s.PGSQL.5432`. */
 const MAX_SOCKET_DIR = 90;
 
 export interface ManagedClusterOptions {
-  readonly dataDir?: string;
+  /** The data directory (the CLI's `--data-dir`, by default `defaultDataDir`). */
+  readonly dataDir: string;
   /** `embedded`, `system`, or a directory of server binaries. */
   readonly pgBin?: string;
   /** Put the WAL in this directory when the cluster is created (`initdb --waldir`). */
@@ -46,8 +45,8 @@ export class ManagedCluster {
     readonly port: number = PORT,
   ) {}
 
-  static async open(options: ManagedClusterOptions = {}): Promise<ManagedCluster> {
-    const dataDir = path.resolve(options.dataDir ?? defaultDataDir());
+  static async open(options: ManagedClusterOptions): Promise<ManagedCluster> {
+    const dataDir = path.resolve(options.dataDir);
     const binaries = await resolveBinaries(options.pgBin);
     return new ManagedCluster(dataDir, binaries, serverAccount(), options.walDir ? path.resolve(options.walDir) : undefined, options.port ?? PORT);
   }

@@ -34,8 +34,16 @@ export interface OpenOptions {
   readonly buffers?: ChunkBuffers;
   /** `--part K/N`: only this record-aligned range of the file is this process's (`readsInRanges` inputs only). */
   readonly share?: ByteRange;
-  /** Parquet: decode in a thread per reader or not (`ParquetOpenOptions.decodeThreads`). */
-  readonly decodeThreads?: boolean | undefined;
+  /** How Parquet inputs are decoded. */
+  readonly parquet?: ParquetSettings | undefined;
+}
+
+/** How a load decodes Parquet (for measuring: the CLI sets these from PGSURGE_PARQUET_*; `ParquetOpenOptions`). */
+export interface ParquetSettings {
+  /** Decode in a thread per reader (true) or on the load's loop (false); default `decodeThreadsByDefault`'s rule. */
+  readonly decodeThreads?: boolean;
+  /** false: without the WebAssembly kernels; default with them, where WebAssembly runs. */
+  readonly wasm?: boolean;
 }
 
 /**
@@ -73,7 +81,7 @@ export async function openInput(target: LoadTarget, options: OpenOptions): Promi
   // command would load them at its start (scripts/bundle.js splits them into a chunk of their own).
   if (target.format === 'parquet') {
     const { openParquetInput } = await import('./parquet/parquet-source.js');
-    return openParquetInput(target, { workers: options.workers, chunkBytes, covered, decodeThreads: options.decodeThreads });
+    return openParquetInput(target, { workers: options.workers, chunkBytes, covered, ...options.parquet });
   }
   // Sequential readers read everything again and drop what an earlier run committed.
   const sequential = (chunks: AsyncGenerator<Chunk>): ChunkSource => skipCovered(chunks, sourceFramer(target), covered);

@@ -30,7 +30,7 @@ import { DEFAULT_MAX_REJECTS, RejectBudget } from '../writer/rejects/reject-budg
 import { claimRejectPath, RejectFile, rejectPathFor } from '../writer/rejects/reject-file.js';
 import { LineIndex } from '../input/line-index.js';
 import { lineByte } from '../input/text/line-ends.js';
-import { openInput } from '../input/open-input.js';
+import { openInput, type ParquetSettings } from '../input/open-input.js';
 import { ChunkBuffers } from '../input/chunk-buffers.js';
 import type { ChunkResult, ChunkWriter } from '../writer/chunk-writer.js';
 import { copyWriter } from '../writer/copy-writer.js';
@@ -81,8 +81,8 @@ export interface LoadOptions {
   readonly walFlusher?: boolean;
   /** Citus: the session settings of the load's connections (default: pgsurge's, `CITUS_SESSION_SETTINGS`). */
   readonly citusSettings?: CitusSettings;
-  /** Parquet: decode in a thread per reader (true) or on the load's loop (false); default `decodeThreadsByDefault`'s rule. */
-  readonly parquetDecodeThreads?: boolean;
+  /** How Parquet inputs are decoded (for measuring); default: the rule, with the WebAssembly kernels. */
+  readonly parquet?: ParquetSettings;
   /** Faults a test makes in a routed Citus load; handed in by tests only. */
   readonly faults?: CitusFaults;
 }
@@ -212,7 +212,7 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     for (const { input } of order) progress.expect(input.table);
     for (const { input } of order) {
       const share = part?.shares.get(input.file);
-      const opened = await openInput(input, { workers: options.workers, chunkBytes: options.chunkBytes, stdin: options.stdin, covered: coveredOf(input).ranges, buffers, ...(share ? { share } : {}), decodeThreads: options.parquetDecodeThreads });
+      const opened = await openInput(input, { workers: options.workers, chunkBytes: options.chunkBytes, stdin: options.stdin, covered: coveredOf(input).ranges, buffers, ...(share ? { share } : {}), parquet: options.parquet });
       sources.push(...opened.sources.map((source) => progress.track(input.table, source)));
     }
     progress.opened();

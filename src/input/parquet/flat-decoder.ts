@@ -214,7 +214,7 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
  * (nothing of a page, in the kernels' memory or elsewhere, is held across a stop), and
  * returns the column. Left unfinished (`return()`), it gives its arrays back to `pool`.
  */
-export function* flatColumnPages(bytes: Uint8Array, chunk: ColumnChunk, element: SchemaElement, rows: number, pool: ColumnPool = UNPOOLED): Generator<void, FlatColumn, void> {
+export function* flatColumnPages(bytes: Uint8Array, chunk: ColumnChunk, element: SchemaElement, rows: number, pool: ColumnPool = UNPOOLED, kernels: ParquetKernels | null = ParquetKernels.get()): Generator<void, FlatColumn, void> {
   const meta = chunk.meta_data!;
   const type = meta.type as FlatType;
   const codec: CompressionCodec = meta.codec;
@@ -245,7 +245,6 @@ export function* flatColumnPages(bytes: Uint8Array, chunk: ColumnChunk, element:
   const reader = { view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 };
   const name = meta.path_in_schema.join('.');
   // Snappy pages into the kernels' memory (read there, not copied out); room after each for `ints` indexes.
-  const kernels = ParquetKernels.get();
   // Whether the page last decompressed is in the kernels' scratch (good only until their next call): its values are then read without a stop.
   let inScratch = false;
   const decompress = (raw: Uint8Array, size: number, ints: number): Uint8Array => {

@@ -15,9 +15,14 @@ describe('what a load takes from the environment (read in the CLI only)', () => 
   });
 
   it('PGSURGE_PARQUET_DECODE_THREADS=1 or 0 decides over the rule; anything else leaves the rule', () => {
-    assert.equal(loadSettingsFromEnv({ PGSURGE_PARQUET_DECODE_THREADS: '1' }).parquetDecodeThreads, true);
-    assert.equal(loadSettingsFromEnv({ PGSURGE_PARQUET_DECODE_THREADS: '0' }).parquetDecodeThreads, false);
-    assert.equal('parquetDecodeThreads' in loadSettingsFromEnv({ PGSURGE_PARQUET_DECODE_THREADS: 'yes' }), false);
+    assert.deepEqual(loadSettingsFromEnv({ PGSURGE_PARQUET_DECODE_THREADS: '1' }).parquet, { decodeThreads: true });
+    assert.deepEqual(loadSettingsFromEnv({ PGSURGE_PARQUET_DECODE_THREADS: '0' }).parquet, { decodeThreads: false });
+    assert.equal('parquet' in loadSettingsFromEnv({ PGSURGE_PARQUET_DECODE_THREADS: 'yes' }), false);
+  });
+
+  it('PGSURGE_PARQUET_WASM=0: Parquet without the WebAssembly kernels', () => {
+    assert.deepEqual(loadSettingsFromEnv({ PGSURGE_PARQUET_WASM: '0', PGSURGE_PARQUET_DECODE_THREADS: '1' }).parquet, { decodeThreads: true, wasm: false });
+    assert.equal('parquet' in loadSettingsFromEnv({ PGSURGE_PARQUET_WASM: '1' }), false);
   });
 
   it('PGSURGE_CITUS_SETTINGS: none drops pgsurge\'s settings, name=value lists replace them, a bad entry is named', () => {
