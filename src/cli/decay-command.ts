@@ -69,7 +69,7 @@ async function openDecayTarget(flags: DecayFlags): Promise<Target> {
       hint: 'set shared_buffers on that server yourself (ALTER SYSTEM SET shared_buffers = …; then restart it), or drop --db to use the managed cluster',
     });
   }
-  const cluster = await ManagedCluster.open(flags);
+  const cluster = await ManagedCluster.open({ ...flags, env: process.env });
   const wasRunning = await cluster.isRunning();
   if (wasRunning) {
     process.stderr.write(`restarting the managed cluster with shared_buffers=${formatBytes(flags.sharedBuffers)}; it is restarted with its own settings afterwards\n`);

@@ -68,7 +68,7 @@ Examples:
   pgsurge probe --path /mnt/wal-disk --size 1GB`,
   );
   cmd.action(async (flags: ProbeFlags) => {
-    const cluster = await ManagedCluster.open({ dataDir: flags.dataDir, pgBin: flags.pgBin });
+    const cluster = await ManagedCluster.open({ dataDir: flags.dataDir, pgBin: flags.pgBin, env: process.env });
     if (!cluster.isInitialized() && !flags.scan) throw new LoadError('bad-option', `${cluster.dataDir} holds no cluster`, { hint: 'drop --no-scan (the managed cluster is created for the scan), or name a data directory with --data-dir' });
     const target = flags.scan ? await openTarget({ dataDir: flags.dataDir, pgBin: flags.pgBin }) : undefined;
     try {

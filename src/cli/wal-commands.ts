@@ -49,6 +49,7 @@ WAL the server wrote meanwhile) and the server as it was. The server's account m
         user: flags.user,
         log: (line) => process.stderr.write(`pgsurge: ${line}\n`),
         injectFailure: injectedWalMoveFailure(),
+        env: process.env,
       });
       process.stdout.write(
         `moved the WAL of ${r.dataDir}: ${r.from} → ${r.to} (${r.files} files, ${formatBytes(r.bytes)}, ${r.seconds.toFixed(1)} s)\n` +
@@ -78,7 +79,7 @@ WAL the server wrote meanwhile) and the server as it was. The server's account m
           await client.end();
         }
       } else {
-        where = await walWhereForDataDir(flags.dataDir, { pgBin: flags.pgBin, user: flags.user });
+        where = await walWhereForDataDir(flags.dataDir, { pgBin: flags.pgBin, user: flags.user, env: process.env });
       }
       process.stdout.write(`${formatWalWhere(where)}\n`);
     });
