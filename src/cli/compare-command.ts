@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs';
-import { wireWasmFromEnv } from './load-settings.js';
+import { loadSettingsFromEnv, wireWasmFromEnv } from './load-settings.js';
 import { formatCount } from '../core/format-count.js';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { compareJson, formatCompareTable } from '../compare/result-table.js';
@@ -85,6 +85,7 @@ Examples:
           workers: flags.workers,
           chunkBytes: flags.chunkSize,
           wasm: wireWasmFromEnv(),
+          settings: loadSettingsFromEnv(),
           ...(flags.rows !== undefined ? { maxRows: flags.rows } : {}),
           onConflict: flags.onConflict,
           keep: flags.keep === true,

@@ -1,5 +1,5 @@
 import { formatBytes } from '../core/format-count.js';
-import { wireWasmFromEnv } from './load-settings.js';
+import { loadSettingsFromEnv, wireWasmFromEnv } from './load-settings.js';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { ManagedCluster } from '../cluster/managed-cluster.js';
 import { LoadError } from '../core/load-error.js';
@@ -141,7 +141,7 @@ Examples:
           if (!flags.quiet && !flags.json) process.stderr.write(`${line}\n`);
         };
         const result = await runDecay(
-          { rows: flags.rows, keys: flags.keys, index: flags.index, mode: flags.mode, ...(flags.wire !== undefined ? { wire: flags.wire } : {}), wasm: wireWasmFromEnv(), workers: flags.workers, chunkBytes: flags.chunkSize, seed: flags.seed, ...named, ...(flags.keepData !== undefined ? { dataDir: flags.keepData } : {}) },
+          { rows: flags.rows, keys: flags.keys, index: flags.index, mode: flags.mode, ...(flags.wire !== undefined ? { wire: flags.wire } : {}), wasm: wireWasmFromEnv(), settings: loadSettingsFromEnv(), workers: flags.workers, chunkBytes: flags.chunkSize, seed: flags.seed, ...named, ...(flags.keepData !== undefined ? { dataDir: flags.keepData } : {}) },
           target,
           {
             reporter: observed.reporter,

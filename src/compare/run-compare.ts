@@ -4,7 +4,7 @@ import { qualifiedName } from '../core/identifiers.js';
 import { connectionFailure, LoadError } from '../core/load-error.js';
 import { prepareTable, withTableCreationLocks } from '../load/table-check.js';
 import type { Format } from '../input/formats.js';
-import { load } from '../load/load.js';
+import { load, type LoadOptions } from '../load/load.js';
 import { mbPerSecond, perSecond } from '../metrics/rates.js';
 import type { OnConflict } from '../writer/insert-writer.js';
 import { writerFor } from '../writer/writer-for.js';
@@ -31,6 +31,8 @@ export interface CompareOptions {
   readonly keep: boolean;
   /** COPY's records split by the WebAssembly fast path (`WriterSpec.wasm`; default true). */
   readonly wasm?: boolean;
+  /** Settings every variant's load takes (for measuring; the CLI's, from the environment). */
+  readonly settings?: Pick<LoadOptions, 'walFlusher' | 'citusSettings' | 'parquet'>;
 }
 
 /** One load of one variant. */
@@ -166,6 +168,7 @@ async function runOnce(admin: pg.Client, options: CompareOptions, target: Target
       truncate: false,
       // Each run is a fresh table measured once: no ledger to write (or to resume from).
       ledger: false,
+      ...options.settings,
       writer: writerFor({ ...variantWriterSpec(variant, options.onConflict), workers, wasm: options.wasm }),
     },
     target,

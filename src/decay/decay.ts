@@ -5,7 +5,7 @@ import type { LoadTarget } from '../core/chunk.js';
 import { qualifiedName, quoteIdent } from '../core/identifiers.js';
 import { connectionFailure, LoadError } from '../core/load-error.js';
 import { connect, type Target } from '../cluster/target.js';
-import { load } from '../load/load.js';
+import { load, type LoadOptions } from '../load/load.js';
 import type { LoadReporter } from '../metrics/load-counters.js';
 import type { LoadSummary } from '../metrics/load-counters.js';
 import { writerFor } from '../writer/writer-for.js';
@@ -43,6 +43,8 @@ export interface DecayOptions {
    * the next run with the same rows, keys and seed; a temporary file, removed afterwards, when not given.
    */
   readonly dataDir?: string;
+  /** Settings the load takes (for measuring; the CLI's, from the environment). */
+  readonly settings?: Pick<LoadOptions, 'walFlusher' | 'citusSettings' | 'parquet'>;
 }
 
 export interface DecayPhase {
@@ -118,7 +120,7 @@ export async function runDecay(options: DecayOptions, target: Target, watch: Dec
     const input: LoadTarget = { file: dataFile, format: 'text', table: options.table, schema: options.schema };
     const summary = await timed('load', () =>
       // A fresh table per experiment, measured once: no ledger rows to write or resume from.
-      load([input], { workers: options.workers, chunkBytes: options.chunkBytes, create: false, truncate: false, ledger: false, ...(writer ? { writer } : {}) }, target, watch.reporter),
+      load([input], { workers: options.workers, chunkBytes: options.chunkBytes, create: false, truncate: false, ledger: false, ...options.settings, ...(writer ? { writer } : {}) }, target, watch.reporter),
     );
     await watch.loaded?.();
 
