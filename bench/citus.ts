@@ -63,7 +63,7 @@ try {
   const stripped = path.join(work, 'lineitem.psql');
   const halves: [string, string] = [path.join(work, 'half1.psql'), path.join(work, 'half2.psql')];
   await stripTrailingPipe(lineitem.path, stripped, { files: halves, lines: lineitem.rows });
-  cluster = await CitusCluster.start({ dir: path.join(work, 'cluster'), workers: 2, basePort: 5700 });
+  cluster = await CitusCluster.start({ dir: path.join(work, 'cluster'), workers: 2, basePort: 5700, env: process.env });
   const url = cluster.url();
   const admin = new pg.Client({ connectionString: url });
   // Stopping the cluster after a failed run ends this connection: the run's own error is the one to report.

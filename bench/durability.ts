@@ -82,8 +82,8 @@ async function main(): Promise<void> {
   const fileBytes = generated.bytes;
 
   const clusters = {
-    'data-dir WAL': await ManagedCluster.open({ dataDir: path.join(DIR, 'cluster-a'), pgBin: PG_BIN }),
-    'separate WAL': await ManagedCluster.open({ dataDir: path.join(DIR, 'cluster-b'), pgBin: PG_BIN, walDir: WAL_DIR }),
+    'data-dir WAL': await ManagedCluster.open({ dataDir: path.join(DIR, 'cluster-a'), pgBin: PG_BIN, env: process.env }),
+    'separate WAL': await ManagedCluster.open({ dataDir: path.join(DIR, 'cluster-b'), pgBin: PG_BIN, walDir: WAL_DIR, env: process.env }),
   };
   for (const c of Object.values(clusters)) {
     await c.start();

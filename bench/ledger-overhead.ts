@@ -31,7 +31,7 @@ const pgBin = arg('pg-bin', 'embedded');
 
 const work = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-bench-ledger-'));
 await fs.chmod(work, 0o755);
-const cluster = await ManagedCluster.open({ dataDir: path.join(work, 'data'), pgBin });
+const cluster = await ManagedCluster.open({ dataDir: path.join(work, 'data'), pgBin, env: process.env });
 try {
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   console.log(`# bench/ledger-overhead: node ${path.relative(process.cwd(), process.argv[1]!)} ${process.argv.slice(2).join(' ')}`);

@@ -115,7 +115,7 @@ function runNodeTest(files: string[], env: NodeJS.ProcessEnv, label: string, con
 async function withCluster<T>(pgBin: string, fn: (url: string, version: string) => Promise<T>): Promise<T> {
   if (stopping) return halted();
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-test-'));
-  const cluster = await ManagedCluster.open({ dataDir: path.join(dataDir, 'data'), pgBin });
+  const cluster = await ManagedCluster.open({ dataDir: path.join(dataDir, 'data'), pgBin, env: process.env });
   await fs.chmod(dataDir, 0o755);
   process.stdout.write(`starting ${cluster.binaries.version} (${cluster.binaries.source}) in ${cluster.dataDir}\n`);
   const name = `the ${cluster.binaries.version} server`;
@@ -181,7 +181,7 @@ async function withCitusCluster<T>(fn: (url: string) => Promise<T>): Promise<T> 
   process.stdout.write(`starting a Citus coordinator and 2 workers in ${dir}\n`);
   let cluster: CitusCluster | undefined;
   const name = 'the Citus coordinator and workers';
-  const options = { dir, workers: 2, settings: { fsync: 'off' } };
+  const options = { dir, workers: 2, settings: { fsync: 'off' }, env: process.env };
   try {
     // Set before the start: a signal while the three nodes start stops the ones up by then.
     running.stops.set(name, () => CitusCluster.stopIn(options));

@@ -13,7 +13,7 @@ export async function benchWorkDir(prefix: string): Promise<string> {
 /** A bench's folder and a managed cluster in it (`<work>/data`), not yet started. */
 export async function openBenchCluster(prefix: string, pgBin: string): Promise<{ work: string; cluster: ManagedCluster }> {
   const work = await benchWorkDir(prefix);
-  return { work, cluster: await ManagedCluster.open({ dataDir: path.join(work, 'data'), pgBin }) };
+  return { work, cluster: await ManagedCluster.open({ dataDir: path.join(work, 'data'), pgBin, env: process.env }) };
 }
 
 /** `# bench/<name>: <the command line that ran it>`, the first line of every bench's output. */

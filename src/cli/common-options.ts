@@ -14,11 +14,6 @@ export interface TargetFlags {
   pgBin: string;
 }
 
-/** `PGSURGE_WAL_FLUSHER=0` (for measuring): a load leaves the WAL flushes of commits that did not wait to the walwriter. */
-export function walFlusherWanted(env: NodeJS.ProcessEnv = process.env): boolean {
-  return env.PGSURGE_WAL_FLUSHER !== '0';
-}
-
 /** `-f, --format`: an input format, inferred from the file extension when absent. */
 export function formatOption(): Option {
   return new Option('-f, --format <format>', `input format: ${FORMATS.join(', ')} (default: from the file extension)`).argParser(parseFormat);
@@ -27,7 +22,7 @@ export function formatOption(): Option {
 export function addTargetOptions(cmd: Command): Command {
   return cmd
     .option('--db <url>', 'server to load into, as psql takes it: a URL (postgresql://user@host:port/db) or key=value pairs (host=… dbname=…, service=…), completed from the service file, PG* variables and ~/.pgpass; default: the PG* variables if they name a server, else the managed cluster')
-    .option('--data-dir <dir>', 'data directory of the managed cluster', defaultDataDir())
+    .option('--data-dir <dir>', 'data directory of the managed cluster', defaultDataDir(process.env))
     .option('--pg-bin <which>', 'server binaries for the managed cluster: embedded (from npm), system (this machine\'s PostgreSQL), or a bin directory', 'embedded');
 }
 

@@ -1,4 +1,5 @@
 import { promises as fs } from 'node:fs';
+import { loadSettingsFromEnv, wireWasmFromEnv } from './load-settings.js';
 import { formatCount } from '../core/format-count.js';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { compareJson, formatCompareTable } from '../compare/result-table.js';
@@ -83,6 +84,8 @@ Examples:
           repeat: flags.repeat,
           workers: flags.workers,
           chunkBytes: flags.chunkSize,
+          wasm: wireWasmFromEnv(),
+          settings: loadSettingsFromEnv(),
           ...(flags.rows !== undefined ? { maxRows: flags.rows } : {}),
           onConflict: flags.onConflict,
           keep: flags.keep === true,

@@ -3,7 +3,8 @@ import { openTarget } from './open-target.js';
 import { Dbt3LoadStopped, loadDbt3, type Dbt3LoadResult } from '../dbt3/dbt3-load.js';
 import { formatKb, type BuildSizing } from '../dbt3/build-memory.js';
 import type { TaskRun } from '../dbt3/run-schedule.js';
-import { addLoadOptions, addTargetOptions, walFlusherWanted, type LoadFlags } from './common-options.js';
+import { loadSettingsFromEnv, wireWasmFromEnv } from './load-settings.js';
+import { addLoadOptions, addTargetOptions, type LoadFlags } from './common-options.js';
 import { UNSAFE_WARNING } from '../writer/durability/presets.js';
 import { formatDurability } from './durability-format.js';
 import { EXIT, printError } from './errors.js';
@@ -115,7 +116,7 @@ Examples:
         {
           workers: flags.workers,
           chunkBytes: flags.chunkSize,
-          walFlusher: walFlusherWanted(),
+          ...loadSettingsFromEnv(),
           replace: flags.replace === true,
           resume: flags.resume === true,
           keys: flags.keys,
@@ -130,7 +131,7 @@ Examples:
           rejectDir: flags.rejectDir,
           retryForMs: flags.retryFor,
           signal: stop.signal,
-          writer: writerFor({ mode: 'copy', workers: flags.workers, ...(flags.wire !== undefined ? { wire: flags.wire } : {}) }),
+          writer: writerFor({ mode: 'copy', workers: flags.workers, wasm: wireWasmFromEnv(), ...(flags.wire !== undefined ? { wire: flags.wire } : {}) }),
         },
         target,
         observed.reporter,

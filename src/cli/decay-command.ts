@@ -1,4 +1,5 @@
 import { formatBytes } from '../core/format-count.js';
+import { loadSettingsFromEnv, wireWasmFromEnv } from './load-settings.js';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { ManagedCluster } from '../cluster/managed-cluster.js';
 import { LoadError } from '../core/load-error.js';
@@ -68,7 +69,7 @@ async function openDecayTarget(flags: DecayFlags): Promise<Target> {
       hint: 'set shared_buffers on that server yourself (ALTER SYSTEM SET shared_buffers = …; then restart it), or drop --db to use the managed cluster',
     });
   }
-  const cluster = await ManagedCluster.open(flags);
+  const cluster = await ManagedCluster.open({ ...flags, env: process.env });
   const wasRunning = await cluster.isRunning();
   if (wasRunning) {
     process.stderr.write(`restarting the managed cluster with shared_buffers=${formatBytes(flags.sharedBuffers)}; it is restarted with its own settings afterwards\n`);
@@ -140,7 +141,7 @@ Examples:
           if (!flags.quiet && !flags.json) process.stderr.write(`${line}\n`);
         };
         const result = await runDecay(
-          { rows: flags.rows, keys: flags.keys, index: flags.index, mode: flags.mode, ...(flags.wire !== undefined ? { wire: flags.wire } : {}), workers: flags.workers, chunkBytes: flags.chunkSize, seed: flags.seed, ...named, ...(flags.keepData !== undefined ? { dataDir: flags.keepData } : {}) },
+          { rows: flags.rows, keys: flags.keys, index: flags.index, mode: flags.mode, ...(flags.wire !== undefined ? { wire: flags.wire } : {}), wasm: wireWasmFromEnv(), settings: loadSettingsFromEnv(), workers: flags.workers, chunkBytes: flags.chunkSize, seed: flags.seed, ...named, ...(flags.keepData !== undefined ? { dataDir: flags.keepData } : {}) },
           target,
           {
             reporter: observed.reporter,

@@ -1,4 +1,4 @@
-import { walFlusherWanted } from './common-options.js';
+import { loadSettingsFromEnv } from './load-settings.js';
 import { existsSync } from 'node:fs';
 import { formatCount } from '../core/format-count.js';
 import path from 'node:path';
@@ -38,7 +38,7 @@ export function registerDemoCommand(program: Command): void {
       }),
     )
     .addOption(new Option('-w, --workers <n>', 'parallel connections').default(defaultWorkers(), 'the number of CPUs').argParser((v) => parseWholeNumber('--workers', v)))
-    .option('--data-dir <dir>', 'data directory of the managed cluster', defaultDataDir())
+    .option('--data-dir <dir>', 'data directory of the managed cluster', defaultDataDir(process.env))
     .option('--pg-bin <which>', 'server binaries: embedded (from npm), system (this machine\'s PostgreSQL), or a bin directory', 'embedded')
     .option('--db <url>', 'load into this server instead of the managed cluster (tables go to the pgsurge_demo schema)')
     .option('--keep-running', 'leave the managed cluster running afterwards, to query it with psql "$(pgsurge cluster url)"')
@@ -51,7 +51,7 @@ export function registerDemoCommand(program: Command): void {
       // The demo ignores PG* variables: it is about the cluster pgsurge runs itself, unless --db says otherwise.
       const target = await openTarget({ ...flags, keepRunning: flags.keepRunning === true }, {});
       process.stderr.write(`loading into ${target.description}\n`);
-      const progress = progressReporter({ mode: progressMode({}) });
+      const progress = progressReporter({ mode: progressMode({}, process.stderr), stream: process.stderr, out: process.stdout });
       try {
         const client = await connect(target.config);
         await createOnce(client, `schema ${DEMO_SCHEMA}`, {
@@ -61,7 +61,7 @@ export function registerDemoCommand(program: Command): void {
         await client.end();
         const { summary, phases } = await loadDbt3(
           dataDir,
-          { workers: flags.workers, chunkBytes: 8 << 20, walFlusher: walFlusherWanted(), replace: true, keys: true, analyze: true, schema: DEMO_SCHEMA },
+          { workers: flags.workers, chunkBytes: 8 << 20, ...loadSettingsFromEnv(), replace: true, keys: true, analyze: true, schema: DEMO_SCHEMA },
           target,
           progress,
         );

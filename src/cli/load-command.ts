@@ -7,7 +7,8 @@ import { loadWithDurability } from '../load/durable-load.js';
 import { UNSAFE_WARNING } from '../writer/durability/presets.js';
 import { allReporters } from '../report/progress-line.js';
 import type { LoadReporter } from '../metrics/load-counters.js';
-import { addLoadOptions, addTargetOptions, formatOption, walFlusherWanted, type LoadFlags } from './common-options.js';
+import { loadSettingsFromEnv, wireWasmFromEnv } from './load-settings.js';
+import { addLoadOptions, addTargetOptions, formatOption, type LoadFlags } from './common-options.js';
 import { formatDurability } from './durability-format.js';
 import { EXIT, PartFailed, printError } from './errors.js';
 import { addInputOptions, type InputFlags } from './input-flags.js';
@@ -107,7 +108,7 @@ Examples:
 async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> {
   const inputs = planInputs(files, { ...flags, input: flags });
   const writerSpec = writerSpecFromFlags(flags);
-  const writer = writerFor({ ...writerSpec, workers: flags.workers });
+  const writer = writerFor({ ...writerSpec, workers: flags.workers, wasm: wireWasmFromEnv() });
   const target = await openTarget(flags);
   if (flags.durability === 'unsafe' && target.managed !== undefined) process.stderr.write(UNSAFE_WARNING);
   const say = !flags.quiet && !flags.json;
@@ -158,7 +159,7 @@ async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> 
         writer,
         ...(flags.part ? { part: flags.part } : {}),
         citusRoute: flags.citusRoute,
-        walFlusher: walFlusherWanted(),
+        ...loadSettingsFromEnv(),
       },
       target,
       allReporters(messages, observed.reporter),

@@ -69,7 +69,7 @@ export interface ObservedLoad {
 /** Starts what watches a load: the sampler on its own connection, and the progress output. */
 export async function observeLoad(flags: ObserveFlags, target: Target, options: { totalRows?: number; argv?: readonly string[] } = {}): Promise<ObservedLoad> {
   if (flags.report !== undefined && flags.sampleEvery === 'off') throw new LoadError('bad-option', '--report needs samples: drop `--sample-every off`');
-  const progress = progressReporter({ mode: progressMode(flags), totalRows: options.totalRows });
+  const progress = progressReporter({ mode: progressMode(flags, process.stderr), stream: process.stderr, out: process.stdout, totalRows: options.totalRows });
   const sampler = flags.sampleEvery === 'off' ? undefined : await Sampler.open(target, { every: flags.sampleEvery }, [progress]);
   let finished = false;
   // The load names its target as it found it (e.g. with the Citus cluster's nodes and shards).

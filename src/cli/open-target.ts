@@ -4,10 +4,13 @@
  */
 import { ManagedCluster, type ManagedClusterOptions } from '../cluster/managed-cluster.js';
 import type { Target } from '../cluster/target.js';
+import { defaultDataDir } from '../cluster/default-home.js';
 import { PG_TARGET_ENV, resolveConnection } from '../core/connection-settings.js';
 import { restoreAfterUnsafe } from '../writer/durability/unsafe-marker.js';
 
-export interface TargetOptions extends ManagedClusterOptions {
+export interface TargetOptions extends Omit<ManagedClusterOptions, 'dataDir' | 'env'> {
+  /** The managed cluster's data directory; default `defaultDataDir`. */
+  readonly dataDir?: string;
   readonly db?: string;
   /** Leave a managed cluster that this command started running (`cluster start`). */
   readonly keepRunning?: boolean;
@@ -30,7 +33,7 @@ export async function openTarget(options: TargetOptions, env: NodeJS.ProcessEnv 
     const { config, description } = resolveConnection(options.db, env, (line) => process.stderr.write(`pgsurge: warning: ${line}\n`));
     return { config, description, managed: undefined, release: async () => {} };
   }
-  const cluster = await ManagedCluster.open(options);
+  const cluster = await ManagedCluster.open({ ...options, dataDir: options.dataDir ?? defaultDataDir(env), env });
   const started = await cluster.start(options.settings);
   // Loud on purpose, wherever the cluster is opened: a cluster left with fsync=off by a killed `--durability unsafe` load.
   const restored = await restoreAfterUnsafe(cluster, options.settings);

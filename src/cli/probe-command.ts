@@ -2,7 +2,8 @@ import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import { systemBinDirs } from '../cluster/binaries.js';
-import { defaultDataDir, ManagedCluster } from '../cluster/managed-cluster.js';
+import { ManagedCluster } from '../cluster/managed-cluster.js';
+import { defaultDataDir } from '../cluster/default-home.js';
 import { LoadError } from '../core/load-error.js';
 import { connect } from '../cluster/target.js';
 import { openTarget } from './open-target.js';
@@ -44,7 +45,7 @@ export function registerProbeCommand(program: Command): void {
   const cmd = program
     .command('probe')
     .description('what the disks under the data directory and the WAL directory can do (fdatasyncs/s, sequential MB/s) and one backend\'s scan rate; loads on the managed cluster are read against it')
-    .option('--data-dir <dir>', 'the data directory whose disks to probe (and where the figures are kept)', defaultDataDir())
+    .option('--data-dir <dir>', 'the data directory whose disks to probe (and where the figures are kept)', defaultDataDir(process.env))
     .option('--pg-bin <which>', 'server binaries for the managed cluster (for the scan, and pg_test_fsync beside them)', 'embedded')
     .option('--path <dir>', 'another directory to probe (repeatable): a disk you might move the WAL to', collect, [])
     .addOption(new Option('--size <bytes>', 'bytes written and read sequentially per directory').default(256 * 1024 * 1024, '256MB').argParser((v) => parseSize('--size', v)))
@@ -67,7 +68,7 @@ Examples:
   pgsurge probe --path /mnt/wal-disk --size 1GB`,
   );
   cmd.action(async (flags: ProbeFlags) => {
-    const cluster = await ManagedCluster.open({ dataDir: flags.dataDir, pgBin: flags.pgBin });
+    const cluster = await ManagedCluster.open({ dataDir: flags.dataDir, pgBin: flags.pgBin, env: process.env });
     if (!cluster.isInitialized() && !flags.scan) throw new LoadError('bad-option', `${cluster.dataDir} holds no cluster`, { hint: 'drop --no-scan (the managed cluster is created for the scan), or name a data directory with --data-dir' });
     const target = flags.scan ? await openTarget({ dataDir: flags.dataDir, pgBin: flags.pgBin }) : undefined;
     try {

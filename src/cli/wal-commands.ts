@@ -27,7 +27,7 @@ export function registerWalCommands(program: Command): void {
     .command('move')
     .description('move a local cluster\'s WAL (pg_wal) to another directory, leaving a symlink; checked, and rolled back on any failure')
     .requiredOption('--to <path>', 'the new WAL directory: new, or empty; ideally on another disk than the data directory')
-    .option('--data-dir <dir>', 'data directory of the cluster (PostgreSQL 10 or later)', defaultDataDir())
+    .option('--data-dir <dir>', 'data directory of the cluster (PostgreSQL 10 or later)', defaultDataDir(process.env))
     .option('--restart', 'if the server runs: stop it cleanly, move, start it again (without it, a running server is refused)')
     .option('--pg-bin <which>', 'server binaries: embedded, system, or a bin directory (default: the ones whose version matches PG_VERSION)')
     .option('--user <name>', 'database user for the check after the move (default: postgres, then the data directory\'s owner)')
@@ -49,6 +49,7 @@ WAL the server wrote meanwhile) and the server as it was. The server's account m
         user: flags.user,
         log: (line) => process.stderr.write(`pgsurge: ${line}\n`),
         injectFailure: injectedWalMoveFailure(),
+        env: process.env,
       });
       process.stdout.write(
         `moved the WAL of ${r.dataDir}: ${r.from} → ${r.to} (${r.files} files, ${formatBytes(r.bytes)}, ${r.seconds.toFixed(1)} s)\n` +
@@ -62,13 +63,13 @@ WAL the server wrote meanwhile) and the server as it was. The server's account m
     .command('where')
     .description('where the WAL lives (device, filesystem, size), whether that differs from the data directory, and the WAL settings')
     .option('--db <url>', 'ask a server (what is on disk shows only when its data directory is on this machine)')
-    .option('--data-dir <dir>', 'a local data directory', defaultDataDir())
+    .option('--data-dir <dir>', 'a local data directory', defaultDataDir(process.env))
     .option('--pg-bin <which>', 'server binaries, to read the settings of a stopped cluster (default: matching PG_VERSION)')
     .option('--user <name>', 'database user when asking a local running server (default: postgres, then the owner)')
     .action(async (flags: WalFlags & { db?: string }) => {
       let where: WalWhere;
       if (flags.db !== undefined) {
-        const server = resolveConnection(flags.db);
+        const server = resolveConnection(flags.db, process.env);
         const client = await connect(server.config).catch((e: unknown) => {
           throw connectionFailure(e, server.description);
         });
@@ -78,7 +79,7 @@ WAL the server wrote meanwhile) and the server as it was. The server's account m
           await client.end();
         }
       } else {
-        where = await walWhereForDataDir(flags.dataDir, { pgBin: flags.pgBin, user: flags.user });
+        where = await walWhereForDataDir(flags.dataDir, { pgBin: flags.pgBin, user: flags.user, env: process.env });
       }
       process.stdout.write(`${formatWalWhere(where)}\n`);
     });

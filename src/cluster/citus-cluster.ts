@@ -23,6 +23,8 @@ export interface CitusClusterOptions {
   readonly basePort?: number;
   /** Extra `-c` settings for every node. */
   readonly settings?: Readonly<Record<string, string>>;
+  /** The environment the nodes' programs run in (`runAs`). */
+  readonly env: NodeJS.ProcessEnv;
 }
 
 /**
@@ -95,7 +97,7 @@ async function openNodes(options: CitusClusterOptions): Promise<ManagedCluster[]
   const pgBin = options.pgBin ?? CITUS_PG_BIN;
   const nodes: ManagedCluster[] = [];
   for (let n = 0; n <= options.workers; n++) {
-    nodes.push(await ManagedCluster.open({ dataDir: path.join(options.dir, n === 0 ? 'coordinator' : `worker${n}`), pgBin, port: basePort + n }));
+    nodes.push(await ManagedCluster.open({ dataDir: path.join(options.dir, n === 0 ? 'coordinator' : `worker${n}`), pgBin, port: basePort + n, env: options.env }));
   }
   return nodes;
 }

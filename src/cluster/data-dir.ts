@@ -142,6 +142,8 @@ export class ServerControl {
   constructor(
     readonly info: DataDirInfo,
     readonly binaries: PgBinaries,
+    /** The environment pg_ctl runs in (`runAs`): the CLI's. */
+    private readonly env: NodeJS.ProcessEnv,
   ) {}
 
   get logFile(): string {
@@ -149,13 +151,13 @@ export class ServerControl {
   }
 
   async isRunning(): Promise<boolean> {
-    const r = await runAs(this.info.account, this.binaries.pgCtl, ['status', '-D', this.info.dataDir]);
+    const r = await runAs(this.info.account, this.binaries.pgCtl, ['status', '-D', this.info.dataDir], this.env);
     return r.code === 0;
   }
 
   /** Clean shutdown: sessions rolled back, a shutdown checkpoint written. */
   async stop(): Promise<void> {
-    const r = await runAs(this.info.account, this.binaries.pgCtl, ['stop', '-D', this.info.dataDir, '-m', 'fast', '-w', '-t', '120']);
+    const r = await runAs(this.info.account, this.binaries.pgCtl, ['stop', '-D', this.info.dataDir, '-m', 'fast', '-w', '-t', '120'], this.env);
     if (r.code !== 0) throw new Error(`pg_ctl stop failed: ${(r.stderr || r.stdout).trim()}`);
   }
 
@@ -171,7 +173,9 @@ export class ServerControl {
       '-t',
       '120',
       ...(args.length > 0 ? ['-o', args.map(shellQuote).join(' ')] : []),
-    ]);
+      ],
+      this.env,
+    );
     if (r.code !== 0) {
       const log = await fs.readFile(this.logFile, 'utf8').catch(() => '');
       const tail = log.trim().split('\n').slice(-4).join('\n');

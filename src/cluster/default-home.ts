@@ -45,13 +45,13 @@ export function pgsurgeHome(f: HomeFacts): string {
   return path.join(data, 'pgsurge');
 }
 
-/** The managed cluster's data directory when no `--data-dir` is given. */
-export function defaultDataDir(): string {
-  return path.join(pgsurgeHome(currentFacts()), 'cluster');
+/** The managed cluster's data directory when no `--data-dir` is given (`env`: the CLI's environment, for XDG_DATA_HOME and HOME). */
+export function defaultDataDir(env: NodeJS.ProcessEnv): string {
+  return path.join(pgsurgeHome(currentFacts(env)), 'cluster');
 }
 
-function currentFacts(): HomeFacts {
-  return { env: process.env, uid: process.getuid?.() ?? -1, cwd: process.cwd(), checkout: runsFromCheckout(), reachable: (dir) => blockingParent(dir, POSTGRES_LIKE) === undefined };
+function currentFacts(env: NodeJS.ProcessEnv): HomeFacts {
+  return { env, uid: process.getuid?.() ?? -1, cwd: process.cwd(), checkout: runsFromCheckout(), reachable: (dir) => blockingParent(dir, POSTGRES_LIKE) === undefined };
 }
 
 /** Any account other than root: "can it search this directory" as a stranger would. */

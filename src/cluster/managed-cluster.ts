@@ -2,17 +2,18 @@ import { createHash } from 'node:crypto';
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { resolveBinaries, type PgBinaries } from './binaries.js';
-import { defaultDataDir } from './default-home.js';
 import { ownDir, runAs, serverAccount } from './run-as.js';
 import type { ServerAccount } from './default-home.js';
 
-export { defaultDataDir } from './default-home.js';
 const PORT = 5432;
 /** Unix socket paths are limited to ~107 bytes; leave room for `/.s.PGSQL.5432`. */
 const MAX_SOCKET_DIR = 90;
 
 export interface ManagedClusterOptions {
-  readonly dataDir?: string;
+  /** The data directory (the CLI's `--data-dir`, by default `defaultDataDir`). */
+  readonly dataDir: string;
+  /** The environment the server's programs run in (`runAs`): the CLI's. */
+  readonly env: NodeJS.ProcessEnv;
   /** `embedded`, `system`, or a directory of server binaries. */
   readonly pgBin?: string;
   /** Put the WAL in this directory when the cluster is created (`initdb --waldir`). */
@@ -43,13 +44,14 @@ export class ManagedCluster {
     readonly binaries: PgBinaries,
     private readonly account: ServerAccount | undefined,
     private readonly walDir: string | undefined,
-    readonly port: number = PORT,
+    readonly port: number,
+    private readonly env: NodeJS.ProcessEnv,
   ) {}
 
-  static async open(options: ManagedClusterOptions = {}): Promise<ManagedCluster> {
-    const dataDir = path.resolve(options.dataDir ?? defaultDataDir());
+  static async open(options: ManagedClusterOptions): Promise<ManagedCluster> {
+    const dataDir = path.resolve(options.dataDir);
     const binaries = await resolveBinaries(options.pgBin);
-    return new ManagedCluster(dataDir, binaries, serverAccount(), options.walDir ? path.resolve(options.walDir) : undefined, options.port ?? PORT);
+    return new ManagedCluster(dataDir, binaries, serverAccount(), options.walDir ? path.resolve(options.walDir) : undefined, options.port ?? PORT, options.env);
   }
 
   get socketDir(): string {
@@ -86,7 +88,7 @@ export class ManagedCluster {
 
   async isRunning(): Promise<boolean> {
     if (!this.isInitialized()) return false;
-    const r = await runAs(this.account, this.binaries.pgCtl, ['status', '-D', this.dataDir]);
+    const r = await runAs(this.account, this.binaries.pgCtl, ['status', '-D', this.dataDir], this.env);
     return r.code === 0;
   }
 
@@ -105,7 +107,7 @@ export class ManagedCluster {
       await ownDir(this.walDir, this.account);
       args.push('--waldir', this.walDir);
     }
-    const r = await runAs(this.account, this.binaries.initdb, args);
+    const r = await runAs(this.account, this.binaries.initdb, args, this.env);
     if (r.code !== 0) throw new Error(`initdb failed (${this.binaries.initdb}):\n${r.stderr.trim() || r.stdout.trim()}`);
     await fs.appendFile(
       path.join(this.dataDir, 'postgresql.conf'),
@@ -128,7 +130,7 @@ export class ManagedCluster {
     if (await this.isRunning()) return false;
     await ownDir(this.socketDir, this.account);
     const options = [`-k ${shellQuote(this.socketDir)}`, ...Object.entries(settings).map(([k, v]) => `-c ${k}=${shellQuote(v)}`)].join(' ');
-    const r = await runAs(this.account, this.binaries.pgCtl, ['start', '-D', this.dataDir, '-l', this.logFile, '-w', '-t', '120', '-o', options]);
+    const r = await runAs(this.account, this.binaries.pgCtl, ['start', '-D', this.dataDir, '-l', this.logFile, '-w', '-t', '120', '-o', options], this.env);
     if (r.code !== 0) {
       const log = await fs.readFile(this.logFile, 'utf8').catch(() => '');
       const tail = log.trim().split('\n').slice(-5).join('\n');
@@ -140,14 +142,14 @@ export class ManagedCluster {
   /** Stops the server cleanly (`-m fast`: sessions rolled back, a shutdown checkpoint). */
   async stop(): Promise<boolean> {
     if (!(await this.isRunning())) return false;
-    const r = await runAs(this.account, this.binaries.pgCtl, ['stop', '-D', this.dataDir, '-m', 'fast', '-w', '-t', '120']);
+    const r = await runAs(this.account, this.binaries.pgCtl, ['stop', '-D', this.dataDir, '-m', 'fast', '-w', '-t', '120'], this.env);
     if (r.code !== 0) throw new Error(`pg_ctl stop failed: ${(r.stderr || r.stdout).trim()}`);
     return true;
   }
 
   /** `pg_ctl restart`, e.g. `-m immediate` to simulate a crash. */
   async restart(mode: 'fast' | 'immediate' = 'fast'): Promise<void> {
-    const r = await runAs(this.account, this.binaries.pgCtl, ['restart', '-D', this.dataDir, '-m', mode, '-w', '-t', '120', '-l', this.logFile]);
+    const r = await runAs(this.account, this.binaries.pgCtl, ['restart', '-D', this.dataDir, '-m', mode, '-w', '-t', '120', '-l', this.logFile], this.env);
     if (r.code !== 0) throw new Error(`pg_ctl restart failed: ${(r.stderr || r.stdout).trim()}`);
   }
 }

@@ -59,13 +59,17 @@ export interface RunResult {
   readonly stderr: string;
 }
 
-/** Runs a server binary as the server's account and collects its output. */
-export function runAs(account: ServerAccount | undefined, file: string, args: readonly string[]): Promise<RunResult> {
+/**
+ * Runs a server binary as the server's account and collects its output. `env`: the
+ * environment it runs in (the CLI's: initdb takes the time zone from TZ, for one), here
+ * with the C locale, whose messages are read.
+ */
+export function runAs(account: ServerAccount | undefined, file: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, {
       ...(account ? { uid: account.uid, gid: account.gid } : {}),
       cwd: '/',
-      env: { ...process.env, LC_ALL: 'C', LANG: 'C' },
+      env: { ...env, LC_ALL: 'C', LANG: 'C' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

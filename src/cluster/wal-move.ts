@@ -21,6 +21,8 @@ export interface WalMoveOptions {
   readonly log?: (line: string) => void;
   /** Tests only. */
   readonly injectFailure?: WalMoveFailurePoint;
+  /** The environment the server's programs run in (`runAs`): the CLI's. */
+  readonly env: NodeJS.ProcessEnv;
 }
 
 export interface WalMoveResult {
@@ -64,7 +66,7 @@ export async function moveWal(options: WalMoveOptions): Promise<WalMoveResult> {
     throw new WalMoveError(`${info.dataDir} is PostgreSQL ${info.version}: its WAL is in pg_xlog, and wal move handles PostgreSQL 10 and later`, true);
   }
   const binaries = await binariesForDataDir(info, options.pgBin);
-  const ctl = new ServerControl(info, binaries);
+  const ctl = new ServerControl(info, binaries, options.env);
   const walLink = path.join(info.dataDir, 'pg_wal');
   const walStat = await fs.lstat(walLink).catch(() => undefined);
   if (walStat === undefined) throw new WalMoveError(`${info.dataDir} has no pg_wal`, true);
@@ -135,7 +137,7 @@ export async function moveWal(options: WalMoveOptions): Promise<WalMoveResult> {
     startAttempted = true;
     // An invalid setting makes the postmaster refuse to start: a real failed start, for the tests.
     await ctl.start(options.injectFailure === 'start' ? [...opts, '-c', 'shared_buffers=0'] : opts);
-    checkedSegment = await checkWrites(info, to, options.user);
+    checkedSegment = await checkWrites(info, to, options.user, options.env);
     log(`checked: a write and a CHECKPOINT went to ${path.join(to, checkedSegment)}`);
     if (!wasRunning) {
       log('stopping the server again (it was stopped before the move)');
@@ -264,8 +266,8 @@ async function emptyDir(dir: string): Promise<void> {
 }
 
 /** A write and a CHECKPOINT on the moved cluster; returns the segment it wrote, which must be in the new directory. */
-async function checkWrites(info: DataDirInfo, walDir: string, user: string | undefined): Promise<string> {
-  const segment = await checkLocalWrites(info, user);
+async function checkWrites(info: DataDirInfo, walDir: string, user: string | undefined, env: NodeJS.ProcessEnv): Promise<string> {
+  const segment = await checkLocalWrites(info, user, env);
   if (!existsSync(path.join(walDir, segment))) throw new Error(`the server wrote WAL segment ${segment}, but it is not in ${walDir}`);
   return segment;
 }

@@ -31,7 +31,8 @@ export interface WalWhere {
 }
 
 /** From a local data directory: the files, and the settings from the running server or, stopped, from `postgres -C`. */
-export async function walWhereForDataDir(dataDir: string, options: { pgBin?: string; user?: string } = {}): Promise<WalWhere> {
+/** `options.env`: the environment `postgres -C` runs in (the CLI's). */
+export async function walWhereForDataDir(dataDir: string, options: { pgBin?: string; user?: string; env: NodeJS.ProcessEnv }): Promise<WalWhere> {
   const info = await inspectDataDir(dataDir);
   const notes: string[] = [];
   const local = await localFacts(info.dataDir);
@@ -55,7 +56,7 @@ export async function walWhereForDataDir(dataDir: string, options: { pgBin?: str
     try {
       const bin = await binariesForDataDir(info, options.pgBin);
       for (const name of WAL_SETTINGS) {
-        const r = await runAs(info.account, bin.postgres, ['-D', info.dataDir, '-C', name]);
+        const r = await runAs(info.account, bin.postgres, ['-D', info.dataDir, '-C', name], options.env);
         if (r.code === 0) settings[name] = r.stdout.trim();
       }
       settingsSource = 'the configuration files (postgres -C; the server is not running, or could not be asked)';

@@ -24,13 +24,13 @@ const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'write-che
  * authentication (Debian's default) refuses root's connection as `postgres`; then the check
  * runs again in a child process as the data directory's owner, whom peer authentication maps.
  */
-export async function checkLocalWrites(info: DataDirInfo, user: string | undefined): Promise<string> {
+export async function checkLocalWrites(info: DataDirInfo, user: string | undefined, env: NodeJS.ProcessEnv): Promise<string> {
   let client: pg.Client;
   try {
     client = await connectLocal(info, user);
   } catch (error) {
     if (info.account === undefined) throw error;
-    const r = await runAs(info.account, process.execPath, [CHILD, JSON.stringify({ info, user: user ?? null })]);
+    const r = await runAs(info.account, process.execPath, [CHILD, JSON.stringify({ info, user: user ?? null })], env);
     if (r.code !== 0) throw new Error(`${(error as Error).message}; and as ${info.account.name}: ${r.stderr.trim() || `exit ${r.code}`}`);
     return (JSON.parse(r.stdout) as { segment: string }).segment;
   }

@@ -5,6 +5,7 @@ import { connectionFailure, LoadError } from '../core/load-error.js';
 import { prepareTable, withTableCreationLocks } from '../load/table-check.js';
 import type { Format } from '../input/formats.js';
 import { load } from '../load/load.js';
+import type { LoadOptions } from '../load/load-options.js';
 import { mbPerSecond, perSecond } from '../metrics/rates.js';
 import type { OnConflict } from '../writer/insert-writer.js';
 import { writerFor } from '../writer/writer-for.js';
@@ -29,6 +30,10 @@ export interface CompareOptions {
   readonly onConflict: OnConflict;
   /** Leave each variant's table (of the last round) in place. */
   readonly keep: boolean;
+  /** COPY's records split by the WebAssembly fast path (`WriterSpec.wasm`; default true). */
+  readonly wasm?: boolean;
+  /** Settings every variant's load takes (for measuring; the CLI's, from the environment). */
+  readonly settings?: Pick<LoadOptions, 'walFlusher' | 'citusSettings' | 'parquet'>;
 }
 
 /** One load of one variant. */
@@ -164,7 +169,8 @@ async function runOnce(admin: pg.Client, options: CompareOptions, target: Target
       truncate: false,
       // Each run is a fresh table measured once: no ledger to write (or to resume from).
       ledger: false,
-      writer: writerFor({ ...variantWriterSpec(variant, options.onConflict), workers }),
+      ...options.settings,
+      writer: writerFor({ ...variantWriterSpec(variant, options.onConflict), workers, wasm: options.wasm }),
     },
     target,
   );

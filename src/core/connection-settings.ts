@@ -46,7 +46,7 @@ const SOCKET_DIRS = ['/var/run/postgresql', '/tmp'];
  * environment, then libpq's defaults — each filling only what the earlier ones left unset,
  * as libpq does. The password, when none of them gives one, comes from the password file.
  */
-export function resolveConnection(db: string | undefined, env: NodeJS.ProcessEnv = process.env, warn: (line: string) => void = () => {}): ResolvedConnection {
+export function resolveConnection(db: string | undefined, env: NodeJS.ProcessEnv, warn: (line: string) => void = () => {}): ResolvedConnection {
   const sources: string[] = [];
   const params: Conninfo = {};
   /** Which source gave each keyword, so a bad value's message says where to fix it. */

@@ -165,12 +165,16 @@ export async function readServerBuildSettings(client: pg.Client): Promise<Server
   };
 }
 
-/** A server on this machine: the managed cluster, a Unix socket, or localhost. */
-export function isLocalServer(target: Target, env: NodeJS.ProcessEnv = process.env): boolean {
+/**
+ * A server on this machine: the managed cluster, a Unix socket, or localhost. The target's
+ * config names its host (the CLI resolves PGHOST and the rest into it, `resolveConnection`);
+ * one that names none is libpq's default, a local socket.
+ */
+export function isLocalServer(target: Target): boolean {
   if (target.managed !== undefined) return true;
   const cs = target.config.connectionString;
   // `postgresql://user@/db?host=/socket/dir` is no WHATWG URL (an empty host): read the two places a host can be.
-  const host = cs !== undefined ? hostOfUrl(cs) : ((target.config.host as string | undefined) ?? env.PGHOST);
+  const host = cs !== undefined ? hostOfUrl(cs) : (target.config.host as string | undefined);
   if (host === undefined || host === '') return true;
   return host.startsWith('/') || ['localhost', '127.0.0.1', '::1', '[::1]'].includes(host);
 }

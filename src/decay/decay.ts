@@ -6,6 +6,7 @@ import { qualifiedName, quoteIdent } from '../core/identifiers.js';
 import { connectionFailure, LoadError } from '../core/load-error.js';
 import { connect, type Target } from '../cluster/target.js';
 import { load } from '../load/load.js';
+import type { LoadOptions } from '../load/load-options.js';
 import type { LoadReporter } from '../metrics/load-counters.js';
 import type { LoadSummary } from '../metrics/load-counters.js';
 import { writerFor } from '../writer/writer-for.js';
@@ -31,6 +32,8 @@ export interface DecayOptions {
   readonly mode: DecayMode;
   /** COPY's wire (`--wire`); auto when absent. */
   readonly wire?: WireChoice;
+  /** COPY's records split by the WebAssembly fast path (`WriterSpec.wasm`; default true). */
+  readonly wasm?: boolean;
   readonly workers: number;
   readonly chunkBytes: number;
   readonly seed: number;
@@ -41,6 +44,8 @@ export interface DecayOptions {
    * the next run with the same rows, keys and seed; a temporary file, removed afterwards, when not given.
    */
   readonly dataDir?: string;
+  /** Settings the load takes (for measuring; the CLI's, from the environment). */
+  readonly settings?: Pick<LoadOptions, 'walFlusher' | 'citusSettings' | 'parquet'>;
 }
 
 export interface DecayPhase {
@@ -66,8 +71,8 @@ export interface DecayWatch {
 }
 
 /** The writer for `--mode`: COPY (through `--wire`), or batched INSERT (unnest, the best an application does). */
-export async function decayWriter(mode: DecayMode, wire?: WireChoice, workers?: number): Promise<ChunkWriter | undefined> {
-  return mode === 'copy' ? writerFor({ mode: 'copy', workers, ...(wire !== undefined ? { wire } : {}) }) : writerFor({ mode: 'insert', style: 'unnest' });
+export async function decayWriter(mode: DecayMode, wire?: WireChoice, workers?: number, wasm?: boolean): Promise<ChunkWriter | undefined> {
+  return mode === 'copy' ? writerFor({ mode: 'copy', workers, wasm, ...(wire !== undefined ? { wire } : {}) }) : writerFor({ mode: 'insert', style: 'unnest' });
 }
 
 export function decayTableSql(table: string, schema: string | undefined, index: DecayIndex): string {
@@ -76,7 +81,7 @@ export function decayTableSql(table: string, schema: string | undefined, index: 
 }
 
 export async function runDecay(options: DecayOptions, target: Target, watch: DecayWatch): Promise<DecayResult> {
-  const writer = await decayWriter(options.mode, options.wire, options.workers);
+  const writer = await decayWriter(options.mode, options.wire, options.workers, options.wasm);
   const name = qualifiedName(options.table, options.schema);
   const phases: DecayPhase[] = [];
   const timed = async <T>(phase: string, fn: () => Promise<T>): Promise<T> => {
@@ -116,7 +121,7 @@ export async function runDecay(options: DecayOptions, target: Target, watch: Dec
     const input: LoadTarget = { file: dataFile, format: 'text', table: options.table, schema: options.schema };
     const summary = await timed('load', () =>
       // A fresh table per experiment, measured once: no ledger rows to write or resume from.
-      load([input], { workers: options.workers, chunkBytes: options.chunkBytes, create: false, truncate: false, ledger: false, ...(writer ? { writer } : {}) }, target, watch.reporter),
+      load([input], { workers: options.workers, chunkBytes: options.chunkBytes, create: false, truncate: false, ledger: false, ...options.settings, ...(writer ? { writer } : {}) }, target, watch.reporter),
     );
     await watch.loaded?.();
 

@@ -56,6 +56,14 @@ export interface OpenedInput {
   readonly size: number | undefined;
 }
 
+/** How a load decodes Parquet (for measuring: the CLI sets these from PGSURGE_PARQUET_*; `ParquetOpenOptions`). */
+export interface ParquetSettings {
+  /** Decode in a thread per reader (true) or on the load's loop (false); default `decodeThreadsByDefault`'s rule. */
+  readonly decodeThreads?: boolean;
+  /** false: without the WebAssembly kernels; default with them, where WebAssembly runs. */
+  readonly wasm?: boolean;
+}
+
 export interface OpenOptions {
   readonly workers: number;
   readonly chunkBytes: number;
@@ -67,4 +75,6 @@ export interface OpenOptions {
   readonly buffers?: ChunkBuffers;
   /** `--part K/N`: only this record-aligned range of the file is this process's (`readsInRanges` inputs only). */
   readonly share?: ByteRange;
+  /** How Parquet inputs are decoded. */
+  readonly parquet?: ParquetSettings | undefined;
 }

@@ -37,7 +37,7 @@ export async function openReaders(inputs: readonly LoadTarget[], options: LoadOp
   for (const { input } of order) progress.expect(input.table);
   for (const { input } of order) {
     const share = part?.shares.get(input.file);
-    const opened = await openInput(input, { workers: options.workers, chunkBytes: options.chunkBytes, stdin: options.stdin, covered: plan.coveredOf(input).ranges, buffers, ...(share ? { share } : {}) });
+    const opened = await openInput(input, { workers: options.workers, chunkBytes: options.chunkBytes, stdin: options.stdin, covered: plan.coveredOf(input).ranges, buffers, ...(share ? { share } : {}), parquet: options.parquet });
     sources.push(...opened.sources.map((source) => progress.track(input.table, source)));
   }
   progress.opened();
@@ -76,6 +76,7 @@ export async function planLoadRouting(control: pg.Client, plan: LoadPlan, option
     waitForEarlierRun: (c) => waitForEarlierRun(c, plan.workerPrefix),
     guardSession: () => connect(target.config, `${plan.workerPrefix}0g`),
     ...(options.shardCopy ? { shardCopy: options.shardCopy } : {}),
+    ...(options.faults ? { faults: options.faults } : {}),
   }).catch(async (error: unknown) => {
     await queue.close();
     throw error;

@@ -4,6 +4,9 @@ import type { LoadPart } from '../input/load-part.js';
 import type { ChunkWriter } from '../writer/chunk-writer.js';
 import type { CitusRoute } from '../writer/citus/plan-routing.js';
 import { LoadError } from '../core/load-error.js';
+import type { ParquetSettings } from '../input/input-format.js';
+import type { CitusSettings } from '../writer/citus/citus-load.js';
+import type { CitusFaults } from '../writer/citus/citus-faults.js';
 
 export interface LoadOptions {
   readonly workers: number;
@@ -44,6 +47,12 @@ export interface LoadOptions {
    * load's own flusher (for measuring; a crash test's window). Default true.
    */
   readonly walFlusher?: boolean;
+  /** Citus: the session settings of the load's connections (default: pgsurge's, `CITUS_SESSION_SETTINGS`). */
+  readonly citusSettings?: CitusSettings;
+  /** How Parquet inputs are decoded (for measuring); default: the rule, with the WebAssembly kernels. */
+  readonly parquet?: ParquetSettings;
+  /** Faults a test makes in a routed Citus load; handed in by tests only. */
+  readonly faults?: CitusFaults;
 }
 
 

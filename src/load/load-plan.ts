@@ -90,7 +90,7 @@ export async function planLoad(control: pg.Client, inputs: readonly LoadTarget[]
   const rowTriggers = await findRowTriggers(control, inputs, tables, reporter);
   const loadId = await chooseLoadId(control, inputs, options, tables, checked.identities);
   // Citus: asked once per load; its tables get session settings and the summary names the cluster.
-  const citus = await citusLoad(control, [...new Set([...tables.values()].map((t) => t.oid))], { writer: options.writer ?? copyWriter, ledger: withLedger });
+  const citus = await citusLoad(control, [...new Set([...tables.values()].map((t) => t.oid))], { writer: options.writer ?? copyWriter, ledger: withLedger, settings: options.citusSettings });
   const where = citus ? `${target.description} (${citus.description})` : target.description;
   const workerPrefix = workerNamePrefix(loadId, checked.part?.label);
   if (withLedger) {

@@ -121,7 +121,8 @@ export function serverIsLocal(target: Target, backendPid: number, read: (file: s
 function hostOf(config: pg.ClientConfig): string | undefined {
   if (config.host) return config.host;
   const url = config.connectionString;
-  if (url === undefined) return process.env.PGHOST;
+  // No host named: libpq's default, a local socket (the CLI's targets name theirs: PGHOST is resolved into the config).
+  if (url === undefined) return undefined;
   try {
     const u = new URL(url);
     return u.searchParams.get('host') ?? (u.hostname === '' ? undefined : decodeURIComponent(u.hostname).replace(/^\[|\]$/g, ''));

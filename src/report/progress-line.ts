@@ -18,10 +18,10 @@ export type ProgressMode = 'tty' | 'lines' | 'json' | 'quiet';
 
 export interface ProgressOptions {
   readonly mode: ProgressMode;
-  /** Where progress goes (stderr). */
-  readonly stream?: NodeJS.WritableStream;
-  /** Where NDJSON events go (stdout). */
-  readonly out?: NodeJS.WritableStream;
+  /** Where progress goes (the CLI's stderr). */
+  readonly stream: NodeJS.WritableStream;
+  /** Where NDJSON events go (the CLI's stdout). */
+  readonly out: NodeJS.WritableStream;
   /** Rows the load will bring, when known: percent and ETA from rows, else from bytes. */
   readonly totalRows?: number;
   readonly clock?: () => number;
@@ -35,7 +35,7 @@ export type ProgressReporter = LoadReporter &
   };
 
 /** The mode for the command line's flags and the stream: `--json`, `--quiet`, a terminal or not. */
-export function progressMode(flags: { json?: boolean; quiet?: boolean }, stream: { isTTY?: boolean } = process.stderr): ProgressMode {
+export function progressMode(flags: { json?: boolean; quiet?: boolean }, stream: { isTTY?: boolean }): ProgressMode {
   if (flags.json) return 'json';
   if (flags.quiet) return 'quiet';
   return stream.isTTY === true ? 'tty' : 'lines';
@@ -125,8 +125,7 @@ class RecentRate {
 }
 
 export function progressReporter(options: ProgressOptions): ProgressReporter {
-  const stream = options.stream ?? process.stderr;
-  const out = options.out ?? process.stdout;
+  const { stream, out } = options;
   const clock = options.clock ?? (() => performance.now());
   let rows = 0;
   let bytes = 0;

@@ -3,7 +3,7 @@ import { unescapeTextInto } from './decode-records.js';
 import { writeNull, writeTupleStart } from '../codecs/binary-copy.js';
 import type { FieldEncoder, WireBuffer } from '../codecs/field-encoder.js';
 import { fastDate, fastInteger, fastKinds, fastNumeric, fastText, KIND_DATE, KIND_INT2, KIND_INT4, KIND_INT8, KIND_NONE, KIND_NUMERIC, KIND_TEXT, textStops } from './fast-fields.js';
-import { WasmRecords, wasmRecordsEnabled } from './wasm-records.js';
+import { WasmRecords } from './wasm-records.js';
 
 /**
  * The binary wire's hot path: a chunk's framed records (COPY text or CSV, as the text
@@ -104,19 +104,19 @@ export class RecordSplitter {
 
   /**
    * `options.fastPaths: false`: every field through its encoder's `encode` (the tests'
-   * reference); `options.wasm: false`: the fast paths in JavaScript only (default: on unless
-   * `PGSURGE_WIRE_WASM=0`).
+   * reference); `options.wasm: false`: the fast paths in JavaScript only (default on; the
+   * CLI turns it off for `PGSURGE_WIRE_WASM=0`).
    */
   constructor(
     private readonly format: SplitFormat,
     private readonly encoders: readonly FieldEncoder[],
-    options: { fastPaths?: boolean; wasm?: boolean } = {},
+    options: { fastPaths?: boolean; wasm?: boolean | undefined } = {},
   ) {
     this.stops = stopBytes(format);
     this.kinds = options.fastPaths === false || format.csv ? new Int8Array(encoders.length + 1) : fastKinds(encoders, format.delimiter);
     this.textStops = textStops(format.delimiter);
     const allFast = encoders.length > 0 && this.kinds.subarray(0, encoders.length).every((k) => k !== KIND_NONE);
-    this.wasm = allFast && (options.wasm ?? wasmRecordsEnabled()) ? WasmRecords.create(this.kinds, encoders.length, format.delimiter, this.textStops, format.null) : undefined;
+    this.wasm = allFast && options.wasm !== false ? WasmRecords.create(this.kinds, encoders.length, format.delimiter, this.textStops, format.null) : undefined;
   }
 
   /**

@@ -73,11 +73,6 @@ function kernelOrNull(): Kernel | null {
   return kernel;
 }
 
-/** Whether the WebAssembly fast records are on (`PGSURGE_WIRE_WASM=0` turns them off). */
-export function wasmRecordsEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
-  return env.PGSURGE_WIRE_WASM !== '0';
-}
-
 /**
  * One splitter's use of the kernel. At each `load` the memory gets, from `__heap_base`:
  * the kinds, the text stops, the NULL string, the input, then the output region; it grows

@@ -38,12 +38,13 @@ type Tally = { -readonly [K in keyof TableWire]: TableWire[K] };
  * server refuses is rolled back by the caller and loaded again through `refusedWriter`,
  * text COPY, whose isolation finds the bad rows with the messages text gives.
  *
- * `options.workers`: the load's connections, for `auto`'s rule (`autoPicksBinary`).
+ * `options.workers`: the load's connections, for `auto`'s rule (`autoPicksBinary`);
+ * `options.wasm: false`: records split by JavaScript only (`RecordSplitter`).
  *
  * A source that already holds binary tuples (a typed source: Parquet) sets `chunk.binary`
  * and the writer sends those as they are.
  */
-export function wireCopyWriter(choice: WireChoice, lookup: EncoderLookup = encoderFor, options: { workers?: number | undefined } = {}): ChunkWriter {
+export function wireCopyWriter(choice: WireChoice, lookup: EncoderLookup = encoderFor, options: { workers?: number | undefined; wasm?: boolean | undefined } = {}): ChunkWriter {
   const connections = new WeakMap<pg.Client, ConnectionState>();
   const plans = new Map<string, Promise<WirePlan>>();
   const tallies = new Map<string, Tally>();
@@ -126,7 +127,7 @@ export function wireCopyWriter(choice: WireChoice, lookup: EncoderLookup = encod
       const tally = tallyOf(chunk.target.table, plan.binary ? undefined : plan.why);
       if (plan.binary) {
         let splitter = state.splitters.get(plan);
-        if (splitter === undefined) state.splitters.set(plan, (splitter = new RecordSplitter(plan.format, plan.encoders)));
+        if (splitter === undefined) state.splitters.set(plan, (splitter = new RecordSplitter(plan.format, plan.encoders, { wasm: options.wasm })));
         const out = state.out;
         if (!plan.format.csv) {
           // COPY text: a raw newline always ends a record, so the chunk is encoded a piece at a time while the server parses the pieces before.

@@ -21,11 +21,13 @@ export interface WriterSpec {
   readonly wire?: WireChoice;
   /** The load's connections (-w), for `--wire auto`'s rule; undefined when not known. */
   readonly workers?: number | undefined;
+  /** Plain COPY only: records split into binary tuples by the WebAssembly fast path (default true; false: JavaScript only). */
+  readonly wasm?: boolean | undefined;
 }
 
 export function writerFor(spec: WriterSpec): ChunkWriter {
   const onConflict = spec.onConflict ?? 'error';
-  if (spec.mode === 'copy') return onConflict === 'skip' ? copySkipConflictsWriter() : wireCopyWriter(spec.wire ?? 'auto', undefined, { workers: spec.workers });
+  if (spec.mode === 'copy') return onConflict === 'skip' ? copySkipConflictsWriter() : wireCopyWriter(spec.wire ?? 'auto', undefined, { workers: spec.workers, wasm: spec.wasm });
   const style = spec.style ?? 'unnest';
   return insertWriter({
     style,

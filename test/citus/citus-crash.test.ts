@@ -83,7 +83,7 @@ describe('exactly once on Citus across crashes', () => {
       }
     }
     // The node comes back (its orphaned backends end first; until then its shared memory is in use).
-    const node = await ManagedCluster.open({ dataDir, pgBin: CITUS_PG_BIN, port: worker.port });
+    const node = await ManagedCluster.open({ dataDir, pgBin: CITUS_PG_BIN, port: worker.port, env: process.env });
     for (let attempt = 0; ; attempt++) {
       try {
         if ((await node.start({ ...CITUS_NODE_SETTINGS, fsync: 'off' })) || attempt >= 30) break;

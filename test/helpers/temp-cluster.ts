@@ -33,7 +33,7 @@ export async function clusterTempDir(prefix: string): Promise<string> {
 }
 
 export async function openCluster(dataDir: string, walDir?: string): Promise<ManagedCluster> {
-  return ManagedCluster.open({ dataDir, pgBin: TEST_PG_BIN, ...(walDir ? { walDir } : {}) });
+  return ManagedCluster.open({ dataDir, pgBin: TEST_PG_BIN, env: process.env, ...(walDir ? { walDir } : {}) });
 }
 
 export async function clusterClient(cluster: ManagedCluster): Promise<pg.Client> {

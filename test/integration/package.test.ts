@@ -52,7 +52,7 @@ describe('the npm package, installed', { skip: TEST_PG_BIN !== 'embedded' && 'ru
     await fs.chmod(path.join(top, 'closed'), 0o700);
   });
   after(async () => {
-    const cluster = await ManagedCluster.open({ dataDir: path.join(home, 'cluster') }).catch(() => undefined);
+    const cluster = await ManagedCluster.open({ dataDir: path.join(home, 'cluster'), env: process.env }).catch(() => undefined);
     await cluster?.stop().catch(() => undefined);
     await fs.rm(top, { recursive: true, force: true });
   });
@@ -91,7 +91,7 @@ describe('the npm package, installed', { skip: TEST_PG_BIN !== 'embedded' && 'ru
     const r = await runCli(['load', 'region.tbl', '--create', '--truncate', '-q'], { command: pgsurge, cwd, env: { ...env, PGSURGE_HOME: home } });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /region\s+300\s+300/);
-    const cluster = await ManagedCluster.open({ dataDir: path.join(home, 'cluster') });
+    const cluster = await ManagedCluster.open({ dataDir: path.join(home, 'cluster'), env: process.env });
     await cluster.start();
     try {
       const records = await withClient(cluster, (c) => tableRecords(c, 'public.region'));
@@ -111,7 +111,7 @@ describe('the npm package, installed', { skip: TEST_PG_BIN !== 'embedded' && 'ru
     const r = await runCli(['load', 'sup-pq/supplier.parquet', '--create', '--truncate', '-w', '1', '-q'], { ...opts, env: { ...opts.env, PGSURGE_PARQUET_DECODE_THREADS: '1' } });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /supplier\s+100\s+100\s+0\s+0/);
-    const cluster = await ManagedCluster.open({ dataDir: path.join(home, 'cluster') });
+    const cluster = await ManagedCluster.open({ dataDir: path.join(home, 'cluster'), env: process.env });
     await cluster.start();
     try {
       const records = await withClient(cluster, (c) => tableRecords(c, 'public.supplier'));

@@ -58,7 +58,7 @@ async function tableDigest(): Promise<{ count: number; digest: string }> {
 before(async () => {
   tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'pgsurge-it-restart-'));
   await fs.chmod(tmp, 0o755);
-  cluster = await ManagedCluster.open({ dataDir: path.join(tmp, 'data'), pgBin: process.env.PGSURGE_TEST_PG_BIN ?? 'embedded' });
+  cluster = await ManagedCluster.open({ dataDir: path.join(tmp, 'data'), pgBin: process.env.PGSURGE_TEST_PG_BIN ?? 'embedded', env: process.env });
   await cluster.start({ fsync: 'off' });
   const rows = lineitemFields(6000);
   const parts = rows.map((f, i) => (i === 4321 ? damage(f, 'bad number', tblLine) : tblLine(f)));

@@ -24,7 +24,7 @@ export interface NarrowOptions {
   readonly format: NarrowFormat;
   /** A file path, or `-` for stdout. */
   readonly out: string;
-  /** Where `-` writes; process.stdout unless a test passes its own. */
+  /** Where `-` writes (the CLI's stdout, or a test's stream); needed for `-`. */
   readonly stdout?: Writable;
   /** Called after every block with the rows and bytes written so far. */
   readonly onProgress?: (p: { readonly rows: number; readonly bytes: number; readonly elapsedMs: number }) => void;
@@ -73,7 +73,8 @@ export async function generateNarrow(opts: NarrowOptions): Promise<NarrowResult>
     opts.onProgress?.({ rows, bytes, elapsedMs: Date.now() - started });
   };
   if (opts.out === '-') {
-    const stdout = opts.stdout ?? process.stdout;
+    const stdout = opts.stdout;
+    if (stdout === undefined) throw new Error('internal: generating narrow rows to `-` without a stream to write them to');
     for (const block of narrowBlocks(opts)) {
       progress(block);
       if (!stdout.write(block)) await once(stdout, 'drain');

@@ -19,6 +19,8 @@ export class DecodeThreadFailed extends Error {
 
 export interface DecodeSetup {
   readonly path: string;
+  /** Whether the thread decodes with the WebAssembly kernels (where WebAssembly runs). */
+  readonly wasm: boolean;
 }
 export interface DecodeRequest {
   readonly id: number;
@@ -43,7 +45,11 @@ export class DecodeThread {
   private nextId = 0;
   private failure: Error | undefined;
 
-  constructor(private readonly path: string) {}
+  /** `wasm`: false decodes without the WebAssembly kernels. */
+  constructor(
+    private readonly path: string,
+    private readonly wasm = true,
+  ) {}
 
   readonly decode: FlatDecode = (rowGroup, fields) => {
     if (this.failure !== undefined) return Promise.reject(this.failure);
@@ -88,7 +94,7 @@ export class DecodeThread {
 
   private started(): Worker {
     if (this.worker !== undefined) return this.worker;
-    const setup: DecodeSetup = { path: this.path };
+    const setup: DecodeSetup = { path: this.path, wasm: this.wasm };
     const worker = startWorker(new URL('./decode-worker.js', import.meta.url), { workerData: setup });
     // An idle thread never keeps the process alive (a load stopped before its reader's end still exits).
     worker.unref();

@@ -9,6 +9,7 @@ import { flatDecodeHere } from './parquet-source.js';
 import type { FlatDecode } from './flat-decoder.js';
 import type { DecodeReply, DecodeRequest, DecodeSetup, RecycleRequest } from './decode-thread.js';
 import { BufferPool, ownedBuffers } from './flat-decoder.js';
+import { ParquetKernels } from './parquet-kernels.js';
 
 const port = parentPort;
 if (port === null) throw new Error('decode-worker.js must run in a worker thread');
@@ -33,7 +34,7 @@ port.on('message', (request: DecodeRequest | RecycleRequest | 'close') => {
       .finally(() => port.close());
     return;
   }
-  opened ??= openParquet(setup.path).then((file) => ({ file, decode: flatDecodeHere(file, pool) }));
+  opened ??= openParquet(setup.path).then((file) => ({ file, decode: flatDecodeHere(file, pool, undefined, setup.wasm ? ParquetKernels.get() : null) }));
   // One row group at a time (the decoder reuses its read buffer), in the order asked.
   const o = opened;
   turn = turn.then(async () => {

@@ -214,7 +214,7 @@ export function decodeFlatColumn(bytes: Uint8Array, chunk: ColumnChunk, element:
  * (nothing of a page, in the kernels' memory or elsewhere, is held across a stop), and
  * returns the column. Left unfinished (`return()`), it gives its arrays back to `pool`.
  */
-export function* flatColumnPages(bytes: Uint8Array, chunk: ColumnChunk, element: SchemaElement, rows: number, pool: ColumnPool = UNPOOLED): Generator<void, FlatColumn, void> {
+export function* flatColumnPages(bytes: Uint8Array, chunk: ColumnChunk, element: SchemaElement, rows: number, pool: ColumnPool = UNPOOLED, kernels: ParquetKernels | null = ParquetKernels.get()): Generator<void, FlatColumn, void> {
   const meta = chunk.meta_data!;
   const type = meta.type as FlatType;
   const codec: CompressionCodec = meta.codec;
@@ -245,7 +245,7 @@ export function* flatColumnPages(bytes: Uint8Array, chunk: ColumnChunk, element:
   const reader = { view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 };
   const name = meta.path_in_schema.join('.');
   // Snappy pages into the kernels' memory (read there, not copied out); room after each for `ints` indexes.
-  const pages = new PageInflater(codec, name, meta.path_in_schema);
+  const pages = new PageInflater(codec, name, meta.path_in_schema, kernels);
   /** A data page's row count, refused before its page is decompressed (and room made for its indexes) when it passes the row group's. */
   const pageRows = (count: number): number => {
     if (row + count > rows) throw new Error(`a column chunk of ${name} holds more than the row group's ${rows} rows`);
@@ -349,12 +349,12 @@ class PageInflater {
   inScratch = false;
   // A big snappy page: decompressed a step at a time, the generator stopping between steps; its regions given back when the next page begins, or the chunk ends.
   private stepped: SnappySteps | undefined;
-  private readonly kernels = ParquetKernels.get();
 
   constructor(
     private readonly codec: CompressionCodec,
     private readonly name: string,
     private readonly path: string[],
+    private readonly kernels: ParquetKernels | null,
   ) {}
 
   decompress(raw: Uint8Array, size: number, ints: number): Uint8Array {

@@ -30,7 +30,7 @@ export const parquetFormat: InputFormat = {
   /** Read by row group, its own reader; the ledger's ranges count rows. */
   async open(target, options) {
     const { openParquetInput } = await import('./parquet-source.js');
-    return openParquetInput(target, { workers: options.workers, chunkBytes: options.chunkBytes, covered: options.covered ?? [] });
+    return openParquetInput(target, { workers: options.workers, chunkBytes: options.chunkBytes, covered: options.covered ?? [], ...options.parquet });
   },
   framer: copyLines,
   plainFramer: copyLines,

@@ -114,9 +114,8 @@ export class ParquetKernels {
     return this.buffers.has(view.buffer);
   }
 
-  /** This thread's kernels; null where WebAssembly cannot run, or `PGSURGE_PARQUET_WASM=0`. */
-  static get(env: NodeJS.ProcessEnv = process.env): ParquetKernels | null {
-    if (env.PGSURGE_PARQUET_WASM === '0') return null;
+  /** This thread's kernels; null where WebAssembly cannot run. (A load without them: `ParquetSettings.wasm: false`.) */
+  static get(): ParquetKernels | null {
     if (made === undefined) {
       try {
         made = ParquetKernels.make(MAX_PAGES);

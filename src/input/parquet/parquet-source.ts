@@ -169,11 +169,19 @@ export const DECODE_SLICE_MS = 0.25;
  * (`NotFlat`: hyparquet's then). `sliceMs`: let the event loop run between pages after
  * that much decoding (undefined: decode the chunk in one go, as a decoding thread does).
  */
-export async function decodeFlatChunk(file: ParquetFile, at: FlatChunk, groupRows: number, scratch: Scratch = { bytes: undefined }, pool?: ColumnPool, sliceMs?: number): Promise<FlatColumn | undefined> {
+export async function decodeFlatChunk(
+  file: ParquetFile,
+  at: FlatChunk,
+  groupRows: number,
+  scratch: Scratch = { bytes: undefined },
+  pool?: ColumnPool,
+  sliceMs?: number,
+  kernels: ParquetKernels | null = ParquetKernels.get(),
+): Promise<FlatColumn | undefined> {
   if (scratch.bytes === undefined || scratch.bytes.length < at.length) scratch.bytes = new Uint8Array(Math.max(at.length, 2 * (scratch.bytes?.length ?? 0)));
   const bytes = scratch.bytes.subarray(0, at.length);
   await file.readInto(at.start, bytes);
-  const pages = flatColumnPages(bytes, at.chunk, at.element, groupRows, pool);
+  const pages = flatColumnPages(bytes, at.chunk, at.element, groupRows, pool, kernels);
   try {
     let since = performance.now();
     for (;;) {
@@ -202,8 +210,9 @@ export interface Scratch {
  * `FlatDecode` on this thread, from an open file; not called again before the last call's
  * promise settles (one scratch buffer). `pool`: where the columns' arrays come from, and
  * where their owner gives them back (`SliceRows`). `sliceMs`: as for `decodeFlatChunk`.
+ * `kernels`: the WebAssembly kernels the decoder uses (Snappy), none when null.
  */
-export function flatDecodeHere(file: ParquetFile, pool?: ColumnPool, sliceMs?: number): FlatDecode {
+export function flatDecodeHere(file: ParquetFile, pool?: ColumnPool, sliceMs?: number, kernels: ParquetKernels | null = ParquetKernels.get()): FlatDecode {
   const elements = topElements(file.raw);
   const scratch: Scratch = { bytes: undefined };
   return async (rowGroup, fields) => {
@@ -212,7 +221,7 @@ export function flatDecodeHere(file: ParquetFile, pool?: ColumnPool, sliceMs?: n
     try {
       for (const f of fields) {
         const at = flatChunkOf(file.raw, rowGroup, f, elements);
-        out.push(at === undefined ? undefined : await decodeFlatChunk(file, at, groupRows, scratch, pool, sliceMs));
+        out.push(at === undefined ? undefined : await decodeFlatChunk(file, at, groupRows, scratch, pool, sliceMs, kernels));
       }
     } catch (error) {
       // A later column failed: the ones decoded go back.
@@ -438,6 +447,8 @@ export class SliceRows {
     private readonly columns: readonly ParquetColumn[],
     writers: readonly FieldWriter[],
     private readonly recycle?: (columns: FlatColumn[]) => void,
+    /** The kernels that write the binary tuples (`tuplePlan`), none when null. */
+    private readonly kernels: ParquetKernels | null = ParquetKernels.get(),
   ) {
     this.cells = decoded.map((d, i) => textCell(d, columns[i]!, writers[i]!));
     this.flats = [...new Set(decoded.flatMap((d) => ('flat' in d ? [d.flat] : [])))];
@@ -492,7 +503,7 @@ export class SliceRows {
     this.check();
     const key = wire.map((w) => w.typname).join(',');
     if (this.tuples?.key !== key) {
-      const plan = tuplePlan(this.decoded, this.columns, wire);
+      const plan = tuplePlan(this.decoded, this.columns, wire, this.kernels);
       if (typeof plan === 'object') this.plans.push(plan);
       this.tuples = { key, plan };
     }
@@ -511,7 +522,7 @@ export interface TuplePlan {
 }
 
 /** The tuple plan of decoded columns for the table's COPY columns, or why they go as text (a pair without an exact binary form). */
-export function tuplePlan(decoded: readonly DecodedColumn[], columns: readonly ParquetColumn[], wire: readonly WireColumn[]): TuplePlan | string {
+export function tuplePlan(decoded: readonly DecodedColumn[], columns: readonly ParquetColumn[], wire: readonly WireColumn[], kernels: ParquetKernels | null = ParquetKernels.get()): TuplePlan | string {
   if (wire.length !== columns.length) return `the COPY has ${wire.length} columns, the Parquet plan ${columns.length}`;
   const plan: ColumnTuples[] = [];
   for (const [i, c] of columns.entries()) {
@@ -529,7 +540,7 @@ export function tuplePlan(decoded: readonly DecodedColumn[], columns: readonly P
   }
   const room = tupleRoom(plan);
   const js = compileFlatTuples(plan, room);
-  const wasm = wasmFlatTuples(plan, room, js);
+  const wasm = wasmFlatTuples(plan, room, js, kernels);
   return { columns: plan, room, write: wasm?.write ?? js, release: () => wasm?.release() };
 }
 
@@ -555,8 +566,14 @@ export interface ParquetOpenOptions {
   readonly chunkBytes: number;
   /** Row ranges an earlier run of the load committed. */
   readonly covered?: readonly ByteRange[];
-  /** Decode the flat columns in a thread per reader (`decode-thread.ts`), not on the load's event loop; default `decodeThreadsByDefault`. */
-  readonly decodeThreads?: boolean;
+  /**
+   * Decode the flat columns in a thread per reader (`decode-thread.ts`), not on the load's
+   * event loop: true or false decides (a file of one row group is decoded on the loop
+   * always); default `decodeThreadsByDefault`.
+   */
+  readonly decodeThreads?: boolean | undefined;
+  /** false: no WebAssembly kernels (decoding, Snappy, tuples in JavaScript only); default: the kernels where WebAssembly runs. */
+  readonly wasm?: boolean | undefined;
 }
 
 /**
@@ -566,11 +583,10 @@ export interface ParquetOpenOptions {
  * client CPU (its arrays are handed over, then copied into the kernels' memory for the
  * tuples, and the thread starts up). On 2 cores at -w1 decoding on the loop into the
  * kernels' memory measured faster (threads on / off 0.95–0.97 in three runs,
- * bench/results/parquet.md; at -w2 the rule leaves them off). PGSURGE_PARQUET_DECODE_THREADS=1 or 0 decides instead (for measuring both).
+ * bench/results/parquet.md; at -w2 the rule leaves them off). `decodeThreads` decides instead
+ * (the CLI sets it from PGSURGE_PARQUET_DECODE_THREADS=1 or 0, for measuring both).
  */
-export function decodeThreadsByDefault(workers: number, cores: number, env: string | undefined): boolean {
-  if (env === '1') return true;
-  if (env === '0') return false;
+export function decodeThreadsByDefault(workers: number, cores: number): boolean {
   return workers + 1 < cores;
 }
 
@@ -636,6 +652,8 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
     };
     return chunk;
   };
+  // The kernels on the load's loop (decoding where no thread does, the tuples always), none when told so.
+  const loopKernels = options.wasm === false ? null : ParquetKernels.get();
   const decodeRun = async (run: ParquetSlice, flat: FlatDecode, recycle: (columns: FlatColumn[]) => void): Promise<SliceRows> =>
     new SliceRows(
       await decodeSlice(file, run, columns, cursor.span(run.rowGroup).firstRow, flat, recycle).catch((error: unknown) => {
@@ -644,6 +662,7 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
       columns,
       writers,
       recycle,
+      loopKernels,
     );
   // A row's COPY text width, sampled once a file (on the first run a reader decodes): sampling every row group
   // made 500 rows of text each time, a block of the load's loop of 1–3 ms (SF 1 lineitem: 49 of them, ~60 ms of CPU).
@@ -661,17 +680,17 @@ export async function openParquetInput(target: LoadTarget, options: ParquetOpenO
     }
   }
   // A file of one row group has nothing to decode ahead, and a thread's start-up (~0.1 s of CPU) would be most of its decoding.
-  const threads = options.decodeThreads ?? (groups.length > 1 && decodeThreadsByDefault(options.workers, os.availableParallelism(), process.env.PGSURGE_PARQUET_DECODE_THREADS));
+  const threads = groups.length > 1 && (options.decodeThreads ?? decodeThreadsByDefault(options.workers, os.availableParallelism()));
   const sources = Array.from({ length: parts }, () =>
     (async function* (): AsyncGenerator<Chunk> {
       // A decoding thread (started at the reader's first row group, ended with the reader) decodes the reader's next
       // run while this one's chunks are sent; without one, each run is decoded here when its first chunk is asked for.
-      const thread = threads ? new DecodeThread(target.file) : undefined;
+      const thread = threads ? new DecodeThread(target.file, options.wasm !== false) : undefined;
       // A committed run's arrays are decoded into again: by this reader's thread (handed back to it), or here.
       // Decoding here: into the kernels' memory where there are kernels (their tuples then copy nothing in), else a pool of arrays.
-      const kernels = thread === undefined ? ParquetKernels.get() : null;
+      const kernels = thread === undefined ? loopKernels : null;
       const pool: ColumnPool | undefined = thread !== undefined ? undefined : kernels !== null ? new KernelPool(kernels) : new BufferPool();
-      const flat = thread?.decode ?? flatDecodeHere(file, pool, DECODE_SLICE_MS);
+      const flat = thread?.decode ?? flatDecodeHere(file, pool, DECODE_SLICE_MS, loopKernels);
       const recycle = (columns: FlatColumn[]): void => {
         if (thread === undefined) for (const c of columns) dropColumn(pool!, c);
         else {

@@ -19,7 +19,7 @@ export interface CitusLoad {
  * durable by the coordinator's later flush, but the rows are on the workers, whose
  * commits the coordinator's WAL position says nothing about.
  */
-export async function citusLoad(control: pg.Client, tableOids: readonly number[], options: { writer: ChunkWriter; ledger: boolean }): Promise<CitusLoad | undefined> {
+export async function citusLoad(control: pg.Client, tableOids: readonly number[], options: { writer: ChunkWriter; ledger: boolean; settings?: CitusSettings | undefined }): Promise<CitusLoad | undefined> {
   const citus = await detectCitus(control, tableOids);
   if (citus === undefined || citus.tables.size === 0) return undefined;
   // Citus commits a COPY into its tables in two phases always (the rows' PREPARE on the
@@ -32,15 +32,18 @@ export async function citusLoad(control: pg.Client, tableOids: readonly number[]
       hint: 'load with COPY (the default; Citus commits it in two phases), or add --no-ledger',
     });
   }
-  const settings = settingsFromEnv(process.env.PGSURGE_CITUS_SETTINGS);
+  const settings = options.settings ?? CITUS_SESSION_SETTINGS;
   return { description: describeCitus(citus), writer: (inner) => (settings.length === 0 ? inner : citusSessionWriter(inner, settings)), tables: new Set(citus.tables.keys()) };
 }
 
+/** The session settings a load's connections to a Citus cluster get: `name`, `value`. */
+export type CitusSettings = readonly (readonly [string, string])[];
+
 /**
- * `PGSURGE_CITUS_SETTINGS`, for measuring (bench/citus.ts --ab): `none` leaves Citus's
+ * `PGSURGE_CITUS_SETTINGS`, for measuring (bench/citus.ts --ab), read by the CLI: `none` leaves Citus's
  * session settings at the server's defaults; `name=value,…` uses these instead of pgsurge's.
  */
-export function settingsFromEnv(value: string | undefined): readonly (readonly [string, string])[] {
+export function settingsFromEnv(value: string | undefined): CitusSettings {
   if (value === undefined || value === '') return CITUS_SESSION_SETTINGS;
   if (value === 'none') return [];
   return value.split(',').map((kv) => {

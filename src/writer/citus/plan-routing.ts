@@ -12,6 +12,7 @@ import { ensureNodeLedger } from './node-ledger.js';
 import { mapHashOf, RouterSession, shardMapChanged, type RoutedLoad, type RoutedTable, type ShardCopy } from './routed-chunk.js';
 import { isShardMap, readShardMap, shardMapKey, type ShardNode } from './shard-map.js';
 import { holdShardMoves, type MoveGuard } from './shard-move-guard.js';
+import type { CitusFaults } from './citus-faults.js';
 
 /** `--citus-route`: how a Citus table's rows reach its shards. */
 export const CITUS_ROUTES = ['auto', 'client', 'coordinator'] as const;
@@ -50,6 +51,8 @@ interface PlanOptions {
   guardSession(): Promise<pg.Client>;
   /** How routed rows are sent to a shard (`RoutedLoad.shardCopy`). */
   readonly shardCopy?: ShardCopy;
+  /** A test's faults (`RoutedLoad.faults`). */
+  readonly faults?: CitusFaults;
 }
 
 /**
@@ -206,7 +209,7 @@ async function planHeld(
       t.generation = was.generation;
     }
   }
-  const load: RoutedLoad = { loadId: options.loadId, tables, nodes, connect: options.connect, ...(options.shardCopy ? { shardCopy: options.shardCopy } : {}) };
+  const load: RoutedLoad = { loadId: options.loadId, tables, nodes, connect: options.connect, ...(options.shardCopy ? { shardCopy: options.shardCopy } : {}), ...(options.faults ? { faults: options.faults } : {}) };
   return {
     routes,
     router: () => new RouterSession(load),
@@ -224,14 +227,11 @@ async function planHeld(
   };
 }
 
-/** Test hook: pgsurge's first connection to each node goes to port 1 (where nothing listens), as a node it cannot reach. */
-const UNREACHABLE_NODES = process.env.PGSURGE_FAULT_CITUS_UNREACHABLE === '1';
-
 /** Connects to a node, ends an earlier run's backends there and makes its ledger tables; why not, when that fails. */
 async function prepareNode(node: ShardNode, options: PlanOptions): Promise<string | undefined> {
   let client: pg.Client;
   try {
-    client = await options.connect(UNREACHABLE_NODES ? { ...node, port: 1 } : node);
+    client = await options.connect(options.faults?.unreachableNodes === true ? { ...node, port: 1 } : node);
   } catch (error) {
     return `connecting failed (${error instanceof Error ? error.message : String(error)})`;
   }

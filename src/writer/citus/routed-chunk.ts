@@ -18,6 +18,7 @@ import type { ChunkRouter } from '../chunk-transaction.js';
 import { NodeLedger, nodePartsOverlapping } from './node-ledger.js';
 import { hashOfCanonical, NULL_KEY, recordBytes, routeRecords, type RouteSpec, type RoutedRecords } from './route-records.js';
 import { shardIndexOf, type ShardMap, type ShardNode } from './shard-map.js';
+import type { CitusFaults } from './citus-faults.js';
 
 /** One table of the load whose rows pgsurge sends straight to its shards. */
 export interface RoutedTable {
@@ -59,6 +60,8 @@ export interface RoutedLoad {
   connect(node: ShardNode): Promise<pg.Client>;
   /** Sends one shard's records (`COPY … FROM STDIN`) and returns the server's count: `streamCopy`, or a test's (fault injection). */
   readonly shardCopy?: ShardCopy;
+  /** A test's faults; none when absent. */
+  readonly faults?: CitusFaults;
 }
 
 /** One COPY of a shard's records: the server's count of the rows it stored. */
@@ -79,14 +82,6 @@ interface NodePartOutcome {
   readonly skipped: number;
   readonly rejects: RejectedRow[];
 }
-
-/**
- * Tests only (test/citus/citus-route.test.ts): `PGSURGE_FAULT_CITUS_KILL_AFTER_PART=n`
- * commits a chunk's node parts one after another and kills this process (SIGKILL) right
- * after the n-th part commits, leaving a chunk committed on some nodes and not others.
- */
-const KILL_AFTER_PART = process.env.PGSURGE_FAULT_CITUS_KILL_AFTER_PART ? Number(process.env.PGSURGE_FAULT_CITUS_KILL_AFTER_PART) : undefined;
-let partsCommitted = 0;
 
 async function oneAfterAnother<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<PromiseSettledResult<R>[]> {
   const out: PromiseSettledResult<R>[] = [];
@@ -204,7 +199,7 @@ export class RouterSession implements ChunkRouter {
 
     // Each node's part in parallel, each on its own connection; all settle before any error is thrown.
     const commitPart = ([g, idx]: [number, number[]]): Promise<NodePartOutcome> => this.commitPart(g, chunk, table, routed, shards, idx, records, ctx);
-    const settled = KILL_AFTER_PART === undefined ? await Promise.allSettled([...byNode].map(commitPart)) : await oneAfterAnother([...byNode], commitPart);
+    const settled = this.load.faults?.partCommitted === undefined ? await Promise.allSettled([...byNode].map(commitPart)) : await oneAfterAnother([...byNode], commitPart);
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
     let loaded = 0;
@@ -289,7 +284,7 @@ export class RouterSession implements ChunkRouter {
       const ledger: ChunkLedger = withLedger ? new NodeLedger(this.load.loadId!, table.input, groupId, table.mapHash, table.generation) : NO_LEDGER;
       // The count guard checks the part on its node (its records against the shards' COPY counts) before it commits.
       const outcome = await commitChunk(client, part, { writer: this.writerOf(table), ledger, budget: ctx.budget, firstLineOf: ctx.firstLineOf, ...(ctx.onCommit ? { onCommit: ctx.onCommit } : {}), ...(ctx.triggers ? { triggers: ctx.triggers } : {}) });
-      if (KILL_AFTER_PART !== undefined && ++partsCommitted === KILL_AFTER_PART) process.kill(process.pid, 'SIGKILL');
+      this.load.faults?.partCommitted?.();
       return { loaded: earlierLoaded + outcome.loaded, skipped: outcome.skipped, rejects: [...earlierRejects, ...outcome.rejects] };
     } catch (error) {
       if (isRetryable(error)) this.drop(groupId);

@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { resolveConnection } from '../../../src/core/connection-settings.js';
 import { buildSessionSql, hostOfUrl, isLocalServer, lastBuildSql, MAX_BUILD_MEMORY_KB, sizeBuildSessions, type ServerBuildSettings } from '../../../src/dbt3/build-memory.js';
 import type { Target } from '../../../src/cluster/target.js';
 
@@ -78,8 +79,11 @@ describe('build session sizing', () => {
     assert.equal(isLocalServer(t('postgresql://postgres@/postgres?host=%2Ftmp%2Fsock&port=5432')), true);
     assert.equal(isLocalServer(t('postgresql://me@localhost:5433/db')), true);
     assert.equal(isLocalServer(t('postgresql://me:secret@db1.example.com/db')), false);
-    assert.equal(isLocalServer(t(), {}), true);
-    assert.equal(isLocalServer(t(), { PGHOST: 'db1' }), false);
+    assert.equal(isLocalServer(t()), true);
+    // PGHOST is read where the target is resolved (in the CLI), into the config's host.
+    const fromEnv = (env: NodeJS.ProcessEnv): Target => ({ config: resolveConnection(undefined, env).config, description: '', managed: undefined, release: async () => {} });
+    assert.equal(isLocalServer(fromEnv({ PGHOST: 'db1', PGUSER: 'me', PGPASSFILE: '/nonexistent' })), false);
+    assert.equal(isLocalServer(fromEnv({ PGHOST: 'localhost', PGUSER: 'me', PGPASSFILE: '/nonexistent' })), true);
     assert.equal(hostOfUrl('postgres://u@[::1]:5432/x'), '[::1]');
   });
 });

@@ -90,7 +90,7 @@ describe('progress output when stderr is not a terminal', () => {
     let now = 0;
     const texts: string[] = [];
     const err = sink();
-    const p = progressReporter({ mode: 'lines', stream: err.stream, clock: () => now, totalRows: 100_000 });
+    const p = progressReporter({ mode: 'lines', stream: err.stream, out: sink().stream, clock: () => now, totalRows: 100_000 });
     await p.start?.({ inputs: [], totalBytes: undefined, workers: 1, target: 'x', loadId: 'l', resumed: false });
     now = 10;
     p.chunkLoaded?.({ ...chunk(100), rows: 1000 });

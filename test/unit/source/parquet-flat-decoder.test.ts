@@ -300,14 +300,12 @@ describe('the flat Parquet decoder reads what hyparquet reads', () => {
     }
   });
 
-  it('decoding threads by default when a core is left beyond one per worker and one for the loop; the environment decides over the rule', () => {
-    assert.equal(decodeThreadsByDefault(1, 2, undefined), false);
-    assert.equal(decodeThreadsByDefault(1, 3, undefined), true);
-    assert.equal(decodeThreadsByDefault(2, 2, undefined), false);
-    assert.equal(decodeThreadsByDefault(3, 8, undefined), true);
-    assert.equal(decodeThreadsByDefault(7, 8, undefined), false);
-    assert.equal(decodeThreadsByDefault(2, 2, '1'), true);
-    assert.equal(decodeThreadsByDefault(1, 2, '0'), false);
+  it('decoding threads by default when a core is left beyond one per worker and one for the loop', () => {
+    assert.equal(decodeThreadsByDefault(1, 2), false);
+    assert.equal(decodeThreadsByDefault(1, 3), true);
+    assert.equal(decodeThreadsByDefault(2, 2), false);
+    assert.equal(decodeThreadsByDefault(3, 8), true);
+    assert.equal(decodeThreadsByDefault(7, 8), false);
   });
 
   it('a decoding thread: its failure reaches the reader (the file gone before the thread opened it), and it ends', async () => {

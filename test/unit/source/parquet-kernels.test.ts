@@ -19,7 +19,7 @@ import { prng } from '../../helpers/lineitem-data.js';
  */
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
-const kernels = ParquetKernels.get({})!;
+const kernels = ParquetKernels.get()!;
 
 /** A snappy block of random elements (literals of every length form, copies of each tag with offsets short and long) and what it decompresses to. */
 function snappyBlock(seed: number, elements: number): { block: Uint8Array; data: Uint8Array } {
@@ -71,14 +71,14 @@ function snappyBlock(seed: number, elements: number): { block: Uint8Array; data:
 describe('the Parquet kernels (WebAssembly)', () => {
   committedModuleTests('src/input/parquet/wasm/parquet-kernels.c', 'src/input/parquet/wasm/parquet-kernels-wasm.ts', PARQUET_KERNELS_SOURCE_SHA256);
 
-  it('is off with PGSURGE_PARQUET_WASM=0', () => {
-    assert.equal(ParquetKernels.get({ PGSURGE_PARQUET_WASM: '0' }), null);
+  it('one set a thread, where WebAssembly runs', () => {
     assert.ok(kernels instanceof ParquetKernels);
+    assert.equal(ParquetKernels.get(), kernels);
   });
 
   it('none where WebAssembly cannot run (node --jitless): the decoder\'s JavaScript does the work', () => {
     const module = pathToFileURL(path.join(root, 'dist/src/input/parquet/parquet-kernels.js')).href;
-    const r = spawnSync(process.execPath, ['--jitless', '--input-type=module', '-e', `import { ParquetKernels } from ${JSON.stringify(module)}; console.log(ParquetKernels.get({}) === null)`], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, ['--jitless', '--input-type=module', '-e', `import { ParquetKernels } from ${JSON.stringify(module)}; console.log(ParquetKernels.get() === null)`], { encoding: 'utf8' });
     assert.equal(r.stdout.trim(), 'true', r.stderr);
   });
 

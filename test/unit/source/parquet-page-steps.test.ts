@@ -13,7 +13,7 @@ const chunkOf = (bytes: Uint8Array, rows: number, uncompressed: number): ColumnC
 const element = { name: 'x', type: 'INT32', repetition_type: 'REQUIRED' } as SchemaElement;
 
 describe('a column chunk decoded a page, or a big page\'s step, at a time (flatColumnPages)', () => {
-  const kernels = ParquetKernels.get({})!;
+  const kernels = ParquetKernels.get()!;
   // A big page (1.6 MB of INT32, stepped) then a small one (not stepped).
   // Compressible (many short elements): a random one would be one literal, a single step.
   const big = Int32Array.from({ length: 400_000 }, (_, r) => (r % 977) * (r % 13));

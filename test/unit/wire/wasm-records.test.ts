@@ -7,7 +7,7 @@ import { encoderFor } from '../../../src/codecs/index.js';
 import { WireBuffer, type SessionFacts } from '../../../src/codecs/field-encoder.js';
 import { RecordSplitter, type SplitFormat } from '../../../src/wire/record-splitter.js';
 import { FAST_RECORDS_SOURCE_SHA256 } from '../../../src/wire/wasm/fast-records-wasm.js';
-import { WasmRecords, wasmRecordsEnabled } from '../../../src/wire/wasm-records.js';
+import { WasmRecords } from '../../../src/wire/wasm-records.js';
 import { prng } from '../../helpers/lineitem-data.js';
 import { committedModuleTests } from '../../helpers/wasm-module.js';
 
@@ -175,10 +175,5 @@ describe('WebAssembly fast records: the JavaScript fast paths\' bytes', () => {
     assert.equal(r.status, 0, r.stderr);
     const expected = encode(['int4', 'text'], Buffer.from('1|a\n2|b\n'), false).hex;
     assert.equal(r.stdout.trim(), `undefined 2 ${expected}`);
-  });
-
-  it('PGSURGE_WIRE_WASM=0 turns it off', () => {
-    assert.equal(wasmRecordsEnabled({ PGSURGE_WIRE_WASM: '0' }), false);
-    assert.equal(wasmRecordsEnabled({}), true);
   });
 });
