@@ -57,6 +57,13 @@ export interface Framer {
   readonly lineEnd?: LineEnd | undefined;
 }
 
+/** Physical lines before the n-th record (1-based) of `spans`: what `linesBeforeRecord` answers from a framer's record spans. */
+export function linesBefore(spans: RecordSpans, record: number): number {
+  let n = 0;
+  for (let i = 0; i < record - 1 && i < spans.lines.length; i++) n += spans.lines[i]!;
+  return n;
+}
+
 /** Per record: the source offset just past it, and the physical lines it spans. */
 export interface RecordSpans {
   readonly ends: readonly number[];

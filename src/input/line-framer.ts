@@ -1,4 +1,4 @@
-import { EMPTY, type FramedBlock, type Framer, type RecordSpans } from './framer.js';
+import { EMPTY, type FramedBlock, type Framer, linesBefore, type RecordSpans } from './framer.js';
 import type { Unframable } from '../core/chunk.js';
 import {
   BACKSLASH,
@@ -152,10 +152,7 @@ export class LineFramer implements Framer {
   }
 
   linesBeforeRecord(source: Buffer, record: number): number {
-    const { lines } = this.recordSpans(source);
-    let n = 0;
-    for (let i = 0; i < record - 1 && i < lines.length; i++) n += lines[i]!;
-    return n;
+    return linesBefore(this.recordSpans(source), record);
   }
 
   recordSpans(source: Buffer): RecordSpans {

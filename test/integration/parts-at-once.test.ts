@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -62,15 +61,7 @@ async function tableDigest(db: pg.Client, table: string): Promise<{ count: numbe
 function runPrinted(line: string): Promise<CliResult> {
   assert.match(line, /^pgsurge /);
   const command = `'${process.execPath}' '${PGSURGE}' ${line.slice('pgsurge '.length)}`;
-  return new Promise((resolve, reject) => {
-    const child = spawn('sh', ['-c', command], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runCli(['-c', command], { command: 'sh' });
 }
 
 describe('--part K/N started at once where pgsurge has created nothing yet', () => {
