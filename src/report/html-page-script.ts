@@ -1,7 +1,8 @@
 /**
  * The code that runs inside the HTML report: draws the charts with Chart.js from the
- * report object embedded in the page. It is inlined with `Function.prototype.toString`,
- * so it must stay self-contained: no imports, no outside names but its arguments.
+ * report object embedded in the page. Its functions are inlined with
+ * `Function.prototype.toString` (PAGE_FUNCTIONS, in report-html.ts), so each stays
+ * self-contained: no imports, no outside names but its arguments and the others here.
  */
 /* eslint-disable @typescript-eslint/no-explicit-any */
 export function drawReport(Chart: any, report: any, doc: Document): number {
@@ -17,53 +18,9 @@ export function drawReport(Chart: any, report: any, doc: Document): number {
     if (bytes > 0 && !buffers.some((b) => b.value === bytes)) buffers.push({ value: bytes, color: '#57606a', label: 'shared_buffers ' + (server.settings.shared_buffers || '') });
   }
 
-  // Vertical lines at each series' knee, a horizontal line at shared_buffers: drawn after the datasets.
-  const markers = {
-    id: 'pgsurgeMarkers',
-    afterDatasetsDraw(chart: any, _args: unknown, opts: any) {
-      const { ctx, chartArea, scales } = chart;
-      ctx.save();
-      ctx.setLineDash([6, 4]);
-      ctx.lineWidth = 1.5;
-      ctx.font = '12px sans-serif';
-      for (const m of opts.vertical || []) {
-        const x = scales.x.getPixelForValue(m.value);
-        if (x < chartArea.left || x > chartArea.right) continue;
-        ctx.strokeStyle = m.color;
-        ctx.fillStyle = m.color;
-        ctx.beginPath();
-        ctx.moveTo(x, chartArea.top);
-        ctx.lineTo(x, chartArea.bottom);
-        ctx.stroke();
-        ctx.fillText(m.label, x + 4, chartArea.top + 14);
-      }
-      (opts.horizontal || []).forEach((m: any, k: number) => {
-        const y = scales.y.getPixelForValue(m.value);
-        if (y < chartArea.top || y > chartArea.bottom) return;
-        ctx.strokeStyle = m.color;
-        ctx.fillStyle = m.color;
-        ctx.beginPath();
-        ctx.moveTo(chartArea.left, y);
-        ctx.lineTo(chartArea.right, y);
-        ctx.stroke();
-        // alternate sides, so two nearby lines keep readable labels
-        const width = ctx.measureText(m.label).width;
-        ctx.fillText(m.label, k % 2 === 0 ? chartArea.left + 6 : chartArea.right - width - 6, y - 4);
-      });
-      ctx.restore();
-    },
-  };
+  const markers = markersPlugin();
 
-  const line = (label: string, color: string, points: { x: number; y: number }[], dashed = false): any => ({
-    label,
-    data: points,
-    borderColor: color,
-    backgroundColor: color,
-    borderWidth: 2,
-    borderDash: dashed ? [5, 4] : [],
-    pointRadius: points.length > 30 || dashed ? 0 : 2.5,
-    tension: 0,
-  });
+  const line = lineDataset;
 
   const chart = (id: string, title: string, xTitle: string, yTitle: string, datasets: any[], markerOpts: any = {}, xFormat = fmt, yFormat = fmt, extraScales: any = {}): void => {
     const canvas = doc.getElementById(id) as HTMLCanvasElement;
@@ -170,8 +127,66 @@ export function drawReport(Chart: any, report: any, doc: Document): number {
   const timed = series.find((s) => Array.isArray(s.timeline) && s.timeline.length > 0);
   const canvas = doc.getElementById('timeline') as HTMLCanvasElement | null;
   if (!timed || !canvas) return drawn;
+  drawTimeline(Chart, canvas, timed.timeline, color);
+  return drawn + 1;
+}
+
+/** The charts' plugin: vertical lines at each series' knee, horizontal ones at shared_buffers, drawn after the datasets. */
+function markersPlugin(): any {
+  return {
+    id: 'pgsurgeMarkers',
+    afterDatasetsDraw(chart: any, _args: unknown, opts: any) {
+      const { ctx, chartArea, scales } = chart;
+      ctx.save();
+      ctx.setLineDash([6, 4]);
+      ctx.lineWidth = 1.5;
+      ctx.font = '12px sans-serif';
+      for (const m of opts.vertical || []) {
+        const x = scales.x.getPixelForValue(m.value);
+        if (x < chartArea.left || x > chartArea.right) continue;
+        ctx.strokeStyle = m.color;
+        ctx.fillStyle = m.color;
+        ctx.beginPath();
+        ctx.moveTo(x, chartArea.top);
+        ctx.lineTo(x, chartArea.bottom);
+        ctx.stroke();
+        ctx.fillText(m.label, x + 4, chartArea.top + 14);
+      }
+      (opts.horizontal || []).forEach((m: any, k: number) => {
+        const y = scales.y.getPixelForValue(m.value);
+        if (y < chartArea.top || y > chartArea.bottom) return;
+        ctx.strokeStyle = m.color;
+        ctx.fillStyle = m.color;
+        ctx.beginPath();
+        ctx.moveTo(chartArea.left, y);
+        ctx.lineTo(chartArea.right, y);
+        ctx.stroke();
+        // alternate sides, so two nearby lines keep readable labels
+        const width = ctx.measureText(m.label).width;
+        ctx.fillText(m.label, k % 2 === 0 ? chartArea.left + 6 : chartArea.right - width - 6, y - 4);
+      });
+      ctx.restore();
+    },
+  };
+}
+
+/** One series as a Chart.js line dataset. */
+function lineDataset(label: string, color: string, points: { x: number; y: number }[], dashed = false): any {
+  return {
+    label,
+    data: points,
+    borderColor: color,
+    backgroundColor: color,
+    borderWidth: 2,
+    borderDash: dashed ? [5, 4] : [],
+    pointRadius: points.length > 30 || dashed ? 0 : 2.5,
+    tension: 0,
+  };
+}
+
+/** dbt3 load: each table's load and each build as a floating bar from its start to its end (a Gantt chart). */
+function drawTimeline(Chart: any, canvas: HTMLCanvasElement, bars: any[], color: (k: number) => string): void {
   const kinds = ['load', 'primary key', 'index', 'foreign key', 'analyze'];
-  const bars: any[] = timed.timeline;
   new Chart(canvas, {
     type: 'bar',
     data: {
@@ -210,5 +225,7 @@ export function drawReport(Chart: any, report: any, doc: Document): number {
       },
     },
   });
-  return drawn + 1;
 }
+
+/** The page's functions, inlined in this order; the page calls `drawReport` by the name it has here. */
+export const PAGE_FUNCTIONS: readonly ((...args: any[]) => unknown)[] = [drawReport, markersPlugin, lineDataset, drawTimeline];

@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import { formatCount } from '../core/format-count.js';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { drawReport } from './html-page-script.js';
+import { drawReport, PAGE_FUNCTIONS } from './html-page-script.js';
 import type { LoadReport, SettingValue } from './report-data.js';
 
 /** The element that holds the report object inside the page; tests and other programs read it back. */
@@ -103,9 +103,10 @@ ${lib}
 </script>
 <script>
 (function () {
+${PAGE_FUNCTIONS.map((f) => f.toString()).join('\n')}
   try {
     var report = JSON.parse(document.getElementById(${JSON.stringify(REPORT_DATA_ID)}).textContent);
-    var drawn = (${drawReport.toString()})(window.Chart, report, document);
+    var drawn = ${drawReport.name}(window.Chart, report, document);
     document.body.setAttribute('data-charts', String(drawn));
   } catch (e) {
     document.getElementById('errors').textContent = 'could not draw the charts: ' + e;

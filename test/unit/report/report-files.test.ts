@@ -122,6 +122,22 @@ describe('report files', () => {
     }
     const doc = { getElementById: (id: string) => ({ id }) } as unknown as Document;
     assert.equal(drawReport(FakeChart, JSON.parse(JSON.stringify(report)), doc), 5);
+    // The page's own drawing script, as inlined (its functions by Function.prototype.toString), draws the same charts.
+    const script = [...html.matchAll(/<script>\n([\s\S]*?)<\/script>/g)].at(-1)![1]!;
+    const inPage: any[] = [];
+    class PageChart {
+      constructor(_canvas: unknown, config: unknown) {
+        inPage.push(config);
+      }
+    }
+    const attributes: Record<string, string> = {};
+    const pageDoc = {
+      getElementById: (id: string) => (id === 'pgsurge-report' ? { textContent: JSON.stringify(report) } : { id }),
+      body: { setAttribute: (k: string, v: string) => (attributes[k] = v) },
+    };
+    new Function('window', 'document', script)({ Chart: PageChart }, pageDoc);
+    assert.equal(attributes['data-charts'], '5', 'the page drew its five charts');
+    assert.deepEqual(JSON.parse(JSON.stringify(inPage)), JSON.parse(JSON.stringify(configs)), 'the same charts as drawReport draws');
     const gantt = configs.at(-1);
     assert.equal(gantt.type, 'bar');
     assert.equal(gantt.options.indexAxis, 'y');
