@@ -61,9 +61,9 @@ position is cluster-wide), this process's CPU seconds, pg_total_relation_size.
 
 Examples:
   pgsurge compare lineitem.tbl --create
-  pgsurge compare lineitem.tbl --variants copy:w1,copy:w2,insert:unnest:b5000,insert:values:b1000 --repeat 5
-  pgsurge compare lineitem.tbl --variants copy,insert:row,insert:row:c0 --rows 20000 --json
-  pgsurge compare lineitem.tbl --variants copy:text,copy:binary,copy:text:w2,copy:binary:w2 --repeat 3`,
+  pgsurge compare lineitem.tbl --create --variants copy:w1,copy:w2,insert:unnest:b5000,insert:values:b1000 --repeat 5
+  pgsurge compare lineitem.tbl --create --variants copy,insert:row,insert:row:c0 --rows 20000 --json
+  pgsurge compare lineitem.tbl --create --variants copy:text,copy:binary,copy:text:w2,copy:binary:w2 --repeat 3`,
   );
   cmd.action(async (file: string, flags: CompareFlags) => {
     const variants = parseVariants(flags.variants);
