@@ -7,7 +7,7 @@ import { runCompare } from '../compare/run-compare.js';
 import { DEFAULT_VARIANTS, parseVariants } from '../compare/variants.js';
 import { LoadError } from '../core/load-error.js';
 import { openTarget } from './open-target.js';
-import type { Format } from '../input/formats.js';
+import { FORMATS, type Format } from '../input/formats.js';
 import { ON_CONFLICT, type OnConflict } from '../writer/insert-writer.js';
 import { addLoadOptions, addTargetOptions, formatOption, type LoadFlags } from './common-options.js';
 import { parseWholeNumber } from './parse-options.js';
@@ -31,7 +31,7 @@ export function registerCompareCommand(program: Command): void {
   const cmd = program
     .command('compare')
     .description('load the same input through several variants (COPY, INSERT styles, workers, batch sizes) on the same server and print one table')
-    .argument('<file>', 'input file (tbl, text or csv)')
+    .argument('<file>', `input file (${FORMATS.slice(0, -1).join(', ')} or ${FORMATS.at(-1)!}; the format from its name, or -f)`)
     .addOption(formatOption())
     .option('-t, --table <name>', 'base table whose definition each variant\'s fresh table copies: table or schema.table, as psql writes it (default: from the file name)')
     .option('--schema <name>', 'schema of the base table; the variants\' tables go there too (default: the search_path)')
@@ -61,9 +61,9 @@ position is cluster-wide), this process's CPU seconds, pg_total_relation_size.
 
 Examples:
   pgsurge compare lineitem.tbl --create
-  pgsurge compare lineitem.tbl --variants copy:w1,copy:w2,insert:unnest:b5000,insert:values:b1000 --repeat 5
-  pgsurge compare lineitem.tbl --variants copy,insert:row,insert:row:c0 --rows 20000 --json
-  pgsurge compare lineitem.tbl --variants copy:text,copy:binary,copy:text:w2,copy:binary:w2 --repeat 3`,
+  pgsurge compare lineitem.tbl --create --variants copy:w1,copy:w2,insert:unnest:b5000,insert:values:b1000 --repeat 5
+  pgsurge compare lineitem.tbl --create --variants copy,insert:row,insert:row:c0 --rows 20000 --json
+  pgsurge compare lineitem.tbl --create --variants copy:text,copy:binary,copy:text:w2,copy:binary:w2 --repeat 3`,
   );
   cmd.action(async (file: string, flags: CompareFlags) => {
     const variants = parseVariants(flags.variants);

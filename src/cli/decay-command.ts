@@ -19,7 +19,7 @@ import { formatCount } from '../core/format-count.js';
 
 interface DecayFlags extends TargetFlags, Omit<ObserveFlags, 'sampleEvery'> {
   rows: number;
-  bucket: number;
+  bucket?: number;
   keys: NarrowKeys;
   index: DecayIndex;
   mode: DecayMode;
@@ -50,6 +50,19 @@ function choice<T extends string>(flag: string, allowed: readonly T[]): (v: stri
     if (!(allowed as readonly string[]).includes(v)) throw new InvalidArgumentError(`Expected \`${flag}\` to be one of ${allowed.join(', ')}, got \`${v}\``);
     return v as T;
   };
+}
+
+/**
+ * The bucket when `--bucket` is not given: about a fortieth of the rows, rounded down to
+ * 1, 2, 2.5 or 5 times a power of ten (250k for the default 10M rows, 10k for 500k), so
+ * that every run has the 40 or more buckets the knee search needs.
+ */
+export function defaultDecayBucket(rows: number): number {
+  const target = rows / 40;
+  if (target < 1) return 1;
+  const power = 10 ** Math.floor(Math.log10(target));
+  const step = [5, 2.5, 2, 1].find((m) => m * power <= target)!;
+  return Math.max(1, Math.floor(step * power));
 }
 
 /** `decay-2026-11-30T07-12-03.html`: sortable, no colons. */
@@ -93,7 +106,7 @@ export function registerDecayCommand(program: Command): void {
     .command('decay')
     .description('the classic experiment: grow a table of narrow rows with a unique key and watch the load rate fall as it outgrows memory')
     .addOption(new Option('--rows <n>', 'rows to load into the fresh table (10M, 500k)').default(10_000_000, '10M').argParser((v) => parseRowCount('--rows', v)))
-    .addOption(new Option('--bucket <n>', 'sample every this many rows loaded').default(250_000, '250k').argParser((v) => parseRowCount('--bucket', v)))
+    .addOption(new Option('--bucket <n>', 'sample every this many rows loaded (default: about --rows/40, 250k for 10M)').argParser((v) => parseRowCount('--bucket', v)))
     .addOption(new Option('--keys <order>', `key order: ${NARROW_KEYS.join(', ')}`).default('random').argParser(choice('--keys', NARROW_KEYS)))
     .addOption(new Option('--index <when>', 'the unique key on id: before (there during the load), after (built once the rows are in, timed), none').default('before').argParser(choice('--index', DECAY_INDEX)))
     .addOption(new Option('--mode <mode>', `how rows reach the server: ${DECAY_MODES.join(', ')}`).default('copy').argParser(choice('--mode', DECAY_MODES)))
@@ -113,7 +126,7 @@ export function registerDecayCommand(program: Command): void {
   cmd.addHelpText(
     'after',
     `
-Drops and creates the table (id bigint, n integer, s text; ~45-byte rows), loads --rows
+Drops and creates the table (id bigint, val integer, note text; ~45-byte rows), loads --rows
 rows, samples the server every --bucket rows, prints the curve as a table and an ASCII
 chart, names the knee (the first bucket after the fourth whose rows/s falls below half
 the early level, the median of buckets 2-4, and stays there for two buckets) and writes
@@ -132,7 +145,8 @@ Examples:
       throw new LoadError('bad-option', `\`--wire ${flags.wire}\` applies only to --mode copy`, { hint: 'drop --wire, or use --mode copy' });
     }
     const reportFile = flags.report ?? defaultDecayReportName();
-    const observeFlags: ObserveFlags = { sampleEvery: { rows: flags.bucket }, json: flags.json, quiet: flags.quiet, report: reportFile };
+    const bucket = flags.bucket ?? defaultDecayBucket(flags.rows);
+    const observeFlags: ObserveFlags = { sampleEvery: { rows: bucket }, json: flags.json, quiet: flags.quiet, report: reportFile };
     const target = await openDecayTarget(flags);
     try {
       const observed = await observeLoad(observeFlags, target, { totalRows: flags.rows });
@@ -153,7 +167,7 @@ Examples:
           },
         );
         const facts = observed.sampler!.facts;
-        const settings = { rows: flags.rows, bucket: flags.bucket, keys: flags.keys, index: flags.index, mode: flags.mode, wire: flags.mode === 'copy' ? (flags.wire ?? 'auto') : 'n/a', workers: flags.workers, chunkBytes: flags.chunkSize, seed: flags.seed };
+        const settings = { rows: flags.rows, bucket, keys: flags.keys, index: flags.index, mode: flags.mode, wire: flags.mode === 'copy' ? (flags.wire ?? 'auto') : 'n/a', workers: flags.workers, chunkBytes: flags.chunkSize, seed: flags.seed };
         const name = `${flags.mode}, ${flags.keys} keys, index ${flags.index}, shared_buffers ${facts.settings.shared_buffers ?? '?'}`;
         const finished = (await observed.finish(name, { settings, phases: result.phases, finalSizes: result.finalSizes }))!;
         const { series: diagnosed, diagnosis } = await observed.diagnose(result.summary, finished, { input: 'files' });

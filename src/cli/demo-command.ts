@@ -1,3 +1,4 @@
+import { runsFromCheckout } from '../cluster/default-home.js';
 import { loadSettingsFromEnv } from './load-settings.js';
 import { existsSync } from 'node:fs';
 import { formatCount } from '../core/format-count.js';
@@ -25,6 +26,15 @@ interface DemoFlags {
 }
 
 const DEMO_SCHEMA = 'pgsurge_demo';
+
+/**
+ * How to query the demo's tables later. From a checkout (a clone, `npm run build`) the
+ * command is `npx pgsurge`: `pgsurge` alone is not on the PATH there.
+ */
+export function demoQueryHint(checkout: boolean): string {
+  const me = checkout ? 'npx pgsurge' : 'pgsurge';
+  return `to query it: ${me} cluster start && psql "$(${me} cluster url)" -c 'SELECT count(*) FROM ${DEMO_SCHEMA}.lineitem'`;
+}
 
 export function registerDemoCommand(program: Command): void {
   program
@@ -85,7 +95,7 @@ export function registerDemoCommand(program: Command): void {
           process.stdout.write(
             flags.keepRunning
               ? `\nthe cluster is still running: psql "${target.managed.url()}"\n`
-              : `\nto query it: pgsurge cluster start && psql "$(pgsurge cluster url)" -c 'SELECT count(*) FROM ${DEMO_SCHEMA}.lineitem'\n`,
+              : `\n${demoQueryHint(runsFromCheckout())}\n`,
           );
         }
       } finally {

@@ -128,7 +128,7 @@ export function registerGenCommands(program: Command, dbt3: Command): void {
     .option('--row-group-size <rows>', `parquet only: rows per row group (default: ${formatCount(DEFAULT_ROW_GROUP_ROWS)}, as DuckDB)`)
     .addHelpText(
       'after',
-      '\nExamples:\n  pgsurge dbt3 gen --scale 1 --out data/sf1\n  pgsurge dbt3 gen --scale 10 --parts 4 --part 2 --out data/sf10\n  pgsurge dbt3 gen --scale 1 --tables lineitem --out - | pgsurge load - -t lineitem -f tbl\n  pgsurge dbt3 gen --scale 1 --format parquet --out data/sf1-parquet && pgsurge dbt3 load data/sf1-parquet\n',
+      '\nExamples:\n  pgsurge dbt3 gen --scale 1 --out data/sf1\n  pgsurge dbt3 gen --scale 10 --parts 4 --part 2 --out data/sf10\n  pgsurge dbt3 gen --scale 1 --tables lineitem --out - | pgsurge load - -t lineitem -f tbl --create\n  pgsurge dbt3 gen --scale 1 --format parquet --out data/sf1-parquet && pgsurge dbt3 load data/sf1-parquet\n',
     )
     .action(async (raw: RawDbt3GenOptions) => runDbt3Gen(raw));
 

@@ -88,7 +88,7 @@ Exit codes: 0 every row loaded, 3 loaded but some rows rejected (see the reject 
 Examples:
   pgsurge load lineitem.tbl --create          # into the managed cluster, table lineitem
   pgsurge load data.csv -t events --db postgresql://me@db1/prod -w 4
-  pgsurge dbt3 gen --scale 1 --tables lineitem --out - | pgsurge load - -t lineitem -f tbl
+  pgsurge dbt3 gen --scale 1 --tables lineitem --out - | pgsurge load - -t lineitem -f tbl --create
   pgsurge load events.csv --mode insert --insert-style values --batch-rows 1000 --on-conflict skip
   pgsurge load events.ndjson.gz -t events --ignore-extra-keys
   pgsurge load export.json --json-path data.items -t items

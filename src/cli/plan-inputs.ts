@@ -34,7 +34,7 @@ export function planInputs(files: readonly string[], flags: { format?: Format; t
     const format = options.format ?? (stdin ? undefined : formatFromFileName(file));
     if (format === undefined) {
       throw new LoadError('bad-option', `cannot tell the format of ${stdin ? 'stdin' : file} from its name`, {
-        hint: `pass -f ${FORMATS.join('|')}`,
+        hint: `pass -f ${FORMATS.filter((f) => !stdin || f !== 'parquet').join('|')}`,
       });
     }
     if (format === 'parquet' && stdin) {
