@@ -53,12 +53,12 @@ Examples:
 
 /** The status as a table, one line per part. */
 export function formatStatus(loadId: string, parts: readonly PartStatus[]): string {
-  const running = parts.filter((p) => p.running).length;
-  const head = `load ${loadId}: ${parts.length} part${parts.length === 1 ? '' : 's'}, ${running} running\n`;
+  const running = parts.filter((p) => p.state === 'running').length;
+  const state = running > 0 ? 'running' : parts.every((p) => p.state === 'completed') ? 'completed' : 'stopped';
+  const head = `load ${loadId}: ${state}, ${parts.length} part${parts.length === 1 ? '' : 's'}, ${running} running\n`;
   const rows = parts.map((p) => {
     const done = p.bytesTotal === undefined ? formatBytes(p.bytesDone) : `${formatBytes(p.bytesDone)} of ${formatBytes(p.bytesTotal)} (${p.bytesTotal === 0 ? 100 : Math.floor((100 * p.bytesDone) / p.bytesTotal)}%)`;
-    const state = p.running ? 'running' : p.bytesTotal !== undefined && p.bytesDone >= p.bytesTotal ? 'done' : 'stopped';
-    return [p.part ?? 'whole', state, formatCount(p.rowsLoaded), formatCount(p.rowsRejected), String(p.chunks), done, p.lastCommit ? p.lastCommit.toISOString() : '-'];
+    return [p.part ?? 'whole', p.state, formatCount(p.rowsLoaded), formatCount(p.rowsRejected), String(p.chunks), done, p.lastCommit ? p.lastCommit.toISOString() : '-'];
   });
   const table = [['part', 'state', 'rows', 'rejected', 'chunks', 'input done', 'last commit'], ...rows];
   const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));

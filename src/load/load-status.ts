@@ -4,6 +4,8 @@ import { LEDGER_SCHEMA } from '../writer/ledger/ledger.js';
 /** One part of a load as the ledger and the server's locks show it; `part` is undefined for a whole (unsplit) load's run. */
 export interface PartStatus {
   readonly part: string | undefined;
+  /** `completed` when its committed chunks cover all the input it owns, else `running` or `stopped`. */
+  readonly state: 'completed' | 'running' | 'stopped';
   readonly running: boolean;
   readonly chunks: number;
   readonly rowsLoaded: number;
@@ -11,7 +13,7 @@ export interface PartStatus {
   readonly rowsSkipped: number;
   /** Input bytes whose chunks committed. */
   readonly bytesDone: number;
-  /** Input bytes the part owns (its shares of the inputs); undefined for a whole load. */
+  /** Input bytes the part owns (its shares of the inputs; for a whole load, the sizes of its files); undefined when not known (stdin, a pipe). */
   readonly bytesTotal: number | undefined;
   readonly lastCommit: Date | undefined;
 }
@@ -42,7 +44,12 @@ export async function loadStatus(client: pg.Client, loadId: string): Promise<Par
             coalesce(sum(c.rows_rejected), 0)::text AS rejected,
             coalesce(sum(c.rows_skipped), 0)::text AS skipped,
             coalesce(sum(c.byte_end - c.byte_start), 0)::text AS bytes_done,
-            (SELECT lp.bytes_total::text FROM ${LEDGER_SCHEMA}.load_parts lp WHERE lp.load_id = $1 AND lp.part = p.part) AS bytes_total,
+            CASE WHEN p.part IS NULL
+                 -- a whole load owns all of its files: their sizes are the first field of their identities (none for stdin or a pipe)
+                 THEN (SELECT CASE WHEN count(*) = count(lf.file_identity) THEN sum(split_part(lf.file_identity, ':', 1)::int8)::text END
+                         FROM ${LEDGER_SCHEMA}.load_files lf WHERE lf.load_id = $1)
+                 ELSE (SELECT lp.bytes_total::text FROM ${LEDGER_SCHEMA}.load_parts lp WHERE lp.load_id = $1 AND lp.part = p.part)
+            END AS bytes_total,
             max(c.committed_at) AS last_commit,
             EXISTS (SELECT 1 FROM held h
                      WHERE (p.part IS NULL AND h.classid = (hashtext('pgsurge')::int8 & 4294967295)::oid AND h.objid = (hashtext($1)::int8 & 4294967295)::oid)
@@ -55,6 +62,7 @@ export async function loadStatus(client: pg.Client, loadId: string): Promise<Par
   );
   return r.rows.map((row) => ({
     part: row.part ?? undefined,
+    state: row.running ? 'running' : row.bytes_total !== null && Number(row.bytes_done) >= Number(row.bytes_total) ? 'completed' : 'stopped',
     running: row.running,
     chunks: Number(row.chunks),
     rowsLoaded: Number(row.loaded),

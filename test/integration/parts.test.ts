@@ -55,7 +55,7 @@ async function assertLedgerTiles(loadId: string, size: number): Promise<Set<stri
 }
 
 interface StatusJson {
-  parts: { part: string; running: boolean; rowsLoaded: number; rowsRejected: number; bytesDone: number; bytesTotal: number; lastCommit: string }[];
+  parts: { part: string | undefined; state: string; running: boolean; rowsLoaded: number; rowsRejected: number; bytesDone: number; bytesTotal: number; lastCommit: string }[];
 }
 
 async function status(loadId: string): Promise<StatusJson> {
@@ -69,6 +69,19 @@ const partArgs = (file: string, table: string, loadId: string, k: number, worker
 ];
 
 describe('--part K/N: one load split over several processes', () => {
+  it('status says completed for a whole load that loaded all its input, and for each part that covered its share', async () => {
+    const { file, size, good } = await input('whole.tbl');
+    await emptyTable('whole');
+    const r = await runCli(['load', file, '-t', 'whole', '--load-id', 'whole-a', '--chunk-size', '8KB', ...target()]);
+    assert.ok(r.code === 0 || r.code === 3, r.stderr);
+    const s = await status('whole-a');
+    assert.equal(s.parts.length, 1);
+    assert.deepEqual({ state: s.parts[0]!.state, loaded: s.parts[0]!.rowsLoaded, done: s.parts[0]!.bytesDone, total: s.parts[0]!.bytesTotal }, { state: 'completed', loaded: good, done: size, total: size });
+    const text = await runCli(['status', 'whole-a', '--db', testUrl()]);
+    assert.match(text.stdout, /^load whole-a: completed, 1 part, 0 running\n/);
+    assert.match(text.stdout, /\nwhole\s+completed\s/);
+  });
+
   it('three parts at once load the input exactly once under one load id; status shows each part done', async () => {
     const { file, size, expected, good } = await input('lineitem.tbl');
     await emptyTable('split');
@@ -85,6 +98,7 @@ describe('--part K/N: one load split over several processes', () => {
     assert.equal(s.parts.reduce((a, p) => a + p.rowsRejected, 0), 2);
     assert.equal(s.parts.reduce((a, p) => a + p.bytesTotal, 0), size);
     for (const p of s.parts) {
+      assert.equal(p.state, 'completed');
       assert.equal(p.running, false);
       assert.equal(p.bytesDone, p.bytesTotal, `part ${p.part} covered its share`);
       assert.ok(p.lastCommit);
@@ -110,6 +124,7 @@ describe('--part K/N: one load split over several processes', () => {
     for (const r of await others) assert.ok(r.code === 0 || r.code === 3, r.stderr);
     const stopped = (await status('split-b')).parts.find((p) => p.part === '2/3')!;
     assert.equal(stopped.running, false);
+    assert.equal(stopped.state, 'stopped');
     assert.ok(stopped.bytesDone < stopped.bytesTotal, 'the killed part stopped short of its share');
     const resumed = await runCli([...partArgs(file, 'killed', 'split-b', 2), '--resume']);
     assert.ok(resumed.code === 0 || resumed.code === 3, resumed.stderr);

@@ -24,12 +24,12 @@ describe('Citus facts and settings', () => {
 describe('pgsurge status', () => {
   it('one line per part: state, rows, share done, last commit', () => {
     const out = formatStatus('li', [
-      { part: '1/2', running: false, chunks: 3, rowsLoaded: 1500, rowsRejected: 1, rowsSkipped: 0, bytesDone: 2048, bytesTotal: 2048, lastCommit: new Date('2026-12-01T19:30:00Z') },
-      { part: '2/2', running: true, chunks: 1, rowsLoaded: 10, rowsRejected: 0, rowsSkipped: 0, bytesDone: 1024, bytesTotal: 4096, lastCommit: undefined },
+      { part: '1/2', state: 'completed', running: false, chunks: 3, rowsLoaded: 1500, rowsRejected: 1, rowsSkipped: 0, bytesDone: 2048, bytesTotal: 2048, lastCommit: new Date('2026-12-01T19:30:00Z') },
+      { part: '2/2', state: 'running', running: true, chunks: 1, rowsLoaded: 10, rowsRejected: 0, rowsSkipped: 0, bytesDone: 1024, bytesTotal: 4096, lastCommit: undefined },
     ]);
     const lines = out.trim().split('\n');
-    assert.equal(lines[0], 'load li: 2 parts, 1 running');
-    assert.match(lines[2]!, /^1\/2\s+done\s+1,500\s+1\s+3\s+2\.0 KB of 2\.0 KB \(100%\)\s+2026-12-01T19:30:00\.000Z$/);
+    assert.equal(lines[0], 'load li: running, 2 parts, 1 running');
+    assert.match(lines[2]!, /^1\/2\s+completed\s+1,500\s+1\s+3\s+2\.0 KB of 2\.0 KB \(100%\)\s+2026-12-01T19:30:00\.000Z$/);
     assert.match(lines[3]!, /^2\/2\s+running\s+10\s+0\s+1\s+1\.0 KB of 4\.0 KB \(25%\)\s+-$/);
   });
 });
