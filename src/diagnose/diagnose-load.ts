@@ -22,6 +22,14 @@ export interface LoadContext {
   readonly wire?: 'text' | 'binary';
 }
 
+/** The wire the load went through: the caller's word, else binary when every table's wire was, text when any was; undefined without one (INSERT). */
+function wireOf(context: LoadContext, summary: LoadSummary): 'text' | 'binary' | undefined {
+  if (context.wire !== undefined) return context.wire;
+  const tables = summary.wire ?? [];
+  if (tables.length === 0) return undefined;
+  return tables.every((t) => t.wire === 'binary') ? 'binary' : 'text';
+}
+
 /** Gathers the rules' input from what the sampler kept and the load's summary, and runs them. */
 export function diagnoseLoad(args: {
   readonly waits: WaitSummary;
@@ -48,7 +56,7 @@ export function diagnoseLoad(args: {
     ...(waits.serverCpuSeconds !== undefined ? { serverCpuSeconds: waits.serverCpuSeconds } : {}),
     ...(last ? { clientCpuSeconds: last.clientCpuSeconds } : {}),
     input: args.context.input,
-    ...(args.context.wire ? { wire: args.context.wire } : {}),
+    ...(wireOf(args.context, summary) ? { wire: wireOf(args.context, summary) } : {}),
     synchronousCommit: summary.durability?.settingsInEffect.synchronous_commit ?? facts.settings.synchronous_commit,
     commits: summary.total.chunks,
     sharedBuffersBytes: facts.sharedBuffersBytes,

@@ -26,6 +26,7 @@ export interface DiagnosisInput {
   readonly clientCpuSeconds?: number;
   /** Files pgsurge reads itself, or a stream (stdin, a pipe) it can only wait for. */
   readonly input: 'files' | 'stream';
+  /** The COPY wire the load's rows went through: binary only when every table's did; none for INSERT. */
   readonly wire?: 'text' | 'binary';
   /** synchronous_commit as the load's sessions ran with it. */
   readonly synchronousCommit?: string;
@@ -219,7 +220,7 @@ export const RULES: readonly Rule[] = [
     change: (i) =>
       i.workers < i.cores
         ? `more workers (-w ${i.cores}): more workers help only up to its cores (${i.workers} worker${i.workers === 1 ? '' : 's'} on ${i.cores} cores)`
-        : i.wire !== 'binary'
+        : i.wire === 'text'
           ? `--wire binary (the server parses no text) — more workers help only up to its cores (${i.workers} on ${i.cores})`
           : `nothing on pgsurge's side: more workers help only up to its cores (${i.workers} on ${i.cores}); a faster CPU, or fewer indexes during the load`,
     why: 'most looks found the backends running, not waiting: the rate is what their cores parse, check and write; a core per backend is the most one load can use, and parsing text is the part pgsurge can take away',

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import os from 'node:os';
 import { describe, it } from 'node:test';
 import { diagnoseLoad } from '../../../src/diagnose/diagnose-load.js';
 import type { LoadSummary } from '../../../src/metrics/load-counters.js';
@@ -29,5 +30,29 @@ describe('diagnoseLoad', () => {
     assert.equal(d.verdict.rule, 'extension', d.verdict.text);
     assert.match(d.verdict.change, /fewer workers \(-w 4\)/);
     assert.match(d.verdict.text, /extension lock 34% \(extend\)/);
+  });
+
+  it('a CPU-bound load on every core: --wire binary only when its rows went as text, never to a load that used the binary wire', () => {
+    const cores = os.availableParallelism();
+    const samples = [0, 1, 2, 3, 4].map((s): Sample => ({
+      seconds: s, rowsLoaded: s * 100_000, bytesLoaded: s * 4_500_000, rowsInTable: s * 100_000, heapBytes: s * 6_000_000, indexBytes: 0, walBytes: s * 12_000_000,
+      checkpointsTimed: 0, checkpointsRequested: 0, heapBlocksRead: 0, heapBlocksHit: 0, indexBlocksRead: 0, indexBlocksHit: 0, clientCpuSeconds: s * 0.2, waits: { ...NO_WAITS, cpu: s * 190, client: s * 10 }, serverCpuSeconds: s * 0.95 * cores,
+    }));
+    const verdict = (wire: 'binary' | 'text' | undefined): { rule: string; change: string } => {
+      const tableWire = wire === undefined ? {} : { wire: [{ table: 't', wire, binaryChunks: wire === 'binary' ? 400 : 0, fallbackChunks: 0 }] };
+      const summary = { workers: cores, total: { seconds: 4, chunks: 400, mbPerSecond: 4.5 }, tables: [], files: [], target: 't', ...tableWire } as unknown as LoadSummary;
+      return diagnoseLoad({
+        waits: { everyMs: 25, looks: 800, waits: samples.at(-1)!.waits!, events: [], local: true, serverCpuSeconds: 3.8 * cores },
+        samples, summary,
+        facts: { version: 'PostgreSQL 18', versionNum: 180000, settings: { synchronous_commit: 'on' }, sharedBuffersBytes: 128 << 20 },
+        context: { input: 'files' },
+      }).verdict;
+    };
+    assert.equal(verdict('text').rule, 'server-cpu');
+    assert.match(verdict('text').change, /^--wire binary/);
+    for (const wire of ['binary', undefined] as const) {
+      assert.equal(verdict(wire).rule, 'server-cpu');
+      assert.doesNotMatch(verdict(wire).change, /--wire binary/, `wire ${wire}`);
+    }
   });
 });
