@@ -66,15 +66,23 @@ export function diagnoseLoad(args: {
     ...(waits.local ? { loadAverage: os.loadavg()[0]! } : {}),
   };
   const verdict = diagnose(input);
-  const againstProbe = args.probe && last ? readAgainstProbe(args.probe, last, summary) : undefined;
+  const againstProbe = args.probe && last ? readAgainstProbe(args.probe, last, summary, samples[0]) : undefined;
   return { verdict, waits, ...(input.loadAverage !== undefined ? { loadAverage: input.loadAverage } : {}), ...(againstProbe && againstProbe.length > 0 ? { againstProbe } : {}) };
 }
 
-/** "WAL written at 41 MB/s, 12% of what its disk does sequentially": the load beside the probe's figures. */
-export function readAgainstProbe(probe: ProbeFigures, last: Sample, summary: LoadSummary): string[] {
+/** Below this, a page or two more or less moves a growth rate by megabytes a second: none is given. */
+export const MIN_GROWTH_SECONDS = 0.1;
+
+/**
+ * "WAL written at 41 MB/s, 12% of what its disk does sequentially": the load beside the
+ * probe's figures. Nothing for a load that loaded no row; the table's growth only from what
+ * it grew by since the first sample (`first`: its size before the load), over at least
+ * MIN_GROWTH_SECONDS.
+ */
+export function readAgainstProbe(probe: ProbeFigures, last: Sample, summary: LoadSummary, first?: Sample): string[] {
   const out: string[] = [];
   const seconds = last.seconds > 0 ? last.seconds : summary.total.seconds;
-  if (seconds <= 0) return out;
+  if (seconds <= 0 || summary.total.loaded <= 0) return out;
   const wal = probe.disks.find((d) => d.role === 'WAL directory') ?? probe.disks.find((d) => d.role === 'data directory');
   const data = probe.disks.find((d) => d.role === 'data directory');
   const walMBps = last.walBytes / (1024 * 1024) / seconds;
@@ -82,7 +90,8 @@ export function readAgainstProbe(probe: ProbeFigures, last: Sample, summary: Loa
   if (wal && wal.seqWriteMBps > 0) out.push(`WAL written at ${walMBps.toFixed(1)} MB/s, ${share(walMBps, wal.seqWriteMBps)} of what its disk does sequentially (${wal.seqWriteMBps.toFixed(0)} MB/s, probe of ${probe.createdAt.slice(0, 10)})`);
   const commitsPerSecond = summary.total.chunks / seconds;
   if (wal && wal.fsyncsPerSecond > 0) out.push(`${commitsPerSecond.toFixed(1)} commits/s against ${wal.fsyncsPerSecond.toFixed(0)} fdatasyncs/s the WAL's disk can do`);
-  const dataMBps = last.heapBytes + last.indexBytes > 0 ? (last.heapBytes + last.indexBytes) / (1024 * 1024) / seconds : 0;
+  const grown = last.heapBytes + last.indexBytes - (first ? first.heapBytes + first.indexBytes : 0);
+  const dataMBps = grown > 0 && seconds >= MIN_GROWTH_SECONDS ? grown / (1024 * 1024) / seconds : 0;
   if (data && data.seqWriteMBps > 0 && dataMBps > 0) out.push(`table and indexes grew at ${dataMBps.toFixed(1)} MB/s, ${share(dataMBps, data.seqWriteMBps)} of the data disk's sequential writes (${data.seqWriteMBps.toFixed(0)} MB/s)`);
   if (probe.scan) out.push(`input at ${summary.total.mbPerSecond.toFixed(1)} MB/s; one backend scans a table at ${probe.scan.mbPerSecond.toFixed(0)} MB/s here`);
   return out;

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import os from 'node:os';
 import { describe, it } from 'node:test';
-import { diagnoseLoad } from '../../../src/diagnose/diagnose-load.js';
+import { diagnoseLoad, readAgainstProbe } from '../../../src/diagnose/diagnose-load.js';
+import type { ProbeFigures } from '../../../src/diagnose/probe/probe-store.js';
 import type { LoadSummary } from '../../../src/metrics/load-counters.js';
 import type { Sample } from '../../../src/metrics/series.js';
 import { NO_WAITS, type WaitCounts } from '../../../src/metrics/wait-classes.js';
@@ -54,5 +55,25 @@ describe('diagnoseLoad', () => {
       assert.equal(verdict(wire).rule, 'server-cpu');
       assert.doesNotMatch(verdict(wire).change, /--wire binary/, `wire ${wire}`);
     }
+  });
+
+  it('read against the probe: the table\'s growth since the first sample, none at 0 rows or over a few milliseconds', () => {
+    const MB = 1024 * 1024;
+    const probe: ProbeFigures = {
+      format: 'pgsurge-probe', createdAt: '2026-12-01T10:00:00Z',
+      disks: [{ path: '/d', role: 'data directory', fsyncsPerSecond: 500, fsyncTool: 'pgsurge', seqWriteMBps: 400, seqReadMBps: 800, cacheNote: '' }],
+    };
+    const at = (seconds: number, rows: number, heapBytes: number): Sample => ({
+      seconds, rowsLoaded: rows, bytesLoaded: rows * 45, rowsInTable: rows, heapBytes, indexBytes: 10 * MB, walBytes: rows * 120,
+      checkpointsTimed: 0, checkpointsRequested: 0, heapBlocksRead: 0, heapBlocksHit: 0, indexBlocksRead: 0, indexBlocksHit: 0, clientCpuSeconds: 0,
+    });
+    const summary = (loaded: number, seconds: number): LoadSummary => ({ workers: 2, total: { loaded, seconds, chunks: 4, mbPerSecond: 1 }, tables: [], files: [], target: 't' }) as unknown as LoadSummary;
+    // a table of 40 MB before the load, 50 MB after 2 s: it grew at 5 MB/s, not 25
+    const grew = readAgainstProbe(probe, at(2, 100_000, 40 * MB), summary(100_000, 2), at(0, 0, 30 * MB)).join('\n');
+    assert.match(grew, /table and indexes grew at 5\.0 MB\/s, 1\.3% of the data disk's sequential writes/);
+    // nothing loaded into a table of 40 MB: no rate of any kind
+    assert.deepEqual(readAgainstProbe(probe, at(0.02, 0, 30 * MB), summary(0, 0.02), at(0, 0, 30 * MB)), []);
+    // 5 rows in 20 ms: a page more is no growth rate
+    assert.doesNotMatch(readAgainstProbe(probe, at(0.02, 5, 30 * MB + 8192), summary(5, 0.02), at(0, 0, 30 * MB)).join('\n'), /grew/);
   });
 });
