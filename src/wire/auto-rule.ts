@@ -39,7 +39,7 @@ export interface AutoContext {
 export function autoPicksBinary(columns: readonly ColumnType[], context: AutoContext): { binary: boolean; why: string } {
   const costly = columns.filter((c) => COSTLY_TO_PARSE.has(c.typname)).length;
   const share = columns.length === 0 ? 0 : costly / columns.length;
-  const what = `${costly} of ${columns.length} columns (${Math.round(share * 100)}%) are numeric, date/time or float`;
+  const what = `${costly} of ${columns.length} columns (${Math.round(share * 100)}%) are of a type whose text the server parses slowly (numeric, date/time, interval or float; integers and text are cheap)`;
   if (share < AUTO_MIN_COSTLY_SHARE) return { binary: false, why: `only ${what}; binary measured no faster below ${Math.round(AUTO_MIN_COSTLY_SHARE * 100)}%` };
   if (!context.serverIsLocal) return { binary: true, why: what };
   const cores = context.cores ?? os.availableParallelism();
