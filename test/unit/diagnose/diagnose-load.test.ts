@@ -43,7 +43,7 @@ describe('diagnoseLoad', () => {
       const tableWire = wire === undefined ? {} : { wire: [{ table: 't', wire, binaryChunks: wire === 'binary' ? 400 : 0, fallbackChunks: 0 }] };
       const summary = { workers: cores, total: { seconds: 4, chunks: 400, mbPerSecond: 4.5 }, tables: [], files: [], target: 't', ...tableWire } as unknown as LoadSummary;
       return diagnoseLoad({
-        waits: { everyMs: 25, looks: 800, waits: samples.at(-1)!.waits!, events: [], local: true, serverCpuSeconds: 3.8 * cores },
+        waits: { everyMs: 25, looks: 800, waits: samples.at(-1)!.waits!, events: [], local: false, serverCpuSeconds: 3.8 * cores },
         samples, summary,
         facts: { version: 'PostgreSQL 18', versionNum: 180000, settings: { synchronous_commit: 'on' }, sharedBuffersBytes: 128 << 20 },
         context: { input: 'files' },
