@@ -158,24 +158,17 @@ export interface TextRecord {
 export function nextTextRecord(buf: Buffer, start: number, lineEnd: LineEnd, eof: boolean, strays: Strays | undefined, r: TextRecord): boolean {
   r.stray = 0;
   let lines = 1;
-  if (lineEnd === 'nl') {
-    let i = buf.indexOf(LF, start);
+  if (lineEnd !== 'crnl') {
+    // One byte ends a record (LF, or CR in a CR-only input); the other one inside it is stray.
+    const end = lineEnd === 'nl' ? LF : CR;
+    const other = lineEnd === 'nl' ? CR : LF;
+    let i = buf.indexOf(end, start);
     while (i > start && buf[i - 1] === BACKSLASH && escapedAt(buf, i, start)) {
       lines++;
-      i = buf.indexOf(LF, i + 1);
+      i = buf.indexOf(end, i + 1);
     }
     if (!endAt(buf, i, 1, eof, lines, r)) return false;
-    if (strays && strays.first(CR, start, r.termAt) >= 0) r.stray = CR;
-    return true;
-  }
-  if (lineEnd === 'cr') {
-    let i = buf.indexOf(CR, start);
-    while (i > start && buf[i - 1] === BACKSLASH && escapedAt(buf, i, start)) {
-      lines++;
-      i = buf.indexOf(CR, i + 1);
-    }
-    if (!endAt(buf, i, 1, eof, lines, r)) return false;
-    if (strays && strays.first(LF, start, r.termAt) >= 0) r.stray = LF;
+    if (strays && strays.first(other, start, r.termAt) >= 0) r.stray = other;
     return true;
   }
   // crnl (text): a record ends at an unescaped CR followed by LF; any other unescaped LF is stray.
