@@ -16,7 +16,8 @@ export interface ObserveFlags {
   sampleEvery: SampleEvery | 'off';
   json?: boolean;
   quiet?: boolean;
-  report?: string;
+  /** `--report` files, at most one of each kind. */
+  report?: string | readonly string[];
 }
 
 export function parseSampleEveryFlag(flag: string, value: string): SampleEvery | 'off' {
@@ -29,6 +30,15 @@ export function parseSampleEveryFlag(flag: string, value: string): SampleEvery |
 export function parseReportPath(value: string): string {
   if (reportKind(value) === undefined) throw new InvalidArgumentError(`Expected \`--report\` to end in ${REPORT_KINDS.map((k) => `.${k}`).join(', ')}, got \`${value}\``);
   return value;
+}
+
+/** `--report` given again: one more file, refused when a file of its kind is already asked for (it would be dropped). */
+export function addReportPath(value: string, previous: readonly string[] | undefined): string[] {
+  const file = parseReportPath(value);
+  const kind = reportKind(file);
+  const same = (previous ?? []).find((p) => reportKind(p) === kind);
+  if (same !== undefined) throw new InvalidArgumentError(`\`--report ${same}\` and \`--report ${file}\` are both ${kind!.toUpperCase()} reports: give one --report of each kind (.json, .csv, .html)`);
+  return [...(previous ?? []), file];
 }
 
 export const DEFAULT_SAMPLE_EVERY: SampleEvery = { ms: 1000 };
@@ -44,7 +54,7 @@ export function addObserveOptions(cmd: Command, options: { sampleEvery?: boolean
   }
   cmd.option('--json', 'print one NDJSON event per sample and a summary event on stdout (progress on stderr is off)');
   if (options.report !== false) {
-    cmd.addOption(new Option('--report <file>', 'write the settings, server, machine and samples: .json, .csv or .html (charts, opens offline)').argParser(parseReportPath));
+    cmd.addOption(new Option('--report <file>', 'write the settings, server, machine and samples: .json, .csv or .html (charts, opens offline)').argParser(addReportPath));
   }
   return cmd;
 }
@@ -118,10 +128,12 @@ export async function observeLoad(flags: ObserveFlags, target: Target, options: 
   };
 }
 
-/** Writes `--report` if asked; returns where, for the CLI to say so. */
-export async function writeReportIfAsked(file: string | undefined, report: LoadReport | undefined): Promise<string | undefined> {
-  if (file === undefined || report === undefined) return undefined;
-  return writeReport(file, report);
+/** Writes every `--report` asked for; returns where (one path, or a list of several), for the CLI to say so. */
+export async function writeReportIfAsked(files: string | readonly string[] | undefined, report: LoadReport | undefined): Promise<string | string[] | undefined> {
+  if (files === undefined || report === undefined) return undefined;
+  const written: string[] = [];
+  for (const file of typeof files === 'string' ? [files] : files) written.push(await writeReport(file, report));
+  return written.length === 1 ? written[0] : written.length === 0 ? undefined : written;
 }
 
 /** What stopped a load, for the --json summary event's `stopped`: the error's code, message and hint, and the command that goes on. */

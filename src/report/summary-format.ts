@@ -14,6 +14,18 @@ export function renderTable(header: readonly string[], rows: readonly (readonly 
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
+/** The load in one line: rows loaded of rows read (with the accounting when some were not loaded), time, workers, target. */
+function totalsLine(summary: LoadSummary): string {
+  const s = summary.total;
+  const accounting = s.rejected + s.skipped > 0 ? ` (read ${formatCount(s.read)} = loaded ${formatCount(s.loaded)} + rejected ${formatCount(s.rejected)} + skipped ${formatCount(s.skipped)})` : '';
+  return `loaded ${formatCount(s.loaded)} of ${formatCount(s.read)} rows read${accounting} in ${s.seconds.toFixed(2)} s with ${summary.workers} worker${summary.workers === 1 ? '' : 's'} into ${summary.target}`;
+}
+
+/** What `-q` prints of a load: the one line of its totals, with its load id. */
+export function formatQuietSummary(summary: LoadSummary): string {
+  return `${totalsLine(summary)}${summary.loadId ? `; load id ${summary.loadId}` : ''}`;
+}
+
 export function formatSummary(summary: LoadSummary): string {
   const rows = summary.tables.map((t) => [
     t.table,
@@ -48,9 +60,7 @@ export function formatSummary(summary: LoadSummary): string {
     ]);
     parts.push(renderTable(header, fileRows));
   }
-  const lines: string[] = [];
-  const accounting = s.rejected + s.skipped > 0 ? ` (read ${formatCount(s.read)} = loaded ${formatCount(s.loaded)} + rejected ${formatCount(s.rejected)} + skipped ${formatCount(s.skipped)})` : '';
-  lines.push(`loaded ${formatCount(s.loaded)} of ${formatCount(s.read)} rows read${accounting} in ${s.seconds.toFixed(2)} s with ${summary.workers} worker${summary.workers === 1 ? '' : 's'} into ${summary.target}`);
+  const lines: string[] = [totalsLine(summary)];
   if (resumed) {
     const e = files.reduce((a, f) => ({ loaded: a.loaded + f.earlier.loaded, rejected: a.rejected + f.earlier.rejected }), { loaded: 0, rejected: 0 });
     lines.push(`resumed: earlier runs of this load had committed ${formatCount(e.loaded)} rows and rejected ${formatCount(e.rejected)}; those were not read again`);
