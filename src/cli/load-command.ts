@@ -19,7 +19,7 @@ import { parseLoadId } from './parse-options.js';
 import { onStopSignals } from './stop-signals.js';
 import { planInputs } from './plan-inputs.js';
 import { rerunCommand, resumeCommand, startOverCommand } from './resume-command.js';
-import { formatDiagnosis, formatQuietSummary, formatSummary } from '../report/summary-format.js';
+import { formatDiagnosis, formatQuietSummary, formatSummary, rejectLines } from '../report/summary-format.js';
 import { parsePart, partLabel, type LoadPart } from '../input/load-part.js';
 import { CITUS_ROUTES, type CitusRoute } from '../writer/citus/plan-routing.js';
 import { wireLines } from '../wire/wire-report.js';
@@ -194,7 +194,7 @@ async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> 
     const next = error.details.startOver ? { startOver: startOverCommand(argv) } : error.loadId !== undefined ? { resume: resumeCommand(argv, error.loadId) } : {};
     // --json: the last line is still the summary event (what was loaded before the stop), with what stopped it.
     if (flags.json) process.stdout.write(`${summaryEvent(error.summary, { stopped: stoppedEvent(error, next) })}\n`);
-    else process.stdout.write(`${flags.quiet ? formatQuietSummary(error.summary) : formatSummary(error.summary)}\n`);
+    else process.stdout.write(`${flags.quiet ? [formatQuietSummary(error.summary), ...rejectLines(error.summary)].join('\n') : formatSummary(error.summary)}\n`);
     printError(error, flags.verbose === true, process.stderr, flags.part ? `part ${partLabel(flags.part)}: ` : '');
     if (next.startOver !== undefined) process.stderr.write(`  after fixing the input: ${next.startOver}\n`);
     else if (next.resume !== undefined) process.stderr.write(`  resume with: ${next.resume}\n`);

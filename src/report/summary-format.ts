@@ -21,9 +21,16 @@ function totalsLine(summary: LoadSummary): string {
   return `loaded ${formatCount(s.loaded)} of ${formatCount(s.read)} rows read${accounting} in ${s.seconds.toFixed(2)} s with ${summary.workers} worker${summary.workers === 1 ? '' : 's'} into ${summary.target}`;
 }
 
-/** What `-q` prints of a load: the one line of its totals, with its load id. */
+/** Where the load's rejected rows are, a line per reject file. */
+export function rejectLines(summary: LoadSummary): string[] {
+  return (summary.rejectFiles ?? []).map((f) => `rejected rows: ${f.path} (${formatCount(f.rows)}), why: ${f.path}.log`);
+}
+
+/** What `-q` prints of a load: the one line of its totals, what earlier runs of it had committed, its load id. */
 export function formatQuietSummary(summary: LoadSummary): string {
-  return `${totalsLine(summary)}${summary.loadId ? `; load id ${summary.loadId}` : ''}`;
+  const e = (summary.files ?? []).reduce((a, f) => ({ loaded: a.loaded + f.earlier.loaded, rejected: a.rejected + f.earlier.rejected, skipped: a.skipped + f.earlier.skipped }), { loaded: 0, rejected: 0, skipped: 0 });
+  const resumed = e.loaded + e.rejected + e.skipped > 0 ? `; earlier runs of this load had committed ${formatCount(e.loaded)} rows and rejected ${formatCount(e.rejected)}` : '';
+  return `${totalsLine(summary)}${resumed}${summary.loadId ? `; load id ${summary.loadId}` : ''}`;
 }
 
 export function formatSummary(summary: LoadSummary): string {
@@ -77,7 +84,7 @@ export function formatSummary(summary: LoadSummary): string {
       `skipped by the table's trigger: ${formatCount(t.skippedByTrigger)} rows of ${t.table}: the server did not store them in ${t.table} itself and counted them nowhere, without an error, as a BEFORE INSERT row trigger does when it returns NULL (${names}; trigger-based partitioning puts such rows in another table)`,
     );
   }
-  for (const f of summary.rejectFiles ?? []) lines.push(`rejected rows: ${f.path} (${formatCount(f.rows)}), why: ${f.path}.log`);
+  lines.push(...rejectLines(summary));
   lines.push(...wireLines(summary.wire));
   if (summary.loadId) lines.push(`load id: ${summary.loadId}`);
   parts.push(lines.join('\n'));
