@@ -71,7 +71,7 @@ async function runDbt3Gen(raw: RawDbt3GenOptions): Promise<void> {
       });
       return;
     }
-    const { files } = await generateDbt3({
+    const { files } = opts.tables.length === 0 ? { files: [] } : await generateDbt3({
       ...slice,
       tables: opts.tables,
       outDir: opts.out,
@@ -81,6 +81,10 @@ async function runDbt3Gen(raw: RawDbt3GenOptions): Promise<void> {
     });
     progress.done();
     for (const f of files) process.stderr.write(`${f.path}: ${formatCount(f.rows)} rows, ${(f.bytes / 1e6).toFixed(1)} MB\n`);
+    if (opts.refresh > 0) {
+      const { writeRefreshSets } = await import('../datasets/dbt3/refresh/update-sets.js');
+      for (const f of await writeRefreshSets(opts.out, opts.scale, opts.refresh)) process.stderr.write(`${f.path}: ${formatCount(f.rows)} rows\n`);
+    }
   } finally {
     progress.done();
   }
@@ -125,10 +129,11 @@ export function registerGenCommands(program: Command, dbt3: Command): void {
     .option('--workers <n>', 'generator threads (default: 2 on 2 or more cores, 0 for small runs)')
     .option('--format <format>', 'tbl (dbgen\'s | text) or parquet (typed as the kit\'s schema: INT32/INT64 keys, DECIMAL(15,2), DATE, STRING)', 'tbl')
     .option('--compression <codec>', `parquet only: snappy, gzip or none (default: snappy)`)
+    .option('--refresh <n>', "also write refresh sets 1..n as dbgen -U n does (orders.tbl.uK, lineitem.tbl.uK, delete.K); alone, without --tables, only the sets")
     .option('--row-group-size <rows>', `parquet only: rows per row group (default: ${formatCount(DEFAULT_ROW_GROUP_ROWS)}, as DuckDB)`)
     .addHelpText(
       'after',
-      '\nExamples:\n  pgsurge dbt3 gen --scale 1 --out data/sf1\n  pgsurge dbt3 gen --scale 10 --parts 4 --part 2 --out data/sf10\n  pgsurge dbt3 gen --scale 1 --tables lineitem --out - | pgsurge load - -t lineitem -f tbl --create\n  pgsurge dbt3 gen --scale 1 --format parquet --out data/sf1-parquet && pgsurge dbt3 load data/sf1-parquet\n',
+      '\nExamples:\n  pgsurge dbt3 gen --scale 1 --out data/sf1\n  pgsurge dbt3 gen --scale 10 --parts 4 --part 2 --out data/sf10\n  pgsurge dbt3 gen --scale 1 --tables lineitem --out - | pgsurge load - -t lineitem -f tbl --create\n  pgsurge dbt3 gen --scale 1 --format parquet --out data/sf1-parquet && pgsurge dbt3 load data/sf1-parquet\n  pgsurge dbt3 gen --scale 1 --refresh 2 --out data/sf1\n',
     )
     .action(async (raw: RawDbt3GenOptions) => runDbt3Gen(raw));
 

@@ -12,6 +12,8 @@
  * - `delete.K` holds the base keys of rows (K−1)·n+1 … K·n (sequence 0): loaded orders,
  *   from the start of the key space.
  */
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { buildDateTable, CURRENT_DAY, DATE_WIDTH } from '../dates.js';
 import { dbt3Counts, partSupplier, retailPriceCents } from '../scale.js';
 import { DbgenStreams, SD } from './dbgen-random.js';
@@ -194,4 +196,22 @@ export function makeRefreshSets(scale: number, sets: number): RefreshSet[] {
   }
   cutFromPool(streams, cuts);
   return drawn.map((orders, i) => formatSet(i + 1, orders, i * perSet + 1));
+}
+
+/** Write refresh sets 1 … `sets` into `outDir` under dbgen's names; returns the files. */
+export async function writeRefreshSets(outDir: string, scale: number, sets: number): Promise<{ path: string; rows: number; bytes: number }[]> {
+  await mkdir(outDir, { recursive: true });
+  const files: { path: string; rows: number; bytes: number }[] = [];
+  for (const s of makeRefreshSets(scale, sets)) {
+    for (const [name, buf, rows] of [
+      [`orders.tbl.u${s.set}`, s.orders, s.orderRows],
+      [`lineitem.tbl.u${s.set}`, s.lineitem, s.lineitemRows],
+      [`delete.${s.set}`, s.deletes, s.deleteRows],
+    ] as const) {
+      const file = path.join(outDir, name);
+      await writeFile(file, buf);
+      files.push({ path: file, rows, bytes: buf.length });
+    }
+  }
+  return files;
 }
