@@ -42,9 +42,9 @@ export function registerDbt3Refresh(dbt3: Command): void {
     'after',
     `
 RF1 loads orders, then lineitem (a lineitem's foreign key needs its order first). A set
-runs once: RF1's chunks and RF2's delete are in the ledger under the set's load ids
-(dbt3-refresh-K-rf1-orders, dbt3-refresh-K-rf1-lineitem, dbt3-refresh-K-rf2), so running
-the same set again loads and deletes nothing and says so.
+runs once on an orders table: RF1's chunks and RF2's delete are in the ledger under the
+set's load ids (dbt3-refresh-<K>-<orders oid>-rf1-orders, …-rf1-lineitem, …-rf2), so
+running the same set again loads and deletes nothing and says so.
 
 Examples:
   pgsurge dbt3 gen --scale 1 --refresh 2 --out sf1 && pgsurge dbt3 refresh sf1 --set 1

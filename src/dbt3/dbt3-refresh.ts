@@ -3,9 +3,9 @@
  * loaded. RF1 is pgsurge's own load of `orders.tbl.uK` into orders and `lineitem.tbl.uK`
  * into lineitem (parallel COPY, the ledger, the reporter's decay curve); RF2 deletes the
  * lineitems and orders whose keys `delete.K` lists, in one transaction, from a staged key
- * table (DELETE … USING). Each runs exactly once: RF1's chunks are in the ledger under the
- * set's load id, RF2 writes its ledger row in its own transaction, so a rerun of a set
- * finds both done and changes nothing.
+ * table (DELETE … USING). Each runs exactly once on an orders table: RF1's chunks are in
+ * the ledger under the set's load ids, RF2 writes its ledger row in its own transaction,
+ * so a rerun of a set finds both done and changes nothing.
  */
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -38,9 +38,13 @@ export function refreshFiles(dir: string, set: number): { orders: string; lineit
   return { orders: path.join(dir, `orders.tbl.u${set}`), lineitem: path.join(dir, `lineitem.tbl.u${set}`), deletes: path.join(dir, `delete.${set}`) };
 }
 
-/** The ledger's load ids of a set's two functions (RF1's loads add the table: `dbt3-refresh-1-rf1-orders`). */
-export function refreshLoadId(set: number, fn: 'rf1' | 'rf2'): string {
-  return `dbt3-refresh-${set}-${fn}`;
+/**
+ * The ledger's load id of a set's function on one orders table (its oid: a database that
+ * holds DBT-3 in two schemas, or reloads it with `dbt3 load --replace`, refreshes each anew);
+ * RF1's loads add the table: `dbt3-refresh-1-16384-rf1-orders`.
+ */
+export function refreshLoadId(set: number, ordersOid: number, fn: 'rf1' | 'rf2'): string {
+  return `dbt3-refresh-${set}-${ordersOid}-${fn}`;
 }
 
 async function requireFile(file: string): Promise<number> {
@@ -68,10 +72,9 @@ export async function readDeleteKeys(file: string): Promise<string[]> {
  * ledger row that says so; nothing when the ledger has that row already. The one place the
  * delete happens, so a `pgsurge delete` of the same keys can take its place.
  */
-async function deleteOrders(client: pg.Client, file: string, bytes: number, set: number, schema: string | undefined): Promise<RefreshResult['rf2']> {
+async function deleteOrders(client: pg.Client, file: string, bytes: number, loadId: string, schema: string | undefined): Promise<RefreshResult['rf2']> {
   const started = performance.now();
   const keys = await readDeleteKeys(file);
-  const loadId = refreshLoadId(set, 'rf2');
   const orders = qualifiedName('orders', schema);
   const lineitem = qualifiedName('lineitem', schema);
   await ensureLedger(client);
@@ -110,31 +113,40 @@ export async function refreshDbt3(dir: string, options: RefreshOptions, target: 
   const files = refreshFiles(dir, options.set);
   const sizes = await Promise.all([files.orders, files.lineitem, files.deletes].map(requireFile));
   const { set, schema, ...loadOptions } = options;
-  const inputs: LoadTarget[] = (['orders', 'lineitem'] as const).map((table) => ({ file: files[table], table, schema, format: 'tbl' }));
-  await reporter.start?.({ inputs, totalBytes: sizes[0]! + sizes[1]!, workers: options.workers, target: target.description, loadId: refreshLoadId(set, 'rf1'), resumed: false });
-  const each: LoadReporter = {
-    start: (info) => {
-      if (info.workerPrefix !== undefined) reporter.workersNamed?.(info.workerPrefix);
-    },
-    chunkLoaded: (info) => reporter.chunkLoaded?.(info),
-    note: (m) => reporter.note?.(m),
-    warning: (m) => reporter.warning?.(m),
-    retrying: (i) => reporter.retrying?.(i),
-  };
-  const started = performance.now();
-  const summaries: LoadSummary[] = [];
-  for (const input of inputs) {
-    summaries.push(await load([input], { ...loadOptions, create: false, truncate: false, loadId: `${refreshLoadId(set, 'rf1')}-${input.table}` }, target, each));
-  }
-  const seconds = (performance.now() - started) / 1000;
-  const rf1 = { seconds, summary: mergeSummaries(summaries, options.workers, target.description, seconds) };
   const client = await connect(target.config).catch((error: unknown) => {
     throw connectionFailure(error, target.description);
   });
   try {
-    const rf2 = await deleteOrders(client, files.deletes, sizes[2]!, set, schema);
+    const ordersOid = await tableOid(client, qualifiedName('orders', schema));
+    const inputs: LoadTarget[] = (['orders', 'lineitem'] as const).map((table) => ({ file: files[table], table, schema, format: 'tbl' }));
+    const rf1Id = refreshLoadId(set, ordersOid, 'rf1');
+    await reporter.start?.({ inputs, totalBytes: sizes[0]! + sizes[1]!, workers: options.workers, target: target.description, loadId: rf1Id, resumed: false });
+    const each: LoadReporter = {
+      start: (info) => {
+        if (info.workerPrefix !== undefined) reporter.workersNamed?.(info.workerPrefix);
+      },
+      chunkLoaded: (info) => reporter.chunkLoaded?.(info),
+      note: (m) => reporter.note?.(m),
+      warning: (m) => reporter.warning?.(m),
+      retrying: (i) => reporter.retrying?.(i),
+    };
+    const started = performance.now();
+    const summaries: LoadSummary[] = [];
+    for (const input of inputs) {
+      summaries.push(await load([input], { ...loadOptions, create: false, truncate: false, loadId: `${rf1Id}-${input.table}` }, target, each));
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const rf1 = { seconds, summary: mergeSummaries(summaries, options.workers, target.description, seconds) };
+    const rf2 = await deleteOrders(client, files.deletes, sizes[2]!, refreshLoadId(set, ordersOid, 'rf2'), schema);
     return { set, rf1, rf2 };
   } finally {
     await client.end().catch(() => undefined);
   }
+}
+
+async function tableOid(client: pg.Client, qualified: string): Promise<number> {
+  const r = await client.query<{ oid: number | null }>('SELECT to_regclass($1)::oid AS oid', [qualified]);
+  const oid = r.rows[0]?.oid;
+  if (oid === null || oid === undefined) throw new LoadError('missing-table', `${qualified} does not exist`, { hint: 'load the DBT-3 tables first: pgsurge dbt3 load <dir>' });
+  return Number(oid);
 }
