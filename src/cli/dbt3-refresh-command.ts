@@ -47,7 +47,7 @@ set's load ids (dbt3-refresh-<K>-<orders oid>-rf1-orders, …-rf1-lineitem, …-
 running the same set again loads and deletes nothing and says so.
 
 Examples:
-  pgsurge dbt3 gen --scale 1 --refresh 2 --out sf1 && pgsurge dbt3 refresh sf1 --set 1
+  pgsurge dbt3 gen --scale 1 --refresh 2 --out sf1 && pgsurge dbt3 load sf1 && pgsurge dbt3 refresh sf1 --set 1
   pgsurge dbt3 refresh sf1 --set 2 -w 2 --report refresh.html`,
   );
   cmd.action(async (dir: string, flags: RefreshFlags) => {

@@ -122,14 +122,14 @@ export function registerGenCommands(program: Command, dbt3: Command): void {
     .description('Write the eight TPC-H tables as dbgen does (.tbl, | delimited) or as Parquet, deterministically')
     .option('--scale <sf>', 'scale factor: 1 is about 1.1 GB (6 million lineitems); fractions such as 0.01 work')
     .option('--out <dir>', 'directory to write <table>.tbl (or <table>.parquet) into (created if missing), or - for stdout with one .tbl table')
-    .option('--tables <list>', `comma-separated tables to write (default: all of ${DBT3_TABLES.join(', ')})`)
+    .option('--tables <list>', `comma-separated tables to write (default: all of ${DBT3_TABLES.join(', ')}; none: only the --refresh sets)`)
     .option('--seed <n>', 'random seed: the same scale and seed give byte-identical files (default: 19920101)')
     .option('--parts <n>', 'split each table into n slices by row range and write one of them (with --part)')
     .option('--part <k>', 'which slice to write, 1..n; files are named <table>.tbl.<k> (<table>.<k>.parquet)')
     .option('--workers <n>', 'generator threads (default: 2 on 2 or more cores, 0 for small runs)')
     .option('--format <format>', 'tbl (dbgen\'s | text) or parquet (typed as the kit\'s schema: INT32/INT64 keys, DECIMAL(15,2), DATE, STRING)', 'tbl')
     .option('--compression <codec>', `parquet only: snappy, gzip or none (default: snappy)`)
-    .option('--refresh <n>', "also write refresh sets 1..n as dbgen -U n does (orders.tbl.uK, lineitem.tbl.uK, delete.K); alone, without --tables, only the sets")
+    .option('--refresh <n>', "also write refresh sets 1..n byte for byte as dbgen -U n does (orders.tbl.uK, lineitem.tbl.uK, delete.K, for `dbt3 refresh`); with --tables none, only the sets")
     .option('--row-group-size <rows>', `parquet only: rows per row group (default: ${formatCount(DEFAULT_ROW_GROUP_ROWS)}, as DuckDB)`)
     .addHelpText(
       'after',

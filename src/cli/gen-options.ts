@@ -105,8 +105,8 @@ export function parseDbt3GenOptions(raw: RawDbt3GenOptions): Dbt3GenCliOptions {
   const scale = parseScale(raw.scale);
   if (raw.out === undefined || raw.out === '') fail('--out', 'a directory, or - for stdout', raw.out);
   const refresh = raw.refresh === undefined ? 0 : parseWholeNumber('--refresh', raw.refresh, 1, 999);
-  // as dbgen -U: the refresh sets alone, unless tables are named too
-  const tables = refresh > 0 && raw.tables === undefined ? [] : parseTables(raw.tables);
+  // the sets beside the tables; `--tables none` for the sets alone (as dbgen -U writes them)
+  const tables = refresh > 0 && raw.tables?.trim().toLowerCase() === 'none' ? [] : parseTables(raw.tables);
   if (refresh > 0) {
     if (raw.out === '-') fail('--out', 'a directory with `--refresh` (it writes three files per set)', raw.out);
     if (raw.parts !== undefined) fail('--parts', 'left out with `--refresh` (refresh sets are not sliced)', raw.parts);

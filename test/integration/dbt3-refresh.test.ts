@@ -3,7 +3,6 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
-import { generateDbt3 } from '../../src/datasets/dbt3/generate.js';
 import { kitRefresh } from '../../bench/lib/kit-refresh.js';
 import { closeTestSchema, digest, forgetLoads, freshSchema, openTestSchema, runCli, tableRecords, testUrl } from '../helpers/test-db.js';
 
@@ -36,7 +35,6 @@ async function refresh(set: number): Promise<{ total: { read: number; loaded: nu
 before(async () => {
   ({ client, dir } = await openTestSchema(OURS, 'pgsurge-it-refresh-'));
   await freshSchema(client, KIT);
-  await generateDbt3({ scale: 0.01, outDir: dir });
   const gen = await runCli(['dbt3', 'gen', '--scale', '0.01', '--refresh', '2', '--out', dir]);
   assert.equal(gen.code, 0, gen.stderr);
   for (const schema of [OURS, KIT]) {
