@@ -9,6 +9,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
+import { psqlPath } from './machine.js';
 
 function literal(s: string): string {
   return `'${s.replace(/'/g, "''")}'`;
@@ -46,7 +47,7 @@ export function kitRefreshScripts(dir: string, set: number, schema: string): { r
 /** Run one script with psql (`-X -v ON_ERROR_STOP=1`, as the kit); its wall seconds. */
 export function runPsql(url: string, script: string): number {
   const started = performance.now();
-  const r = spawnSync('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', url], { input: script, encoding: 'utf8' });
+  const r = spawnSync(psqlPath(), ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', url], { input: script, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`psql failed (${r.status}): ${r.stderr}`);
   return (performance.now() - started) / 1000;
 }
