@@ -35,7 +35,7 @@ export function registerDbt3Refresh(dbt3: Command): void {
     .addOption(new Option('--chunk-size <bytes>', 'bytes per RF1 chunk (one transaction each); small, as a set is 0.1 % of the orders').default(REFRESH_CHUNK_BYTES, '64KB').argParser((v) => parseChunkSize('--chunk-size', v)))
     .addOption(new Option('--max-rejects <n>', 'rows RF1 may reject before it stops').default(0).argParser((v) => parseWholeNumber('--max-rejects', v, 0)))
     .option('--schema <name>', 'schema of the DBT-3 tables (default: the search_path)')
-    .option('-q, --quiet', 'print only what RF1 and RF2 did');
+    .option('-q, --quiet', 'print only the one line of what RF1 and RF2 did');
   addObserveOptions(cmd);
   addTargetOptions(cmd);
   cmd.addHelpText(
@@ -73,11 +73,11 @@ Examples:
       if (flags.json) process.stdout.write(`${summaryEvent(rf1.summary, { refresh, ...(written ? { report: written } : {}) })}\n`);
       else {
         if (!flags.quiet) process.stdout.write(`${formatSummary(rf1.summary)}\n\n`);
-        const rf1Line = rf1.summary.total.loaded === 0 && rf1.summary.total.read === 0 ? 'RF1: nothing to load (an earlier run of this set loaded it)' : `RF1: ${formatCount(rf1.summary.total.loaded)} rows inserted in ${rf1.seconds.toFixed(2)} s`;
-        const rf2Line = rf2.earlier
-          ? `RF2: nothing to delete (an earlier run of this set deleted its ${formatCount(rf2.keys)} orders)`
-          : `RF2: ${formatCount(rf2.orders)} orders and ${formatCount(rf2.lineitem)} lineitems deleted in ${rf2.seconds.toFixed(2)} s`;
-        process.stdout.write(`refresh set ${flags.set}\n${rf1Line}\n${rf2Line}\n`);
+        const rf1Text = rf1.summary.total.read === 0 ? 'RF1 nothing to load (an earlier run of this set loaded it)' : `RF1 ${formatCount(rf1.summary.total.loaded)} rows inserted in ${rf1.seconds.toFixed(2)} s`;
+        const rf2Text = rf2.earlier
+          ? `RF2 nothing to delete (an earlier run of this set deleted its ${formatCount(rf2.keys)} orders)`
+          : `RF2 ${formatCount(rf2.orders)} orders and ${formatCount(rf2.lineitem)} lineitems deleted in ${rf2.seconds.toFixed(2)} s`;
+        process.stdout.write(`refresh set ${flags.set}: ${rf1Text}; ${rf2Text}\n`);
         if (written) process.stderr.write(`report: ${written}\n`);
       }
       if (rf1.summary.total.rejected > 0) process.exitCode = EXIT.rejects;
