@@ -129,8 +129,8 @@ export function registerGenCommands(program: Command, dbt3: Command): void {
     .option('--workers <n>', 'generator threads (default: 2 on 2 or more cores, 0 for small runs)')
     .option('--format <format>', 'tbl (dbgen\'s | text) or parquet (typed as the kit\'s schema: INT32/INT64 keys, DECIMAL(15,2), DATE, STRING)', 'tbl')
     .option('--compression <codec>', `parquet only: snappy, gzip or none (default: snappy)`)
-    .option('--refresh <n>', "also write refresh sets 1..n byte for byte as dbgen -U n does (orders.tbl.uK, lineitem.tbl.uK, delete.K, for `dbt3 refresh`); with --tables none, only the sets")
     .option('--row-group-size <rows>', `parquet only: rows per row group (default: ${formatCount(DEFAULT_ROW_GROUP_ROWS)}, as DuckDB)`)
+    .option('--refresh <n>', "also write refresh sets 1..n byte for byte as dbgen -U n does (orders.tbl.uK, lineitem.tbl.uK, delete.K, for `dbt3 refresh`); with --tables none, only the sets")
     .addHelpText(
       'after',
       '\nExamples:\n  pgsurge dbt3 gen --scale 1 --out data/sf1\n  pgsurge dbt3 gen --scale 10 --parts 4 --part 2 --out data/sf10\n  pgsurge dbt3 gen --scale 1 --tables lineitem --out - | pgsurge load - -t lineitem -f tbl --create\n  pgsurge dbt3 gen --scale 1 --format parquet --out data/sf1-parquet && pgsurge dbt3 load data/sf1-parquet\n  pgsurge dbt3 gen --scale 1 --refresh 2 --out data/sf1\n',
