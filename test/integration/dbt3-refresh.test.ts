@@ -4,7 +4,8 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import { kitRefresh } from '../../bench/lib/kit-refresh.js';
-import { closeTestSchema, digest, forgetLoads, freshSchema, openTestSchema, runCli, tableRecords, testUrl } from '../helpers/test-db.js';
+import { startCli, sleep } from '../helpers/cli-process.js';
+import { closeTestSchema, digest, forgetLoads, freshSchema, openTestSchema, runCli, tableRecords, testClient, testUrl } from '../helpers/test-db.js';
 
 /** pgsurge's refresh runs in one schema, the kit's (psql) in the other, on the same loaded data. */
 const OURS = 'it_refresh_pgsurge';
@@ -35,7 +36,7 @@ async function refresh(set: number): Promise<{ total: { read: number; loaded: nu
 before(async () => {
   ({ client, dir } = await openTestSchema(OURS, 'pgsurge-it-refresh-'));
   await freshSchema(client, KIT);
-  const gen = await runCli(['dbt3', 'gen', '--scale', '0.01', '--refresh', '2', '--out', dir]);
+  const gen = await runCli(['dbt3', 'gen', '--scale', '0.01', '--refresh', '3', '--out', dir]);
   assert.equal(gen.code, 0, gen.stderr);
   for (const schema of [OURS, KIT]) {
     const r = await runCli(['dbt3', 'load', dir, '--db', testUrl(), '--schema', schema, '-w', '2', '--json']);
@@ -44,7 +45,7 @@ before(async () => {
 });
 after(async () => {
   const oid = await ordersOid(OURS);
-  await forgetLoads(client, [1, 2].flatMap((k) => [`dbt3-refresh-${k}-${oid}-rf1-orders`, `dbt3-refresh-${k}-${oid}-rf1-lineitem`, `dbt3-refresh-${k}-${oid}-rf2`]));
+  await forgetLoads(client, [1, 2, 3].flatMap((k) => [`dbt3-refresh-${k}-${oid}-rf1-orders`, `dbt3-refresh-${k}-${oid}-rf1-lineitem`, `dbt3-refresh-${k}-${oid}-rf2`]));
   await client.query(`DROP SCHEMA "${KIT}" CASCADE`);
   await closeTestSchema(OURS, client, dir);
 });
@@ -86,10 +87,42 @@ describe('pgsurge dbt3 refresh', () => {
     assert.match(text.stdout, /^refresh set 1: RF1 nothing to load .*; RF2 nothing to delete .*\n$/);
   });
 
+  it('killed (kill -9) after RF1 and run again, deletes once and ends as the kit\'s way does', async () => {
+    const before = await state(OURS);
+    const rf2Id = `dbt3-refresh-3-${await ordersOid(OURS)}-rf2`;
+    const waiting = `SELECT l.pid FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+                      WHERE l.locktype = 'advisory' AND NOT l.granted AND a.datname = current_database() AND a.query LIKE '%pg_advisory_xact_lock%'`;
+    // RF2 takes the set's lock first: held here, RF2 waits after RF1 has committed
+    const holder = await testClient();
+    try {
+      await holder.query('SELECT pg_advisory_lock(hashtext($1))', [rf2Id]);
+      const cli = startCli(['dbt3', 'refresh', dir, '--set', '3', '--db', testUrl(), '--schema', OURS, '-q']);
+      for (let i = 0; (await client.query(waiting)).rowCount === 0; i++) {
+        if (i > 1200) throw new Error(`RF2 never waited for the lock: ${cli.stderr()}`);
+        await sleep(50);
+      }
+      cli.child.kill('SIGKILL');
+      await cli.exited;
+      await client.query(`SELECT pg_terminate_backend(pid) FROM (${waiting}) w`);
+    } finally {
+      await holder.end();
+    }
+    const newLines = (await lines('lineitem.tbl.u3')).length;
+    const mid = await state(OURS);
+    assert.equal(mid.orders, before.orders + 10, 'RF1 committed its orders');
+    assert.equal(mid.lineitem, before.lineitem + newLines, 'and its lineitems; RF2 deleted nothing');
+
+    const again = await refresh(3);
+    assert.equal(again.refresh.rf1.rows, 0, 'RF1 is not loaded twice');
+    assert.deepEqual([again.refresh.rf2.earlier, again.refresh.rf2.orders], [false, 10]);
+    kitRefresh(testUrl(), dir, 3, KIT);
+    assert.deepEqual(await state(OURS), await state(KIT));
+  });
+
   it('stops with one clear line when a set\'s file is missing', async () => {
-    const r = await runCli(['dbt3', 'refresh', dir, '--set', '3', '--db', testUrl(), '--schema', OURS]);
+    const r = await runCli(['dbt3', 'refresh', dir, '--set', '4', '--db', testUrl(), '--schema', OURS]);
     assert.notEqual(r.code, 0);
-    assert.match(r.stderr, /orders\.tbl\.u3 is missing/);
+    assert.match(r.stderr, /orders\.tbl\.u4 is missing/);
     assert.match(r.stderr, /--refresh/);
   });
 });
