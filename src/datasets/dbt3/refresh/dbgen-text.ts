@@ -65,6 +65,9 @@ class SentenceMaker {
     const adverbs = picker(D.ADVERBS);
     this.npForms = forms(D.NP, { A: picker(D.ARTICLES), J: picker(D.ADJECTIVES), D: adverbs, N: picker(D.NOUNS) });
     this.vpForms = forms(D.VP, { D: adverbs, V: picker(D.VERBS), X: picker(D.AUXILLARIES) });
+    // text.c's txt_vp writes a space over a verb phrase's punctuation and leaves a NUL in the
+    // sentence; dists.dss's verb phrases have none, and this port supports none
+    if (this.vpForms.some((f) => f.some(([, punct]) => punct !== 0))) throw new Error('dbgen grammar: punctuation in a verb phrase');
     // dists.dss's sentence forms are single letters; text.c mishandles anything after one
     this.sentenceForms = D.GRAMMAR.map(([s]) => {
       if (!/^[NVPT]( [NVPT])*$/.test(s)) throw new Error(`dbgen grammar: unsupported sentence form ${s}`);
@@ -79,16 +82,12 @@ class SentenceMaker {
     return w.length;
   }
 
-  /** txt_np (noun phrase: punctuation written after the word) and txt_vp (verb phrase). */
-  private phrase(form: Form, at: number, verb: boolean): number {
+  /** txt_np and txt_vp: each word, its punctuation if any, a space. */
+  private phrase(form: Form, at: number): number {
     let dest = at;
     for (const [part, punct] of form) {
       dest += this.word(part, dest);
-      if (punct !== 0) {
-        // txt_vp steps over the byte first and then writes the space over the punctuation
-        if (verb) dest += 1;
-        else this.buf[dest++] = punct;
-      }
+      if (punct !== 0) this.buf[dest++] = punct;
       this.buf[dest++] = SPACE;
     }
     return dest - at;
@@ -103,12 +102,12 @@ class SentenceMaker {
       const ch = syntax[c]!;
       if (ch === ' ') continue;
       let len = 0;
-      if (ch === 'V') len = this.phrase(this.vpForms[pick(this.streams, this.vp, SD.textPool)]!, dest, true);
-      else if (ch === 'N') len = this.phrase(this.npForms[pick(this.streams, this.np, SD.textPool)]!, dest, false);
+      if (ch === 'V') len = this.phrase(this.vpForms[pick(this.streams, this.vp, SD.textPool)]!, dest);
+      else if (ch === 'N') len = this.phrase(this.npForms[pick(this.streams, this.np, SD.textPool)]!, dest);
       else if (ch === 'P') {
         len = this.word(this.prepositions, dest);
         len += this.buf.write(' the ', dest + len, 'latin1');
-        len += this.phrase(this.npForms[pick(this.streams, this.np, SD.textPool)]!, dest + len, false);
+        len += this.phrase(this.npForms[pick(this.streams, this.np, SD.textPool)]!, dest + len);
       } else if (ch === 'T') {
         dest -= 1; // a terminator abuts the previous word
         len = this.word(this.terminators, dest);
