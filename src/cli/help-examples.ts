@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 
 /**
  * `pgsurge <command> --help` ends with examples. Commands whose own file already prints
- * an `Examples:` block (load, compare, decay, dbt3 gen, dbt3 load) are not listed; a new command adds
+ * an `Examples:` block (load, compare, decay, dbt3 gen, dbt3 load, dbt3 refresh) are not listed; a new command adds
  * its line here (or its own block), and test/unit/cli/help.test.ts checks that every command has one.
  */
 export const HELP_EXAMPLES: Readonly<Record<string, readonly string[]>> = {

@@ -6,6 +6,7 @@ import { registerDbt3Commands } from './dbt3-commands.js';
 import { registerDecayCommand } from './decay-command.js';
 import { registerDemoCommand } from './demo-command.js';
 import { registerGenCommands } from './gen-commands.js';
+import { registerDbt3Refresh } from './dbt3-refresh-command.js';
 import { EXIT, printError } from './errors.js';
 import { addHelpExamples } from './help-examples.js';
 import { registerLoadCommand } from './load-command.js';
@@ -29,6 +30,7 @@ Target: --db <url>, else the PG* environment variables, else a managed cluster p
   registerLoadCommand(program);
   const dbt3 = registerDbt3Commands(program);
   registerGenCommands(program, dbt3);
+  registerDbt3Refresh(dbt3);
   registerCompareCommand(program);
   registerClusterCommands(program);
   registerWalCommands(program);

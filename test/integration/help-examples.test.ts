@@ -21,6 +21,7 @@ import { PGSURGE, runCli, testClient, testUrl } from '../helpers/test-db.js';
 const SKIP: Readonly<Record<string, string>> = {
   'pgsurge load data.csv -t events --db postgresql://me@db1/prod -w 4': 'another host',
   'pgsurge dbt3 load sf1 --db postgresql://me@db1/dbt3 --schema dbt3 --build-memory 4GB': 'another host',
+  'pgsurge dbt3 refresh sf1 --set 2 -w 2 --report refresh.html': 'runs on the folder and the database of the example above it',
   'pgsurge dbt3 gen --scale 10 --parts 4 --part 2 --out data/sf10': 'scale 10 writes 2.5 GB; the other gen examples cover --out at a small scale',
   'pgsurge cluster start && psql "$(pgsurge cluster url)"': 'starts the managed cluster (initdb, a second server) and opens psql',
   'pgsurge cluster start': 'starts the managed cluster (initdb, a second server)',
@@ -48,6 +49,8 @@ const SMALLER: Readonly<Record<string, readonly (readonly [string, string])[]>> 
   'pgsurge dbt3 gen --scale 1 --out data/sf1 && pgsurge dbt3 load data/sf1': [['--scale 1', '--scale 0.01']],
   'pgsurge dbt3 gen --scale 1 --out sf1 && pgsurge dbt3 load sf1 --replace -w 2 --report load.html': [['--scale 1', '--scale 0.01']],
   'pgsurge dbt3 gen --scale 1 --out data/sf1': [['--scale 1', '--scale 0.01']],
+  'pgsurge dbt3 gen --scale 1 --refresh 2 --out data/sf1': [['--scale 1', '--scale 0.01']],
+  'pgsurge dbt3 gen --scale 1 --refresh 2 --out sf1 && pgsurge dbt3 load sf1 && pgsurge dbt3 refresh sf1 --set 1': [['--scale 1', '--scale 0.01']],
   'pgsurge dbt3 gen --scale 1 --format parquet --out data/sf1-parquet && pgsurge dbt3 load data/sf1-parquet': [['--scale 1', '--scale 0.01']],
   'pgsurge gen narrow --rows 10_000_000 --keys random --out narrow.txt': [['10_000_000', '20_000']],
   'pgsurge gen narrow --rows 1e6 --format tbl --out - | pgsurge load - -t narrow -f tbl --create': [['1e6', '2e4']],
