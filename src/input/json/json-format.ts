@@ -51,6 +51,7 @@ export const jsonFormat: InputFormat = {
   wireFramer: copyLines,
   /** The keys of the first objects (types unknown: JSON does not declare them). */
   async describe(target) {
-    return (target.format === 'ndjson' ? await ndjsonKeys(target) : await jsonArrayKeys(target)).map((name) => ({ name }));
+    const keys = target.format === 'ndjson' ? await ndjsonKeys(target) : await jsonArrayKeys(target);
+    return { columns: keys.names.map((name) => ({ name })), sampled: keys.sampled, whole: keys.whole };
   },
 };

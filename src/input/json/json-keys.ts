@@ -33,33 +33,44 @@ async function head(target: LoadTarget): Promise<{ text: string; whole: boolean 
   return { text, whole };
 }
 
+/** The keys a file's first objects show, how many objects were looked at, and whether they were all the file holds. */
+export interface JsonKeys {
+  readonly names: string[];
+  readonly sampled: number;
+  readonly whole: boolean;
+}
+
 /** The keys of `objects`, in the order they first appear. */
-function keysOf(objects: readonly unknown[]): string[] {
+function keysOf(objects: readonly unknown[], whole: boolean): JsonKeys {
   const keys = new Set<string>();
   for (const o of objects) if (o !== null && typeof o === 'object' && !Array.isArray(o)) for (const key of Object.keys(o)) keys.add(key);
-  return [...keys];
+  return { names: [...keys], sampled: objects.length, whole };
 }
 
 /** The keys of an NDJSON file's first objects (lines that are not a JSON object are passed over; a line cut by the end of the head is not read). */
-export async function ndjsonKeys(target: LoadTarget): Promise<string[]> {
+export async function ndjsonKeys(target: LoadTarget): Promise<JsonKeys> {
   const { text, whole } = await head(target);
   const lines = text.split('\n');
   if (!whole) lines.pop();
   const objects: unknown[] = [];
+  let all = whole;
   for (const line of lines) {
-    if (objects.length === OBJECTS) break;
     if (line.trim() === '') continue;
+    if (objects.length === OBJECTS) {
+      all = false;
+      break;
+    }
     try {
       objects.push(JSON.parse(line));
     } catch {
       // not a JSON object: it names no columns
     }
   }
-  return keysOf(objects);
+  return keysOf(objects, all);
 }
 
 /** The keys of the first objects of a JSON array: the document, or the array at `--json-path` (keys joined by dots). */
-export async function jsonArrayKeys(target: LoadTarget): Promise<string[]> {
+export async function jsonArrayKeys(target: LoadTarget): Promise<JsonKeys> {
   const { text, whole } = await head(target);
   const path = target.input?.jsonPath;
   if (path !== undefined) {
@@ -67,11 +78,14 @@ export async function jsonArrayKeys(target: LoadTarget): Promise<string[]> {
     let value: unknown = JSON.parse(text);
     for (const key of path.split('.')) value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
     if (!Array.isArray(value)) throw new LoadError('bad-input', `${target.file}: no array at --json-path ${path}`);
-    return keysOf(value.slice(0, OBJECTS));
+    return keysOf(value.slice(0, OBJECTS), value.length <= OBJECTS);
   }
   const start = skipSpace(text, 0);
   if (text.charCodeAt(start) !== 0x5b) throw new LoadError('bad-input', `${target.file}: the document is not a JSON array`, { hint: 'give --json-path to name the array inside the document' });
-  if (whole) return keysOf(arrayElements(text, start).slice(0, OBJECTS).map((e) => JSON.parse(text.slice(e.start, e.end)) as unknown));
+  if (whole) {
+    const elements = arrayElements(text, start);
+    return keysOf(elements.slice(0, OBJECTS).map((e) => JSON.parse(text.slice(e.start, e.end)) as unknown), elements.length <= OBJECTS);
+  }
   // The head ends inside the array: its elements up to the cut.
   const objects: unknown[] = [];
   let at = skipSpace(text, start + 1);
@@ -88,5 +102,5 @@ export async function jsonArrayKeys(target: LoadTarget): Promise<string[]> {
     at = skipSpace(text, end);
     if (text.charCodeAt(at) === 0x2c) at = skipSpace(text, at + 1);
   }
-  return keysOf(objects);
+  return keysOf(objects, false);
 }

@@ -7,7 +7,7 @@ import { compressionOf } from '../file-blocks.js';
 import type { Format } from '../formats.js';
 import type { Framer } from '../framer.js';
 import { readHeaderNames } from '../header.js';
-import type { DescribedColumn, InputFormat, OpenedInput, OpenOptions } from '../input-format.js';
+import type { FileDescription, InputFormat, OpenedInput, OpenOptions } from '../input-format.js';
 import { LineFramer, type TextFramerOptions } from '../line-framer.js';
 import { transcoded } from '../transcoded.js';
 import { CsvFramer } from './csv-framer.js';
@@ -67,8 +67,8 @@ export const textFormat: InputFormat = {
   // Every record ends in `\n` on the wire, whatever the input's line ending.
   wireFramer: (target) => (target.format === 'csv' ? csvFramer(target, { lineEnd: 'nl' }) : new LineFramer({ lineEnd: 'nl' })),
   /** A header line's names (types unknown: the file does not declare them); a file without a header names none. */
-  async describe(target): Promise<DescribedColumn[]> {
-    if (target.input?.header === undefined) return [];
-    return (await readHeaderNames(target)).map((name) => ({ name }));
+  async describe(target): Promise<FileDescription> {
+    if (target.input?.header === undefined) return { columns: [], sampled: 0, whole: false };
+    return { columns: (await readHeaderNames(target)).map((name) => ({ name })), sampled: 0, whole: false };
   },
 };
