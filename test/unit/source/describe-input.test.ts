@@ -94,18 +94,32 @@ describe('describe() of a Parquet file: its schema as PostgreSQL types', () => {
 });
 
 describe('describe() of delimited text: the header line names the columns', () => {
-  it('reads the names as COPY would split the header of each format', async () => {
+  it('reads the names as COPY would split the header of each format, and makes them identifiers', async () => {
     const csv = await write('h.csv', '\uFEFFid,"full, name","say ""hi"""\r\n1,a,b\r\n');
-    assert.deepEqual((await describeInput(target('csv', csv, { header: 'skip' }))).columns, [{ name: 'id' }, { name: 'full, name' }, { name: 'say "hi"' }]);
+    assert.deepEqual((await describeInput(target('csv', csv, { header: 'skip' }))).columns, [
+      { name: 'id', type: 'smallint' },
+      { name: 'full_name', key: 'full, name', type: 'text' },
+      { name: 'say_hi', key: 'say "hi"', type: 'text' },
+    ]);
     const text = await write('h.txt', 'id\tna\\tme\n1\tx\n');
-    assert.deepEqual((await describeInput(target('text', text, { header: 'match' }))).columns, [{ name: 'id' }, { name: 'na\tme' }]);
+    assert.deepEqual((await describeInput(target('text', text, { header: 'match' }))).columns, [
+      { name: 'id', type: 'smallint' },
+      { name: 'na_me', key: 'na\tme', type: 'text' },
+    ]);
     const tbl = await write('h.tbl', 'a|b|c|\n1|2|3|\n');
-    assert.deepEqual((await describeInput(target('tbl', tbl, { header: 'skip' }))).columns, [{ name: 'a' }, { name: 'b' }, { name: 'c' }]);
+    assert.deepEqual((await describeInput(target('tbl', tbl, { header: 'skip' }))).columns, [
+      { name: 'a', type: 'smallint' },
+      { name: 'b', type: 'smallint' },
+      { name: 'c', type: 'smallint' },
+    ]);
   });
 
-  it('names nothing when the file has no header', async () => {
+  it('names the columns c1…cN when the file has no header', async () => {
     const csv = await write('nohead.csv', '1,2\n');
-    assert.deepEqual((await describeInput(target('csv', csv))).columns, []);
+    assert.deepEqual((await describeInput(target('csv', csv))).columns, [
+      { name: 'c1', type: 'smallint' },
+      { name: 'c2', type: 'smallint' },
+    ]);
   });
 });
 
