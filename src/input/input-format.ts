@@ -43,6 +43,9 @@ export interface InputFormat {
   describe(target: LoadTarget, options?: DescribeOptions): Promise<FileDescription>;
 }
 
+/** Records `describe` samples when not told how many. */
+export const DEFAULT_SAMPLE = 30_000;
+
 /** How much of a file `describe` looks at. */
 export interface DescribeOptions {
   /** Records to sample (taken from the file's start, middle and end); `all` reads the whole file. */

@@ -5,7 +5,7 @@ import type { LoadTarget } from '../../core/chunk.js';
 import { LoadError } from '../../core/load-error.js';
 import { decoderFor, type InputEncoding } from '../encodings.js';
 import { compressionOf, fileBlocks } from '../file-blocks.js';
-import type { DescribeOptions, FileDescription, SniffedDialect } from '../input-format.js';
+import { DEFAULT_SAMPLE, type DescribeOptions, type FileDescription, type SniffedDialect } from '../input-format.js';
 import { CR, detectLineEnd, LF, type LineEnd } from '../line-ends.js';
 import { BOM } from '../record-window.js';
 import { type FieldRules, modalFields, parseRecords, type SplitRecord, sniffFieldRules, TextColumns, type TextFormat } from './sniff.js';
@@ -17,8 +17,6 @@ import { type FieldRules, modalFields, parseRecords, type SplitRecord, sniffFiel
  * smaller than the three blocks, a compressed file, which is read from its start).
  */
 
-/** Records sampled when `describe` is not told how many. */
-export const DEFAULT_SAMPLE = 30_000;
 const PROBE_BYTES = 64 * 1024;
 const MAX_BLOCK = 64 << 20;
 /** The records a block's first record must be followed by, all as wide as the file's, to be taken for a record start. */
