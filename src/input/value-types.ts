@@ -126,7 +126,7 @@ function numberFits(v: string, mask: number, fit: Fit): void {
   const n = Number(v);
   const zero = /^[ \t]*[+-]?[0.]*([eE].*)?[ \t]*$/.test(v);
   if (Number.isFinite(n) && (n !== 0 || zero)) fit.mask |= FLOAT8 & mask;
-  if (!hasExponent || Math.abs(Number(/[eE]([+-]?[0-9]+)/.exec(v)![1])) <= 300) fit.mask |= NUMERIC & mask;
+  if (!hasExponent || Math.abs(Number(/[eE]([+-]?[0-9]+)/.exec(v)![1])) <= 999) fit.mask |= NUMERIC & mask;
   if (hasExponent) fit.exponent = true;
 }
 
@@ -204,6 +204,11 @@ export class ColumnTypes {
       this.dmy &&= fit.dmy;
       this.mdy &&= fit.mdy;
     }
+  }
+
+  /** Every type the values so far all fit, narrowest first (text last, always), whatever their dates' order. */
+  candidates(): SniffedType[] {
+    return [...NARROWEST.filter(([bit]) => this.mask & bit).map(([, type]) => type), 'text'];
   }
 
   /** A copy that goes on from here on its own. */

@@ -8,6 +8,19 @@ import { ColumnTypes, type SniffedType } from '../value-types.js';
  * are, else text; booleans → boolean; objects → jsonb; arrays of one scalar type → an
  * array of it, any other array → jsonb; values of several kinds → text (scalars) or jsonb.
  */
+/**
+ * A parsed number's text for its type (JSON.parse keeps no number's own text): an integer
+ * past 2^53 is an integer when far enough inside bigint's range that rounding cannot take
+ * it out, else a decimal; one out of double's range is no number.
+ */
+function numberText(v: number): string {
+  if (!Number.isFinite(v)) return 'out of range';
+  if (!Number.isInteger(v) || Number.isSafeInteger(v)) return String(v);
+  if (Math.abs(v) < 9.2e18) return BigInt(v).toString();
+  const s = String(v);
+  return s.includes('e') ? s : `${s}.0`;
+}
+
 class JsonValueTypes {
   private numbers = 0;
   private strings = 0;
@@ -23,8 +36,7 @@ class JsonValueTypes {
     if (v === null || v === undefined) return;
     if (typeof v === 'number') {
       this.numbers++;
-      // JSON.parse keeps no number's text: one it cannot hold exactly is no integer (String(1e21) is `1e+21`).
-      this.scalars.add(Number.isFinite(v) ? (Number.isInteger(v) && !Number.isSafeInteger(v) ? `${String(v)}.0` : String(v)) : 'out of range');
+      this.scalars.add(numberText(v));
     } else if (typeof v === 'string') {
       this.strings++;
       this.scalars.add(v);
