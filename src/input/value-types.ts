@@ -59,9 +59,9 @@ const BOOLEANS = new Set(['t', 'true', 'f', 'false', 'y', 'yes', 'n', 'no', 'on'
 const INTEGER = /^[ \t]*[+-]?(0|[1-9][0-9]*)[ \t]*$/;
 const DECIMAL = /^[ \t]*[+-]?(0|[1-9][0-9]*)?(\.[0-9]*)?([eE][+-]?[0-9]{1,3})?[ \t]*$/;
 const FLOAT_WORDS = /^[ \t]*([+-]?infinity|nan)[ \t]*$/i;
-const ISO_DATE = /^([0-9]{4})-([0-9]{2})-([0-9]{2})/;
+const ISO_DATE = /^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})/;
 const DMY_DATE = /^([0-9]{1,2})([/.-])([0-9]{1,2})\2([0-9]{4})/;
-const TIME_OF_DAY = /^([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{1,6})?)?/;
+const TIME_OF_DAY = /^([0-9]{1,2}):[0-5][0-9](:[0-5][0-9](\.[0-9]{1,9})?)?( ?[AaPp][Mm])?/;
 const ZONE = /^(Z|[+-](0[0-9]|1[0-4])(:?[0-5][0-9])?)$/;
 const UUID_TEXT = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 /** `\u0000` (jsonb refuses it) or a lone surrogate escape (refused in a UTF8 database). */
@@ -130,8 +130,16 @@ function numberFits(v: string, mask: number, fit: Fit): void {
   if (hasExponent) fit.exponent = true;
 }
 
+/** The length of a time of day at the start of `v` (24-hour, or 12-hour with AM or PM), or -1. */
+function timeOfDay(v: string): number {
+  const m = TIME_OF_DAY.exec(v);
+  if (m === null) return -1;
+  const hour = Number(m[1]);
+  return hour <= (m[4] === undefined ? 23 : 12) ? m[0].length : -1;
+}
+
 function temporalFits(v: string, mask: number, fit: Fit): void {
-  if (mask & TIME && TIME_OF_DAY.exec(v)?.[0].length === v.length) fit.mask |= TIME;
+  if (mask & TIME && timeOfDay(v) === v.length) fit.mask |= TIME;
   if ((mask & (DATE | TIMESTAMP | TIMESTAMPTZ)) === 0) return;
   const date = datePart(v);
   if (date === undefined) return;
@@ -140,15 +148,17 @@ function temporalFits(v: string, mask: number, fit: Fit): void {
     fit.dmy = date.dmy;
     fit.mdy = date.mdy;
   }
+  // A date or a timestamp without an offset fits timestamptz too (read in the session's TimeZone):
+  // a column mixing them with zoned timestamps is timestamptz.
   if (date.rest === '') {
-    fit.mask |= (DATE | TIMESTAMP) & mask;
+    fit.mask |= (DATE | TIMESTAMP | TIMESTAMPTZ) & mask;
     return;
   }
   if (date.rest[0] !== ' ' && date.rest[0] !== 'T') return;
-  const time = TIME_OF_DAY.exec(date.rest.slice(1));
-  if (time === null) return;
-  const zone = date.rest.slice(1 + time[0].length);
-  if (zone === '') fit.mask |= TIMESTAMP & mask;
+  const time = timeOfDay(date.rest.slice(1));
+  if (time < 0) return;
+  const zone = date.rest.slice(1 + time);
+  if (zone === '') fit.mask |= (TIMESTAMP | TIMESTAMPTZ) & mask;
   else if (ZONE.test(zone)) fit.mask |= TIMESTAMPTZ & mask;
 }
 
@@ -241,10 +251,4 @@ export class ColumnTypes {
     }
     return { type: 'text' };
   }
-}
-
-/** The narrower of two sniffed types' order (for comparing with another sniffer): its index, text last. */
-export function typeRank(type: SniffedType): number {
-  const i = NARROWEST.findIndex(([, t]) => t === type);
-  return i < 0 ? NARROWEST.length : i;
 }

@@ -197,7 +197,10 @@ export function sniffFieldRules(head: string, format: TextFormat, final: boolean
         const rules = { format, delimiter, quote, escape };
         const parsed = parseRecords(head, 0, rules, final, DIALECT_RECORDS);
         const { fields, share } = modalFields(parsed.records);
-        const score = [fields > 1 ? 1 : 0, Math.round(share * 100), -parsed.irregular, fields, -di, -qi, -ei];
+        // The first record (a header, often) as wide as the rest counts first: `a|b` over `1|2,5` is split at `|`.
+        const firstFits = parsed.records[0]?.values.length === fields ? 1 : 0;
+        // No candidate splitting records into several fields: COPY's default delimiter.
+        const score = fields > 1 ? [1, firstFits, Math.round(share * 100), -parsed.irregular, fields, -di, -qi, -ei] : [0, 0, 0, 0, 0, -di, -qi, -ei];
         if (best === undefined || compareScores(score, best.score) > 0) best = { rules, score };
       }
     }

@@ -80,7 +80,7 @@ describe('a column is the narrowest type all its values fit', () => {
     assert.equal(typeOf('24:00:01'), 'text');
     assert.equal(typeOf('2024-01-02 03:04:05', '2024-01-02T03:04', '2024-01-03'), 'timestamp');
     assert.equal(typeOf('2024-01-02 03:04:05Z', '2024-01-02T03:04:05.5+05:30', '2024-01-02 03:04:05-08'), 'timestamptz');
-    assert.equal(typeOf('2024-01-02 03:04:05Z', '2024-01-02 03:04:05'), 'text');
+    assert.equal(typeOf('2024-01-02 03:04:05Z', '2024-01-02 03:04:05', '2024-01-03'), 'timestamptz');
     assert.equal(typeOf('31/12/2024 10:00:00'), 'timestamp DMY');
     assert.equal(typeOf('4b2a4e4e-1111-4a4a-8b8b-0123456789AB'), 'uuid');
     assert.equal(typeOf('{"a": [1, 2]}', '[]'), 'jsonb');
