@@ -58,6 +58,8 @@ export type DateOrder = 'DMY' | 'MDY';
 const BOOLEANS = new Set(['t', 'true', 'f', 'false', 'y', 'yes', 'n', 'no', 'on', 'off']);
 const INTEGER = /^[ \t]*[+-]?(0|[1-9][0-9]*)[ \t]*$/;
 const DECIMAL = /^[ \t]*[+-]?(0|[1-9][0-9]*)?(\.[0-9]*)?([eE][+-]?[0-9]{1,3})?[ \t]*$/;
+/** What a number can start with (after blanks): a digit, a sign, a point, `inf…` or `nan`. */
+const NUMBER_LEAD = /^[ \t]*[0-9+\-.iInN]/;
 const FLOAT_WORDS = /^[ \t]*([+-]?infinity|nan)[ \t]*$/i;
 const ISO_DATE = /^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})/;
 const DMY_DATE = /^([0-9]{1,2})([/.-])([0-9]{1,2})\2([0-9]{4})/;
@@ -108,11 +110,18 @@ interface Fit {
 
 function numberFits(v: string, mask: number, fit: Fit): void {
   if (INTEGER.test(v)) {
-    const n = BigInt(v.trim());
+    const digits = v.trim();
     let m = NUMERIC | FLOAT8 | INT8 | INT4 | INT2;
-    if (n < -(2n ** 63n) || n >= 2n ** 63n) m &= ~INT8;
-    if (n < -(2n ** 31n) || n >= 2n ** 31n) m &= ~INT4;
-    if (n < -32768n || n > 32767n) m &= ~INT2;
+    if (digits.length <= 15) {
+      // Exact as a double: no BigInt needed.
+      const n = Number(digits);
+      if (n < -(2 ** 31) || n >= 2 ** 31) m &= ~INT4;
+      if (n < -32768 || n > 32767) m &= ~INT2;
+    } else {
+      const n = BigInt(digits);
+      if (n < -(2n ** 63n) || n >= 2n ** 63n) m &= ~INT8;
+      m &= ~(INT4 | INT2);
+    }
     fit.mask |= m & mask;
     return;
   }
@@ -175,9 +184,8 @@ function jsonFits(v: string): boolean {
 /** The types of `mask` that value `v` fits (never NULL: the caller leaves NULLs out). */
 function fitsOf(v: string, mask: number, fit: Fit): void {
   const c = v.charCodeAt(0);
-  const lead = v.trimStart()[0] ?? '';
-  if (mask & BOOL && BOOLEANS.has(v.trim().toLowerCase())) fit.mask |= BOOL;
-  if (mask & (INT2 | INT4 | INT8 | NUMERIC | FLOAT8) && /[0-9+\-.iInN]/.test(lead)) numberFits(v, mask, fit);
+  if (mask & BOOL && v.length <= 7 && BOOLEANS.has(v.trim().toLowerCase())) fit.mask |= BOOL;
+  if (mask & (INT2 | INT4 | INT8 | NUMERIC | FLOAT8) && NUMBER_LEAD.test(v)) numberFits(v, mask, fit);
   if (mask & (DATE | TIME | TIMESTAMP | TIMESTAMPTZ) && c >= 0x30 && c <= 0x39) temporalFits(v, mask, fit);
   if (mask & UUID && v.length === 36 && UUID_TEXT.test(v)) fit.mask |= UUID;
   if (mask & JSONB && (c === 0x7b || c === 0x5b) && jsonFits(v)) fit.mask |= JSONB;

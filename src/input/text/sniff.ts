@@ -214,7 +214,7 @@ function compareScores(a: readonly number[], b: readonly number[]): number {
 }
 
 /** Strings read as NULL that files use; COPY reads one of them (`null`) as NULL. */
-const NULL_MARKERS = ['', '\\N', 'NULL', 'null', 'NA', 'N/A', 'n/a', 'None', 'nil'];
+const NULL_MARKERS = new Set(['', '\\N', 'NULL', 'null', 'NA', 'N/A', 'n/a', 'None', 'nil']);
 const DEFAULT_NULL: Record<TextFormat, string> = { csv: '', text: '\\N', tbl: '\\N' };
 
 /** The columns of a delimited file, as sniffed. */
@@ -275,7 +275,7 @@ export class TextColumns {
   }
 
   private isMarker(raw: string): boolean {
-    return this.givenNull !== undefined ? raw === this.givenNull : NULL_MARKERS.includes(raw);
+    return this.givenNull !== undefined ? raw === this.givenNull : raw.length <= 4 && NULL_MARKERS.has(raw);
   }
 
   result(): SniffedColumns {
