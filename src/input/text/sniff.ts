@@ -104,7 +104,8 @@ function parseCsv(s: string, from: number, rules: FieldRules, final: boolean, ma
       break;
     }
     if (!complete) break;
-    records.push({ values, raws });
+    // The end-of-data marker alone on a line is no record.
+    if (!(values.length === 1 && raws[0] === '\\.')) records.push({ values, raws });
     consumed = i;
   }
   return { records, consumed, irregular };
@@ -133,8 +134,11 @@ function parseText(s: string, from: number, rules: FieldRules, final: boolean, m
     if (end >= s.length && !final) break;
     let line = s.slice(i, Math.min(end, s.length));
     if (rules.format === 'tbl' && line.endsWith('|') && !line.endsWith('\\|')) line = line.slice(0, -1);
-    const raws = splitText(line, rules.delimiter);
-    records.push({ values: raws.map(unescapeText), raws });
+    // The end-of-data marker is no record.
+    if (line !== '\\.') {
+      const raws = splitText(line, rules.delimiter);
+      records.push({ values: raws.map(unescapeText), raws });
+    }
     i = end < s.length ? endOfLine(s, end) : s.length;
     consumed = i;
   }

@@ -121,7 +121,7 @@ describe('the dialect of delimited text', () => {
   it('tabs, and a text file with backslash escapes and \\N', async () => {
     const csv = await sniff('tab.csv', 'a\tb\n1\tx y\n2\tz\n');
     assert.deepEqual([csv.dialect?.delimiter, ...typesOf(csv)], ['\t', 'a smallint', 'b text']);
-    const text = await sniff('t.txt', 'id\twhen\tnote\n1\t2024-01-02 10:00:00\ta\\tb\n2\t\\N\tc\\\\d\n', 'text');
+    const text = await sniff('t.txt', 'id\twhen\tnote\n1\t2024-01-02 10:00:00\ta\\tb\n2\t\\N\tc\\\\d\n\\.\n', 'text');
     assert.deepEqual(typesOf(text), ['id smallint', 'when_ timestamp', 'note text']);
     assert.deepEqual([text.dialect?.null, text.dialect?.header], ['\\N', true]);
     const tbl = await sniff('t.tbl', '1|abc|2.50|2024-01-01|\n2|de|3.00|2024-01-02|\n', 'tbl');
