@@ -1,7 +1,9 @@
+import { promises as fs } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import type { LoadTarget } from '../../core/chunk.js';
 import { LoadError } from '../../core/load-error.js';
 import { decoderFor, isUtf8 } from '../encodings.js';
-import { fileBlocks } from '../file-blocks.js';
+import { compressionOf, fileBlocks } from '../file-blocks.js';
 import { DEFAULT_SAMPLE, type DescribeOptions, type FileDescription } from '../input-format.js';
 import { dropBom } from '../record-window.js';
 import { jsonColumns } from './json-types.js';
@@ -42,27 +44,77 @@ function keysOf(objects: readonly unknown[], whole: boolean): FileDescription {
 const limits = (options: DescribeOptions): { bytes: number; objects: number } =>
   options.sample === 'all' ? { bytes: Infinity, objects: Infinity } : { bytes: HEAD_BYTES, objects: options.sample ?? DEFAULT_SAMPLE };
 
-/** The keys of an NDJSON file's first objects (lines that are not a JSON object are passed over; a line cut by the end of the head is not read). */
-export async function ndjsonKeys(target: LoadTarget, options: DescribeOptions): Promise<FileDescription> {
-  const { bytes, objects: OBJECTS } = limits(options);
-  const { text, whole } = await head(target, bytes);
-  const lines = text.split('\n');
-  if (!whole) lines.pop();
+/** Up to `max` objects of NDJSON `lines` (lines that are not a JSON object are passed over); `more`: lines were left. */
+function ndjsonObjects(lines: readonly string[], max: number): { objects: unknown[]; more: boolean } {
   const objects: unknown[] = [];
-  let all = whole;
   for (const line of lines) {
     if (line.trim() === '') continue;
-    if (objects.length === OBJECTS) {
-      all = false;
-      break;
-    }
+    if (objects.length === max) return { objects, more: true };
     try {
       objects.push(JSON.parse(line));
     } catch {
       // not a JSON object: it names no columns
     }
   }
-  return keysOf(objects, all);
+  return { objects, more: false };
+}
+
+const PROBE_BYTES = 64 * 1024;
+
+async function readAt(fh: FileHandle, at: number, length: number): Promise<Buffer> {
+  const buf = Buffer.allocUnsafe(length);
+  const { bytesRead } = await fh.read(buf, 0, length, at);
+  return buf.subarray(0, bytesRead);
+}
+
+/**
+ * The lines of three blocks of a plain NDJSON file, its start, middle and end, each
+ * holding about a third of `objects` (whole lines only); undefined when the file is
+ * small enough to read from its start.
+ */
+async function ndjsonBlocks(target: LoadTarget, objects: number): Promise<string[][] | undefined> {
+  if (target.file === '-' || compressionOf(target) !== undefined) return undefined;
+  const fh = await fs.open(target.file, 'r');
+  try {
+    const size = (await fh.stat()).size;
+    const probe = await readAt(fh, 0, Math.min(size, PROBE_BYTES));
+    const lines = Math.max(1, probe.filter((b) => b === 0x0a).length);
+    const block = Math.min(HEAD_BYTES, Math.max(PROBE_BYTES, Math.ceil(((objects / 3) * probe.length * 1.25) / lines) + PROBE_BYTES));
+    if (size <= 3 * block) return undefined;
+    const decode = isUtf8(target.input?.encoding) ? (b: Buffer): string => b.toString('utf8') : decoderFor(target.input?.encoding);
+    const cut = (b: Buffer, from: boolean, to: boolean): string[] => {
+      const start = from ? b.indexOf(0x0a) + 1 : 0;
+      const end = to ? b.lastIndexOf(0x0a) + 1 : b.length;
+      return end > start ? decode(b.subarray(start, end)).split('\n') : [];
+    };
+    return [
+      cut(await readAt(fh, 0, block), false, true),
+      cut(await readAt(fh, Math.floor(size / 2 - block / 2), block), true, true),
+      cut(await readAt(fh, size - block, block), true, false),
+    ];
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * The keys of an NDJSON file's objects and their types: a third of the sample from the
+ * file's start, middle and end (a plain file larger than that), else from its start
+ * (a line cut by the end of what is read is not looked at).
+ */
+export async function ndjsonKeys(target: LoadTarget, options: DescribeOptions): Promise<FileDescription> {
+  const { bytes, objects: max } = limits(options);
+  const blocks = options.sample === 'all' ? undefined : await ndjsonBlocks(target, max);
+  if (blocks !== undefined) {
+    const third = Math.floor(max / 3);
+    const [start, middle, end] = blocks.map((lines) => ndjsonObjects(lines, Infinity).objects);
+    return keysOf([...start!.slice(0, max - 2 * third), ...middle!.slice(0, third), ...(third > 0 ? end!.slice(-third) : [])], false);
+  }
+  const { text, whole } = await head(target, bytes);
+  const lines = text.split('\n');
+  if (!whole) lines.pop();
+  const { objects, more } = ndjsonObjects(lines, max);
+  return keysOf(objects, whole && !more);
 }
 
 /** The keys of the first objects of a JSON array: the document, or the array at `--json-path` (keys joined by dots). */

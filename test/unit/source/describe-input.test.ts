@@ -124,20 +124,21 @@ describe('describe() of delimited text: the header line names the columns', () =
 });
 
 describe('describe() of JSON: the keys of the first objects, in the order they appear', () => {
-  it('NDJSON: keys of the first lines, a line cut by the end of what is read left out', async () => {
+  it('NDJSON: keys of lines from the start, middle and end, a line cut by the end of what is read left out', async () => {
     const small = await write('k.ndjson', '{"a":1,"b":2}\n\n{"c":[1,{"x":2}],"a":3}\n');
     assert.deepEqual((await describeInput(target('ndjson', small))).columns, [
       { name: 'a', type: 'smallint' },
       { name: 'b', type: 'smallint' },
       { name: 'c', type: 'jsonb' },
     ]);
-    // A sample of a hundred objects: a key first seen later is not named; all of them: it is.
+    // A sample of a hundred objects from the start, the middle and the end: a key first seen past the start is named.
     const lines = Array.from({ length: 60_000 }, (_, i) => JSON.stringify(i < 150 ? { id: i, pad: 'x'.repeat(20) } : { id: i, late: true }));
     const big = await write('big.ndjson', lines.join('\n') + '\n');
     const hundred = await describeInput(target('ndjson', big), { sample: 100 });
     assert.deepEqual(hundred.columns, [
-      { name: 'id', type: 'smallint' },
+      { name: 'id', type: 'integer' },
       { name: 'pad', type: 'text' },
+      { name: 'late', type: 'boolean' },
     ]);
     assert.deepEqual([hundred.sampled, hundred.whole], [100, false]);
     const all = await describeInput(target('ndjson', big), { sample: 'all' });
