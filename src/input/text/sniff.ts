@@ -137,7 +137,7 @@ function parseText(s: string, from: number, rules: FieldRules, final: boolean, m
     // The end-of-data marker is no record.
     if (line !== '\\.') {
       const raws = splitText(line, rules.delimiter);
-      records.push({ values: raws.map(unescapeText), raws });
+      records.push({ values: line.includes('\\') ? raws.map(unescapeText) : raws, raws });
     }
     i = end < s.length ? endOfLine(s, end) : s.length;
     consumed = i;
