@@ -49,8 +49,6 @@ export const jsonFormat: InputFormat = {
   // A JSON array's chunks keep their rows as converted (one COPY text line each).
   sourceFramer: (target) => (target.format === 'json' ? copyLines() : framer(target)),
   wireFramer: copyLines,
-  /** The keys of the first objects (types unknown: JSON does not declare them). */
-  async describe(target) {
-    return (target.format === 'ndjson' ? await ndjsonKeys(target) : await jsonArrayKeys(target)).map((name) => ({ name }));
-  },
+  /** The keys of the first objects (or of all of them), typed from their values. */
+  describe: (target, options = {}) => (target.format === 'ndjson' ? ndjsonKeys(target, options) : jsonArrayKeys(target, options)),
 };
