@@ -13,7 +13,9 @@
  *
  * Variants run in a fresh random order each round, each into the emptied table (TRUNCATE,
  * CHECKPOINT). Per variant: seconds per round, median rows/s, the medians of the
- * per-round ratios to psql and to the limit (the binary file), the server's CPU seconds
+ * per-round ratios to psql and to the limit (the binary file); the COPY backend's time on a
+ * CPU, asleep (waiting for its client or for I/O) and waiting for a CPU (other work on its
+ * core), from /proc/<pid>/schedstat, which a busy machine leaves readable; the server's CPU seconds
  * (its processes', from /proc; the looks' own backend left out) and how busy that made
  * its core, the client's CPU seconds, and the share of looks at the load's backend that
  * found it waiting for its client (ClientRead, or idle between statements), from
@@ -40,6 +42,7 @@ import { processCpuSeconds } from '../src/metrics/proc-stat.js';
 import { arg, describeMachine, median, psqlPath } from './lib/machine.js';
 import { run } from './lib/run.js';
 import { measureCpu, pinServer, postmasterPid } from './lib/server-cpu.js';
+import { watchBackends, type BackendTime } from './lib/backend-sched.js';
 import { stripTrailingPipe } from './lib/tbl-strip.js';
 import { benchCommandLine, openBenchCluster } from './lib/bench-cluster.js';
 
@@ -78,6 +81,8 @@ interface Run {
   /** Share of the looks at the load's backend that found it waiting for its client. */
   readonly clientWait: number;
   readonly looks: number;
+  /** The load's busiest backend (its COPY's): on CPU, waiting for a CPU, asleep. */
+  readonly backend: BackendTime | undefined;
   readonly wire?: string;
 }
 
@@ -174,6 +179,11 @@ function shuffled<T>(items: readonly T[]): T[] {
   return out;
 }
 
+function describeBackend(b: BackendTime | undefined): string {
+  if (b === undefined) return 'backend not seen';
+  return `backend ${b.seconds.toFixed(2)} s: on CPU ${b.run.toFixed(2)}, waiting for a CPU ${b.queue.toFixed(2)}, asleep ${b.asleep.toFixed(2)} (${b.sleeps} sleeps)`;
+}
+
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 
 const { work, cluster } = await openBenchCluster('pgsurge-bench-limit-', pgBin);
@@ -212,6 +222,7 @@ try {
         await admin.query('CHECKPOINT');
         const sampler = new WaitSampler((fn) => fn(watcher), [v.prefix(round)], { everyMs: LOOK_EVERY_MS, local: true, versionNum });
         const looker0 = processCpuSeconds(watcherPid) ?? 0;
+        const watch = watchBackends(postmaster);
         const started = performance.now();
         const measured = await measureCpu(postmaster, async () => {
           await sampler.start();
@@ -222,15 +233,16 @@ try {
           }
         });
         const seconds = (performance.now() - started) / 1000;
+        const backend = watch.stop();
         const waits = await sampler.stop();
         const serverCpu = measured.serverCpu - ((processCpuSeconds(watcherPid) ?? 0) - looker0);
         const count = Number((await admin.query(`SELECT count(*) AS n FROM ${table}`)).rows[0].n);
         if (count !== rows) throw new Error(`${name} loaded ${count} rows into ${table}, expected ${rows}`);
         const looks = totalWaits(waits.waits);
-        const r: Run = { seconds, serverCpu, clientCpu: measured.clientCpu, clientWait: looks > 0 ? waits.waits.client / looks : NaN, looks, ...(measured.result !== undefined ? { wire: measured.result } : {}) };
+        const r: Run = { seconds, serverCpu, clientCpu: measured.clientCpu, clientWait: looks > 0 ? waits.waits.client / looks : NaN, looks, backend, ...(measured.result !== undefined ? { wire: measured.result } : {}) };
         runs[name]!.push(r);
         console.log(
-          `round ${round} ${name.padEnd(28)} ${seconds.toFixed(2).padStart(7)} s ${fmt(rows / seconds).padStart(10)} rows/s  server CPU ${serverCpu.toFixed(2)} s (busy ${((100 * serverCpu) / seconds).toFixed(0)}%)  client CPU ${r.clientCpu.toFixed(2)} s  waiting on the client ${(100 * r.clientWait).toFixed(1)}% of ${looks} looks${r.wire ? `  wire ${r.wire}` : ''}`,
+          `round ${round} ${name.padEnd(28)} ${seconds.toFixed(2).padStart(7)} s ${fmt(rows / seconds).padStart(10)} rows/s  server CPU ${serverCpu.toFixed(2)} s (busy ${((100 * serverCpu) / seconds).toFixed(0)}%)  client CPU ${r.clientCpu.toFixed(2)} s  waiting on the client ${(100 * r.clientWait).toFixed(1)}% of ${looks} looks  ${describeBackend(backend)}${r.wire ? `  wire ${r.wire}` : ''}`,
         );
       }
     }
@@ -238,22 +250,28 @@ try {
     const lines = [
       `### ${describe}`,
       '',
-      '| variant | seconds | rows/s | vs psql | vs the limit | server CPU s (busy) | client CPU s | waiting on the client |',
-      '|---|---|---|---|---|---|---|---|',
+      '| variant | seconds | rows/s | vs psql | vs the limit | backend on CPU s | backend asleep | backend waiting for a CPU | looks waiting on the client | server CPU s (busy) | client CPU s |',
+      '|---|---|---|---|---|---|---|---|---|---|---|',
     ];
     for (const [name, rs] of Object.entries(runs)) {
       const wire = rs.find((r) => r.wire !== undefined)?.wire;
       const label = name === 'pgsurge -w1 auto' && wire ? `pgsurge -w1 auto (→ ${wire})` : name;
       const busy = median(rs.map((r) => r.serverCpu / r.seconds));
+      const share = (f: (b: BackendTime) => number): string => `${(100 * median(rs.map((r) => (r.backend ? f(r.backend) / r.backend.seconds : NaN)))).toFixed(1)}%`;
       lines.push(
-        `| ${label} | ${rs.map((r) => r.seconds.toFixed(2)).join(', ')} | ${fmt(median(rs.map((r) => rows / r.seconds)))} | ${ratio(name, PSQL).toFixed(2)} | ${ratio(name, LIMIT).toFixed(2)} | ${median(rs.map((r) => r.serverCpu)).toFixed(2)} (${(100 * busy).toFixed(0)}%) | ${median(rs.map((r) => r.clientCpu)).toFixed(2)} | ${(100 * median(rs.map((r) => r.clientWait))).toFixed(1)}% |`,
+        `| ${label} | ${rs.map((r) => r.seconds.toFixed(2)).join(', ')} | ${fmt(median(rs.map((r) => rows / r.seconds)))} | ${ratio(name, PSQL).toFixed(2)} | ${ratio(name, LIMIT).toFixed(2)} | ${median(rs.map((r) => r.backend?.run ?? NaN)).toFixed(2)} | ${share((b) => b.asleep)} | ${share((b) => b.queue)} | ${(100 * median(rs.map((r) => r.clientWait))).toFixed(1)}% | ${median(rs.map((r) => r.serverCpu)).toFixed(2)} (${(100 * busy).toFixed(0)}%) | ${median(rs.map((r) => r.clientCpu)).toFixed(2)} |`,
       );
     }
     summaries.push(lines.join('\n'));
     console.log(`\n${lines.join('\n')}`);
     await admin.query(`DROP TABLE ${table}`);
   }
-  console.log(`\n# medians of ${repeat} rounds; ratios are medians of the per-round ratios of rows/s; server CPU is its processes' (backend, WAL writer, checkpointer), without the looks' own backend\n`);
+  console.log(
+    `\n# medians of ${repeat} rounds; ratios are medians of the per-round ratios of rows/s. The backend: the load's busiest (its COPY's), from /proc/<pid>/schedstat: ` +
+      'on CPU, asleep (waiting for its client or for I/O) and waiting for a CPU (the machine\'s other work), as shares of its life. Looks: pg_stat_activity every ' +
+      `${LOOK_EVERY_MS} ms, the share that found the load's backends waiting for their client (ClientRead, or idle between statements). Server CPU: all its processes ` +
+      "(backends, WAL writer, checkpointer) but the looks' own backend; busy: that over the wall time.\n",
+  );
   console.log(summaries.join('\n\n'));
   await watcher.end();
   await admin.end();
