@@ -23,7 +23,12 @@
  * Tables: lineitem (dbgen, `auto` sends binary), orders (dbgen, `auto` sends text) and
  * narrow (`pgsurge gen narrow`, the decay table's rows, scale × 10M rows, no index).
  *
- *   node dist/bench/limit.js [--scale 1] [--repeat 3] [--tables lineitem,orders,narrow] [--pin on|off] [--pg-bin system|embedded|<dir>]
+ * With `--socket-fill-ms <n>`, also how full the server's end of the socket was (`ss -xn`
+ * every n ms, a process each time: it costs the client's core a little, so it is off by
+ * default, and the readings' CPU counts as the client's): the share of readings that found
+ * nothing queued for the backend.
+ *
+ *   node dist/bench/limit.js [--scale 1] [--repeat 3] [--tables lineitem,orders,narrow] [--pin on|off] [--socket-fill-ms 0] [--pg-bin system|embedded|<dir>]
  */
 import './lib/usage.js';
 import { execFileSync } from 'node:child_process';
@@ -43,6 +48,7 @@ import { arg, describeMachine, median, psqlPath } from './lib/machine.js';
 import { run } from './lib/run.js';
 import { measureCpu, pinServer, postmasterPid } from './lib/server-cpu.js';
 import { watchBackends, type BackendTime } from './lib/backend-sched.js';
+import { watchSocketFill, type SocketFill } from './lib/socket-fill.js';
 import { stripTrailingPipe } from './lib/tbl-strip.js';
 import { benchCommandLine, openBenchCluster } from './lib/bench-cluster.js';
 
@@ -55,6 +61,8 @@ const tables = arg('tables', 'lineitem,orders,narrow').split(',').map((t) => t.t
 const pgBin = arg('pg-bin', systemBinDirs().length > 0 ? 'system' : 'embedded');
 const psql = psqlPath();
 const LOOK_EVERY_MS = 10;
+/** `--socket-fill-ms <n>`: read how full the load's socket is every n ms (`ss`, a process per reading: off by default). */
+const socketFillMs = Number(arg('socket-fill-ms', '0'));
 const LIMIT = 'server COPY, binary file';
 const PSQL = 'psql \\copy';
 
@@ -83,6 +91,7 @@ interface Run {
   readonly looks: number;
   /** The load's busiest backend (its COPY's): on CPU, waiting for a CPU, asleep. */
   readonly backend: BackendTime | undefined;
+  readonly fill?: SocketFill | undefined;
   readonly wire?: string;
 }
 
@@ -139,8 +148,8 @@ async function prepare(table: string, work: string, url: string, admin: pg.Clien
   const load = (wire: string): Variant => ({
     prefix: (round) => `pgsurge ${loadId(wire, round)} w`,
     run: async (round) => {
-      // --truncate: the table was emptied behind the ledger's back; --json: the last line says which wire ran.
-      const r = (await client(process.execPath, [pgsurge, 'load', input, '--truncate', '--db', url, '-w', '1', '--wire', wire, '--json', '--load-id', loadId(wire, round)])) as { stdout: string };
+      // A load id of its own per run, into the table the bench emptied: no --truncate (psql is not timed truncating either); --json: the last line says which wire ran.
+      const r = (await client(process.execPath, [pgsurge, 'load', input, '--db', url, '-w', '1', '--wire', wire, '--json', '--load-id', loadId(wire, round)])) as { stdout: string };
       const summary = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { wire?: { wire: string }[] };
       return summary.wire?.map((w) => w.wire).join('+');
     },
@@ -223,6 +232,7 @@ try {
         const sampler = new WaitSampler((fn) => fn(watcher), [v.prefix(round)], { everyMs: LOOK_EVERY_MS, local: true, versionNum });
         const looker0 = processCpuSeconds(watcherPid) ?? 0;
         const watch = watchBackends(postmaster);
+        const fillWatch = socketFillMs > 0 ? watchSocketFill(path.join(cluster.socketDir, `.s.PGSQL.${cluster.port}`), socketFillMs) : undefined;
         const started = performance.now();
         const measured = await measureCpu(postmaster, async () => {
           await sampler.start();
@@ -234,15 +244,16 @@ try {
         });
         const seconds = (performance.now() - started) / 1000;
         const backend = watch.stop();
+        const fill = await fillWatch?.stop();
         const waits = await sampler.stop();
         const serverCpu = measured.serverCpu - ((processCpuSeconds(watcherPid) ?? 0) - looker0);
         const count = Number((await admin.query(`SELECT count(*) AS n FROM ${table}`)).rows[0].n);
         if (count !== rows) throw new Error(`${name} loaded ${count} rows into ${table}, expected ${rows}`);
         const looks = totalWaits(waits.waits);
-        const r: Run = { seconds, serverCpu, clientCpu: measured.clientCpu, clientWait: looks > 0 ? waits.waits.client / looks : NaN, looks, backend, ...(measured.result !== undefined ? { wire: measured.result } : {}) };
+        const r: Run = { seconds, serverCpu, clientCpu: measured.clientCpu, clientWait: looks > 0 ? waits.waits.client / looks : NaN, looks, backend, fill, ...(measured.result !== undefined ? { wire: measured.result } : {}) };
         runs[name]!.push(r);
         console.log(
-          `round ${round} ${name.padEnd(28)} ${seconds.toFixed(2).padStart(7)} s ${fmt(rows / seconds).padStart(10)} rows/s  server CPU ${serverCpu.toFixed(2)} s (busy ${((100 * serverCpu) / seconds).toFixed(0)}%)  client CPU ${r.clientCpu.toFixed(2)} s  waiting on the client ${(100 * r.clientWait).toFixed(1)}% of ${looks} looks  ${describeBackend(backend)}${r.wire ? `  wire ${r.wire}` : ''}`,
+          `round ${round} ${name.padEnd(28)} ${seconds.toFixed(2).padStart(7)} s ${fmt(rows / seconds).padStart(10)} rows/s  server CPU ${serverCpu.toFixed(2)} s (busy ${((100 * serverCpu) / seconds).toFixed(0)}%)  client CPU ${r.clientCpu.toFixed(2)} s  waiting on the client ${(100 * r.clientWait).toFixed(1)}% of ${looks} looks  ${describeBackend(backend)}${fill ? `  socket empty in ${(100 * fill.empty).toFixed(1)}% of ${fill.readings} readings, median ${(fill.medianBytes / 1024).toFixed(0)} KB queued` : ''}${r.wire ? `  wire ${r.wire}` : ''}`,
         );
       }
     }
@@ -250,8 +261,8 @@ try {
     const lines = [
       `### ${describe}`,
       '',
-      '| variant | seconds | rows/s | vs psql | vs the limit | backend on CPU s | backend asleep | backend waiting for a CPU | looks waiting on the client | server CPU s (busy) | client CPU s |',
-      '|---|---|---|---|---|---|---|---|---|---|---|',
+      `| variant | seconds | rows/s | vs psql | vs the limit | backend on CPU s | backend asleep | backend waiting for a CPU | looks waiting on the client | server CPU s (busy) | client CPU s |${socketFillMs > 0 ? ' socket empty |' : ''}`,
+      `|---|---|---|---|---|---|---|---|---|---|---|${socketFillMs > 0 ? '---|' : ''}`,
     ];
     for (const [name, rs] of Object.entries(runs)) {
       const wire = rs.find((r) => r.wire !== undefined)?.wire;
@@ -259,7 +270,7 @@ try {
       const busy = median(rs.map((r) => r.serverCpu / r.seconds));
       const share = (f: (b: BackendTime) => number): string => `${(100 * median(rs.map((r) => (r.backend ? f(r.backend) / r.backend.seconds : NaN)))).toFixed(1)}%`;
       lines.push(
-        `| ${label} | ${rs.map((r) => r.seconds.toFixed(2)).join(', ')} | ${fmt(median(rs.map((r) => rows / r.seconds)))} | ${ratio(name, PSQL).toFixed(2)} | ${ratio(name, LIMIT).toFixed(2)} | ${median(rs.map((r) => r.backend?.run ?? NaN)).toFixed(2)} | ${share((b) => b.asleep)} | ${share((b) => b.queue)} | ${(100 * median(rs.map((r) => r.clientWait))).toFixed(1)}% | ${median(rs.map((r) => r.serverCpu)).toFixed(2)} (${(100 * busy).toFixed(0)}%) | ${median(rs.map((r) => r.clientCpu)).toFixed(2)} |`,
+        `| ${label} | ${rs.map((r) => r.seconds.toFixed(2)).join(', ')} | ${fmt(median(rs.map((r) => rows / r.seconds)))} | ${ratio(name, PSQL).toFixed(2)} | ${ratio(name, LIMIT).toFixed(2)} | ${median(rs.map((r) => r.backend?.run ?? NaN)).toFixed(2)} | ${share((b) => b.asleep)} | ${share((b) => b.queue)} | ${(100 * median(rs.map((r) => r.clientWait))).toFixed(1)}% | ${median(rs.map((r) => r.serverCpu)).toFixed(2)} (${(100 * busy).toFixed(0)}%) | ${median(rs.map((r) => r.clientCpu)).toFixed(2)} |${socketFillMs > 0 ? ` ${rs.some((r) => r.fill) ? `${(100 * median(rs.map((r) => r.fill?.empty ?? NaN))).toFixed(1)}%` : '–'} |` : ''}`,
       );
     }
     summaries.push(lines.join('\n'));
