@@ -25,8 +25,8 @@
  *
  * With `--socket-fill-ms <n>`, also how full the server's end of the socket was (`ss -xn`
  * every n ms, a process each time: it costs the client's core a little, so it is off by
- * default, and the readings' CPU counts as the client's): the share of readings that found
- * nothing queued for the backend.
+ * default; the readings' own CPU is taken out of the client's): the share of readings that
+ * found nothing queued for the backend.
  *
  *   node dist/bench/limit.js [--scale 1] [--repeat 3] [--tables lineitem,orders,narrow] [--pin on|off] [--socket-fill-ms 0] [--pg-bin system|embedded|<dir>]
  */
@@ -102,7 +102,7 @@ interface Variant {
 }
 
 /** The input of one table, its reference files and its variants. */
-async function prepare(table: string, work: string, url: string, admin: pg.Client, dataDir: string): Promise<{ rows: number; variants: Record<string, Variant>; describe: string }> {
+async function prepare(table: string, work: string, url: string, admin: pg.Client, dataDir: string): Promise<{ rows: number; variants: Record<string, Variant>; describe: string; files: string[] }> {
   let input: string;
   let psqlFile: string;
   let rows: number;
@@ -135,6 +135,7 @@ async function prepare(table: string, work: string, url: string, admin: pg.Clien
     prefix: () => 'limit-server-copy',
     run: async () => {
       const c = new pg.Client({ connectionString: url, application_name: 'limit-server-copy' });
+      c.on('error', () => undefined); // a failed COPY rejects its query; the connection's own error adds nothing
       await c.connect();
       try {
         await c.query(`COPY ${table} FROM '${file}'${how}`);
@@ -176,7 +177,7 @@ async function prepare(table: string, work: string, url: string, admin: pg.Clien
     'pgsurge -w1 --wire binary': load('binary'),
   };
   await admin.query(`TRUNCATE ${table}`);
-  return { rows, variants, describe };
+  return { rows, variants, describe, files: [input, psqlFile, bin, txt] };
 }
 
 function shuffled<T>(items: readonly T[]): T[] {
@@ -205,6 +206,7 @@ try {
   await admin.connect();
   admin.on('error', (e) => console.error(`bench: the admin connection failed: ${e.message}`));
   const watcher = new pg.Client({ ...cluster.connection(), application_name: 'limit-looks' });
+  watcher.on('error', (e) => console.error(`bench: the looks' connection failed: ${e.message}`));
   await watcher.connect();
   const watcherPid = (await watcher.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
   const versionNum = Number((await admin.query<{ v: string }>('SHOW server_version_num')).rows[0]!.v);
@@ -221,7 +223,7 @@ try {
   }
   const summaries: string[] = [];
   for (const table of tables) {
-    const { rows, variants, describe } = await prepare(table, work, url, admin, cluster.dataDir);
+    const { rows, variants, describe, files } = await prepare(table, work, url, admin, cluster.dataDir);
     console.log(`\n## ${describe}`);
     const runs: Record<string, Run[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
     for (let round = 1; round <= repeat; round++) {
@@ -232,7 +234,8 @@ try {
         const sampler = new WaitSampler((fn) => fn(watcher), [v.prefix(round)], { everyMs: LOOK_EVERY_MS, local: true, versionNum });
         const looker0 = processCpuSeconds(watcherPid) ?? 0;
         const watch = watchBackends(postmaster);
-        const fillWatch = socketFillMs > 0 ? watchSocketFill(path.join(cluster.socketDir, `.s.PGSQL.${cluster.port}`), socketFillMs) : undefined;
+        // The server's own COPY sends nothing through the socket.
+        const fillWatch = socketFillMs > 0 && !name.startsWith('server COPY') ? watchSocketFill(path.join(cluster.socketDir, `.s.PGSQL.${cluster.port}`), socketFillMs) : undefined;
         const started = performance.now();
         const measured = await measureCpu(postmaster, async () => {
           await sampler.start();
@@ -250,10 +253,10 @@ try {
         const count = Number((await admin.query(`SELECT count(*) AS n FROM ${table}`)).rows[0].n);
         if (count !== rows) throw new Error(`${name} loaded ${count} rows into ${table}, expected ${rows}`);
         const looks = totalWaits(waits.waits);
-        const r: Run = { seconds, serverCpu, clientCpu: measured.clientCpu, clientWait: looks > 0 ? waits.waits.client / looks : NaN, looks, backend, fill, ...(measured.result !== undefined ? { wire: measured.result } : {}) };
+        const r: Run = { seconds, serverCpu, clientCpu: measured.clientCpu - (fill?.cpuSeconds ?? 0), clientWait: looks > 0 ? waits.waits.client / looks : NaN, looks, backend, fill, ...(measured.result !== undefined ? { wire: measured.result } : {}) };
         runs[name]!.push(r);
         console.log(
-          `round ${round} ${name.padEnd(28)} ${seconds.toFixed(2).padStart(7)} s ${fmt(rows / seconds).padStart(10)} rows/s  server CPU ${serverCpu.toFixed(2)} s (busy ${((100 * serverCpu) / seconds).toFixed(0)}%)  client CPU ${r.clientCpu.toFixed(2)} s  waiting on the client ${(100 * r.clientWait).toFixed(1)}% of ${looks} looks  ${describeBackend(backend)}${fill ? `  socket empty in ${(100 * fill.empty).toFixed(1)}% of ${fill.readings} readings, median ${(fill.medianBytes / 1024).toFixed(0)} KB queued` : ''}${r.wire ? `  wire ${r.wire}` : ''}`,
+          `round ${round} ${name.padEnd(28)} ${seconds.toFixed(2).padStart(7)} s ${fmt(rows / seconds).padStart(10)} rows/s  server CPU ${serverCpu.toFixed(2)} s (busy ${((100 * serverCpu) / seconds).toFixed(0)}%)  client CPU ${r.clientCpu.toFixed(2)} s  waiting on the client ${(100 * r.clientWait).toFixed(1)}% of ${looks} looks  ${describeBackend(backend)}${fill && fill.readings > 0 ? `  socket empty in ${(100 * fill.empty).toFixed(1)}% of ${fill.readings} readings, median ${(fill.medianBytes / 1024).toFixed(0)} KB queued` : ''}${r.wire ? `  wire ${r.wire}` : ''}`,
         );
       }
     }
@@ -270,12 +273,14 @@ try {
       const busy = median(rs.map((r) => r.serverCpu / r.seconds));
       const share = (f: (b: BackendTime) => number): string => `${(100 * median(rs.map((r) => (r.backend ? f(r.backend) / r.backend.seconds : NaN)))).toFixed(1)}%`;
       lines.push(
-        `| ${label} | ${rs.map((r) => r.seconds.toFixed(2)).join(', ')} | ${fmt(median(rs.map((r) => rows / r.seconds)))} | ${ratio(name, PSQL).toFixed(2)} | ${ratio(name, LIMIT).toFixed(2)} | ${median(rs.map((r) => r.backend?.run ?? NaN)).toFixed(2)} | ${share((b) => b.asleep)} | ${share((b) => b.queue)} | ${(100 * median(rs.map((r) => r.clientWait))).toFixed(1)}% | ${median(rs.map((r) => r.serverCpu)).toFixed(2)} (${(100 * busy).toFixed(0)}%) | ${median(rs.map((r) => r.clientCpu)).toFixed(2)} |${socketFillMs > 0 ? ` ${rs.some((r) => r.fill) ? `${(100 * median(rs.map((r) => r.fill?.empty ?? NaN))).toFixed(1)}%` : '–'} |` : ''}`,
+        `| ${label} | ${rs.map((r) => r.seconds.toFixed(2)).join(', ')} | ${fmt(median(rs.map((r) => rows / r.seconds)))} | ${ratio(name, PSQL).toFixed(2)} | ${ratio(name, LIMIT).toFixed(2)} | ${median(rs.map((r) => r.backend?.run ?? NaN)).toFixed(2)} | ${share((b) => b.asleep)} | ${share((b) => b.queue)} | ${(100 * median(rs.map((r) => r.clientWait))).toFixed(1)}% | ${median(rs.map((r) => r.serverCpu)).toFixed(2)} (${(100 * busy).toFixed(0)}%) | ${median(rs.map((r) => r.clientCpu)).toFixed(2)} |${socketFillMs > 0 ? ` ${rs.some((r) => (r.fill?.readings ?? 0) > 0) ? `${(100 * median(rs.map((r) => r.fill?.empty ?? NaN))).toFixed(1)}%` : '–'} |` : ''}`,
       );
     }
     summaries.push(lines.join('\n'));
     console.log(`\n${lines.join('\n')}`);
     await admin.query(`DROP TABLE ${table}`);
+    // At SF 1 lineitem leaves ~4 GB of files (the input, psql's copy, the server's two): gone before the next table's.
+    await Promise.all(files.map((f) => fs.rm(f, { force: true })));
   }
   console.log(
     `\n# medians of ${repeat} rounds; ratios are medians of the per-round ratios of rows/s. The backend: the load's busiest (its COPY's), from /proc/<pid>/schedstat: ` +

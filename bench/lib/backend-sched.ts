@@ -38,14 +38,14 @@ function read(pid: number): Reading | undefined {
  * backend. Asleep time is the backend waiting (for its client or for I/O), measured by
  * the kernel whatever else the machine runs; run-queue time is the machine's share.
  * Readings every `everyMs` (the last one before the backend ends counts), the children
- * listed again every 10 readings, so the watcher costs its core little.
+ * listed again every 5 readings, so the watcher costs its core little.
  */
 export function watchBackends(postmaster: number, everyMs = 20): { stop(): BackendTime | undefined } {
   const before = new Set(childrenOf(postmaster));
   const seen = new Map<number, { first: Reading; last: Reading }>();
   let ticks = 0;
   const tick = (): void => {
-    if (ticks++ % 10 === 0) {
+    if (ticks++ % 5 === 0) {
       for (const pid of childrenOf(postmaster)) {
         if (before.has(pid) || seen.has(pid)) continue;
         const r = read(pid);
