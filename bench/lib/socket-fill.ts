@@ -50,8 +50,8 @@ export function watchSocketFill(socketPath: string, everyMs: number): { stop(): 
     async stop() {
       stopped = true;
       await inFlight;
-      // A reading's cost is its ss's CPU, but for the one the client ended in (its CPU is reaped then too): the median reading, times their number.
-      const cpuSeconds = costs.length === 0 ? 0 : [...costs].sort((a, b) => a - b)[Math.floor(costs.length / 2)]! * costs.length;
+      // A reading's cost is its ss's CPU, but for the one the client ended in (its CPU is reaped then too): the largest, left out.
+      const cpuSeconds = costs.reduce((a, b) => a + b, 0) - Math.max(0, ...costs);
       const from = values.findIndex((v) => v > 0);
       if (from < 0) return { readings: 0, empty: NaN, medianBytes: 0, cpuSeconds };
       let to = values.length - 1;
