@@ -127,6 +127,7 @@ export function keyedWriter(spec: KeyedSpec): ChunkWriter {
     const unlogged = (await client.query<{ u: boolean }>(`SELECT relpersistence = 'u' AS u FROM pg_class WHERE oid = to_regclass($1)`, [table])).rows[0]?.u === true;
     orderTables.set(order, { table, key, fresh: fresh && (orderTables.get(order)?.fresh ?? true), unlogged });
     const set = update.length === 0 ? 'DO NOTHING' : `DO UPDATE SET ${update.map((c) => `${quoteIdent(c)} = excluded.${quoteIdent(c)}`).join(', ')}`;
+    // OVERRIDING SYSTEM VALUE: a GENERATED ALWAYS identity column takes the file's value, as COPY gives it.
     // latest: the chunk's last row of each key. won: those whose position is above the one the order table holds
     // for their key (the order row is locked until this transaction ends, in key order: no deadlock between workers).
     const applySql = `WITH latest AS MATERIALIZED (
@@ -136,7 +137,7 @@ export function keyedWriter(spec: KeyedSpec): ChunkWriter {
         ON CONFLICT (${keys}) DO UPDATE SET ${POSITION} = excluded.${POSITION} WHERE o.${POSITION} < excluded.${POSITION}
         RETURNING ${keys}
       )
-      INSERT INTO ${table} AS t (${q(fileColumns)}) SELECT ${q(fileColumns, 'l.')} FROM latest AS l JOIN won AS w USING (${keys})
+      INSERT INTO ${table} AS t (${q(fileColumns)}) OVERRIDING SYSTEM VALUE SELECT ${q(fileColumns, 'l.')} FROM latest AS l JOIN won AS w USING (${keys})
       ON CONFLICT (${keys}) ${set}`;
     return { table, stage, fileColumns, fileIndex: BigInt(fileIndex), stageSql, applySql, order };
   }
