@@ -35,21 +35,80 @@ const POSITION = 'pgsurge_position';
  */
 const FILE_BITS = 44n;
 
-/** One input's statements, decided once before the load. */
+/** One input's plan, decided once before the load. */
 interface InputPlan {
   /** The target, schema-qualified. */
   readonly table: string;
   /** The staging table's name (in pg_temp), one per target table. */
   readonly stage: string;
-  readonly fileColumns: readonly string[];
+  readonly key: readonly string[];
+  /** The columns an update sets, where a chunk fills them; undefined: every column it fills but the key. */
+  readonly update: readonly string[] | undefined;
+  /** The columns the input fills (a chunk of JSON records under `--missing default` may fill fewer). */
+  readonly columns: readonly string[];
+  /** The table's NOT NULL columns without a default: a chunk that leaves one out updates the rows there before it inserts the new ones. */
+  readonly required: readonly string[];
   /** The input's place among the load's inputs, as the high bits of its rows' positions. */
   readonly fileIndex: bigint;
+  /** The order table (updates): the position of the row that last wrote each key. */
+  readonly order?: string;
+  /** The statements for each set of columns a chunk fills. */
+  readonly statements: Map<string, Statements>;
+}
+
+/** A chunk's statements, by the columns it fills. */
+interface Statements {
+  readonly columns: readonly string[];
   /** Creates (once per transaction) and empties the staging table. */
   readonly stageSql: string;
   /** Moves the staged rows into the target; `$1` is the chunk's first position (updates only). */
   readonly applySql: string;
-  /** The order table (updates): the position of the row that last wrote each key. */
-  readonly order?: string;
+}
+
+const q = (names: readonly string[], prefix = ''): string => names.map((n) => `${prefix}${quoteIdent(n)}`).join(', ');
+
+/** The statements for a chunk that fills `columns` (the key's columns always staged: one a chunk lacks is NULL there, and its rows are rejected). */
+function statementsFor(plan: InputPlan, action: KeyedAction, columns: readonly string[]): Statements {
+  const { table, stage, key } = plan;
+  const staged = [...columns, ...key.filter((k) => !columns.includes(k))];
+  // The staging table has the file's columns only (as the target types and collates them), no constraint:
+  // a column the file leaves out is not in the statement, so an update leaves it as it is.
+  const stageSql = `DO $pgsurge$ BEGIN
+        IF to_regclass('pg_temp.${stage}') IS NULL THEN
+          CREATE TEMP TABLE ${stage} ON COMMIT DROP AS SELECT ${q(staged)} FROM ${table} WITH NO DATA;
+          ALTER TABLE pg_temp.${stage} ADD COLUMN ${POSITION} bigint GENERATED ALWAYS AS IDENTITY (MINVALUE 0 START WITH 0);
+        END IF;
+      END $pgsurge$; TRUNCATE pg_temp.${stage} RESTART IDENTITY`;
+  const keys = q(key);
+  if (action === 'delete') {
+    const on = key.map((k) => `t.${quoteIdent(k)} = s.${quoteIdent(k)}`).join(' AND ');
+    return { columns, stageSql, applySql: `DELETE FROM ${table} AS t USING (SELECT DISTINCT ${keys} FROM pg_temp.${stage}) AS s WHERE ${on}` };
+  }
+  const update = (plan.update ?? staged).filter((c) => columns.includes(c) && !key.includes(c));
+  const set = update.length === 0 ? 'DO NOTHING' : `DO UPDATE SET ${update.map((c) => `${quoteIdent(c)} = excluded.${quoteIdent(c)}`).join(', ')}`;
+  // OVERRIDING SYSTEM VALUE: a GENERATED ALWAYS identity column takes the file's value, as COPY gives it.
+  // latest: the chunk's last row of each key. won: those whose position is above the one the order table holds
+  // for their key (the order row is locked until this transaction ends, in key order: no deadlock between workers).
+  const head = `WITH latest AS MATERIALIZED (
+        SELECT DISTINCT ON (${keys}) ${q(staged)}, $1::bigint + ${POSITION} AS ${POSITION} FROM pg_temp.${stage} ORDER BY ${keys}, ${POSITION} DESC
+      ), won AS (
+        INSERT INTO ${plan.order!} AS o (${keys}, ${POSITION}) SELECT ${keys}, ${POSITION} FROM latest ORDER BY ${keys}
+        ON CONFLICT (${keys}) DO UPDATE SET ${POSITION} = excluded.${POSITION} WHERE o.${POSITION} < excluded.${POSITION}
+        RETURNING ${keys}
+      )`;
+  const insert = (where: string): string =>
+    `INSERT INTO ${table} AS t (${q(staged)}) OVERRIDING SYSTEM VALUE SELECT ${q(staged, 'l.')} FROM latest AS l JOIN won AS w USING (${keys})${where} ON CONFLICT (${keys}) ${set}`;
+  if (!plan.required.some((c) => !staged.includes(c))) return { columns, stageSql, applySql: `${head} ${insert('')}` };
+  // The chunk leaves out a NOT NULL column without a default: INSERT … ON CONFLICT would check the row it proposes (with
+  // NULL there) before finding the conflict, so the rows there are updated first, and only the others proposed for insertion.
+  const match = (a: string, b: string): string => key.map((k) => `${a}.${quoteIdent(k)} = ${b}.${quoteIdent(k)}`).join(' AND ');
+  const assign = update.length === 0 ? `${quoteIdent(key[0]!)} = t.${quoteIdent(key[0]!)}` : update.map((c) => `${quoteIdent(c)} = s.${quoteIdent(c)}`).join(', ');
+  const applySql = `${head}, updated AS (
+        UPDATE ${table} AS t SET ${assign} FROM (SELECT l.* FROM latest AS l JOIN won AS w USING (${keys})) AS s WHERE ${match('t', 's')} RETURNING ${q(key, 't.')}
+      ), inserted AS (
+        ${insert(` WHERE NOT EXISTS (SELECT 1 FROM updated AS u WHERE ${match('u', 'l')})`)} RETURNING 1
+      ) SELECT (SELECT count(*) FROM updated) + (SELECT count(*) FROM inserted) AS applied`;
+  return { columns, stageSql, applySql };
 }
 
 /**
@@ -99,24 +158,10 @@ export function keyedWriter(spec: KeyedSpec): ChunkWriter {
     }
     const stage = `pgsurge_stage_${createHash('sha256').update(table).digest('hex').slice(0, 12)}`;
     stageTables.set(stage, input.table);
-    const q = (names: readonly string[], prefix = ''): string => names.map((n) => `${prefix}${quoteIdent(n)}`).join(', ');
-    const staged = fileColumns;
-    // The staging table has the file's columns only (as the target types and collates them), no constraint:
-    // a column the file leaves out is not in the statement, so an update leaves it as it is.
-    const stageSql = `DO $pgsurge$ BEGIN
-        IF to_regclass('pg_temp.${stage}') IS NULL THEN
-          CREATE TEMP TABLE ${stage} ON COMMIT DROP AS SELECT ${q(staged)} FROM ${table} WITH NO DATA;
-          ALTER TABLE pg_temp.${stage} ADD COLUMN ${POSITION} bigint GENERATED ALWAYS AS IDENTITY (MINVALUE 0 START WITH 0);
-        END IF;
-      END $pgsurge$; TRUNCATE pg_temp.${stage} RESTART IDENTITY`;
-    const keys = q(key);
-    if (spec.action === 'delete') {
-      const on = key.map((k) => `t.${quoteIdent(k)} = s.${quoteIdent(k)}`).join(' AND ');
-      const applySql = `DELETE FROM ${table} AS t USING (SELECT DISTINCT ${keys} FROM pg_temp.${stage}) AS s WHERE ${on}`;
-      return { table, stage, fileColumns: staged, fileIndex: BigInt(fileIndex), stageSql, applySql };
-    }
-    const update = spec.updateColumns ?? fileColumns.filter((c) => !key.includes(c));
-    const stray = update.filter((c) => !fileColumns.includes(c) || key.includes(c));
+    const required = (await tableColumns(client, input.table, input.schema)).filter((c) => c.notNull && !c.hasDefault && !c.identity).map((c) => c.name);
+    const base = { table, stage, key, columns: fileColumns, required, fileIndex: BigInt(fileIndex), statements: new Map<string, Statements>() };
+    if (spec.action === 'delete') return { ...base, update: undefined };
+    const stray = (spec.updateColumns ?? []).filter((c) => !fileColumns.includes(c) || key.includes(c));
     if (stray.length > 0) {
       throw new LoadError('bad-option', `\`--update-columns\` names ${stray.join(', ')}, which ${stray.length === 1 ? 'is' : 'are'} not a column of ${input.file} outside the key (${key.join(', ')})`, {
         hint: `choose among ${fileColumns.filter((c) => !key.includes(c)).join(', ') || '(none: the file holds only the key)'}`,
@@ -126,20 +171,7 @@ export function keyedWriter(spec: KeyedSpec): ChunkWriter {
     const fresh = load.inputs.filter((i) => qualifiedName(i.table, i.schema) === table).every((i) => load.fresh(i));
     const unlogged = (await client.query<{ u: boolean }>(`SELECT relpersistence = 'u' AS u FROM pg_class WHERE oid = to_regclass($1)`, [table])).rows[0]?.u === true;
     orderTables.set(order, { table, key, fresh: fresh && (orderTables.get(order)?.fresh ?? true), unlogged });
-    const set = update.length === 0 ? 'DO NOTHING' : `DO UPDATE SET ${update.map((c) => `${quoteIdent(c)} = excluded.${quoteIdent(c)}`).join(', ')}`;
-    // OVERRIDING SYSTEM VALUE: a GENERATED ALWAYS identity column takes the file's value, as COPY gives it.
-    // latest: the chunk's last row of each key. won: those whose position is above the one the order table holds
-    // for their key (the order row is locked until this transaction ends, in key order: no deadlock between workers).
-    const applySql = `WITH latest AS MATERIALIZED (
-        SELECT DISTINCT ON (${keys}) ${q(fileColumns)}, $1::bigint + ${POSITION} AS ${POSITION} FROM pg_temp.${stage} ORDER BY ${keys}, ${POSITION} DESC
-      ), won AS (
-        INSERT INTO ${order} AS o (${keys}, ${POSITION}) SELECT ${keys}, ${POSITION} FROM latest ORDER BY ${keys}
-        ON CONFLICT (${keys}) DO UPDATE SET ${POSITION} = excluded.${POSITION} WHERE o.${POSITION} < excluded.${POSITION}
-        RETURNING ${keys}
-      )
-      INSERT INTO ${table} AS t (${q(fileColumns)}) OVERRIDING SYSTEM VALUE SELECT ${q(fileColumns, 'l.')} FROM latest AS l JOIN won AS w USING (${keys})
-      ON CONFLICT (${keys}) ${set}`;
-    return { table, stage, fileColumns, fileIndex: BigInt(fileIndex), stageSql, applySql, order };
+    return { ...base, update: spec.updateColumns, order };
   }
 
   /** The order tables: made anew for a load that starts, kept for one that resumes (they hold what its committed chunks wrote). */
@@ -161,19 +193,23 @@ export function keyedWriter(spec: KeyedSpec): ChunkWriter {
     }
   }
 
-  const wireOf = (chunk: Chunk, plan: InputPlan): Chunk => ({ ...chunk, target: { ...chunk.target, table: plan.stage, schema: 'pg_temp', columns: plan.fileColumns } });
-
   /** The chunk's first row's position: its file's place, then its byte (a Parquet chunk: row) offset. */
   const firstPosition = (chunk: Chunk, plan: InputPlan): string => String((plan.fileIndex << FILE_BITS) + BigInt(chunk.location.byteOffset));
 
   function writer(inner: ChunkWriter | undefined): ChunkWriter {
     async function send(client: pg.Client, chunk: Chunk, begin: boolean): Promise<ChunkResult> {
       const plan = planOf(chunk);
-      await client.query(`${begin ? 'BEGIN; ' : ''}${plan.stageSql}`);
-      const staged = wireOf(chunk, plan);
+      const columns = chunk.target.columns ?? plan.columns;
+      const id = columns.join('\u0000');
+      let sql = plan.statements.get(id);
+      if (sql === undefined) plan.statements.set(id, (sql = statementsFor(plan, spec.action, columns)));
+      await client.query(`${begin ? 'BEGIN; ' : ''}${sql.stageSql}`);
+      const staged: Chunk = { ...chunk, target: { ...chunk.target, table: plan.stage, schema: 'pg_temp', columns } };
       const read = inner !== undefined ? (await inner.writeRows(client, staged)).loaded : await streamCopy(client, copySql(staged.target), chunk.data);
-      const applied = await client.query(plan.applySql, spec.action === 'update' ? [firstPosition(chunk, plan)] : []);
-      const done = applied.rowCount ?? 0;
+      const applied = await client.query(sql.applySql, spec.action === 'update' ? [firstPosition(chunk, plan)] : []);
+      // The two-step form counts its rows in its one result row; the one-step form in its row count.
+      const counted = (applied.rows[0] as { applied?: string } | undefined)?.applied;
+      const done = counted !== undefined ? Number(counted) : (applied.rowCount ?? 0);
       return { loaded: done, skipped: read - done };
     }
     return {
