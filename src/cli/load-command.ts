@@ -14,6 +14,9 @@ import { EXIT, PartFailed, printError } from './errors.js';
 import { addInputOptions, type InputFlags } from './input-flags.js';
 import { addWriterOptions, writerSpecFromFlags, type WriterFlags } from './writer-options.js';
 import { writerFor } from '../writer/writer-for.js';
+import { chooseKey } from '../writer/keyed/table-key.js';
+import { connect, type Target } from '../cluster/target.js';
+import type { LoadTarget } from '../core/chunk.js';
 import { addObserveOptions, observeLoad, stoppedEvent, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
 import { parseLoadId } from './parse-options.js';
 import { onStopSignals } from './stop-signals.js';
@@ -105,11 +108,33 @@ Examples:
   });
 }
 
+/**
+ * `--mode delete`: a file read by position (no --columns, no --header match, not JSON or
+ * Parquet) holds the key's columns, those of --key or else the table's primary key (or its
+ * only unique key).
+ */
+async function keyColumnInputs(inputs: readonly LoadTarget[], key: readonly string[] | undefined, target: Target): Promise<LoadTarget[]> {
+  const byPosition = (i: LoadTarget): boolean => i.columns === undefined && i.input?.header !== 'match' && i.format !== 'json' && i.format !== 'ndjson' && i.format !== 'parquet';
+  if (!inputs.some(byPosition)) return [...inputs];
+  const client = key === undefined ? await connect(target.config) : undefined;
+  try {
+    const out: LoadTarget[] = [];
+    for (const i of inputs) out.push(byPosition(i) ? { ...i, columns: key ?? (await chooseKey(client!, i.table, i.schema, undefined, '--mode delete')) } : i);
+    return out;
+  } finally {
+    await client?.end().catch(() => undefined);
+  }
+}
+
 async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> {
-  const inputs = planInputs(files, { ...flags, input: flags });
+  let inputs = planInputs(files, { ...flags, input: flags });
   const writerSpec = writerSpecFromFlags(flags);
   const writer = writerFor({ ...writerSpec, workers: flags.workers, wasm: wireWasmFromEnv() });
   const target = await openTarget(flags);
+  if (writerSpec.mode === 'delete') inputs = await keyColumnInputs(inputs, flags.key, target).catch(async (error: unknown) => {
+    await target.release();
+    throw error;
+  });
   if (flags.durability === 'unsafe' && target.managed !== undefined) process.stderr.write(UNSAFE_WARNING);
   const say = !flags.quiet && !flags.json;
   if (say && target.managed !== undefined) process.stderr.write(`pgsurge: into the ${target.description}\n`);

@@ -30,6 +30,16 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
   let releaseShards = async (): Promise<void> => undefined;
   try {
     const plan = await planLoad(control, inputs, options, checked, target, reporter);
+    // An upsert's or a delete's key and order table, before a row moves.
+    const keyed = options.writer;
+    await keyed?.planLoad?.(control, {
+      loadId: plan.loadId,
+      inputs: plan.planned,
+      withLedger: plan.withLedger,
+      fresh: (input) => !plan.withLedger || plan.coveredOf(input).ranges.length === 0,
+      part: plan.part !== undefined,
+      citus: plan.citus !== undefined,
+    });
 
     // Open. Reject files: rebuilt from the ledger, so a crash between a chunk's COMMIT and the file write loses nothing.
     const rejects = new LoadRejects(inputs, plan.rejectPaths, plan.loadId, plan.ledger, plan.withLedger);
@@ -55,7 +65,14 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     }
 
     // Finish: first error wins.
-    return await finishLoad(control, target, { inputs, plan, readers }, { firstError, signal, workers: clients.length, writer, rejects, routing });
+    let completed = false;
+    try {
+      const summary = await finishLoad(control, target, { inputs, plan, readers }, { firstError, signal, workers: clients.length, writer, rejects, routing });
+      completed = true;
+      return summary;
+    } finally {
+      if (keyed?.endLoad) await withLiveClient(control, target, (c) => keyed.endLoad!(c, completed)).catch(() => undefined);
+    }
   } finally {
     // Shard moves may go on (a load that stopped before its end check); ending the session releases the load's advisory lock.
     await releaseShards();
