@@ -1,5 +1,6 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { formatCount } from '../core/format-count.js';
+import { LoadError } from '../core/load-error.js';
 import { openTarget } from './open-target.js';
 import { LoadStopped } from '../load/load-stopped.js';
 import type { Format } from '../input/formats.js';
@@ -112,6 +113,9 @@ Examples:
 }
 
 async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> {
+  if (flags.distributeBy !== undefined && flags.create !== true) {
+    throw new LoadError('bad-option', '--distribute-by says how --create makes a Citus table: it needs --create', { hint: 'add --create, or drop --distribute-by for a table that exists' });
+  }
   const inputs = planInputs(files, { ...flags, input: flags });
   const writerSpec = writerSpecFromFlags(flags);
   const writer = writerFor({ ...writerSpec, workers: flags.workers, wasm: wireWasmFromEnv() });
