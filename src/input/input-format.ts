@@ -43,6 +43,9 @@ export interface InputFormat {
   describe(target: LoadTarget, options?: DescribeOptions): Promise<FileDescription>;
 }
 
+/** Records `describe` samples when not told how many. */
+export const DEFAULT_SAMPLE = 30_000;
+
 /** How much of a file `describe` looks at. */
 export interface DescribeOptions {
   /** Records to sample (taken from the file's start, middle and end); `all` reads the whole file. */
@@ -88,7 +91,10 @@ export interface SniffedDialect {
 
 /** A column a file declares or shows: its name, and its PostgreSQL type and nullability when the file declares them. */
 export interface DescribedColumn {
+  /** The column's name: for a name the file shows (a header, a JSON key), made an identifier a DBA would type (`Order Date` → `order_date`). */
   readonly name: string;
+  /** The name as the file shows it (a header's field, a JSON key), when `name` differs from it: what JSON values are found by. */
+  readonly key?: string;
   /** `bigint`, `numeric(15,2)`, `text[]`…; undefined when the file does not say (a header, JSON keys). */
   readonly type?: string;
   /** True when the file says a value is never null (a Parquet REQUIRED field). */

@@ -49,9 +49,6 @@ export const jsonFormat: InputFormat = {
   // A JSON array's chunks keep their rows as converted (one COPY text line each).
   sourceFramer: (target) => (target.format === 'json' ? copyLines() : framer(target)),
   wireFramer: copyLines,
-  /** The keys of the first objects (types unknown: JSON does not declare them). */
-  async describe(target) {
-    const keys = target.format === 'ndjson' ? await ndjsonKeys(target) : await jsonArrayKeys(target);
-    return { columns: keys.names.map((name) => ({ name })), sampled: keys.sampled, whole: keys.whole };
-  },
+  /** The keys of the first objects (or of all of them), typed from their values. */
+  describe: (target, options = {}) => (target.format === 'ndjson' ? ndjsonKeys(target, options) : jsonArrayKeys(target, options)),
 };

@@ -2,15 +2,16 @@ import type { LoadTarget } from '../../core/chunk.js';
 import { LoadError } from '../../core/load-error.js';
 import { decoderFor, isUtf8 } from '../encodings.js';
 import { fileBlocks } from '../file-blocks.js';
+import { DEFAULT_SAMPLE, type DescribeOptions, type FileDescription } from '../input-format.js';
 import { dropBom } from '../record-window.js';
+import { jsonColumns } from './json-types.js';
 import { arrayElements, JsonSyntaxError, scanValue, skipSpace } from './json-scan.js';
 
-/** How much of a file is read for its keys, and how many objects are looked at. */
-const HEAD_BYTES = 1 << 20;
-const OBJECTS = 100;
+/** How much of a file is read for its keys and their types (`sample: 'all'`: all of it), and how many objects are looked at by default. */
+const HEAD_BYTES = 16 << 20;
 
-/** The file's first bytes (after a byte-order mark), up to `HEAD_BYTES`, as text; `whole` when that is the whole file. */
-async function head(target: LoadTarget): Promise<{ text: string; whole: boolean }> {
+/** The file's first bytes (after a byte-order mark), up to `limit`, as text; `whole` when that is the whole file. */
+async function head(target: LoadTarget, limit: number): Promise<{ text: string; whole: boolean }> {
   const blocks = fileBlocks(target, 64 * 1024);
   const parts: Buffer[] = [];
   let bytes = 0;
@@ -19,7 +20,7 @@ async function head(target: LoadTarget): Promise<{ text: string; whole: boolean 
     for await (const block of (await dropBom(blocks)).rest) {
       parts.push(block);
       bytes += block.length;
-      if (bytes >= HEAD_BYTES) {
+      if (bytes >= limit) {
         whole = false;
         break;
       }
@@ -33,23 +34,18 @@ async function head(target: LoadTarget): Promise<{ text: string; whole: boolean 
   return { text, whole };
 }
 
-/** The keys a file's first objects show, how many objects were looked at, and whether they were all the file holds. */
-export interface JsonKeys {
-  readonly names: string[];
-  readonly sampled: number;
-  readonly whole: boolean;
+/** The keys a file's first objects show, in the order they first appear, typed from their values. */
+function keysOf(objects: readonly unknown[], whole: boolean): FileDescription {
+  return { columns: jsonColumns(objects), sampled: objects.length, whole };
 }
 
-/** The keys of `objects`, in the order they first appear. */
-function keysOf(objects: readonly unknown[], whole: boolean): JsonKeys {
-  const keys = new Set<string>();
-  for (const o of objects) if (o !== null && typeof o === 'object' && !Array.isArray(o)) for (const key of Object.keys(o)) keys.add(key);
-  return { names: [...keys], sampled: objects.length, whole };
-}
+const limits = (options: DescribeOptions): { bytes: number; objects: number } =>
+  options.sample === 'all' ? { bytes: Infinity, objects: Infinity } : { bytes: HEAD_BYTES, objects: options.sample ?? DEFAULT_SAMPLE };
 
 /** The keys of an NDJSON file's first objects (lines that are not a JSON object are passed over; a line cut by the end of the head is not read). */
-export async function ndjsonKeys(target: LoadTarget): Promise<JsonKeys> {
-  const { text, whole } = await head(target);
+export async function ndjsonKeys(target: LoadTarget, options: DescribeOptions): Promise<FileDescription> {
+  const { bytes, objects: OBJECTS } = limits(options);
+  const { text, whole } = await head(target, bytes);
   const lines = text.split('\n');
   if (!whole) lines.pop();
   const objects: unknown[] = [];
@@ -70,11 +66,12 @@ export async function ndjsonKeys(target: LoadTarget): Promise<JsonKeys> {
 }
 
 /** The keys of the first objects of a JSON array: the document, or the array at `--json-path` (keys joined by dots). */
-export async function jsonArrayKeys(target: LoadTarget): Promise<JsonKeys> {
-  const { text, whole } = await head(target);
+export async function jsonArrayKeys(target: LoadTarget, options: DescribeOptions): Promise<FileDescription> {
+  const { bytes, objects: OBJECTS } = limits(options);
+  const { text, whole } = await head(target, bytes);
   const path = target.input?.jsonPath;
   if (path !== undefined) {
-    if (!whole) throw new LoadError('bad-input', `${target.file}: the array at --json-path ${path} is described from documents up to ${HEAD_BYTES >> 20} MiB`);
+    if (!whole) throw new LoadError('bad-input', `${target.file}: the array at --json-path ${path} is described from documents up to ${HEAD_BYTES >> 20} MiB`, { hint: 'give --sample all to read the whole document' });
     let value: unknown = JSON.parse(text);
     for (const key of path.split('.')) value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
     if (!Array.isArray(value)) throw new LoadError('bad-input', `${target.file}: no array at --json-path ${path}`);
