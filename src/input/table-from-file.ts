@@ -99,7 +99,10 @@ export async function describeForCreate(inputs: readonly LoadTarget[], options: 
     const createSql = createTableFromFile(input.table, input.schema, description);
     const { dialect } = description;
     const given = input.input ?? {};
-    const read = dialect !== undefined ? dialectInputOptions(input.format, dialect, given) : given;
+    // JSON keys made identifiers: each column is filled from its key.
+    const renamed = description.columns.filter((c) => c.key !== undefined && c.key !== c.name);
+    const keyed = renamed.length > 0 ? { ...given, keys: Object.fromEntries(renamed.map((c) => [c.name, c.key!])) } : given;
+    const read = dialect !== undefined ? dialectInputOptions(input.format, dialect, keyed) : keyed;
     const datestyle = dialect?.datestyle;
     out.push({ ...input, input: read, described: { description, createSql, ...(datestyle ? { datestyle } : {}) } });
   }
@@ -121,6 +124,9 @@ export function describedLine(input: LoadTarget): string | undefined {
 export function sampledTypesHint(inputs: readonly LoadTarget[]): string | undefined {
   const sampled = inputs.filter((i) => i.described !== undefined && !i.described.description.whole);
   if (sampled.length === 0) return undefined;
-  const tables = [...new Set(sampled.map((i) => sqlQualifiedName(i.table, i.schema)))].join(', ');
-  return `the types of ${tables} were sniffed from a sample: a later value that does not fit its column's type is rejected. Load again with --sample all (reads the whole file first), or widen the column (ALTER TABLE ${sampled[0] ? sqlQualifiedName(sampled[0].table, sampled[0].schema) : ''} ALTER COLUMN <column> TYPE text) and load the reject file`;
+  // A dry run's temporary table is named as the table it stands for.
+  const nameOf = (i: LoadTarget): string => sqlQualifiedName(i.table, i.schema === 'pg_temp' ? undefined : i.schema);
+  const tables = [...new Set(sampled.map(nameOf))].join(', ');
+  const first = nameOf(sampled[0]!);
+  return `the types of ${tables} were sniffed from a sample of the file, and a value later in it that does not fit its column's type is rejected: drop the table and load again with --sample all (which reads the whole file first), or widen the column (ALTER TABLE ${first} ALTER COLUMN <column> TYPE text, the column the reject file's .log names) and load the reject file into it`;
 }

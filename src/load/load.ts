@@ -73,7 +73,8 @@ export async function load(named: readonly LoadTarget[], asked: LoadOptions, tar
     // Finish: first error wins.
     const summary = await finishLoad(control, target, { inputs, plan, readers }, { firstError, signal, workers: clients.length, writer, rejects, routing });
     const hint = summary.total.rejected > 0 ? sampledTypesHint(inputs) : undefined;
-    return hint === undefined ? summary : { ...summary, hints: [hint] };
+    const sniffed = inputs.flatMap((i) => describedLine(i) ?? []);
+    return { ...summary, ...(sniffed.length > 0 ? { sniffed } : {}), ...(hint === undefined ? {} : { hints: [hint] }) };
   } finally {
     // Shard moves may go on (a load that stopped before its end check); ending the session releases the load's advisory lock.
     await releaseShards();

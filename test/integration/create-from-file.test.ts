@@ -29,8 +29,8 @@ after(async () => {
 const db = (): string[] => ['--db', testUrl(), '--schema', SCHEMA];
 
 /** The last line of `--json`'s output: the summary event. */
-function summaryOf(stdout: string): { total: Accounting; rejectFiles?: { path: string; rows: number }[]; hints?: string[]; dryRun?: boolean } {
-  const s = JSON.parse(stdout.trim().split('\n').at(-1)!) as { total: Accounting; rejectFiles?: { path: string; rows: number }[]; hints?: string[]; dryRun?: boolean };
+function summaryOf(stdout: string): { total: Accounting; rejectFiles?: { path: string; rows: number }[]; hints?: string[]; sniffed?: string[]; dryRun?: boolean } {
+  const s = JSON.parse(stdout.trim().split('\n').at(-1)!) as { total: Accounting; rejectFiles?: { path: string; rows: number }[]; hints?: string[]; sniffed?: string[]; dryRun?: boolean };
   const { read, loaded, rejected, skipped } = s.total;
   return { ...s, total: { read, loaded, rejected, skipped } };
 }
@@ -147,6 +147,107 @@ describe('load --create from the file', () => {
     for (const r of runs) assert.equal(r.code, 0, r.stderr);
     const n = await client.query<{ n: number; d: number }>(`SELECT count(*)::int AS n, count(DISTINCT n)::int AS d FROM ${SCHEMA}.at_once`);
     assert.deepEqual(n.rows[0], { n: 3000, d: 3000 });
+  });
+});
+
+describe('load --create from a text or JSON file: the sniffed dialect and types', () => {
+  it('a semicolon CSV in Windows-1252 with CRLF, a header, NA for NULL, DD/MM/YYYY dates and quoted newlines', async () => {
+    const lines = ['Kunde;Betrag;Datum;Notiz;Aktiv'];
+    const want: string[] = [];
+    for (let i = 1; i <= 400; i++) {
+      const day = `${String((i % 28) + 1).padStart(2, '0')}`;
+      const month = `${String((i % 12) + 1).padStart(2, '0')}`;
+      const note = i % 10 === 0 ? 'NA' : i % 7 === 0 ? '"zwei\r\nZeilen; mit ""Semikolon"""' : `Köln ${i}`;
+      lines.push(`${i};${i}.25;${day}/${month}/2021;${note};${i % 2 ? 'ja' : 'nein'}`);
+      const noteText = i % 10 === 0 ? '\\N' : i % 7 === 0 ? 'zwei\\r\\nZeilen; mit "Semikolon"' : `Köln ${i}`;
+      want.push(`${i}|${i}.25|2021-${month}-${day}|${noteText}|${i % 2 ? 'ja' : 'nein'}`);
+    }
+    const file = path.join(dir, 'kunden.csv');
+    await fs.writeFile(file, Buffer.from(`${lines.join('\r\n')}\r\n`, 'latin1'));
+    const r = await runCli(['load', file, '--create', '--json', '-w', '2', ...db()]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(summaryOf(r.stdout).sniffed?.[0] ?? '', /kunden\.csv: csv, read as --header --delimiter ';' --encoding WIN1252 --null NA \(DateStyle ISO, DMY\)/);
+    assert.deepEqual(summaryOf(r.stdout).total, { read: 400, loaded: 400, rejected: 0, skipped: 0 });
+    assert.deepEqual(await columnTypes('kunden'), [
+      ['kunde', 'smallint', false],
+      ['betrag', 'numeric', false],
+      ['datum', 'date', false],
+      ['notiz', 'text', false],
+      ['aktiv', 'text', false],
+    ]);
+    assert.equal(digest(await tableRecords(client, `${SCHEMA}.kunden`)), digest(want));
+  });
+
+  it('NDJSON: nested objects jsonb, arrays of one type arrays, mixed jsonb, a key seen once, keys made identifiers', async () => {
+    const objects = Array.from({ length: 300 }, (_, i) => ({
+      id: i,
+      'Full Name': `n${i}`,
+      tags: ['a', `t${i}`],
+      meta: { k: i },
+      mixed: i % 2 ? [1, 'x'] : [2],
+      when: `2024-03-${String((i % 28) + 1).padStart(2, '0')}`,
+      ok: i % 3 === 0,
+      ...(i === 250 ? { late: 'yes' } : {}),
+    }));
+    const file = path.join(dir, 'things.ndjson');
+    await fs.writeFile(file, objects.map((o) => `${JSON.stringify(o)}\n`).join(''));
+    const r = await runCli(['load', file, '--create', '--json', '-w', '2', ...db()]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(await columnTypes('things'), [
+      ['id', 'smallint', false],
+      ['full_name', 'text', false],
+      ['tags', 'text[]', false],
+      ['meta', 'jsonb', false],
+      ['mixed', 'jsonb', false],
+      ['when_', 'date', false],
+      ['ok', 'boolean', false],
+      ['late', 'text', false],
+    ]);
+    const want = objects.map((o) => [o.id, o['Full Name'], `{a,t${o.id}}`, `{"k": ${o.id}}`, o.id % 2 ? '[1, "x"]' : '[2]', o.when, o.ok ? 't' : 'f', 'late' in o ? o.late : '\\N'].join('|'));
+    assert.equal(digest(await tableRecords(client, `${SCHEMA}.things`)), digest(want));
+  });
+
+  it('a JSON array: integers, text with nulls, uuids', async () => {
+    const objects = Array.from({ length: 120 }, (_, i) => ({ a: i * 1000, b: i % 5 === 0 ? null : `v${i}`, u: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}` }));
+    const file = path.join(dir, 'arr.json');
+    await fs.writeFile(file, JSON.stringify(objects));
+    const r = await runCli(['load', file, '--create', '--json', ...db()]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(await columnTypes('arr'), [
+      ['a', 'integer', false],
+      ['b', 'text', false],
+      ['u', 'uuid', false],
+    ]);
+    assert.equal(digest(await tableRecords(client, `${SCHEMA}.arr`)), digest(objects.map((o) => `${o.a}|${o.b ?? '\\N'}|${o.u}`)));
+  });
+
+  it('a value past the sample that does not fit the sniffed type is a reject with its row and a hint, in a dry run as in the load; --sample all types the column to hold it', async () => {
+    const n = 60_000;
+    const bad = Math.floor(n * 0.75);
+    const rows = Array.from({ length: n }, (_, i) => (i === bad ? `${i},about 3` : `${i},${i}.5`));
+    const file = path.join(dir, 'prices.csv');
+    await fs.writeFile(file, `id,price\n${rows.join('\n')}\n`);
+    const dry = await runCli(['load', file, '--create', '--sample', '300', '--dry-run', '--json', '-w', '2', ...db()]);
+    assert.equal((await client.query(`SELECT to_regclass('${SCHEMA}.prices') AS t`)).rows[0].t, null);
+    const r = await runCli(['load', file, '--create', '--sample', '300', '--json', '-w', '2', ...db()]);
+    for (const run of [dry, r]) {
+      assert.equal(run.code, 3, run.stderr);
+      assert.deepEqual(summaryOf(run.stdout).total, { read: n, loaded: n - 1, rejected: 1, skipped: 0 });
+      assert.match(run.stderr, /hint: the types of (it_create_from_file\.)?prices were sniffed from a sample .* --sample all .*ALTER TABLE (it_create_from_file\.)?prices ALTER COLUMN <column> TYPE text/);
+      assert.match(summaryOf(run.stdout).hints?.[0] ?? '', /--sample all/);
+      assert.equal(await fs.readFile(summaryOf(run.stdout).rejectFiles![0]!.path, 'utf8'), `${bad},about 3\n`);
+    }
+    assert.deepEqual(await columnTypes('prices'), [
+      ['id', 'integer', false],
+      ['price', 'numeric', false],
+    ]);
+    const all = await runCli(['load', file, '-t', 'prices_all', '--create', '--sample', 'all', '--json', ...db()]);
+    assert.equal(all.code, 0, all.stderr);
+    assert.deepEqual(await columnTypes('prices_all'), [
+      ['id', 'integer', false],
+      ['price', 'text', false],
+    ]);
+    assert.deepEqual(summaryOf(all.stdout).total, { read: n, loaded: n, rejected: 0, skipped: 0 });
   });
 });
 
