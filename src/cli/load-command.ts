@@ -94,6 +94,8 @@ Exit codes: 0 every row loaded, 3 loaded but some rows rejected (see the reject 
 
 Examples:
   pgsurge load lineitem.tbl --create          # into the managed cluster, table lineitem
+  pgsurge load trips.parquet --create         # the table from the Parquet schema (pgsurge schema trips.parquet prints it)
+  pgsurge load sales.csv --create --dry-run   # the dialect and types sniffed; what would load or be rejected, nothing written
   pgsurge load data.csv -t events --db postgresql://me@db1/prod -w 4
   pgsurge dbt3 gen --scale 1 --tables lineitem --out - | pgsurge load - -t lineitem -f tbl --create
   pgsurge load events.csv --mode insert --insert-style values --batch-rows 1000 --on-conflict skip

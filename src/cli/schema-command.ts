@@ -3,7 +3,8 @@ import { createTableSql } from '../datasets/table-ddl.js';
 import type { Format } from '../input/formats.js';
 import { describeForCreate, dialectFlags, describedLine } from '../input/table-from-file.js';
 import { formatOption } from './common-options.js';
-import { addInputOptions, type InputFlags } from './input-flags.js';
+import { Option } from 'commander';
+import { parseEncodingFlag, parseHeaderMode, parseSingleByte, type InputFlags } from './input-flags.js';
 import { parseSample } from './parse-options.js';
 import { planInputs } from './plan-inputs.js';
 
@@ -29,7 +30,15 @@ export function registerSchemaCommand(program: Command): void {
     .option('--schema <name>', 'its schema (default: none, the search_path\'s)')
     .option('--sample <N|all>', 'records to sniff the types from, taken across the file; all reads the whole file', parseSample)
     .option('--json', 'one JSON object: the table, the CREATE TABLE, the columns, the dialect and the load flags');
-  addInputOptions(cmd);
+  // The flags that say how the file is written (as for load): a flag given is the dialect, not sniffed.
+  cmd
+    .addOption(new Option('--header [match]', 'the first line is a header (csv, text, tbl)').argParser(parseHeaderMode))
+    .addOption(new Option('--delimiter <char>', 'field delimiter (text, csv)').argParser((v) => parseSingleByte('--delimiter', v)))
+    .option('--null <string>', 'the string that means NULL')
+    .addOption(new Option('--quote <char>', 'CSV quote character').argParser((v) => parseSingleByte('--quote', v)))
+    .addOption(new Option('--escape <char>', 'CSV escape character').argParser((v) => parseSingleByte('--escape', v)))
+    .addOption(new Option('--encoding <name>', 'input encoding').argParser(parseEncodingFlag))
+    .option('--json-path <path>', 'JSON arrays: the array inside the document, keys joined by dots');
   cmd.action(async (file: string, flags: SchemaFlags) => {
     const [named] = planInputs([file], { ...flags, input: flags });
     const [input] = await describeForCreate([named!], flags.sample === undefined ? {} : { sample: flags.sample });
