@@ -58,10 +58,12 @@ export type DateOrder = 'DMY' | 'MDY';
 const BOOLEANS = new Set(['t', 'true', 'f', 'false', 'y', 'yes', 'n', 'no', 'on', 'off']);
 const INTEGER = /^[ \t]*[+-]?(0|[1-9][0-9]*)[ \t]*$/;
 const DECIMAL = /^[ \t]*[+-]?(0|[1-9][0-9]*)?(\.[0-9]*)?([eE][+-]?[0-9]{1,3})?[ \t]*$/;
+/** What a number can start with (after blanks): a digit, a sign, a point, `inf…` or `nan`. */
+const NUMBER_LEAD = /^[ \t]*[0-9+\-.iInN]/;
 const FLOAT_WORDS = /^[ \t]*([+-]?infinity|nan)[ \t]*$/i;
-const ISO_DATE = /^([0-9]{4})-([0-9]{2})-([0-9]{2})/;
+const ISO_DATE = /^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})/;
 const DMY_DATE = /^([0-9]{1,2})([/.-])([0-9]{1,2})\2([0-9]{4})/;
-const TIME_OF_DAY = /^([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{1,6})?)?/;
+const TIME_OF_DAY = /^([0-9]{1,2}):[0-5][0-9](:[0-5][0-9](\.[0-9]{1,9})?)?( ?[AaPp][Mm])?/;
 const ZONE = /^(Z|[+-](0[0-9]|1[0-4])(:?[0-5][0-9])?)$/;
 const UUID_TEXT = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 /** `\u0000` (jsonb refuses it) or a lone surrogate escape (refused in a UTF8 database). */
@@ -108,11 +110,18 @@ interface Fit {
 
 function numberFits(v: string, mask: number, fit: Fit): void {
   if (INTEGER.test(v)) {
-    const n = BigInt(v.trim());
+    const digits = v.trim();
     let m = NUMERIC | FLOAT8 | INT8 | INT4 | INT2;
-    if (n < -(2n ** 63n) || n >= 2n ** 63n) m &= ~INT8;
-    if (n < -(2n ** 31n) || n >= 2n ** 31n) m &= ~INT4;
-    if (n < -32768n || n > 32767n) m &= ~INT2;
+    if (digits.length <= 15) {
+      // Exact as a double: no BigInt needed.
+      const n = Number(digits);
+      if (n < -(2 ** 31) || n >= 2 ** 31) m &= ~INT4;
+      if (n < -32768 || n > 32767) m &= ~INT2;
+    } else {
+      const n = BigInt(digits);
+      if (n < -(2n ** 63n) || n >= 2n ** 63n) m &= ~INT8;
+      m &= ~(INT4 | INT2);
+    }
     fit.mask |= m & mask;
     return;
   }
@@ -130,8 +139,16 @@ function numberFits(v: string, mask: number, fit: Fit): void {
   if (hasExponent) fit.exponent = true;
 }
 
+/** The length of a time of day at the start of `v` (24-hour, or 12-hour with AM or PM), or -1. */
+function timeOfDay(v: string): number {
+  const m = TIME_OF_DAY.exec(v);
+  if (m === null) return -1;
+  const hour = Number(m[1]);
+  return hour <= (m[4] === undefined ? 23 : 12) ? m[0].length : -1;
+}
+
 function temporalFits(v: string, mask: number, fit: Fit): void {
-  if (mask & TIME && TIME_OF_DAY.exec(v)?.[0].length === v.length) fit.mask |= TIME;
+  if (mask & TIME && timeOfDay(v) === v.length) fit.mask |= TIME;
   if ((mask & (DATE | TIMESTAMP | TIMESTAMPTZ)) === 0) return;
   const date = datePart(v);
   if (date === undefined) return;
@@ -140,15 +157,17 @@ function temporalFits(v: string, mask: number, fit: Fit): void {
     fit.dmy = date.dmy;
     fit.mdy = date.mdy;
   }
+  // A date or a timestamp without an offset fits timestamptz too (read in the session's TimeZone):
+  // a column mixing them with zoned timestamps is timestamptz.
   if (date.rest === '') {
-    fit.mask |= (DATE | TIMESTAMP) & mask;
+    fit.mask |= (DATE | TIMESTAMP | TIMESTAMPTZ) & mask;
     return;
   }
   if (date.rest[0] !== ' ' && date.rest[0] !== 'T') return;
-  const time = TIME_OF_DAY.exec(date.rest.slice(1));
-  if (time === null) return;
-  const zone = date.rest.slice(1 + time[0].length);
-  if (zone === '') fit.mask |= TIMESTAMP & mask;
+  const time = timeOfDay(date.rest.slice(1));
+  if (time < 0) return;
+  const zone = date.rest.slice(1 + time);
+  if (zone === '') fit.mask |= (TIMESTAMP | TIMESTAMPTZ) & mask;
   else if (ZONE.test(zone)) fit.mask |= TIMESTAMPTZ & mask;
 }
 
@@ -165,9 +184,8 @@ function jsonFits(v: string): boolean {
 /** The types of `mask` that value `v` fits (never NULL: the caller leaves NULLs out). */
 function fitsOf(v: string, mask: number, fit: Fit): void {
   const c = v.charCodeAt(0);
-  const lead = v.trimStart()[0] ?? '';
-  if (mask & BOOL && BOOLEANS.has(v.trim().toLowerCase())) fit.mask |= BOOL;
-  if (mask & (INT2 | INT4 | INT8 | NUMERIC | FLOAT8) && /[0-9+\-.iInN]/.test(lead)) numberFits(v, mask, fit);
+  if (mask & BOOL && v.length <= 7 && BOOLEANS.has(v.trim().toLowerCase())) fit.mask |= BOOL;
+  if (mask & (INT2 | INT4 | INT8 | NUMERIC | FLOAT8) && NUMBER_LEAD.test(v)) numberFits(v, mask, fit);
   if (mask & (DATE | TIME | TIMESTAMP | TIMESTAMPTZ) && c >= 0x30 && c <= 0x39) temporalFits(v, mask, fit);
   if (mask & UUID && v.length === 36 && UUID_TEXT.test(v)) fit.mask |= UUID;
   if (mask & JSONB && (c === 0x7b || c === 0x5b) && jsonFits(v)) fit.mask |= JSONB;
@@ -241,10 +259,4 @@ export class ColumnTypes {
     }
     return { type: 'text' };
   }
-}
-
-/** The narrower of two sniffed types' order (for comparing with another sniffer): its index, text last. */
-export function typeRank(type: SniffedType): number {
-  const i = NARROWEST.findIndex(([, t]) => t === type);
-  return i < 0 ? NARROWEST.length : i;
 }

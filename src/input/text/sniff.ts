@@ -104,7 +104,8 @@ function parseCsv(s: string, from: number, rules: FieldRules, final: boolean, ma
       break;
     }
     if (!complete) break;
-    records.push({ values, raws });
+    // The end-of-data marker alone on a line is no record.
+    if (!(values.length === 1 && raws[0] === '\\.')) records.push({ values, raws });
     consumed = i;
   }
   return { records, consumed, irregular };
@@ -133,8 +134,11 @@ function parseText(s: string, from: number, rules: FieldRules, final: boolean, m
     if (end >= s.length && !final) break;
     let line = s.slice(i, Math.min(end, s.length));
     if (rules.format === 'tbl' && line.endsWith('|') && !line.endsWith('\\|')) line = line.slice(0, -1);
-    const raws = splitText(line, rules.delimiter);
-    records.push({ values: raws.map(unescapeText), raws });
+    // The end-of-data marker is no record.
+    if (line !== '\\.') {
+      const raws = splitText(line, rules.delimiter);
+      records.push({ values: raws.map(unescapeText), raws });
+    }
     i = end < s.length ? endOfLine(s, end) : s.length;
     consumed = i;
   }
@@ -197,7 +201,10 @@ export function sniffFieldRules(head: string, format: TextFormat, final: boolean
         const rules = { format, delimiter, quote, escape };
         const parsed = parseRecords(head, 0, rules, final, DIALECT_RECORDS);
         const { fields, share } = modalFields(parsed.records);
-        const score = [fields > 1 ? 1 : 0, Math.round(share * 100), -parsed.irregular, fields, -di, -qi, -ei];
+        // The first record (a header, often) as wide as the rest counts first: `a|b` over `1|2,5` is split at `|`.
+        const firstFits = parsed.records[0]?.values.length === fields ? 1 : 0;
+        // No candidate splitting records into several fields: COPY's default delimiter.
+        const score = fields > 1 ? [1, firstFits, Math.round(share * 100), -parsed.irregular, fields, -di, -qi, -ei] : [0, 0, 0, 0, 0, -di, -qi, -ei];
         if (best === undefined || compareScores(score, best.score) > 0) best = { rules, score };
       }
     }
@@ -211,7 +218,7 @@ function compareScores(a: readonly number[], b: readonly number[]): number {
 }
 
 /** Strings read as NULL that files use; COPY reads one of them (`null`) as NULL. */
-const NULL_MARKERS = ['', '\\N', 'NULL', 'null', 'NA', 'N/A', 'n/a', 'None', 'nil'];
+const NULL_MARKERS = new Set(['', '\\N', 'NULL', 'null', 'NA', 'N/A', 'n/a', 'None', 'nil']);
 const DEFAULT_NULL: Record<TextFormat, string> = { csv: '', text: '\\N', tbl: '\\N' };
 
 /** The columns of a delimited file, as sniffed. */
@@ -272,7 +279,7 @@ export class TextColumns {
   }
 
   private isMarker(raw: string): boolean {
-    return this.givenNull !== undefined ? raw === this.givenNull : NULL_MARKERS.includes(raw);
+    return this.givenNull !== undefined ? raw === this.givenNull : raw.length <= 4 && NULL_MARKERS.has(raw);
   }
 
   result(): SniffedColumns {

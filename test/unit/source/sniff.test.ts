@@ -80,7 +80,7 @@ describe('a column is the narrowest type all its values fit', () => {
     assert.equal(typeOf('24:00:01'), 'text');
     assert.equal(typeOf('2024-01-02 03:04:05', '2024-01-02T03:04', '2024-01-03'), 'timestamp');
     assert.equal(typeOf('2024-01-02 03:04:05Z', '2024-01-02T03:04:05.5+05:30', '2024-01-02 03:04:05-08'), 'timestamptz');
-    assert.equal(typeOf('2024-01-02 03:04:05Z', '2024-01-02 03:04:05'), 'text');
+    assert.equal(typeOf('2024-01-02 03:04:05Z', '2024-01-02 03:04:05', '2024-01-03'), 'timestamptz');
     assert.equal(typeOf('31/12/2024 10:00:00'), 'timestamp DMY');
     assert.equal(typeOf('4b2a4e4e-1111-4a4a-8b8b-0123456789AB'), 'uuid');
     assert.equal(typeOf('{"a": [1, 2]}', '[]'), 'jsonb');
@@ -121,7 +121,7 @@ describe('the dialect of delimited text', () => {
   it('tabs, and a text file with backslash escapes and \\N', async () => {
     const csv = await sniff('tab.csv', 'a\tb\n1\tx y\n2\tz\n');
     assert.deepEqual([csv.dialect?.delimiter, ...typesOf(csv)], ['\t', 'a smallint', 'b text']);
-    const text = await sniff('t.txt', 'id\twhen\tnote\n1\t2024-01-02 10:00:00\ta\\tb\n2\t\\N\tc\\\\d\n', 'text');
+    const text = await sniff('t.txt', 'id\twhen\tnote\n1\t2024-01-02 10:00:00\ta\\tb\n2\t\\N\tc\\\\d\n\\.\n', 'text');
     assert.deepEqual(typesOf(text), ['id smallint', 'when_ timestamp', 'note text']);
     assert.deepEqual([text.dialect?.null, text.dialect?.header], ['\\N', true]);
     const tbl = await sniff('t.tbl', '1|abc|2.50|2024-01-01|\n2|de|3.00|2024-01-02|\n', 'tbl');
