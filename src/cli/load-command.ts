@@ -115,8 +115,10 @@ Examples:
 }
 
 async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> {
-  if (flags.distributeBy !== undefined && flags.create !== true) {
-    throw new LoadError('bad-option', '--distribute-by says how --create makes a Citus table: it needs --create', { hint: 'add --create, or drop --distribute-by for a table that exists' });
+  for (const [flag, given] of [['--distribute-by', flags.distributeBy], ['--sample', flags.sample]] as const) {
+    if (given !== undefined && flags.create !== true) {
+      throw new LoadError('bad-option', `${flag} says how --create makes a table from its file: it needs --create`, { hint: `add --create, or drop ${flag} for a table that exists` });
+    }
   }
   const inputs = planInputs(files, { ...flags, input: flags });
   const writerSpec = writerSpecFromFlags(flags);

@@ -4,6 +4,7 @@ import type { Format } from '../input/formats.js';
 import { describeForCreate, dialectFlags, describedLine } from '../input/table-from-file.js';
 import { formatOption } from './common-options.js';
 import { Option } from 'commander';
+import { LoadError } from '../core/load-error.js';
 import { parseEncodingFlag, parseHeaderMode, parseSingleByte, type InputFlags } from './input-flags.js';
 import { parseSample } from './parse-options.js';
 import { planInputs } from './plan-inputs.js';
@@ -40,6 +41,7 @@ export function registerSchemaCommand(program: Command): void {
     .addOption(new Option('--encoding <name>', 'input encoding').argParser(parseEncodingFlag))
     .option('--json-path <path>', 'JSON arrays: the array inside the document, keys joined by dots');
   cmd.action(async (file: string, flags: SchemaFlags) => {
+    if (file === '-') throw new LoadError('bad-option', 'pgsurge schema reads a sample from across the file: it needs a file, not stdin', { hint: 'save the input to a file and name it' });
     const [named] = planInputs([file], { ...flags, input: flags });
     const [input] = await describeForCreate([named!], flags.sample === undefined ? {} : { sample: flags.sample });
     const builtIn = createTableSql(input!.table, input!.schema);

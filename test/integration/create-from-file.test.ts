@@ -176,6 +176,19 @@ describe('load --create from a text or JSON file: the sniffed dialect and types'
       ['aktiv', 'text', false],
     ]);
     assert.equal(digest(await tableRecords(client, `${SCHEMA}.kunden`)), digest(want));
+
+    // Run again: the file is sniffed the same way, the table is there, and every chunk is in the ledger already.
+    const again = await runCli(['load', file, '--create', '--json', '-w', '2', ...db()]);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(summaryOf(again.stdout).total.loaded, 0);
+    assert.equal(digest(await tableRecords(client, `${SCHEMA}.kunden`)), digest(want));
+
+    // pgsurge schema says the same, as the load flags and as JSON.
+    const shown = JSON.parse((await runCli(['schema', file, '--json'])).stdout) as { createTable: string; loadFlags: string[]; datestyle?: string; dialect: { encoding: string; lineEnding: string } };
+    assert.deepEqual(shown.loadFlags, ['--header', "--delimiter ';'", '--encoding WIN1252', '--null NA']);
+    assert.equal(shown.datestyle, 'ISO, DMY');
+    assert.deepEqual([shown.dialect.encoding, shown.dialect.lineEnding], ['WIN1252', 'CRLF']);
+    assert.match(shown.createTable, /^CREATE TABLE kunden \(\n {2}kunde +smallint,/);
   });
 
   it('NDJSON: nested objects jsonb, arrays of one type arrays, mixed jsonb, a key seen once, keys made identifiers', async () => {
