@@ -62,10 +62,12 @@ const defaultNull = (format: LoadTarget['format']): string => (format === 'csv' 
 /** The load flags that say a sniffed dialect (the ones that differ from COPY's defaults for the format). */
 export function dialectFlags(format: LoadTarget['format'], dialect: SniffedDialect): string[] {
   const o = dialectInputOptions(format, dialect);
-  const q = (v: string): string => (/^[A-Za-z0-9_.,:@%+=-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`);
+  // As a shell reads it back: bare, single-quoted, double-quoted around a single quote, a tab as $'\t'.
+  const q = (v: string): string =>
+    /^[A-Za-z0-9_.,:@%+=-]+$/.test(v) ? v : v === '\t' ? "$'\\t'" : v.includes("'") && !/["$`\\!]/.test(v) ? `"${v}"` : `'${v.replace(/'/g, `'\\''`)}'`;
   return [
     ...(o.header ? ['--header'] : []),
-    ...(o.delimiter !== undefined ? [`--delimiter ${q(o.delimiter === '\t' ? '\t' : o.delimiter)}`] : []),
+    ...(o.delimiter !== undefined ? [`--delimiter ${q(o.delimiter)}`] : []),
     ...(o.quote !== undefined ? [`--quote ${q(o.quote)}`] : []),
     ...(o.escape !== undefined ? [`--escape ${q(o.escape)}`] : []),
     ...(o.encoding !== undefined ? [`--encoding ${o.encoding}`] : []),
