@@ -42,7 +42,7 @@ export async function prepareTable(client: pg.Client, table: string, schema: str
     const ddl = createTableSql(table, schema) ?? options.fromFile;
     if (!options.create) {
       throw new LoadError('missing-table', `table ${name} does not exist`, {
-        hint: `add --create to create it ${createTableSql(table, schema) ? 'from the built-in DDL' : 'from the columns and types of the file (`pgsurge schema <file>` prints the CREATE TABLE it would run)'}`,
+        hint: createTableSql(table, schema) ? 'add --create to create it from the built-in DDL' : 'create it first, or add --create to make it from the columns and types of the file (`pgsurge schema <file>` prints the CREATE TABLE it would run)',
       });
     }
     if (ddl === undefined) {
