@@ -195,7 +195,8 @@ async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> 
     const written = await writeReportIfAsked(flags.report, report);
     if (flags.json) process.stdout.write(`${summaryEvent(summary, { ...(flags.dryRun ? { dryRun: true } : {}), ...(written ? { report: written } : {}), ...(diagnosis ? { diagnosis } : {}) })}\n`);
     else {
-      process.stdout.write(`${formatSummary(summary)}\n${formatDurability(summary)}\n${diagnosis ? `${formatDiagnosis(diagnosis)}\n` : ''}`);
+      const dry = flags.dryRun ? 'dry run: every chunk below was sent and rolled back; nothing was written to the table or the ledger\n' : '';
+      process.stdout.write(`${dry}${formatSummary(summary)}\n${formatDurability(summary)}\n${diagnosis ? `${formatDiagnosis(diagnosis)}\n` : ''}`);
       if (written) process.stderr.write(`report: ${written}\n`);
     }
     const rejected = summary.total.rejected + (summary.files ?? []).reduce((a, f) => a + f.earlier.rejected, 0);

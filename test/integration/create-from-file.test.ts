@@ -309,6 +309,11 @@ describe('load --dry-run', () => {
     const dry = await runCli(['load', file, '--create', '--dry-run', '--json', '-w', '2', ...db()]);
     assert.equal(dry.code, 0, dry.stderr);
     assert.equal((await client.query(`SELECT to_regclass('${SCHEMA}.dry_new') AS t`)).rows[0].t, null);
+    const told = await runCli(['load', file, '--create', '--dry-run', ...db()]);
+    assert.equal(told.code, 0, told.stderr);
+    assert.match(told.stdout, /^dry run: every chunk below was sent and rolled back; nothing was written to the table or the ledger$/m);
+    assert.match(told.stderr, /^pgsurge: dry run: 2,500 rows would load and 0 would be rejected; nothing was written to the table or the ledger$/m);
+    assert.equal((await client.query(`SELECT to_regclass('${SCHEMA}.dry_new') AS t`)).rows[0].t, null);
     const real = await runCli(['load', file, '--create', '--json', '-w', '2', ...db()]);
     assert.equal(real.code, 0, real.stderr);
     assert.deepEqual(summaryOf(dry.stdout).total, summaryOf(real.stdout).total);
