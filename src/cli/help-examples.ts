@@ -12,6 +12,7 @@ export const HELP_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     'pgsurge gen narrow --rows 10_000_000 --keys random --out narrow.txt',
     'pgsurge gen narrow --rows 1e6 --format tbl --out - | pgsurge load - -t narrow -f tbl --create',
   ],
+  'schema': ['pgsurge schema trips.parquet', 'pgsurge schema sales.csv --sample all > sales.sql', 'pgsurge schema export.json --json-path data.items --json'],
   'cluster': ['pgsurge cluster start && psql "$(pgsurge cluster url)"'],
   'cluster start': ['pgsurge cluster start', 'pgsurge cluster start --wal-dir /mnt/fastdisk/pgsurge-wal', 'pgsurge cluster start --pg-bin system --data-dir /var/lib/pgsurge/pg15'],
   'cluster stop': ['pgsurge cluster stop'],

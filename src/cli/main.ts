@@ -12,6 +12,7 @@ import { addHelpExamples } from './help-examples.js';
 import { registerLoadCommand } from './load-command.js';
 import { registerProbeCommand } from './probe-command.js';
 import { registerReportCommand } from './report-command.js';
+import { registerSchemaCommand } from './schema-command.js';
 import { registerStatusCommand } from './status-command.js';
 import { registerWalCommands } from './wal-commands.js';
 
@@ -28,6 +29,7 @@ Exit codes: 0 everything loaded, 3 loaded with rejected rows (see the reject fil
 Target: --db <url>, else the PG* environment variables, else a managed cluster pgsurge starts itself.`,
     );
   registerLoadCommand(program);
+  registerSchemaCommand(program);
   const dbt3 = registerDbt3Commands(program);
   registerGenCommands(program, dbt3);
   registerDbt3Refresh(dbt3);

@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { parquetWriteBuffer } from 'hyparquet-writer';
 import { after, before, describe, it } from 'node:test';
 import type { Command } from 'commander';
 import { commandPath } from '../../src/cli/help-examples.js';
@@ -143,6 +144,18 @@ describe('every --help example runs on a fresh database', { timeout: 240_000 }, 
       gzipSync('{"id":3,"kind":"buy","at":"2026-01-02T10:00:00Z","extra":1}\n{"id":4,"kind":"view","at":"2026-01-02T11:00:00Z","more":"x"}\n'),
     );
     await writeFile(path.join(dir, 'export.json'), JSON.stringify({ data: { items: [{ id: 1, name: 'tea' }, { id: 2, name: 'cake' }] } }));
+    await writeFile(path.join(dir, 'sales.csv'), Buffer.from('Order ID;Customer;Amount;Ordered on;Paid\n1001;Ana;12.50;03/01/2026;true\n1002;J\xfcrgen;7.00;04/01/2026;false\n1003;NA;NA;13/01/2026;true\n', 'latin1'));
+    await writeFile(
+      path.join(dir, 'trips.parquet'),
+      Buffer.from(
+        parquetWriteBuffer({
+          columnData: [
+            { name: 'trip_id', data: [1n, 2n, 3n], type: 'INT64', nullable: false },
+            { name: 'distance_km', data: [2.5, 10.25, null], type: 'DOUBLE' },
+          ],
+        }),
+      ),
+    );
     await writeFile(path.join(dir, 'people.csv'), Buffer.from('city,id,name\nK\xf6ln,1,J\xfcrgen\nNA,2,Ana\n', 'latin1'));
     const setup = await runCli(['dbt3', 'gen', '--scale', '0.01', '--tables', 'lineitem', '--out', '.'], { cwd: dir });
     assert.equal(setup.code, 0, setup.stderr);

@@ -34,7 +34,8 @@ export const jsonFormat: InputFormat = {
     const columns = await table();
     const { named, source } = await namedColumns(target);
     const chosen = chooseColumns(target, columns, named, source);
-    const jsonColumns: JsonColumn[] = chosen.map((c) => ({ name: c.name, kind: c.kind, elementJson: c.elementJson }));
+    const keys = target.input?.keys ?? {};
+    const jsonColumns: JsonColumn[] = chosen.map((c) => ({ name: c.name, ...(keys[c.name] !== undefined ? { key: keys[c.name] } : {}), kind: c.kind, elementJson: c.elementJson }));
     return { ...target, columns: chosen.map((c) => c.name), jsonColumns };
   },
   open: (target, options) =>
