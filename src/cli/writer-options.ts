@@ -1,6 +1,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { LoadError } from '../core/load-error.js';
-import { DEFAULT_BATCH_ROWS, INSERT_STYLES, ON_CONFLICT, type InsertStyle, type OnConflict } from '../writer/insert-writer.js';
+import { DEFAULT_BATCH_ROWS, INSERT_STYLES, type InsertStyle } from '../writer/insert-writer.js';
+import { DEFAULT_ON_CONFLICT, ON_CONFLICT, ON_CONFLICT_RULES, onConflictHelp, type OnConflict } from '../writer/on-conflict.js';
 import { LOAD_MODES, type LoadMode, type WriterSpec } from '../writer/writer-for.js';
 import { parseWholeNumber } from './parse-options.js';
 import { WIRES, type WireChoice } from '../wire/wire-report.js';
@@ -49,8 +50,8 @@ export function addWriterOptions(cmd: Command): Command {
     )
     .addOption(wireOption())
     .addOption(
-      new Option('--on-conflict <action>', 'a row that violates a unique key: error (stop the load) or skip (leave it out and count it)')
-        .default('error')
+      new Option('--on-conflict <action>', onConflictHelp())
+        .default(DEFAULT_ON_CONFLICT)
         .argParser(oneOf('--on-conflict', ON_CONFLICT)),
     );
 }
@@ -60,7 +61,7 @@ export function writerSpecFromFlags(flags: WriterFlags): WriterSpec {
   if (flags.mode === 'copy') {
     const stray = ([['--insert-style', flags.insertStyle], ['--batch-rows', flags.batchRows], ['--commit-every', flags.commitEvery]] as const).find(([, v]) => v !== undefined);
     if (stray) throw new LoadError('bad-option', `\`${stray[0]}\` applies only to --mode insert`, { hint: 'add --mode insert, or drop the option' });
-    if (flags.wire === 'binary' && flags.onConflict === 'skip') {
+    if (flags.wire === 'binary' && ON_CONFLICT_RULES[flags.onConflict].leavesOut) {
       throw new LoadError('bad-option', '`--wire binary` needs plain COPY, and `--on-conflict skip` loads through a staging table with INSERT', { hint: 'drop one of them' });
     }
     return { mode: 'copy', onConflict: flags.onConflict, ...(flags.wire !== undefined ? { wire: flags.wire } : {}) };

@@ -8,7 +8,7 @@ import { checkLoadInputs, planLoad } from './load-plan.js';
 import { LoadRejects } from './load-rejects.js';
 import { openReaders, openWorkerSessions, planLoadRouting } from './load-open.js';
 import { runWorkers } from './load-run.js';
-import { finishLoad } from './load-finish.js';
+import { alreadyLoaded, finishLoad } from './load-finish.js';
 import { withLiveClient } from './load-sessions.js';
 
 /**
@@ -30,6 +30,8 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
   let releaseShards = async (): Promise<void> => undefined;
   try {
     const plan = await planLoad(control, inputs, options, checked, target, reporter);
+    // A rerun of a load that completed (its files as they were): nothing to read.
+    if (plan.completed) return alreadyLoaded(inputs, plan);
 
     // Open. Reject files: rebuilt from the ledger, so a crash between a chunk's COMMIT and the file write loses nothing.
     const rejects = new LoadRejects(inputs, plan.rejectPaths, plan.loadId, plan.ledger, plan.withLedger);

@@ -1,6 +1,7 @@
 import type { ChunkWriter } from './chunk-writer.js';
 import { copySkipConflictsWriter } from './copy-skip-conflicts-writer.js';
-import { DEFAULT_BATCH_ROWS, insertWriter, type InsertStyle, type OnConflict } from './insert-writer.js';
+import { DEFAULT_BATCH_ROWS, insertWriter, type InsertStyle } from './insert-writer.js';
+import { DEFAULT_ON_CONFLICT, ON_CONFLICT_RULES, type OnConflict } from './on-conflict.js';
 import { wireCopyWriter } from './wire-writer.js';
 import type { WireChoice } from '../wire/wire-report.js';
 
@@ -26,8 +27,8 @@ export interface WriterSpec {
 }
 
 export function writerFor(spec: WriterSpec): ChunkWriter {
-  const onConflict = spec.onConflict ?? 'error';
-  if (spec.mode === 'copy') return onConflict === 'skip' ? copySkipConflictsWriter() : wireCopyWriter(spec.wire ?? 'auto', undefined, { workers: spec.workers, wasm: spec.wasm });
+  const onConflict = spec.onConflict ?? DEFAULT_ON_CONFLICT;
+  if (spec.mode === 'copy') return ON_CONFLICT_RULES[onConflict].leavesOut ? copySkipConflictsWriter() : wireCopyWriter(spec.wire ?? 'auto', undefined, { workers: spec.workers, wasm: spec.wasm });
   const style = spec.style ?? 'unnest';
   return insertWriter({
     style,
