@@ -82,10 +82,13 @@ Rejects, resume and faults:
   the target database), so a crashed or stopped load resumes exactly: rerun the same
   command, or use the resume command pgsurge prints. Lost connections and server
   restarts are retried for --retry-for; Ctrl-C rolls back the chunks in flight.
+  Rerun after it completed: one line, nothing loaded; after the file grew: only the rows
+  appended. Files loaded before, read with other options (--header, --delimiter, …,
+  --on-conflict) or changed: refused before loading (exit 2); --again loads them on top.
 
 Exit codes: 0 every row loaded, 3 loaded but some rows rejected (see the reject file),
   1 failed or stopped (what was committed stays; the message gives the resume command),
-  2 bad command line, 130 interrupted (Ctrl-C, SIGTERM or SIGHUP).
+  2 bad command line or a refused rerun, 130 interrupted (Ctrl-C, SIGTERM or SIGHUP).
 
 Examples:
   pgsurge load lineitem.tbl --create          # into the managed cluster, table lineitem
