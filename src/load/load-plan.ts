@@ -200,17 +200,17 @@ async function openLedger(
   const rerun = withLedger ? await rerunChanges(control, loadId, rerunInputs) : undefined;
   const covered = withLedger ? await openLoad(control, loadId, [...ledgerInputs.values()], { resume: options.resume === true, ...(ledgerPart ? { part: ledgerPart } : {}), ...(rerun ? { rerun } : {}) }) : new Map<string, Covered>();
   const coveredOf = (input: LoadTarget): Covered => covered.get(ledgerInputs.get(input.file)!.file) ?? NOTHING_COVERED;
+  // Completed: every input read to its end by an earlier run, none grown since (a part's run goes on as before).
+  const done = inputs.map((input) => coveredOf(input).completedAt);
+  const completed = withLedger && !part && done.length > 0 && done.every((at) => at !== undefined) ? { at: new Date(Math.max(...done.map((at) => at!.getTime()))) } : undefined;
   for (const input of inputs) {
-    // A JSON array's chunks are cut between elements, not at exact source offsets: no partial resume.
-    if (input.format === 'json' && coveredOf(input).ranges.length > 0) {
+    // A JSON array's chunks are cut between elements, not at exact source offsets: no partial resume (a completed load is not resumed).
+    if (input.format === 'json' && coveredOf(input).ranges.length > 0 && !completed) {
       throw new LoadError('bad-option', `${input.file}: a JSON array load cannot be resumed part way`, { hint: 'load it again with --truncate (or another --load-id)' });
     }
   }
   const ledger: ChunkLedger = withLedger ? new LedgerWriter(loadId, ledgerInputs, part) : NO_LEDGER;
   const appended = inputs.filter((input) => rerun?.appended.has(ledgerInputs.get(input.file)!.file)).map((input) => input.file);
-  // Completed: every input read to its end by an earlier run, none grown since (a part's run goes on as before).
-  const done = inputs.map((input) => coveredOf(input).completedAt);
-  const completed = withLedger && !part && done.every((at) => at !== undefined) ? { at: new Date(Math.max(...done.map((at) => at!.getTime()))) } : undefined;
   return { ledgerInputs, ledger, coveredOf, appended, completed };
 }
 

@@ -64,11 +64,6 @@ export async function grewFrom(was: string, file: string): Promise<boolean> {
   }
 }
 
-/** The size an identity string gives. */
-export function identitySize(identity: string): number {
-  return Number(identity.split(':')[0]);
-}
-
 /**
  * `size:mtime:hash:dev:ino`, the form the ledger keeps (an earlier pgsurge kept the first
  * three only: those still compare).
