@@ -50,7 +50,7 @@ export function registerLoadCommand(program: Command): void {
     .option('--create', 'create a missing table from the built-in DDL (the eight DBT-3 tables, narrow)')
     .option('--truncate', 'empty the table (and forget its earlier loads in the ledger) before loading')
     .option('--reject-file <path>', 'write rejected rows here (verbatim) and why to <path>.log, unless it holds another load\'s rows; default <table>.<load id>.rejects beside the input, a file of its own per load')
-    .addOption(new Option('--load-id <id>', 'the ledger id of this load (default: from the tables and the files\' identities, so rerunning the same command resumes)').argParser(parseLoadId))
+    .addOption(new Option('--load-id <id>', 'the ledger id of this load (default: from the tables, the files\' identities and how they are read, so rerunning the same command resumes)').argParser(parseLoadId))
     .addOption(new Option('--resume', 'resume an earlier, stopped run of this load (it must exist): committed byte ranges are skipped').conflicts('truncate'))
     .addOption(new Option('--again', 'load files loaded before again, on top of the rows already there, as a new load (without it, a file loaded before resumes, says it is loaded, loads only rows appended since, or is refused)').conflicts(['truncate', 'resume', 'loadId']))
     .addOption(

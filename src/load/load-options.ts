@@ -21,7 +21,7 @@ export interface LoadOptions {
   readonly citusRoute?: CitusRoute;
   /** How rows routed to a Citus shard are sent (`COPY … FROM STDIN`); handed in by tests only (fault injection). */
   readonly shardCopy?: ShardCopy;
-  /** The ledger's id for this load; default: derived from the tables and the files' identities, so rerunning the same command resumes. */
+  /** The ledger's id for this load; default: derived from the tables, the files' identities and how they are read, so rerunning the same command resumes. */
   readonly loadId?: string;
   /** Require an earlier run of this load to resume. */
   readonly resume?: boolean;
