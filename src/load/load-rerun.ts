@@ -94,8 +94,9 @@ export async function earlierLoadToContinue(control: pg.Client, inputs: readonly
     if (seen[n]!.every((load) => load.loaded === 0) || !(await hasRows(control, input.tableName))) continue;
     for (const load of seen[n]!) {
       if (load.loaded === 0) continue;
+      // 'same' or 'grew' here: that load read this file with other files than this command names (no one load fits them all).
       const r = await relation(load, input);
-      if (r === 'options' || r === 'changed') throw refusal(r, load, input);
+      throw refusal(r === 'same' || r === 'grew' ? 'files' : r, load, input);
     }
   }
   return undefined;
@@ -138,13 +139,15 @@ function when(at: Date): string {
   return at.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
 }
 
-function refusal(why: 'options' | 'changed', load: EarlierLoad, input: RerunInput): LoadError {
+function refusal(why: 'options' | 'changed' | 'files', load: EarlierLoad, input: RerunInput): LoadError {
   const committed = `its runs committed ${formatCount(load.loaded)} row${load.loaded === 1 ? '' : 's'} of it${load.rejected > 0 ? ` (and rejected ${formatCount(load.rejected)})` : ''}${load.completedAt ? `, completed ${when(load.completedAt)}` : ''}`;
   const what =
     why === 'options'
       ? `${input.file} was loaded into ${input.tableName} by load ${load.loadId} read with other options (${readOptionChanges(load.readOptions!, input.readOptions).join('; ')}); ${committed}`
-      : `${input.file} changed since load ${load.loadId} put it into ${input.tableName} (${identityDifference(load.identity, input.identity!)}${input.identity !== undefined && Number(input.identity.split(':')[0]) > Number(load.identity.split(':')[0]) ? ', and the part loaded is not as it was' : ''}); ${committed}`;
-  const old = why === 'options' ? 'rerun with the options it was loaded with to finish that load; ' : '';
+      : why === 'files'
+        ? `${input.file} was loaded into ${input.tableName} by load ${load.loadId}, with other files than this command names; ${committed}`
+        : `${input.file} changed since load ${load.loadId} put it into ${input.tableName} (${identityDifference(load.identity, input.identity!)}${input.identity !== undefined && Number(input.identity.split(':')[0]) > Number(load.identity.split(':')[0]) ? ', and the part loaded is not as it was' : ''}); ${committed}`;
+  const old = why === 'options' ? 'rerun with the options it was loaded with to finish that load; ' : why === 'files' ? 'rerun that load\'s command (its files) to finish it; ' : '';
   return new LoadError('bad-option', `${what}: loading it again would put its rows in beside those; nothing was loaded`, {
     hint: `${old}--truncate empties the table and loads the file anew; --again loads it again on top of the rows already there (a new load)`,
   });

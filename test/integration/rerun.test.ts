@@ -246,6 +246,24 @@ describe('a rerun reads the file as the user asks', () => {
     assert.equal(d.table, d.server, 'the table is as the first load left it');
   });
 
+  it('a file loaded before, named again with another file in one command: refused, not loaded twice', async () => {
+    const table = await freshTable('files');
+    const a = path.join(dir, 'files-a.tbl');
+    const b = path.join(dir, 'files-b.tbl');
+    await fs.writeFile(a, rows(1, 500, 'tbl'));
+    await fs.writeFile(b, rows(501, 500, 'tbl'));
+    assert.equal((await runCli(['load', a, '-t', 'files', '--json', ...target()])).code, 0);
+    const r = await runCli(['load', a, b, '-t', 'files', '--json', ...target()]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /files-a\.tbl was loaded into it_rerun\.files by load \S+, with other files than this command names; its runs committed 500 rows of it, completed .*nothing was loaded/);
+    assert.match(r.stderr, /hint: rerun that load's command \(its files\) to finish it; --truncate .*--again/);
+    // b alone is a new load; the table then holds each file once.
+    assert.equal(summaryOf(await runCli(['load', b, '-t', 'files', '--json', ...target()])).total.loaded, 500);
+    const d = await digestsOf(table, tblAsText(rows(1, 1000, 'tbl')), TEXT);
+    assert.equal(d.rows, 1000);
+    assert.equal(d.table, d.server);
+  });
+
   it('a load an earlier pgsurge began (no read options in the ledger, another default id) is resumed by the same command', async () => {
     const table = await freshTable('older');
     const file = path.join(dir, 'older.tbl');
