@@ -22,6 +22,7 @@ const PAGES: Readonly<Record<string, string>> = {
   decay: 'docs/decay.md',
   dbt3: 'docs/dbt3.md',
   'dbt3 load': 'docs/dbt3.md',
+  'dbt3 refresh': 'docs/dbt3.md',
   'dbt3 gen': 'docs/gen.md',
   gen: 'docs/gen.md',
   'gen narrow': 'docs/gen.md',
