@@ -33,6 +33,7 @@ export function mergeSummaries(summaries: readonly LoadSummary[], workers: numbe
       seconds: span,
       rowsPerSecond: perSecond(rows, span),
       mbPerSecond: mbPerSecond(bytes, span),
+      elapsedSeconds: seconds ?? sum((t) => t.elapsedSeconds),
     },
     workers,
     target,

@@ -39,7 +39,12 @@ export interface TableTotals extends RowAccount {
 export interface LoadSummary {
   readonly tables: readonly TableTotals[];
   readonly files: readonly FileTotals[];
-  readonly total: Omit<TableTotals, 'table' | 'files'>;
+  /**
+   * All tables together. Its `seconds` and `rowsPerSecond` are measured as each table's are:
+   * from the first chunk sent to the last chunk committed (rows/s = rows loaded ÷ those seconds);
+   * `elapsedSeconds` is the whole load, connecting, planning and the end checks included.
+   */
+  readonly total: Omit<TableTotals, 'table' | 'files'> & { readonly elapsedSeconds: number };
   /** The ledger's id for this load (resume with `--load-id`), when it has one. */
   readonly loadId?: string;
   /** Reject files written, with how many rows each holds. */
@@ -179,12 +184,15 @@ export class LoadCounters {
     const skipped = tables.reduce((s, t) => s + t.skipped, 0);
     const bytes = tables.reduce((s, t) => s + t.bytes, 0);
     const chunks = tables.reduce((s, t) => s + t.chunks, 0);
-    const seconds = (this.clock() - this.started) / 1000;
+    const first = Math.min(...[...this.tallies.values()].filter((t) => t.chunks > 0).map((t) => t.first));
+    const last = Math.max(...[...this.tallies.values()].filter((t) => t.chunks > 0).map((t) => t.last));
+    const seconds = chunks > 0 ? (last - first) / 1000 : 0;
+    const elapsedSeconds = (this.clock() - this.started) / 1000;
     return {
       tables,
       files,
       ...extra,
-      total: { read, loaded: rows, rejected, skipped, rows, bytes, chunks, seconds, rowsPerSecond: perSecond(rows, seconds), mbPerSecond: mbPerSecond(bytes, seconds) },
+      total: { read, loaded: rows, rejected, skipped, rows, bytes, chunks, seconds, rowsPerSecond: perSecond(rows, seconds), mbPerSecond: mbPerSecond(bytes, seconds), elapsedSeconds },
       workers,
       target,
     };

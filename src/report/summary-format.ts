@@ -14,11 +14,15 @@ export function renderTable(header: readonly string[], rows: readonly (readonly 
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
-/** The load in one line: rows loaded of rows read (with the accounting when some were not loaded), time, workers, target. */
+/**
+ * The load in one line: rows loaded of rows read (with the accounting when some were not
+ * loaded), the seconds and rows/s as the table shows them (first chunk sent to last chunk
+ * committed), the whole load's time when it differs, workers, target.
+ */
 function totalsLine(summary: LoadSummary): string {
   const s = summary.total;
   const accounting = s.rejected + s.skipped > 0 ? ` (read ${formatCount(s.read)} = loaded ${formatCount(s.loaded)} + rejected ${formatCount(s.rejected)} + skipped ${formatCount(s.skipped)})` : '';
-  return `loaded ${formatCount(s.loaded)} of ${formatCount(s.read)} rows read${accounting} in ${s.seconds.toFixed(2)} s with ${summary.workers} worker${summary.workers === 1 ? '' : 's'} into ${summary.target}`;
+  return `loaded ${formatCount(s.loaded)} of ${formatCount(s.read)} rows read${accounting} in ${s.seconds.toFixed(2)} s (${formatCount(s.rowsPerSecond)} rows/s${s.elapsedSeconds.toFixed(2) !== s.seconds.toFixed(2) ? `; ${s.elapsedSeconds.toFixed(2)} s with connecting, planning and the end checks` : ''}) with ${summary.workers} worker${summary.workers === 1 ? '' : 's'} into ${summary.target}`;
 }
 
 /** Where the load's rejected rows are, a line per reject file. */

@@ -37,7 +37,7 @@ describe('-q: the one summary line, and what went wrong', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stderr, '');
     assert.equal(lines(r.stdout).length, 1, r.stdout);
-    assert.match(r.stdout, /^loaded 5 of 5 rows read in [\d.]+ s with \d+ workers? into .*; load id q_ok-\w+\n$/);
+    assert.match(r.stdout, /^loaded 5 of 5 rows read in [\d.]+ s \([\d,]+ rows\/s[^)]*\) with \d+ workers? into .*; load id q_ok-\w+\n$/);
     assert.equal(digest(await tableRecords(client, `${SCHEMA}.q_ok`, '(FORMAT text)')), digest(good));
   });
 

@@ -56,7 +56,7 @@ describe('one summary of the per-table loads', () => {
   const one = (table: string, read: number, loaded: number, rejected: number, seconds: number): LoadSummary => ({
     tables: [{ table, files: [`${table}.tbl`], read, loaded, rejected, skipped: 0, rows: loaded, bytes: loaded * 100, chunks: 1, seconds, rowsPerSecond: loaded / seconds, mbPerSecond: 0 }],
     files: [{ table, file: `${table}.tbl`, read, loaded, rejected, skipped: 0, earlier: { loaded: 0, rejected: 0, skipped: 0 } }],
-    total: { read, loaded, rejected, skipped: 0, rows: loaded, bytes: loaded * 100, chunks: 1, seconds, rowsPerSecond: loaded / seconds, mbPerSecond: 0 },
+    total: { read, loaded, rejected, skipped: 0, rows: loaded, bytes: loaded * 100, chunks: 1, seconds, rowsPerSecond: loaded / seconds, mbPerSecond: 0, elapsedSeconds: seconds },
     loadId: `${table}-1`,
     workers: 2,
     target: 't',
