@@ -7,6 +7,7 @@ import { intervalBetween, type Interval, type Sample } from './series.js';
 import { countRowsBefore, readServerFacts, type ServerFacts, type ServerSnapshot } from './server-snapshot.js';
 import { snapshotReaderFor, type SnapshotReader } from './citus-snapshot.js';
 import { SamplerConnection } from './sampler-connection.js';
+import { DEFAULT_SPACING, SpacedSeries, type SampleSpacing } from './sample-spacing.js';
 import { DEFAULT_WAIT_EVERY_MS, serverIsLocal, WaitSampler, type WaitSnapshot, type WaitSummary } from './wait-sampler.js';
 
 /** What a sample tells whoever listens (the progress output, a report, a test). */
@@ -22,6 +23,8 @@ export interface SamplerOptions {
   readonly cpuSeconds?: () => number;
   /** How often the load's backends' wait events are looked at (default 50 ms); `off` for never. */
   readonly waitEveryMs?: number | 'off';
+  /** On a timer: how the series' samples are spaced (start, and how many are kept before halving). */
+  readonly spacing?: SampleSpacing;
 }
 
 /** The sampler's session name; its wait looks' connection is `pgsurge sampler waits`. */
@@ -37,9 +40,17 @@ const processCpuSeconds = (): number => {
  * load calls (start, each chunk), plus `stop()` for the last sample. One query at a time;
  * a sample that comes due while one is in flight is taken right after it (row buckets) or
  * skipped (time ticks). A failed sample is reported to the listener, never fails the load.
+ *
+ * On a timer, the series adapts to the load's length (`SampleSpacing`): samples start a
+ * few milliseconds apart and their spacing doubles whenever the series is halved, so a
+ * short load still has a curve and a long one bounded memory; the listeners hear a
+ * sample only every `every.ms` (and the last one), as asked. The last interval, cut
+ * short by the load's end, is merged into the one before when it is under half its length.
  */
 export class Sampler implements LoadReporter {
-  readonly samples: Sample[] = [];
+  /** Row buckets: every sample; on a timer: the spaced series. */
+  private readonly bucketed: Sample[] = [];
+  private spaced: SpacedSeries | undefined;
   private tables: string[] = [];
   private base: { snapshot: ServerSnapshot; at: number; cpu: number; rowsBefore: number } | undefined;
   private rows = 0;
@@ -59,6 +70,11 @@ export class Sampler implements LoadReporter {
   waitSummary: WaitSummary | undefined;
   /** The last sample recorded was read `fresh`. */
   private lastFresh = false;
+  /** On a timer: the timer's period now. */
+  private tickMs = 0;
+  /** The last sample the listeners heard of, and how many they heard. */
+  private lastHeard: Sample | undefined;
+  private heard = 0;
 
   private constructor(
     private readonly connection: SamplerConnection,
@@ -82,6 +98,10 @@ export class Sampler implements LoadReporter {
       await connection.end();
       throw error;
     }
+  }
+
+  get samples(): readonly Sample[] {
+    return this.spaced?.samples ?? this.bucketed;
   }
 
   private now(): number {
@@ -114,16 +134,26 @@ export class Sampler implements LoadReporter {
     this.rowsBeforeEstimated = before.estimated;
     const snapshot = await this.connection.run((c) => this.read(c, this.tables, true));
     this.base = { snapshot, at: this.now(), cpu: this.cpu(), rowsBefore: before.rows };
-    this.record(snapshot, this.base.at, this.base.cpu, 0, 0, this.waitSampler?.snapshot());
     const { every } = this.options;
-    if ('ms' in every) {
-      this.timer = setInterval(() => {
-        if (this.inFlight === undefined) this.take();
-      }, every.ms);
-      this.timer.unref();
-    } else {
+    if ('ms' in every) this.spaced = new SpacedSeries(this.options.spacing ?? DEFAULT_SPACING, every.ms);
+    this.record(snapshot, this.base.at, this.base.cpu, 0, 0, this.waitSampler?.snapshot(), true);
+    if (this.spaced) {
+      this.setTimer();
+    } else if ('rows' in every) {
       this.nextRows = every.rows;
     }
+  }
+
+  /** (Re)starts the timer at the smaller of the series' spacing and the listeners' `every.ms`. */
+  private setTimer(): void {
+    const tick = this.spaced?.tickMs;
+    if (tick === undefined || this.stopped || (tick === this.tickMs && this.timer !== undefined)) return;
+    if (this.timer) clearInterval(this.timer);
+    this.tickMs = tick;
+    this.timer = setInterval(() => {
+      if (this.inFlight === undefined) this.take();
+    }, tick);
+    this.timer.unref();
   }
 
   chunkLoaded(info: { rows: number; chunk: { location: ChunkLocation } }): void {
@@ -151,6 +181,7 @@ export class Sampler implements LoadReporter {
       const last = this.samples.at(-1);
       // The last sample must be current: a reader that reuses counters between samples is asked once more, fresh.
       if (this.base && (last === undefined || last.rowsLoaded !== this.rows || this.samples.length === 1 || (this.read.reuses === true && !this.lastFresh))) await this.sampleNow();
+      this.spaced?.finish();
     } finally {
       await this.connection.end();
       await this.waitConnection?.end();
@@ -161,12 +192,15 @@ export class Sampler implements LoadReporter {
   /** A sample now, outside the schedule (e.g. after an index build). */
   async sampleNow(): Promise<void> {
     while (this.inFlight) await this.inFlight;
-    this.take(true);
+    this.take(true, true);
     await this.inFlight;
   }
 
-  /** `fresh`: every figure read now (a reader may otherwise reuse counters costly to read: Citus's nodes'). */
-  private take(fresh = false): void {
+  /**
+   * `fresh`: every figure read now (a reader may otherwise reuse counters costly to read: Citus's nodes').
+   * `always`: kept in the series and told to the listeners whatever the spacing.
+   */
+  private take(fresh = false, always = false): void {
     if (this.base === undefined) return;
     const rows = this.rows;
     const bytes = this.bytes;
@@ -180,7 +214,7 @@ export class Sampler implements LoadReporter {
       .then(
         (snapshot) => {
           this.lastFresh = fresh;
-          this.record(snapshot, at, cpu, rows, bytes, waits);
+          this.record(snapshot, at, cpu, rows, bytes, waits, always);
         },
         (error: unknown) => {
           for (const l of this.listeners) l.sampleFailed?.(error);
@@ -195,7 +229,7 @@ export class Sampler implements LoadReporter {
       });
   }
 
-  private record(snapshot: ServerSnapshot, at: number, cpu: number, rows: number, bytes: number, waits: WaitSnapshot | undefined): void {
+  private record(snapshot: ServerSnapshot, at: number, cpu: number, rows: number, bytes: number, waits: WaitSnapshot | undefined, always: boolean): void {
     const base = this.base!;
     const b = base.snapshot;
     const sample: Sample = {
@@ -215,9 +249,24 @@ export class Sampler implements LoadReporter {
       clientCpuSeconds: cpu - base.cpu,
       ...waits,
     };
-    const previous = this.samples.at(-1);
-    this.samples.push(sample);
+    const every = this.options.every;
+    if (this.spaced === undefined || !('ms' in every)) {
+      this.bucketed.push(sample);
+      this.tell(sample);
+      return;
+    }
+    // on a timer: kept at the series' spacing (the timer slows down as it grows), told at the listeners' `every.ms`
+    this.spaced.offer(sample, always);
+    this.setTimer();
+    const heard = this.lastHeard;
+    if (always || heard === undefined || sample.seconds - heard.seconds >= (0.9 * every.ms) / 1000) this.tell(sample);
+  }
+
+  private tell(sample: Sample): void {
+    const previous = this.lastHeard;
     const interval = previous !== undefined && sample.seconds > previous.seconds ? intervalBetween(previous, sample) : undefined;
-    for (const l of this.listeners) l.sample?.({ sample, interval, index: this.samples.length - 1 });
+    this.lastHeard = sample;
+    const index = this.heard++;
+    for (const l of this.listeners) l.sample?.({ sample, interval, index });
   }
 }
