@@ -14,7 +14,7 @@ import { EXIT, PartFailed, printError } from './errors.js';
 import { addInputOptions, type InputFlags } from './input-flags.js';
 import { addWriterOptions, writerSpecFromFlags, type WriterFlags } from './writer-options.js';
 import { writerFor } from '../writer/writer-for.js';
-import { addObserveOptions, observeLoad, stoppedEvent, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
+import { addObserveOptions, observeLoad, seriesLabel, stoppedEvent, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
 import { parseLoadId } from './parse-options.js';
 import { onStopSignals } from './stop-signals.js';
 import { planInputs } from './plan-inputs.js';
@@ -165,12 +165,12 @@ async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> 
       allReporters(messages, observed.reporter),
     );
     const tables = inputs.map((i) => i.table).filter((t, k, all) => all.indexOf(t) === k).join(', ');
-    const finished = await observed.finish(tables);
+    const finished = await observed.finish(seriesLabel(flags.label, files));
     const { series, diagnosis } = await observed.diagnose(summary, finished, { input: files.includes('-') ? 'stream' : 'files' });
     const report =
       series &&
       observed.report({
-        title: `pgsurge load: ${series.name}`,
+        title: `pgsurge load: ${series.name} into ${tables}`,
         settings: { workers: flags.workers, chunkBytes: flags.chunkSize, mode: writer.name, ...(writerSpec.mode === 'copy' ? { wire: flags.wire ?? 'auto' } : {}), durability: flags.durability, unlogged: flags.unlogged === true },
         series: [series],
         notes: [...wireLines(summary.wire), ...(diagnosis ? [diagnosis.verdict.text, ...(diagnosis.againstProbe ?? [])] : [])],

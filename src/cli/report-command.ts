@@ -32,7 +32,8 @@ export function registerReportCommand(program: Command): void {
       const first = files[0]!;
       const out = flags.out ?? path.join(path.dirname(first), `${path.basename(first, path.extname(first))}.html`);
       if (files.some((f) => path.resolve(f) === path.resolve(out))) throw new LoadError('bad-option', `--out ${out} would overwrite an input`);
-      const merged = mergeReports(reports, flags.title);
+      // two reports of one file's loads tell their series apart by the reports' file names
+      const merged = mergeReports(reports, flags.title, files.map((f) => path.basename(f, path.extname(f))));
       process.stdout.write(`${await writeReport(out, flags.title && reports.length === 1 ? { ...merged, title: flags.title } : merged)}\n`);
     });
 }
