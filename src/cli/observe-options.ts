@@ -92,7 +92,8 @@ export async function observeLoad(flags: ObserveFlags, target: Target, options: 
       try {
         const samples = sampler ? await sampler.stop() : undefined;
         if (!samples) return undefined;
-        const series = makeSeries(name, samples, { settings: {}, ...extra });
+        const spacing = sampler?.spacing;
+        const series = makeSeries(name, samples, { settings: {}, ...(spacing ? { spacing } : {}), ...extra });
         // rows already in a big table come from the planner's estimate: say so in the file
         return sampler?.rowsBeforeEstimated ? { ...series, settings: { ...series.settings, rowsBeforeEstimated: true } } : series;
       } finally {

@@ -48,8 +48,9 @@ export function weighLastInterval(samples: readonly Sample[]): Sample[] {
  */
 export class SpacedSeries {
   readonly samples: Sample[] = [];
-  /** The spacing of the samples kept now, ms. */
+  /** The spacing of the samples kept now, and the first one, ms. */
   spacingMs: number;
+  readonly startMs: number;
 
   constructor(
     private readonly spacing: SampleSpacing,
@@ -57,6 +58,7 @@ export class SpacedSeries {
   ) {
     // `everyMs` halved until it is no more than `startMs`: once the spacing doubles past `everyMs` it stays a multiple of it (the timer's ticks)
     this.spacingMs = everyMs / 2 ** Math.max(0, Math.floor(Math.log2(everyMs / spacing.startMs)));
+    this.startMs = this.spacingMs;
   }
 
   get tickMs(): number {
@@ -76,5 +78,27 @@ export class SpacedSeries {
   /** At the load's end: the last, partial interval weighed by its length. */
   finish(): void {
     this.samples.splice(0, this.samples.length, ...weighLastInterval(this.samples));
+  }
+}
+
+/** A sample whose streamed rows and bytes are still being added to (the sampler's own, until it stops). */
+export type Streamed = Sample & { rowsStreamed?: number; bytesStreamed?: number };
+
+/**
+ * A chunk committed at `end` (seconds since the load started) whose rows were sent from
+ * `start`: each sample taken in between counts the share of its rows and bytes that had
+ * passed as streamed. Walks back from the newest sample, so its cost is the samples the
+ * chunk spans.
+ */
+export function spreadChunk(samples: readonly Streamed[], chunk: { start: number; end: number; rows: number; bytes: number }): void {
+  const { start, end } = chunk;
+  if (end <= start) return;
+  for (let k = samples.length - 1; k >= 0; k--) {
+    const s = samples[k]!;
+    if (s.seconds <= start) break;
+    if (s.seconds >= end) continue;
+    const share = (s.seconds - start) / (end - start);
+    s.rowsStreamed = Math.round((s.rowsStreamed ?? s.rowsLoaded) + chunk.rows * share);
+    s.bytesStreamed = Math.round((s.bytesStreamed ?? s.bytesLoaded) + chunk.bytes * share);
   }
 }

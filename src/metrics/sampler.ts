@@ -7,7 +7,7 @@ import { intervalBetween, type Interval, type Sample } from './series.js';
 import { countRowsBefore, readServerFacts, type ServerFacts, type ServerSnapshot } from './server-snapshot.js';
 import { snapshotReaderFor, type SnapshotReader } from './citus-snapshot.js';
 import { SamplerConnection } from './sampler-connection.js';
-import { DEFAULT_SPACING, SpacedSeries, type SampleSpacing } from './sample-spacing.js';
+import { DEFAULT_SPACING, SpacedSeries, spreadChunk, type SampleSpacing, type Streamed } from './sample-spacing.js';
 import { DEFAULT_WAIT_EVERY_MS, serverIsLocal, WaitSampler, type WaitSnapshot, type WaitSummary } from './wait-sampler.js';
 
 /** What a sample tells whoever listens (the progress output, a report, a test). */
@@ -58,6 +58,8 @@ export class Sampler implements LoadReporter {
   private nextRows = 0;
   private timer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> | undefined;
+  /** Chunks committed while a sample is in flight: spread into it too once it is recorded. */
+  private committedInFlight: { start: number; end: number; rows: number; bytes: number }[] | undefined;
   private again = false;
   private stopped = false;
   rowsBeforeEstimated = false;
@@ -102,6 +104,11 @@ export class Sampler implements LoadReporter {
 
   get samples(): readonly Sample[] {
     return this.spaced?.samples ?? this.bucketed;
+  }
+
+  /** On a timer: the series' first and last spacing, ms (undefined for row buckets). */
+  get spacing(): { readonly startMs: number; readonly finalMs: number } | undefined {
+    return this.spaced ? { startMs: this.spaced.startMs, finalMs: this.spaced.spacingMs } : undefined;
   }
 
   private now(): number {
@@ -156,9 +163,11 @@ export class Sampler implements LoadReporter {
     this.timer.unref();
   }
 
-  chunkLoaded(info: { rows: number; chunk: { location: ChunkLocation } }): void {
+  chunkLoaded(info: { rows: number; chunk: { location: ChunkLocation }; seconds?: number }): void {
     this.rows += info.rows;
-    this.bytes += inputBytesOf(info.chunk.location);
+    const bytes = inputBytesOf(info.chunk.location);
+    this.bytes += bytes;
+    if (info.seconds !== undefined) this.spread(info.rows, bytes, info.seconds);
     // the event loop is awake anyway: the moment to read the backends' CPU (the last chunk's reading is what a backend that then ends keeps)
     this.waitSampler?.readCpuSoon();
     const { every } = this.options;
@@ -167,6 +176,21 @@ export class Sampler implements LoadReporter {
       if (this.inFlight !== undefined) this.again = true;
       else this.take();
     }
+  }
+
+  /**
+   * A chunk's rows were sent over its `seconds` up to its commit (now): each sample taken
+   * meanwhile counts the share that had passed as streamed (`rowsStreamed`), so rates
+   * follow the rows as they went, not the commits' steps. (The listeners heard the samples
+   * as they were then: their intervals are those of the commits.)
+   */
+  private spread(rows: number, bytes: number, seconds: number): void {
+    // on a timer only: row buckets are taken at commits, each rate already over many of them
+    if (this.base === undefined || this.spaced === undefined || seconds <= 0) return;
+    const end = (this.now() - this.base.at) / 1000;
+    const chunk = { start: end - seconds, end, rows, bytes };
+    spreadChunk(this.samples as Streamed[], chunk);
+    this.committedInFlight?.push(chunk);
   }
 
   /** Waits for a sample in flight, takes the last one, closes the connection. */
@@ -205,6 +229,7 @@ export class Sampler implements LoadReporter {
     const rows = this.rows;
     const bytes = this.bytes;
     const at = this.now();
+    this.committedInFlight = [];
     const cpu = this.cpu();
     const waits = this.waitSampler?.snapshot();
     this.inFlight = this.connection.run((c) => this.read(c, this.tables, fresh))
@@ -232,7 +257,7 @@ export class Sampler implements LoadReporter {
   private record(snapshot: ServerSnapshot, at: number, cpu: number, rows: number, bytes: number, waits: WaitSnapshot | undefined, always: boolean): void {
     const base = this.base!;
     const b = base.snapshot;
-    const sample: Sample = {
+    const sample: Streamed = {
       seconds: (at - base.at) / 1000,
       rowsLoaded: rows,
       bytesLoaded: bytes,
@@ -249,6 +274,9 @@ export class Sampler implements LoadReporter {
       clientCpuSeconds: cpu - base.cpu,
       ...waits,
     };
+    // the chunks committed between this sample's moment and now count for it as for the samples before
+    for (const chunk of this.committedInFlight ?? []) spreadChunk([sample], chunk);
+    this.committedInFlight = undefined;
     const every = this.options.every;
     if (this.spaced === undefined || !('ms' in every)) {
       this.bucketed.push(sample);

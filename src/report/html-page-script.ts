@@ -59,21 +59,27 @@ export function drawReport(Chart: any, report: any, doc: Document): number {
   const color = (k: number): string => palette[k % palette.length] as string;
   const knees = series.flatMap((s, k) => (s.knee ? [{ value: s.knee.toRows, color: color(k), label: 'knee' }] : []));
 
-  chart(
-    'decay',
-    'Rows/s against rows in the table (the decay curve)',
-    'rows in the table',
-    'rows/s',
-    series.map((s, k) => line(s.name, color(k), s.intervals.map((i: any) => ({ x: i.toRows, y: i.rowsPerSecond })))),
-    { vertical: knees },
-  );
+  // A timer's short intervals hold a chunk commit or two each: rows/s over a few neighbours drawn bold, each interval's faint.
+  const rates = (x: (i: any) => number): any[] =>
+    series.flatMap((s, k) => {
+      const each = s.intervals.map((i: any) => ({ x: x(i), y: i.rowsPerSecond }));
+      if (!s.spacing || s.intervals.length < 10) return [line(s.name, color(k), each)];
+      const half = Math.max(1, Math.round(s.intervals.length / 40));
+      return [
+        { ...line(s.name + ' (over ' + (2 * half + 1) + ' intervals)', color(k), windowedRates(s.intervals, half, x)), pointRadius: 0 },
+        { ...line(s.name + ' (each interval)', color(k) + '66', each), borderWidth: 1, pointRadius: 0 },
+      ];
+    });
+  // on a rows axis, a timer's sample sits at the rows streamed by then (rows in the table step at each commit)
+  const atRows = (i: any): number => (i.toRowsStreamed === undefined ? i.toRows : i.toRowsStreamed);
+  chart('decay', 'Rows/s against rows in the table (the decay curve)', 'rows in the table', 'rows/s', rates(atRows), { vertical: knees });
   const time = timeAxis(longest);
   chart(
     'time',
     'Rows/s against time',
     time.title,
     'rows/s',
-    series.map((s, k) => line(s.name, color(k), s.intervals.map((i: any) => ({ x: i.endSeconds, y: i.rowsPerSecond })))),
+    rates((i) => i.endSeconds),
     {},
     { min: 0, ticks: { stepSize: time.stepSize, callback: time.label } },
   );
@@ -83,7 +89,7 @@ export function drawReport(Chart: any, report: any, doc: Document): number {
     'rows in the table',
     'WAL bytes / row',
     series.map((s, k) =>
-      line(s.name, color(k), s.intervals.filter((i: any) => i.walBytesPerRow !== undefined && i.walBytesPerRow !== null).map((i: any) => ({ x: i.toRows, y: i.walBytesPerRow }))),
+      line(s.name, color(k), s.intervals.filter((i: any) => i.walBytesPerRow !== undefined && i.walBytesPerRow !== null).map((i: any) => ({ x: atRows(i), y: i.walBytesPerRow }))),
     ),
   );
   chart(
@@ -92,8 +98,8 @@ export function drawReport(Chart: any, report: any, doc: Document): number {
     'rows in the table',
     'MB',
     series.flatMap((s, k) => [
-      line(s.name + ': table (heap)', color(k), s.samples.map((p: any) => ({ x: p.rowsInTable, y: p.heapBytes / MB })), true),
-      line(s.name + ': indexes', color(k), s.samples.map((p: any) => ({ x: p.rowsInTable, y: p.indexBytes / MB }))),
+      line(s.name + ': table (heap)', color(k), s.samples.map((p: any) => ({ x: p.rowsInTable - p.rowsLoaded + (p.rowsStreamed === undefined ? p.rowsLoaded : p.rowsStreamed), y: p.heapBytes / MB })), true),
+      line(s.name + ': indexes', color(k), s.samples.map((p: any) => ({ x: p.rowsInTable - p.rowsLoaded + (p.rowsStreamed === undefined ? p.rowsLoaded : p.rowsStreamed), y: p.indexBytes / MB }))),
     ]),
     { vertical: knees, horizontal: buffers },
   );
@@ -109,7 +115,7 @@ export function drawReport(Chart: any, report: any, doc: Document): number {
     const classes = Object.keys(classColors).filter((c) => withWaits.some((i: any) => (i.waits[c] || 0) >= 0.005));
     const areas = classes.map((c) => ({
       label: classLabels[c],
-      data: withWaits.map((i: any) => ({ x: i.toRows, y: 100 * (i.waits[c] || 0) })),
+      data: withWaits.map((i: any) => ({ x: atRows(i), y: 100 * (i.waits[c] || 0) })),
       borderColor: classColors[c],
       backgroundColor: classColors[c] + 'cc',
       borderWidth: 1,
@@ -119,7 +125,7 @@ export function drawReport(Chart: any, report: any, doc: Document): number {
       yAxisID: 'y',
       tension: 0,
     }));
-    const rate = { ...line('rows/s', '#1f2328', s.intervals.map((i: any) => ({ x: i.toRows, y: i.rowsPerSecond }))), yAxisID: 'y2', fill: false, stack: 'rate', order: -1 };
+    const rate = { ...line('rows/s', '#1f2328', s.intervals.map((i: any) => ({ x: atRows(i), y: i.rowsPerSecond }))), yAxisID: 'y2', fill: false, stack: 'rate', order: -1 };
     chart(
       'waits-' + k,
       "Where the server's time went" + (series.length > 1 ? ' — ' + s.name : '') + ', beside rows/s',
@@ -143,6 +149,18 @@ export function drawReport(Chart: any, report: any, doc: Document): number {
   if (!timed || !canvas) return drawn;
   drawTimeline(Chart, canvas, timed.timeline, color, timeAxis(Math.max(0, ...timed.timeline.map((b: any) => b.end))));
   return drawn + 1;
+}
+
+/**
+ * Rows/s over each interval and its `half` neighbours on either side: their rows over
+ * their seconds (a rate over a longer time, not an average of rates).
+ */
+export function windowedRates(intervals: any[], half: number, x: (i: any) => number): { x: number; y: number }[] {
+  return intervals.map((i, k) => {
+    const around = intervals.slice(Math.max(0, k - half), k + half + 1);
+    const seconds = around.reduce((a, j) => a + j.seconds, 0);
+    return { x: x(i), y: seconds > 0 ? around.reduce((a, j) => a + j.rowsPerSecond * j.seconds, 0) / seconds : 0 };
+  });
 }
 
 /** A count's tick label with the decimals its axis's step needs, in k, M or G: 1.02M, 250k, 0.5. */
@@ -279,4 +297,4 @@ function drawTimeline(Chart: any, canvas: HTMLCanvasElement, bars: any[], color:
 }
 
 /** The page's functions, inlined in this order; the page calls `drawReport` by the name it has here. */
-export const PAGE_FUNCTIONS: readonly ((...args: any[]) => unknown)[] = [drawReport, markersPlugin, lineDataset, drawTimeline, countLabel, timeAxis];
+export const PAGE_FUNCTIONS: readonly ((...args: any[]) => unknown)[] = [drawReport, markersPlugin, lineDataset, drawTimeline, countLabel, timeAxis, windowedRates];

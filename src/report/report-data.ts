@@ -53,6 +53,12 @@ export interface ReportSeries {
   readonly intervals: readonly Interval[];
   /** Fewer intervals than a curve needs (30): the charts say the load was too short for one. */
   readonly tooShort?: boolean;
+  /**
+   * Sampled on a timer: the samples' spacing at the start and at the end, ms (it doubles as
+   * the load goes on). Its intervals hold few chunk commits each, so the charts draw rows/s
+   * over a few neighbouring intervals too. Absent for row buckets (decay).
+   */
+  readonly spacing?: { readonly startMs: number; readonly finalMs: number };
   readonly knee?: Knee | null;
   readonly phases?: readonly PhaseTime[];
   /** `dbt3 load`: every task's start and end (drawn as a Gantt chart). */

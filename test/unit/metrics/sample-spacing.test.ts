@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DEFAULT_SPACING, halveSamples, MIN_CURVE_POINTS, SpacedSeries, weighLastInterval } from '../../../src/metrics/sample-spacing.js';
+import { DEFAULT_SPACING, halveSamples, MIN_CURVE_POINTS, SpacedSeries, spreadChunk, weighLastInterval, type Streamed } from '../../../src/metrics/sample-spacing.js';
 import { intervalsOf, type Sample } from '../../../src/metrics/series.js';
 
 function sample(seconds: number, rowsLoaded: number): Sample {
@@ -97,5 +97,20 @@ describe('the last, partial interval', () => {
     const samples = [sample(0, 0), sample(1, 300_000), sample(1.6, 480_000)];
     assert.deepEqual(weighLastInterval(samples), samples);
     assert.deepEqual(weighLastInterval(samples.slice(0, 2)), samples.slice(0, 2));
+  });
+});
+
+describe('rows streamed', () => {
+  it("a chunk's rows count over the time it was sent, so rates follow the rows and not the commits' steps", () => {
+    // two workers, 8,000-row chunks of 1 s each, sampled every 0.25 s: as committed, the rate jumps between 0 and 32,000 rows/s
+    const samples: Streamed[] = [0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75, 2].map((t) => sample(t, t >= 2 ? 32_000 : t >= 1 ? 16_000 : 0));
+    const committed = intervalsOf(samples).map((i) => i.rowsPerSecond);
+    assert.deepEqual(committed, [0, 0, 0, 64_000, 0, 0, 0, 64_000]);
+    for (const end of [1, 2]) for (let w = 0; w < 2; w++) spreadChunk(samples.filter((s) => s.seconds < end), { start: end - 1, end, rows: 8000, bytes: 800_000 });
+    assert.deepEqual(intervalsOf(samples).map((i) => i.rowsPerSecond), [16_000, 16_000, 16_000, 16_000, 16_000, 16_000, 16_000, 16_000]);
+    assert.deepEqual(intervalsOf(samples).map((i) => i.rows), [0, 0, 0, 16_000, 0, 0, 0, 16_000], "an interval's rows are those committed in it");
+    assert.deepEqual(samples.map((s) => s.rowsLoaded), [0, 0, 0, 0, 16_000, 16_000, 16_000, 16_000, 32_000], 'rows loaded are the commits');
+    assert.equal(samples[2]!.bytesStreamed, 800_000);
+    assert.equal(samples.at(-1)!.rowsStreamed, undefined, 'a sample after every commit: streamed is loaded');
   });
 });

@@ -9,7 +9,7 @@ import { intervalsOf } from '../../../src/metrics/series.js';
 import { CSV_COLUMNS, reportCsv } from '../../../src/report/report-csv.js';
 import { makeReport, makeSeries, mergeReports, redactArgv, reportProblem, type LoadReport } from '../../../src/report/report-data.js';
 import { reportFromHtml, reportHtml } from '../../../src/report/report-html.js';
-import { countLabel, drawReport, timeAxis } from '../../../src/report/html-page-script.js';
+import { countLabel, drawReport, timeAxis, windowedRates } from '../../../src/report/html-page-script.js';
 import { reportKind, writeReport } from '../../../src/report/write-report.js';
 import { redactUrl } from '../../../src/cluster/target.js';
 
@@ -227,7 +227,7 @@ describe('report files', () => {
   });
 });
 
-describe('chart axes', () => {
+describe('chart axes and lines', () => {
   it('time ticks are 1, 2 or 5 × 10^k seconds apart with the decimals they need, m:ss from two minutes', () => {
     const labels = (max: number): string[] => {
       const a = timeAxis(max);
@@ -248,6 +248,27 @@ describe('chart axes', () => {
     assert.equal(timeAxis(3600).stepSize, 600);
     assert.deepEqual(labels(3600).slice(-2), ['50:00', '1:00:00']);
     assert.match(timeAxis(3600).title, /h:mm:ss/);
+  });
+
+  it('a timer-sampled series is drawn as rows/s over neighbouring intervals (their rows over their seconds), each interval faint beside it', () => {
+    // chunks commit in steps: intervals of 0, 1 or 2 commits
+    const intervals = [0, 8000, 0, 16000, 8000, 0, 8000].map((rows, k) => ({ rows, seconds: 0.05, endSeconds: 0.05 * (k + 1), rowsPerSecond: rows / 0.05 }));
+    const w = windowedRates(intervals, 1, (i) => i.endSeconds);
+    assert.deepEqual(w.map((p) => Math.round(p.y)), [80_000, 53_333, 160_000, 160_000, 160_000, 106_667, 80_000]);
+    const configs: any[] = [];
+    class FakeChart {
+      constructor(_canvas: unknown, config: unknown) {
+        configs.push(config);
+      }
+    }
+    const timed = makeSeries('lineitem.tbl', samples(40, 1000), { settings: {}, spacing: { startMs: 31.25, finalMs: 62.5 } });
+    drawReport(FakeChart, JSON.parse(JSON.stringify({ ...fixture(), series: [timed] })), { getElementById: (id: string) => ({ id }) } as unknown as Document);
+    const time = configs[1];
+    assert.deepEqual(time.data.datasets.map((d: any) => d.label), ['lineitem.tbl (over 3 intervals)', 'lineitem.tbl (each interval)']);
+    // row buckets (decay): one line, each bucket's rate
+    configs.length = 0;
+    drawReport(FakeChart, JSON.parse(JSON.stringify({ ...fixture(), series: [makeSeries('decay', samples(40, 1000))] })), { getElementById: (id: string) => ({ id }) } as unknown as Document);
+    assert.deepEqual(configs[1].data.datasets.map((d: any) => d.label), ['decay']);
   });
 
   it('count ticks carry the decimals of their step, never the same label twice', () => {
