@@ -27,6 +27,8 @@ const SKIP: Readonly<Record<string, string>> = {
   'pgsurge cluster start --wal-dir /mnt/fastdisk/pgsurge-wal': 'a disk this machine has not got',
   'pgsurge cluster start --pg-bin system --data-dir /var/lib/pgsurge/pg15': 'a system folder outside the test',
   'pgsurge cluster stop': 'the managed cluster',
+  'pgsurge cluster start --listen 6543': 'starts the managed cluster on TCP (test/integration/cluster-listen.test.ts runs it on a free port)',
+  'psql "$(pgsurge cluster url --tcp)" -c "SELECT inet_server_port()"': 'needs the managed cluster listening (test/integration/cluster-listen.test.ts)',
   'pgsurge cluster status || pgsurge cluster start': 'starts the managed cluster',
   'psql "$(pgsurge cluster url)" -c "SELECT version()"': 'needs the managed cluster running',
   'pgsurge wal move --to /mnt/wal/pgsurge --restart': 'moves the WAL of the managed cluster and restarts it',
