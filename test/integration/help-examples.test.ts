@@ -56,6 +56,7 @@ const SMALLER: Readonly<Record<string, readonly (readonly [string, string])[]>> 
   'pgsurge compare lineitem.tbl --create --variants copy:w1,copy:w2,insert:unnest:b5000,insert:values:b1000 --repeat 5': [['--repeat 5', '--repeat 1']],
   'pgsurge compare lineitem.tbl --create --variants copy,insert:row,insert:row:c0 --rows 20000 --json': [['--rows 20000', '--rows 1000']],
   'pgsurge compare lineitem.tbl --create --variants copy:text,copy:binary,copy:text:w2,copy:binary:w2 --repeat 3': [['--repeat 3', '--repeat 1']],
+  'pgsurge compare lineitem.tbl --create --variants copy:w1,copy:w2 --repeat 3 --report compare.html': [['--repeat 3', '--repeat 1']],
   'pgsurge decay --rows 5M --keys random': [['5M', '20k']],
   'pgsurge decay --rows 2M --index after --json > decay.ndjson': [['2M', '20k']],
   'pgsurge demo': [['pgsurge demo', 'pgsurge demo --scale 0.01']],
