@@ -12,7 +12,7 @@ import { ON_CONFLICT, type OnConflict } from '../writer/insert-writer.js';
 import { addLoadOptions, addTargetOptions, formatOption, type LoadFlags } from './common-options.js';
 import { parseWholeNumber } from './parse-options.js';
 import { planInputs } from './plan-inputs.js';
-import { DEFAULT_SAMPLE_EVERY, parseReportPath, writeReportIfAsked } from './observe-options.js';
+import { addReportPath, DEFAULT_SAMPLE_EVERY, writeReportIfAsked } from './observe-options.js';
 import { redactUrl } from '../cluster/target.js';
 import type { Sample } from '../metrics/series.js';
 import type { ServerFacts } from '../metrics/server-snapshot.js';
@@ -31,7 +31,7 @@ interface CompareFlags extends LoadFlags {
   json?: boolean;
   out?: string;
   keep?: boolean;
-  report?: string;
+  report?: readonly string[];
 }
 
 /** A run's samples, kept for the report. */
@@ -83,7 +83,7 @@ export function registerCompareCommand(program: Command): void {
     .option('--json', 'print the results as JSON on stdout (every run included) instead of the table')
     .option('--out <file>', 'also write the results as JSON to this file')
     .option('--keep', 'keep each variant\'s table (of the last round) instead of dropping it')
-    .option('--report <file>', "sample each run and write each variant's median run as a series: .html (charts, overlaid), .json or .csv", parseReportPath);
+    .addOption(new Option('--report <file>', "sample each run and write each variant's median run as a series: .html (charts, overlaid), .json or .csv (once per kind)").argParser(addReportPath));
   addLoadOptions(cmd);
   addTargetOptions(cmd);
   cmd.addHelpText(
@@ -145,7 +145,7 @@ Examples:
       if (flags.out) await fs.writeFile(flags.out, compareJson(result));
       const written = await writeReportIfAsked(flags.report, facts && compareReport(result, sampled, facts, flags));
       process.stdout.write(flags.json ? compareJson(result) : `${formatCompareTable(result)}\n`);
-      if (written && !flags.json) process.stderr.write(`report: ${written}\n`);
+      if (written !== undefined && !flags.json) process.stderr.write(`report: ${typeof written === 'string' ? written : written.join(', ')}\n`);
     } finally {
       await target.release();
     }

@@ -160,7 +160,7 @@ Examples:
         process.stdout.write(`\n${renderTable(['phase', 'seconds', 'statements'], phases.map((p) => [p.phase, p.seconds.toFixed(2), String(p.statements)]))}\n`);
         process.stdout.write(`total: ${result.seconds.toFixed(2)} s\n`);
         if (!flags.quiet) process.stdout.write(`\n${formatTimeline(timeline)}\n`);
-        if (written) process.stderr.write(`report: ${written}\n`);
+        if (written) process.stderr.write(`report: ${[written].flat().join(', ')}\n`);
       }
       if (summary.total.rejected > 0) process.exitCode = EXIT.rejects;
     } catch (error) {

@@ -19,7 +19,7 @@ import { parseLoadId } from './parse-options.js';
 import { onStopSignals } from './stop-signals.js';
 import { planInputs } from './plan-inputs.js';
 import { rerunCommand, resumeCommand, startOverCommand } from './resume-command.js';
-import { formatDiagnosis, formatSummary } from '../report/summary-format.js';
+import { formatDiagnosis, formatQuietSummary, formatSummary, rejectLines } from '../report/summary-format.js';
 import { parsePart, partLabel, type LoadPart } from '../input/load-part.js';
 import { CITUS_ROUTES, type CitusRoute } from '../writer/citus/plan-routing.js';
 import { wireLines } from '../wire/wire-report.js';
@@ -177,9 +177,10 @@ async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> 
       });
     const written = await writeReportIfAsked(flags.report, report);
     if (flags.json) process.stdout.write(`${summaryEvent(summary, { ...(written ? { report: written } : {}), ...(diagnosis ? { diagnosis } : {}) })}\n`);
+    else if (flags.quiet) process.stdout.write(`${formatQuietSummary(summary)}\n`);
     else {
       process.stdout.write(`${formatSummary(summary)}\n${formatDurability(summary)}\n${diagnosis ? `${formatDiagnosis(diagnosis)}\n` : ''}`);
-      if (written) process.stderr.write(`report: ${written}\n`);
+      if (written) process.stderr.write(`report: ${[written].flat().join(', ')}\n`);
     }
     const rejected = summary.total.rejected + (summary.files ?? []).reduce((a, f) => a + f.earlier.rejected, 0);
     if (rejected > 0) {
@@ -193,7 +194,7 @@ async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> 
     const next = error.details.startOver ? { startOver: startOverCommand(argv) } : error.loadId !== undefined ? { resume: resumeCommand(argv, error.loadId) } : {};
     // --json: the last line is still the summary event (what was loaded before the stop), with what stopped it.
     if (flags.json) process.stdout.write(`${summaryEvent(error.summary, { stopped: stoppedEvent(error, next) })}\n`);
-    else process.stdout.write(`${formatSummary(error.summary)}\n`);
+    else process.stdout.write(`${flags.quiet ? [formatQuietSummary(error.summary), ...rejectLines(error.summary)].join('\n') : formatSummary(error.summary)}\n`);
     printError(error, flags.verbose === true, process.stderr, flags.part ? `part ${partLabel(flags.part)}: ` : '');
     if (next.startOver !== undefined) process.stderr.write(`  after fixing the input: ${next.startOver}\n`);
     else if (next.resume !== undefined) process.stderr.write(`  resume with: ${next.resume}\n`);

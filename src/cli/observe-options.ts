@@ -17,7 +17,8 @@ export interface ObserveFlags {
   sampleEvery: SampleEvery | 'off';
   json?: boolean;
   quiet?: boolean;
-  report?: string;
+  /** `--report` files, at most one of each kind. */
+  report?: string | readonly string[];
   /** The series' name in the report (default: the input files' names). */
   label?: string;
 }
@@ -34,6 +35,15 @@ export function parseReportPath(value: string): string {
   return value;
 }
 
+/** `--report` given again: one more file, refused when a file of its kind is already asked for (it would be dropped). */
+export function addReportPath(value: string, previous: readonly string[] | undefined): string[] {
+  const file = parseReportPath(value);
+  const kind = reportKind(file);
+  const same = (previous ?? []).find((p) => reportKind(p) === kind);
+  if (same !== undefined) throw new InvalidArgumentError(`\`--report ${same}\` and \`--report ${file}\` are both ${kind!.toUpperCase()} reports: give one --report of each kind (.json, .csv, .html)`);
+  return [...(previous ?? []), file];
+}
+
 export const DEFAULT_SAMPLE_EVERY: SampleEvery = { ms: 1000 };
 
 /** `--sample-every`, `--json`, `--report` (and `-q` comes from the load options). */
@@ -47,7 +57,7 @@ export function addObserveOptions(cmd: Command, options: { sampleEvery?: boolean
   }
   cmd.option('--json', 'print one NDJSON event per sample and a summary event on stdout (progress on stderr is off)');
   if (options.report !== false) {
-    cmd.addOption(new Option('--report <file>', 'write the settings, server, machine and samples: .json, .csv or .html (charts, opens offline)').argParser(parseReportPath));
+    cmd.addOption(new Option('--report <file>', 'write the settings, server, machine and samples: .json, .csv or .html (charts, opens offline)').argParser(addReportPath));
     cmd.option('--label <name>', "the load's name in the report's legends, and when reports are overlaid (default: the input files' names)");
   }
   return cmd;
@@ -130,10 +140,12 @@ export function seriesLabel(label: string | undefined, files: readonly string[])
   return names.length <= 3 ? names.join(', ') : `${names.slice(0, 2).join(', ')} and ${names.length - 2} more`;
 }
 
-/** Writes `--report` if asked; returns where, for the CLI to say so. */
-export async function writeReportIfAsked(file: string | undefined, report: LoadReport | undefined): Promise<string | undefined> {
-  if (file === undefined || report === undefined) return undefined;
-  return writeReport(file, report);
+/** Writes every `--report` asked for; returns where (one path, or a list of several), for the CLI to say so. */
+export async function writeReportIfAsked(files: string | readonly string[] | undefined, report: LoadReport | undefined): Promise<string | string[] | undefined> {
+  if (files === undefined || report === undefined) return undefined;
+  const written: string[] = [];
+  for (const file of typeof files === 'string' ? [files] : files) written.push(await writeReport(file, report));
+  return written.length === 1 ? written[0] : written.length === 0 ? undefined : written;
 }
 
 /** What stopped a load, for the --json summary event's `stopped`: the error's code, message and hint, and the command that goes on. */

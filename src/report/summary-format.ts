@@ -14,6 +14,25 @@ export function renderTable(header: readonly string[], rows: readonly (readonly 
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
+/** The load in one line: rows loaded of rows read (with the accounting when some were not loaded), time, workers, target. */
+function totalsLine(summary: LoadSummary): string {
+  const s = summary.total;
+  const accounting = s.rejected + s.skipped > 0 ? ` (read ${formatCount(s.read)} = loaded ${formatCount(s.loaded)} + rejected ${formatCount(s.rejected)} + skipped ${formatCount(s.skipped)})` : '';
+  return `loaded ${formatCount(s.loaded)} of ${formatCount(s.read)} rows read${accounting} in ${s.seconds.toFixed(2)} s with ${summary.workers} worker${summary.workers === 1 ? '' : 's'} into ${summary.target}`;
+}
+
+/** Where the load's rejected rows are, a line per reject file. */
+export function rejectLines(summary: LoadSummary): string[] {
+  return (summary.rejectFiles ?? []).map((f) => `rejected rows: ${f.path} (${formatCount(f.rows)}), why: ${f.path}.log`);
+}
+
+/** What `-q` prints of a load: the one line of its totals, what earlier runs of it had committed, its load id. */
+export function formatQuietSummary(summary: LoadSummary): string {
+  const e = (summary.files ?? []).reduce((a, f) => ({ loaded: a.loaded + f.earlier.loaded, rejected: a.rejected + f.earlier.rejected, skipped: a.skipped + f.earlier.skipped }), { loaded: 0, rejected: 0, skipped: 0 });
+  const resumed = e.loaded + e.rejected + e.skipped > 0 ? `; earlier runs of this load had committed ${formatCount(e.loaded)} rows and rejected ${formatCount(e.rejected)}` : '';
+  return `${totalsLine(summary)}${resumed}${summary.loadId ? `; load id ${summary.loadId}` : ''}`;
+}
+
 export function formatSummary(summary: LoadSummary): string {
   const rows = summary.tables.map((t) => [
     t.table,
@@ -48,9 +67,7 @@ export function formatSummary(summary: LoadSummary): string {
     ]);
     parts.push(renderTable(header, fileRows));
   }
-  const lines: string[] = [];
-  const accounting = s.rejected + s.skipped > 0 ? ` (read ${formatCount(s.read)} = loaded ${formatCount(s.loaded)} + rejected ${formatCount(s.rejected)} + skipped ${formatCount(s.skipped)})` : '';
-  lines.push(`loaded ${formatCount(s.loaded)} of ${formatCount(s.read)} rows read${accounting} in ${s.seconds.toFixed(2)} s with ${summary.workers} worker${summary.workers === 1 ? '' : 's'} into ${summary.target}`);
+  const lines: string[] = [totalsLine(summary)];
   if (resumed) {
     const e = files.reduce((a, f) => ({ loaded: a.loaded + f.earlier.loaded, rejected: a.rejected + f.earlier.rejected }), { loaded: 0, rejected: 0 });
     lines.push(`resumed: earlier runs of this load had committed ${formatCount(e.loaded)} rows and rejected ${formatCount(e.rejected)}; those were not read again`);
@@ -67,7 +84,7 @@ export function formatSummary(summary: LoadSummary): string {
       `skipped by the table's trigger: ${formatCount(t.skippedByTrigger)} rows of ${t.table}: the server did not store them in ${t.table} itself and counted them nowhere, without an error, as a BEFORE INSERT row trigger does when it returns NULL (${names}; trigger-based partitioning puts such rows in another table)`,
     );
   }
-  for (const f of summary.rejectFiles ?? []) lines.push(`rejected rows: ${f.path} (${formatCount(f.rows)}), why: ${f.path}.log`);
+  lines.push(...rejectLines(summary));
   lines.push(...wireLines(summary.wire));
   if (summary.loadId) lines.push(`load id: ${summary.loadId}`);
   parts.push(lines.join('\n'));

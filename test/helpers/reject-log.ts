@@ -23,10 +23,12 @@ export function parseRejectLog(log: string): RejectLogLine[] {
   });
 }
 
-/** A table's counts in a load's printed summary: read, loaded, rejected, skipped. */
+/** A table's counts in a load's printed summary (its table, or for a load of one table the one line `-q` prints): read, loaded, rejected, skipped. */
 export function summaryCounts(stdout: string, table: string): { read: number; loaded: number; rejected: number; skipped: number } {
-  const m = new RegExp(`^${table}\\s+([\\d,]+)\\s+([\\d,]+)\\s+([\\d,]+)\\s+([\\d,]+)`, 'm').exec(stdout);
-  assert.ok(m, `no summary line for ${table} in:\n${stdout}`);
   const n = (s: string): number => Number(s.replace(/,/g, ''));
-  return { read: n(m[1]!), loaded: n(m[2]!), rejected: n(m[3]!), skipped: n(m[4]!) };
+  const m = new RegExp(`^${table}\\s+([\\d,]+)\\s+([\\d,]+)\\s+([\\d,]+)\\s+([\\d,]+)`, 'm').exec(stdout);
+  if (m) return { read: n(m[1]!), loaded: n(m[2]!), rejected: n(m[3]!), skipped: n(m[4]!) };
+  const q = /^loaded ([\d,]+) of ([\d,]+) rows read(?: \(read [\d,]+ = loaded [\d,]+ \+ rejected ([\d,]+) \+ skipped ([\d,]+)\))? in /m.exec(stdout);
+  assert.ok(q, `no summary line for ${table} in:\n${stdout}`);
+  return { read: n(q[2]!), loaded: n(q[1]!), rejected: n(q[3] ?? '0'), skipped: n(q[4] ?? '0') };
 }

@@ -38,7 +38,7 @@ after(async () => {
   await removeClusterDir(dir, ...clusters);
 });
 
-const onTestServer = (...args: string[]) => runCli(['load', file, '--schema', SCHEMA, '--db', testUrl(), '-q', ...args]);
+const onTestServer = (...args: string[]) => runCli(['load', file, '--schema', SCHEMA, '--db', testUrl(), ...args]);
 
 async function expectLoaded(c: pg.Client, table: string): Promise<void> {
   assert.equal((await c.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n, expected.length, 'row count');
@@ -128,7 +128,7 @@ describe('dbt3 load --durability', () => {
     const nation = Array.from({ length: 25 }, (_, i) => `${i}|NATION ${i}|${i % 5}|comment ${i}|`).join('\n') + '\n';
     await fs.writeFile(path.join(d, 'region.tbl'), region);
     await fs.writeFile(path.join(d, 'nation.tbl'), nation);
-    const r = await runCli(['dbt3', 'load', d, '--no-keys', '--no-analyze', '--schema', SCHEMA, '--db', testUrl(), '-q', '-w', '1', '--durability', 'fast', '--unlogged']);
+    const r = await runCli(['dbt3', 'load', d, '--no-keys', '--no-analyze', '--schema', SCHEMA, '--db', testUrl(), '-w', '1', '--durability', 'fast', '--unlogged']);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /durability: fast \+ unlogged; the load ran with .*synchronous_commit=off/);
     assert.match(r.stdout, /COPY FREEZE: 28 rows \(the first chunk of .*"region".*"nation"|COPY FREEZE: 28 rows \(the first chunk of .*"nation".*"region"/);
@@ -148,7 +148,7 @@ describe('--durability unsafe on the managed cluster', () => {
     clusters.push(cluster);
     // Started with a setting of its own on the command line: it must come back after the load.
     await cluster.start({ work_mem: '7MB' });
-    const r = await runCli(['load', file, '--create', '-w', '2', '--chunk-size', '64KB', '--data-dir', dataDir, '--pg-bin', TEST_PG_BIN, '-q', '--durability', 'unsafe', '--unlogged']);
+    const r = await runCli(['load', file, '--create', '-w', '2', '--chunk-size', '64KB', '--data-dir', dataDir, '--pg-bin', TEST_PG_BIN, '--durability', 'unsafe', '--unlogged']);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /WARNING: .*can CORRUPT THE WHOLE CLUSTER/);
     assert.match(r.stdout, /the load ran with fsync=off full_page_writes=off wal_level=minimal synchronous_commit=off/);

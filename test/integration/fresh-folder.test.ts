@@ -44,7 +44,7 @@ describe('the first commands in a fresh empty folder, default data directory', (
     await fs.writeFile(path.join(fresh, 'region.tbl'), region);
     const loaded = await cli('load', 'region.tbl', '--create', '-q');
     assert.equal(loaded.code, 0, loaded.stderr);
-    assert.match(loaded.stdout, /region\s+300\s+300/);
+    assert.match(loaded.stdout, /^loaded 300 of 300 rows read /);
     const decay = await cli('decay', '--rows', '4000', '--bucket', '1000', '-w', '1', '-q', '--report', 'decay.json');
     assert.equal(decay.code, 0, decay.stderr);
     const report = JSON.parse(await fs.readFile(path.join(fresh, "decay.json"), "utf8")) as { series: { intervals: { rows: number; toRows: number }[] }[] };

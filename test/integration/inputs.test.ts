@@ -13,7 +13,7 @@ const SCHEMA = 'it_inputs';
 let client: pg.Client;
 let dir: string;
 
-const db = (): string[] => ['--db', testUrl(), '--schema', SCHEMA, '-q'];
+const db = (): string[] => ['--db', testUrl(), '--schema', SCHEMA];
 const TEXT = '(FORMAT text)';
 
 async function writeFile(name: string, content: string | Buffer): Promise<string> {

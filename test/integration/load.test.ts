@@ -28,7 +28,7 @@ async function writeFile(name: string, content: string | Buffer): Promise<string
   return p;
 }
 
-const db = (): string[] => ['--db', testUrl(), '--schema', SCHEMA, '-q'];
+const db = (): string[] => ['--db', testUrl(), '--schema', SCHEMA];
 
 async function expectTable(table: string, expected: string[]): Promise<void> {
   const count = await client.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.${table}`);

@@ -65,7 +65,7 @@ describe('--on-conflict skip', () => {
     for (const workers of ['1', '2']) {
       it(`${name}, ${workers} worker(s): read = loaded + skipped, and the table holds each key once, old rows untouched`, async () => {
         await freshTable();
-        const r = await runCli(['load', file, '--schema', SCHEMA, '--db', testUrl(), '-q', '--chunk-size', '300', '-w', workers, '--on-conflict', 'skip', ...args]);
+        const r = await runCli(['load', file, '--schema', SCHEMA, '--db', testUrl(), '--chunk-size', '300', '-w', workers, '--on-conflict', 'skip', ...args]);
         assert.equal(r.code, 0, r.stderr);
         assert.match(r.stdout, /table\s+read\s+loaded\s+rejected\s+skipped/);
         assert.match(r.stdout, new RegExp(`uk\\s+${read}\\s+${loaded}\\s+0\\s+${skipped}\\s`));
@@ -81,7 +81,7 @@ describe('--on-conflict skip', () => {
     it(`${name} without skip: each duplicate is rejected with the server's message, the rest loads`, async () => {
       await freshTable();
       const rejectDir = path.join(dir, `dup-${name.replace(/\W/g, '_')}`);
-      const r = await runCli(['load', file, '--schema', SCHEMA, '--db', testUrl(), '-q', '-w', '1', '--reject-dir', rejectDir, ...args]);
+      const r = await runCli(['load', file, '--schema', SCHEMA, '--db', testUrl(), '-w', '1', '--reject-dir', rejectDir, ...args]);
       assert.equal(r.code, 3, r.stderr);
       // The same rows stay out as with --on-conflict skip, now counted as rejected: read = loaded + rejected.
       assert.match(r.stdout, new RegExp(`uk\\s+${read}\\s+${loaded}\\s+${skipped}\\s+0\\s`));

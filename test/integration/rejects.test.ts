@@ -182,7 +182,7 @@ describe('a corrupted input: exactly the damaged lines are rejected, verbatim, a
       accounted(rb, 700, 5);
       assert.notEqual(rejectFileOf(ra), rejectFileOf(rb), `${ledger.join(' ')}: one file each`);
       assert.equal(path.dirname(rejectFileOf(ra)), shared);
-      assert.match(ra.stdout, new RegExp(`^rejected rows: ${rejectFileOf(ra).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(3\\)`, 'm'));
+      assert.match(ra.stderr, new RegExp(`^pgsurge: 3 rows rejected: see ${rejectFileOf(ra).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} and its \\.log$`, 'm'));
       assert.deepEqual(await readRows(rejectFileOf(ra)), bytesOf(a), `${ledger.join(' ')}: the first load's rejects are still there`);
       assert.deepEqual(await readRows(rejectFileOf(rb)), bytesOf(b));
       const t = await tableDigest(`${SCHEMA}.lineitem`);

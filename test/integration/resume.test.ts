@@ -227,8 +227,11 @@ describe('exactly once across crashes', () => {
 });
 
 /** The load's own read and loaded counts in a summary printed by `-q`. */
+/** Rows read and loaded, from the summary's table or from the one line `-q` prints. */
 function summaryRows(stdout: string): { read: number; loaded: number } {
-  const m = /^lineitem\s+([\d,]+)\s+([\d,]+)/m.exec(stdout);
-  assert.ok(m, stdout);
-  return { read: Number(m[1]!.replace(/,/g, '')), loaded: Number(m[2]!.replace(/,/g, '')) };
+  const table = /^lineitem\s+([\d,]+)\s+([\d,]+)/m.exec(stdout);
+  const quiet = /^loaded ([\d,]+) of ([\d,]+) rows read/m.exec(stdout);
+  const [read, loaded] = table ? [table[1]!, table[2]!] : quiet ? [quiet[2]!, quiet[1]!] : [undefined, undefined];
+  assert.ok(read !== undefined && loaded !== undefined, stdout);
+  return { read: Number(read.replace(/,/g, '')), loaded: Number(loaded.replace(/,/g, '')) };
 }
