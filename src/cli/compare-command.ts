@@ -16,7 +16,7 @@ import { addReportPath, DEFAULT_SAMPLE_EVERY, writeReportIfAsked } from './obser
 import { redactUrl } from '../cluster/target.js';
 import type { Sample } from '../metrics/series.js';
 import type { ServerFacts } from '../metrics/server-snapshot.js';
-import { makeReport, makeSeries, redactArgv, type LoadReport } from '../report/report-data.js';
+import { makeReport, makeSeries, redactArgv, type LoadReport, type ReportSeries } from '../report/report-data.js';
 import type { CompareResult, VariantRun } from '../compare/run-compare.js';
 
 interface CompareFlags extends LoadFlags {
@@ -38,6 +38,7 @@ interface CompareFlags extends LoadFlags {
 interface SampledRun {
   readonly run: VariantRun;
   readonly samples: readonly Sample[];
+  readonly spacing: ReportSeries['spacing'];
 }
 
 /**
@@ -49,7 +50,7 @@ function compareReport(result: CompareResult, sampled: ReadonlyMap<string, Sampl
     const runs = [...(sampled.get(r.variant.label) ?? [])].sort((a, b) => a.run.rowsPerSecond - b.run.rowsPerSecond);
     const median = runs[Math.floor((runs.length - 1) / 2)];
     if (median === undefined) return [];
-    return [makeSeries(r.variant.label, median.samples, { settings: { workers: r.workers, round: median.run.round, rowsPerSecond: Math.round(median.run.rowsPerSecond) } })];
+    return [makeSeries(r.variant.label, median.samples, { settings: { workers: r.workers, round: median.run.round, rowsPerSecond: Math.round(median.run.rowsPerSecond) }, ...(median.spacing ? { spacing: median.spacing } : {}) })];
   });
   return makeReport({
     title: `pgsurge compare: ${result.file}, ${series.length} variants`,
@@ -132,9 +133,9 @@ Examples:
         },
         target,
         {
-          runSampled: ({ variant, run, samples, facts: read }) => {
+          runSampled: ({ variant, run, samples, facts: read, spacing }) => {
             facts ??= read;
-            sampled.set(variant.label, [...(sampled.get(variant.label) ?? []), { run, samples }]);
+            sampled.set(variant.label, [...(sampled.get(variant.label) ?? []), { run, samples, spacing }]);
           },
           runDone: ({ variant, run, index, total }) => {
             if (flags.quiet) return;

@@ -94,7 +94,7 @@ export interface CompareResult {
 export interface CompareReporter {
   runDone?(info: { variant: Variant; run: VariantRun; index: number; total: number }): void;
   /** With `sampleEvery`: a run's samples, and the server's facts as its sampler read them. */
-  runSampled?(info: { variant: Variant; run: VariantRun; samples: readonly Sample[]; facts: ServerFacts }): void;
+  runSampled?(info: { variant: Variant; run: VariantRun; samples: readonly Sample[]; facts: ServerFacts; spacing: Sampler['spacing'] }): void;
 }
 
 /**
@@ -206,7 +206,7 @@ async function runOnce(admin: pg.Client, options: CompareOptions, target: Target
     tableBytes: Number(size.rows[0]?.bytes ?? 0),
     ...(summary.wire?.[0] !== undefined ? { wire: formatTableWire(summary.wire[0]).replace(/^[^:]*: /, '') } : {}),
   };
-  if (sampler && samples) reporter.runSampled?.({ variant, run, samples, facts: sampler.facts });
+  if (sampler && samples) reporter.runSampled?.({ variant, run, samples, facts: sampler.facts, spacing: sampler.spacing });
   return run;
 }
 
