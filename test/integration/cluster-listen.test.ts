@@ -67,7 +67,7 @@ describe('pgsurge cluster start --listen', () => {
     assert.equal(facts!.port, port);
     assert.equal(facts!.listen, '127.0.0.1', 'not world-open');
     assert.match(facts!.verifier, /^SCRAM-SHA-256\$4096:/);
-    const hba = await query<{ type: string; address: string | null; auth_method: string }>(config, 'SELECT type, address, auth_method FROM pg_hba_file_rules WHERE error IS NULL ORDER BY rule_number');
+    const hba = await query<{ type: string; address: string | null; auth_method: string }>(config, 'SELECT type, address, auth_method FROM pg_hba_file_rules WHERE error IS NULL ORDER BY line_number');
     const hosts = hba.filter((r) => r.type === 'host');
     assert.deepEqual(hosts.slice(0, 2).map((r) => [r.address, r.auth_method]), [['127.0.0.1', 'scram-sha-256'], ['::1', 'scram-sha-256']]);
     assert.ok(hosts.slice(2).every((r) => r.auth_method === 'reject'), "initdb's host lines after pgsurge's refuse");
