@@ -105,7 +105,7 @@ function childrenAlive(pid: number): boolean {
 }
 
 /** The postmaster's children, for pinning them with it. */
-function childrenOf(pid: number): number[] {
+export function childrenOf(pid: number): number[] {
   const out: number[] = [];
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;

@@ -71,7 +71,7 @@ async function runDbt3Gen(raw: RawDbt3GenOptions): Promise<void> {
       });
       return;
     }
-    const { files } = await generateDbt3({
+    const { files } = opts.tables.length === 0 ? { files: [] } : await generateDbt3({
       ...slice,
       tables: opts.tables,
       outDir: opts.out,
@@ -81,6 +81,10 @@ async function runDbt3Gen(raw: RawDbt3GenOptions): Promise<void> {
     });
     progress.done();
     for (const f of files) process.stderr.write(`${f.path}: ${formatCount(f.rows)} rows, ${(f.bytes / 1e6).toFixed(1)} MB\n`);
+    if (opts.refresh > 0) {
+      const { writeRefreshSets } = await import('../datasets/dbt3/refresh/update-sets.js');
+      for (const f of await writeRefreshSets(opts.out, opts.scale, opts.refresh)) process.stderr.write(`${f.path}: ${formatCount(f.rows)} rows\n`);
+    }
   } finally {
     progress.done();
   }
@@ -118,7 +122,7 @@ export function registerGenCommands(program: Command, dbt3: Command): void {
     .description('Write the eight TPC-H tables as dbgen does (.tbl, | delimited) or as Parquet, deterministically')
     .option('--scale <sf>', 'scale factor: 1 is about 1.1 GB (6 million lineitems); fractions such as 0.01 work')
     .option('--out <dir>', 'directory to write <table>.tbl (or <table>.parquet) into (created if missing), or - for stdout with one .tbl table')
-    .option('--tables <list>', `comma-separated tables to write (default: all of ${DBT3_TABLES.join(', ')})`)
+    .option('--tables <list>', `comma-separated tables to write (default: all of ${DBT3_TABLES.join(', ')}; none: only the --refresh sets)`)
     .option('--seed <n>', 'random seed: the same scale and seed give byte-identical files (default: 19920101)')
     .option('--parts <n>', 'split each table into n slices by row range and write one of them (with --part)')
     .option('--part <k>', 'which slice to write, 1..n; files are named <table>.tbl.<k> (<table>.<k>.parquet)')
@@ -126,9 +130,10 @@ export function registerGenCommands(program: Command, dbt3: Command): void {
     .option('--format <format>', 'tbl (dbgen\'s | text) or parquet (typed as the kit\'s schema: INT32/INT64 keys, DECIMAL(15,2), DATE, STRING)', 'tbl')
     .option('--compression <codec>', `parquet only: snappy, gzip or none (default: snappy)`)
     .option('--row-group-size <rows>', `parquet only: rows per row group (default: ${formatCount(DEFAULT_ROW_GROUP_ROWS)}, as DuckDB)`)
+    .option('--refresh <n>', "also write refresh sets 1..n byte for byte as dbgen -U n does (orders.tbl.uK, lineitem.tbl.uK, delete.K, for `dbt3 refresh`); with --tables none, only the sets")
     .addHelpText(
       'after',
-      '\nExamples:\n  pgsurge dbt3 gen --scale 1 --out data/sf1\n  pgsurge dbt3 gen --scale 10 --parts 4 --part 2 --out data/sf10\n  pgsurge dbt3 gen --scale 1 --tables lineitem --out - | pgsurge load - -t lineitem -f tbl --create\n  pgsurge dbt3 gen --scale 1 --format parquet --out data/sf1-parquet && pgsurge dbt3 load data/sf1-parquet\n',
+      '\nExamples:\n  pgsurge dbt3 gen --scale 1 --out data/sf1\n  pgsurge dbt3 gen --scale 10 --parts 4 --part 2 --out data/sf10\n  pgsurge dbt3 gen --scale 1 --tables lineitem --out - | pgsurge load - -t lineitem -f tbl --create\n  pgsurge dbt3 gen --scale 1 --format parquet --out data/sf1-parquet && pgsurge dbt3 load data/sf1-parquet\n  pgsurge dbt3 gen --scale 1 --refresh 2 --out data/sf1\n',
     )
     .action(async (raw: RawDbt3GenOptions) => runDbt3Gen(raw));
 

@@ -22,6 +22,7 @@ export interface RawDbt3GenOptions {
   format?: string;
   compression?: string;
   rowGroupSize?: string;
+  refresh?: string;
 }
 
 export interface Dbt3GenCliOptions {
@@ -36,6 +37,8 @@ export interface Dbt3GenCliOptions {
   /** Parquet only (refused with `--format tbl`). */
   readonly compression: ParquetCompression;
   readonly rowGroupRows: number;
+  /** Refresh sets 1..n to write (`dbgen -U n`); 0: none. */
+  readonly refresh: number;
 }
 
 export interface RawNarrowOptions {
@@ -101,7 +104,14 @@ export function parseTables(value: string | undefined): readonly Dbt3Table[] {
 export function parseDbt3GenOptions(raw: RawDbt3GenOptions): Dbt3GenCliOptions {
   const scale = parseScale(raw.scale);
   if (raw.out === undefined || raw.out === '') fail('--out', 'a directory, or - for stdout', raw.out);
-  const tables = parseTables(raw.tables);
+  const refresh = raw.refresh === undefined ? 0 : parseWholeNumber('--refresh', raw.refresh, 1, 999);
+  // the sets beside the tables; `--tables none` for the sets alone (as dbgen -U writes them)
+  const tables = refresh > 0 && raw.tables?.trim().toLowerCase() === 'none' ? [] : parseTables(raw.tables);
+  if (refresh > 0) {
+    if (raw.out === '-') fail('--out', 'a directory with `--refresh` (it writes three files per set)', raw.out);
+    if (raw.parts !== undefined) fail('--parts', 'left out with `--refresh` (refresh sets are not sliced)', raw.parts);
+    if (raw.format !== undefined && raw.format !== 'tbl') fail('--format', 'tbl with `--refresh` (refresh sets are dbgen\'s | text)', raw.format);
+  }
   if (raw.out === '-' && tables.length !== 1) {
     fail('--tables', 'exactly one table when `--out -` writes to stdout', raw.tables);
   }
@@ -122,7 +132,7 @@ export function parseDbt3GenOptions(raw: RawDbt3GenOptions): Dbt3GenCliOptions {
   const compression = raw.compression ?? 'snappy';
   if (!(PARQUET_COMPRESSIONS as readonly string[]).includes(compression)) fail('--compression', PARQUET_COMPRESSIONS.join(', ') + ' (zstd needs a compressor Node 20 lacks)', raw.compression);
   const rowGroupRows = raw.rowGroupSize === undefined ? DEFAULT_ROW_GROUP_ROWS : parseWholeNumber('--row-group-size', raw.rowGroupSize, 1, 100_000_000);
-  return { scale, out: raw.out, seed, tables, parts, part, workers, format: format as Dbt3GenFormat, compression: compression as ParquetCompression, rowGroupRows };
+  return { scale, out: raw.out, seed, tables, parts, part, workers, format: format as Dbt3GenFormat, compression: compression as ParquetCompression, rowGroupRows, refresh };
 }
 
 export function parseNarrowOptions(raw: RawNarrowOptions): NarrowCliOptions {

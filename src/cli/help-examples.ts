@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 
 /**
  * `pgsurge <command> --help` ends with examples. Commands whose own file already prints
- * an `Examples:` block (load, compare, decay, dbt3 gen, dbt3 load) are not listed; a new command adds
+ * an `Examples:` block (load, compare, decay, dbt3 gen, dbt3 load, dbt3 refresh) are not listed; a new command adds
  * its line here (or its own block), and test/unit/cli/help.test.ts checks that every command has one.
  */
 export const HELP_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
@@ -12,6 +12,7 @@ export const HELP_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     'pgsurge gen narrow --rows 10_000_000 --keys random --out narrow.txt',
     'pgsurge gen narrow --rows 1e6 --format tbl --out - | pgsurge load - -t narrow -f tbl --create',
   ],
+  'schema': ['pgsurge schema trips.parquet', 'pgsurge schema sales.csv --sample all > sales.sql', 'pgsurge schema export.json --json-path data.items --json'],
   'cluster': ['pgsurge cluster start && psql "$(pgsurge cluster url)"'],
   'cluster start': [
     'pgsurge cluster start',

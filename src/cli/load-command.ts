@@ -1,5 +1,6 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { formatCount } from '../core/format-count.js';
+import { LoadError } from '../core/load-error.js';
 import { openTarget } from './open-target.js';
 import { LoadStopped } from '../load/load-stopped.js';
 import type { Format } from '../input/formats.js';
@@ -14,8 +15,11 @@ import { EXIT, PartFailed, printError } from './errors.js';
 import { addInputOptions, type InputFlags } from './input-flags.js';
 import { addWriterOptions, writerSpecFromFlags, type WriterFlags } from './writer-options.js';
 import { writerFor } from '../writer/writer-for.js';
+import { chooseKey } from '../writer/keyed/table-key.js';
+import { connect, type Target } from '../cluster/target.js';
+import type { LoadTarget } from '../core/chunk.js';
 import { addObserveOptions, observeLoad, seriesLabel, stoppedEvent, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
-import { parseLoadId } from './parse-options.js';
+import { parseLoadId, parseSample } from './parse-options.js';
 import { onStopSignals } from './stop-signals.js';
 import { planInputs } from './plan-inputs.js';
 import { rerunCommand, resumeCommand, startOverCommand } from './resume-command.js';
@@ -29,6 +33,9 @@ interface LoadCommandFlags extends LoadFlags, InputFlags, ObserveFlags, WriterFl
   table?: string;
   schema?: string;
   create?: boolean;
+  sample?: number | 'all';
+  distributeBy?: string;
+  dryRun?: boolean;
   truncate?: boolean;
   rejectFile?: string;
   loadId?: string;
@@ -46,7 +53,10 @@ export function registerLoadCommand(program: Command): void {
     .addOption(formatOption())
     .option('-t, --table <name>', 'target table, as psql writes it: table or schema.table, "Quoted Name" keeps case (default: from the file name, lineitem.tbl.3 → lineitem)')
     .option('--schema <name>', 'schema of the target table (default: the search_path)')
-    .option('--create', 'create a missing table from the built-in DDL (the eight DBT-3 tables, narrow)')
+    .option('--create', 'create a missing table: the eight DBT-3 tables and narrow from their built-in DDL, any other from the file (Parquet: its schema; CSV, text, .tbl: the dialect and column types sniffed from a sample across the file, which the load then reads with unless a flag says otherwise; NDJSON/JSON: the keys and types of the sampled objects); `pgsurge schema <file>` prints it')
+    .addOption(new Option('--sample <N|all>', 'with --create: records to sniff a text or JSON file\'s types from, taken across the file (default: the sniffer\'s); all reads the whole file first, so no later value can fail its column\'s type').argParser(parseSample))
+    .option('--distribute-by <column>', 'Citus: a table --create makes becomes a distributed table on this column (create_distributed_table)')
+    .option('--dry-run', 'read the whole input against the table (as --create would make it, when missing) and report what would load and what would be rejected, with the reject file: every chunk is sent and rolled back, nothing is written to the table or the ledger')
     .option('--truncate', 'empty the table (and forget its earlier loads in the ledger) before loading')
     .option('--reject-file <path>', 'write rejected rows here (verbatim) and why to <path>.log, unless it holds another load\'s rows; default <table>.<load id>.rejects beside the input, a file of its own per load')
     .addOption(new Option('--load-id <id>', 'the ledger id of this load (default: from the tables and the files\' identities, so rerunning the same command resumes)').argParser(parseLoadId))
@@ -87,6 +97,8 @@ Exit codes: 0 every row loaded, 3 loaded but some rows rejected (see the reject 
 
 Examples:
   pgsurge load lineitem.tbl --create          # into the managed cluster, table lineitem
+  pgsurge load trips.parquet --create         # the table from the Parquet schema (pgsurge schema trips.parquet prints it)
+  pgsurge load sales.csv --create --dry-run   # the dialect and types sniffed; what would load or be rejected, nothing written
   pgsurge load data.csv -t events --db postgresql://me@db1/prod -w 4
   pgsurge dbt3 gen --scale 1 --tables lineitem --out - | pgsurge load - -t lineitem -f tbl --create
   pgsurge load events.csv --mode insert --insert-style values --batch-rows 1000 --on-conflict skip
@@ -105,11 +117,38 @@ Examples:
   });
 }
 
+/**
+ * `--mode delete`: a file read by position (no --columns, no --header match, not JSON or
+ * Parquet) holds the key's columns, those of --key or else the table's primary key (or its
+ * only unique key).
+ */
+async function keyColumnInputs(inputs: readonly LoadTarget[], key: readonly string[] | undefined, target: Target): Promise<LoadTarget[]> {
+  const byPosition = (i: LoadTarget): boolean => i.columns === undefined && i.input?.header !== 'match' && i.format !== 'json' && i.format !== 'ndjson' && i.format !== 'parquet';
+  if (!inputs.some(byPosition)) return [...inputs];
+  const client = key === undefined ? await connect(target.config) : undefined;
+  try {
+    const out: LoadTarget[] = [];
+    for (const i of inputs) out.push(byPosition(i) ? { ...i, columns: key ?? (await chooseKey(client!, i.table, i.schema, undefined, '--mode delete')) } : i);
+    return out;
+  } finally {
+    await client?.end().catch(() => undefined);
+  }
+}
+
 async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> {
-  const inputs = planInputs(files, { ...flags, input: flags });
+  for (const [flag, given] of [['--distribute-by', flags.distributeBy], ['--sample', flags.sample]] as const) {
+    if (given !== undefined && flags.create !== true) {
+      throw new LoadError('bad-option', `${flag} says how --create makes a table from its file: it needs --create`, { hint: `add --create, or drop ${flag} for a table that exists` });
+    }
+  }
+  let inputs = planInputs(files, { ...flags, input: flags });
   const writerSpec = writerSpecFromFlags(flags);
   const writer = writerFor({ ...writerSpec, workers: flags.workers, wasm: wireWasmFromEnv() });
   const target = await openTarget(flags);
+  if (writerSpec.mode === 'delete') inputs = await keyColumnInputs(inputs, flags.key, target).catch(async (error: unknown) => {
+    await target.release();
+    throw error;
+  });
   if (flags.durability === 'unsafe' && target.managed !== undefined) process.stderr.write(UNSAFE_WARNING);
   const say = !flags.quiet && !flags.json;
   if (say && target.managed !== undefined) process.stderr.write(`pgsurge: into the ${target.description}\n`);
@@ -146,6 +185,9 @@ async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> 
         workers: flags.workers,
         chunkBytes: flags.chunkSize,
         create: flags.create === true,
+        ...(flags.sample !== undefined ? { sample: flags.sample } : {}),
+        ...(flags.distributeBy !== undefined ? { distributeBy: flags.distributeBy } : {}),
+        ...(flags.dryRun ? { dryRun: true } : {}),
         truncate: flags.truncate === true,
         loadId: flags.loadId,
         resume: flags.resume === true,
@@ -176,15 +218,18 @@ async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> 
         notes: [...wireLines(summary.wire), ...(diagnosis ? [diagnosis.verdict.text, ...(diagnosis.againstProbe ?? [])] : [])],
       });
     const written = await writeReportIfAsked(flags.report, report);
-    if (flags.json) process.stdout.write(`${summaryEvent(summary, { ...(written ? { report: written } : {}), ...(diagnosis ? { diagnosis } : {}) })}\n`);
-    else if (flags.quiet) process.stdout.write(`${formatQuietSummary(summary)}\n`);
+    const dry = flags.dryRun ? 'dry run: every chunk below was sent and rolled back; nothing was written to the table or the ledger\n' : '';
+    if (flags.json) process.stdout.write(`${summaryEvent(summary, { ...(flags.dryRun ? { dryRun: true } : {}), ...(written ? { report: written } : {}), ...(diagnosis ? { diagnosis } : {}) })}\n`);
+    else if (flags.quiet) process.stdout.write(`${flags.dryRun ? 'dry run (rolled back): ' : ''}${formatQuietSummary(summary)}\n`);
     else {
-      process.stdout.write(`${formatSummary(summary)}\n${formatDurability(summary)}\n${diagnosis ? `${formatDiagnosis(diagnosis)}\n` : ''}`);
+      process.stdout.write(`${dry}${formatSummary(summary)}\n${formatDurability(summary)}\n${diagnosis ? `${formatDiagnosis(diagnosis)}\n` : ''}`);
       if (written) process.stderr.write(`report: ${[written].flat().join(', ')}\n`);
     }
     const rejected = summary.total.rejected + (summary.files ?? []).reduce((a, f) => a + f.earlier.rejected, 0);
+    if (flags.dryRun) process.stderr.write(`pgsurge: dry run: ${formatCount(summary.total.loaded)} row${summary.total.loaded === 1 ? '' : 's'} would load and ${formatCount(rejected)} would be rejected; nothing was written to the table or the ledger\n`);
     if (rejected > 0) {
-      process.stderr.write(`pgsurge: ${formatCount(rejected)} row${rejected === 1 ? '' : 's'} rejected: see ${(summary.rejectFiles ?? []).map((f) => f.path).join(', ') || 'the reject file'} and its .log\n`);
+      process.stderr.write(`pgsurge: ${formatCount(rejected)} row${rejected === 1 ? '' : 's'} ${flags.dryRun ? 'would be ' : ''}rejected: see ${(summary.rejectFiles ?? []).map((f) => f.path).join(', ') || 'the reject file'} and its .log\n`);
+      for (const hint of summary.hints ?? []) process.stderr.write(`  hint: ${hint}\n`);
       process.exitCode = EXIT.rejects;
     }
   } catch (error) {

@@ -6,11 +6,13 @@ import { registerDbt3Commands } from './dbt3-commands.js';
 import { registerDecayCommand } from './decay-command.js';
 import { registerDemoCommand } from './demo-command.js';
 import { registerGenCommands } from './gen-commands.js';
+import { registerDbt3Refresh } from './dbt3-refresh-command.js';
 import { EXIT, printError } from './errors.js';
 import { addHelpExamples } from './help-examples.js';
 import { registerLoadCommand } from './load-command.js';
 import { registerProbeCommand } from './probe-command.js';
 import { registerReportCommand } from './report-command.js';
+import { registerSchemaCommand } from './schema-command.js';
 import { registerStatusCommand } from './status-command.js';
 import { registerWalCommands } from './wal-commands.js';
 
@@ -27,8 +29,10 @@ Exit codes: 0 everything loaded, 3 loaded with rejected rows (see the reject fil
 Target: --db <url>, else the PG* environment variables, else a managed cluster pgsurge starts itself.`,
     );
   registerLoadCommand(program);
+  registerSchemaCommand(program);
   const dbt3 = registerDbt3Commands(program);
   registerGenCommands(program, dbt3);
+  registerDbt3Refresh(dbt3);
   registerCompareCommand(program);
   registerClusterCommands(program);
   registerWalCommands(program);

@@ -38,6 +38,11 @@ export function parseWholeNumber(flag: string, value: string, min = 1): number {
   return Number(value);
 }
 
+/** `--sample N|all`: records to sniff a file's types from, or the whole file. */
+export function parseSample(value: string): number | 'all' {
+  return value.trim() === 'all' ? 'all' : parseWholeNumber('--sample', value.replace(/_/g, ''), 1);
+}
+
 export function parseFormat(value: string): Format {
   if (!isFormat(value)) throw new InvalidArgumentError(`Expected \`--format\` to be one of ${FORMATS.join(', ')}, got \`${value}\``);
   return value;

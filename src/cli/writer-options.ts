@@ -1,7 +1,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { LoadError } from '../core/load-error.js';
-import { DEFAULT_BATCH_ROWS, INSERT_STYLES, ON_CONFLICT, type InsertStyle, type OnConflict } from '../writer/insert-writer.js';
-import { LOAD_MODES, type LoadMode, type WriterSpec } from '../writer/writer-for.js';
+import { DEFAULT_BATCH_ROWS, INSERT_STYLES, type InsertStyle } from '../writer/insert-writer.js';
+import { LOAD_COMMAND_MODES, LOAD_ON_CONFLICT, type LoadCommandMode, type LoadOnConflict, type WriterSpec } from '../writer/writer-for.js';
 import { parseWholeNumber } from './parse-options.js';
 import { WIRES, type WireChoice } from '../wire/wire-report.js';
 
@@ -15,12 +15,14 @@ export function wireOption(): Option {
 
 /** The flags that choose how chunks reach the server (`load`). */
 export interface WriterFlags {
-  mode: LoadMode;
+  mode: LoadCommandMode;
   insertStyle?: InsertStyle;
   batchRows?: number;
   commitEvery?: number;
-  onConflict: OnConflict;
+  onConflict: LoadOnConflict;
   wire?: WireChoice;
+  key?: string[];
+  updateColumns?: string[];
 }
 
 function oneOf<T extends string>(flag: string, allowed: readonly T[]): (value: string) => T {
@@ -30,9 +32,21 @@ function oneOf<T extends string>(flag: string, allowed: readonly T[]): (value: s
   };
 }
 
+function columnList(flag: string): (value: string) => string[] {
+  return (value) => {
+    const names = value.split(',').map((n) => n.trim());
+    if (names.some((n) => n === '')) throw new InvalidArgumentError(`Expected \`${flag}\` to be column names separated by commas, got \`${value}\``);
+    return names;
+  };
+}
+
 export function addWriterOptions(cmd: Command): Command {
   return cmd
-    .addOption(new Option('--mode <mode>', `how rows reach the server: ${LOAD_MODES.join(' or ')}`).default('copy').argParser(oneOf('--mode', LOAD_MODES)))
+    .addOption(
+      new Option('--mode <mode>', 'how rows reach the server: copy or insert; or delete: each line holds a key (the --key columns), and the row with that key is deleted (a key that matches no row is counted as not found)')
+        .default('copy')
+        .argParser(oneOf('--mode', LOAD_COMMAND_MODES)),
+    )
     .addOption(
       new Option('--insert-style <style>', 'with --mode insert: unnest (one INSERT … SELECT FROM unnest($1::type[], …) per batch; the default), values (multi-row VALUES), row (one row per statement)')
         .argParser(oneOf('--insert-style', INSERT_STYLES)),
@@ -49,14 +63,31 @@ export function addWriterOptions(cmd: Command): Command {
     )
     .addOption(wireOption())
     .addOption(
-      new Option('--on-conflict <action>', 'a row that violates a unique key: error (stop the load) or skip (leave it out and count it)')
+      new Option(
+        '--on-conflict <action>',
+        'a row that violates a unique key: error (stop the load), skip (leave it out and count it), or update (COPY only: the row replaces the one with its key; the last row of a key in the file wins, at any -w)',
+      )
         .default('error')
-        .argParser(oneOf('--on-conflict', ON_CONFLICT)),
-    );
+        .argParser(oneOf('--on-conflict', LOAD_ON_CONFLICT)),
+    )
+    .addOption(
+      new Option('--key <a,b>', 'with --on-conflict update or --mode delete: the unique key rows are matched by (default: the primary key, else the only unique key)').argParser(columnList('--key')),
+    )
+    .addOption(new Option('--update-columns <a,b>', 'with --on-conflict update: the columns a row sets on the row it replaces (default: every column of the file but the key; the others keep their values)').argParser(columnList('--update-columns')));
 }
 
 /** Validated once: INSERT's knobs make no sense with COPY. */
 export function writerSpecFromFlags(flags: WriterFlags): WriterSpec {
+  const keyed = flags.mode === 'delete' || flags.onConflict === 'update';
+  if (flags.key !== undefined && !keyed) throw new LoadError('bad-option', '`--key` applies only to --on-conflict update and --mode delete', { hint: 'add one of them, or drop --key' });
+  if (flags.updateColumns !== undefined && flags.onConflict !== 'update') throw new LoadError('bad-option', '`--update-columns` applies only to --on-conflict update', { hint: 'add --on-conflict update, or drop --update-columns' });
+  if (keyed) {
+    if (flags.mode === 'insert') throw new LoadError('bad-option', '`--on-conflict update` loads through COPY into a staging table', { hint: 'drop --mode insert' });
+    if (flags.mode === 'delete' && flags.onConflict !== 'error') throw new LoadError('bad-option', '`--mode delete` deletes by key: `--on-conflict` does not apply', { hint: 'drop --on-conflict' });
+    const stray = ([['--insert-style', flags.insertStyle], ['--batch-rows', flags.batchRows], ['--commit-every', flags.commitEvery]] as const).find(([, v]) => v !== undefined);
+    if (stray) throw new LoadError('bad-option', `\`${stray[0]}\` applies only to --mode insert`, { hint: 'drop the option' });
+    return { mode: flags.mode, onConflict: flags.onConflict, key: flags.key, updateColumns: flags.updateColumns, ...(flags.wire !== undefined ? { wire: flags.wire } : {}) };
+  }
   if (flags.mode === 'copy') {
     const stray = ([['--insert-style', flags.insertStyle], ['--batch-rows', flags.batchRows], ['--commit-every', flags.commitEvery]] as const).find(([, v]) => v !== undefined);
     if (stray) throw new LoadError('bad-option', `\`${stray[0]}\` applies only to --mode insert`, { hint: 'add --mode insert, or drop the option' });

@@ -57,3 +57,27 @@ export function splitQualifiedName(text: string): { schema?: string; table: stri
   if (parts.length > 2) throw new Error('at most schema.table (a database name cannot be given here: name the database in --db)');
   return parts.length === 2 ? { schema: parts[0]!, table: parts[1]! } : { table: parts[0]! };
 }
+
+/**
+ * PostgreSQL's reserved and type/function-name keywords (`pg_get_keywords()`, catcodes R
+ * and T): names a column or table can have only quoted. Unreserved and column-name
+ * keywords (`name`, `type`, `date`, `int`) need no quotes there.
+ */
+const RESERVED = new Set(
+  ('all analyse analyze and any array as asc asymmetric authorization binary both case cast check collate collation column concurrently ' +
+    'constraint create cross current_catalog current_date current_role current_schema current_time current_timestamp current_user default ' +
+    'deferrable desc distinct do else end except false fetch for foreign freeze from full grant group having ilike in initially inner ' +
+    'intersect into is isnull join lateral leading left like limit localtime localtimestamp natural not notnull null offset on only or ' +
+    'order outer overlaps placing primary references returning right select session_user similar some symmetric system_user table tablesample ' +
+    'then to trailing true union unique user using variadic verbose when where window with').split(' '),
+);
+
+/** An identifier as a DBA types it: bare when SQL reads it back unchanged (lower case, no keyword), else double-quoted. */
+export function sqlIdent(name: string): string {
+  return /^[a-z_][a-z0-9_$]*$/.test(name) && !RESERVED.has(name) && Buffer.byteLength(name) < 64 ? name : quoteIdent(name);
+}
+
+/** `schema.table` or `table`, each part quoted only where it must be (`sqlIdent`). */
+export function sqlQualifiedName(table: string, schema?: string): string {
+  return schema === undefined ? sqlIdent(table) : `${sqlIdent(schema)}.${sqlIdent(table)}`;
+}

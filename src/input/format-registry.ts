@@ -1,6 +1,6 @@
 import type { LoadTarget } from '../core/chunk.js';
 import type { Format } from './formats.js';
-import type { DescribedColumn, InputFormat } from './input-format.js';
+import type { DescribeOptions, FileDescription, InputFormat } from './input-format.js';
 import { jsonFormat } from './json/json-format.js';
 import { parquetFormat } from './parquet/parquet-format.js';
 import { textFormat } from './text/text-format.js';
@@ -17,7 +17,7 @@ export function inputFormat(format: Format): InputFormat {
   return plugIn;
 }
 
-/** The columns an input declares (a Parquet schema, with types) or shows (a header line, JSON keys), read from its start. */
-export async function describeInput(target: LoadTarget): Promise<DescribedColumn[]> {
-  return inputFormat(target.format).describe(target);
+/** The columns an input declares (a Parquet schema, with types) or shows (a header line, JSON keys, sniffed values), and its dialect. */
+export async function describeInput(target: LoadTarget, options: DescribeOptions = {}): Promise<FileDescription> {
+  return inputFormat(target.format).describe(target, options);
 }

@@ -36,13 +36,65 @@ export interface InputFormat {
   sourceFramer(target: LoadTarget): Framer;
   /** The framer of a chunk's wire bytes (`chunk.data`). */
   wireFramer(target: LoadTarget): Framer;
-  /** The columns the file itself declares (a Parquet schema) or shows (a header line, JSON keys), read from its start. */
-  describe(target: LoadTarget): Promise<DescribedColumn[]>;
+  /**
+   * The columns the file itself declares (a Parquet schema) or shows (a header line, JSON
+   * keys, the values of a sample of its records), and for delimited text the dialect sniffed.
+   */
+  describe(target: LoadTarget, options?: DescribeOptions): Promise<FileDescription>;
+}
+
+/** Records `describe` samples when not told how many. */
+export const DEFAULT_SAMPLE = 30_000;
+
+/** How much of a file `describe` looks at. */
+export interface DescribeOptions {
+  /** Records to sample (taken from the file's start, middle and end); `all` reads the whole file. */
+  readonly sample?: number | 'all';
+}
+
+/** What a file declares or shows of its columns, and how much of it was read to say so. */
+export interface FileDescription {
+  readonly columns: DescribedColumn[];
+  /** Delimited text (CSV, PostgreSQL text, `.tbl`): how the file is written, as sniffed (absent for JSON and Parquet). */
+  readonly dialect?: SniffedDialect;
+  /** Records looked at (0 when the file declares its columns, as Parquet does). */
+  readonly sampled: number;
+  /** True when the whole file was read (or its schema declares every column exactly): no later value can contradict a type. */
+  readonly whole: boolean;
+}
+
+/** How a delimited text file is written, as sniffed from its bytes: COPY's options to read it. */
+export interface SniffedDialect {
+  readonly format: 'csv' | 'text' | 'tbl';
+  /** COPY's DELIMITER (`|` for `.tbl`). */
+  readonly delimiter: string;
+  /** CSV's QUOTE and ESCAPE (absent for text and `.tbl`). */
+  readonly quote?: string;
+  readonly escape?: string;
+  /** The first record names the columns. */
+  readonly header: boolean;
+  readonly lineEnding: 'LF' | 'CRLF' | 'CR';
+  /** PostgreSQL's name of the file's encoding: UTF8, WIN1252, LATIN1. */
+  readonly encoding: string;
+  /** The file starts with a UTF-8 byte-order mark. */
+  readonly bom: boolean;
+  /** COPY's NULL string: the one marker read as NULL. */
+  readonly null: string;
+  /**
+   * The NULL-like markers seen in the sample (empty, `NA`, `NULL`, `\N`…), `null` first.
+   * COPY reads only `null` as NULL: a column that holds another of them is typed to hold it as a value.
+   */
+  readonly nullMarkers: string[];
+  /** The DateStyle the session needs to read the sniffed dates and timestamps (`ISO, DMY` for DD/MM/YYYY); absent when any will do. */
+  readonly datestyle?: string;
 }
 
 /** A column a file declares or shows: its name, and its PostgreSQL type and nullability when the file declares them. */
 export interface DescribedColumn {
+  /** The column's name: for a name the file shows (a header, a JSON key), made an identifier a DBA would type (`Order Date` → `order_date`). */
   readonly name: string;
+  /** The name as the file shows it (a header's field, a JSON key), when `name` differs from it: what JSON values are found by. */
+  readonly key?: string;
   /** `bigint`, `numeric(15,2)`, `text[]`…; undefined when the file does not say (a header, JSON keys). */
   readonly type?: string;
   /** True when the file says a value is never null (a Parquet REQUIRED field). */

@@ -29,6 +29,11 @@ export interface InputOptions {
   readonly jsonPath?: string;
   /** JSON: keys that are no column are left out instead of stopping the load. */
   readonly ignoreExtraKeys?: boolean;
+  /**
+   * JSON: the key that fills a column, by column name, where they differ (a table `--create`
+   * made from the file, its keys made identifiers: `First Name` → `first_name`).
+   */
+  readonly keys?: Readonly<Record<string, string>>;
   /** JSON: a missing key is NULL, or the column's default. */
   readonly missing?: 'null' | 'default';
   /** Records to leave out at the start (after a header). */

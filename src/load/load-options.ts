@@ -13,6 +13,16 @@ export interface LoadOptions {
   readonly chunkBytes: number;
   readonly create: boolean;
   readonly truncate: boolean;
+  /** `--create` of a table pgsurge has no DDL for: how many records of a text or JSON file to sniff its types from (`all`: the whole file). */
+  readonly sample?: number | 'all';
+  /** Citus: a table `--create` makes is distributed on this column. */
+  readonly distributeBy?: string;
+  /**
+   * `--dry-run`: the whole input read and sent, each chunk's transaction rolled back
+   * instead of committed; no ledger, and a missing table made as a temporary one in each
+   * session. The summary and the reject file say what a load would do.
+   */
+  readonly dryRun?: boolean;
   readonly stdin?: Readable;
   /** How a chunk reaches the server; COPY unless told otherwise. */
   readonly writer?: ChunkWriter;

@@ -254,7 +254,7 @@ async function prepareTablesLocked(
       const key = `${input.schema ?? ''}.${input.table}`;
       let table = byName.get(key);
       if (!table) {
-        await prepareTable(client, input.table, input.schema, options);
+        await prepareTable(client, input.table, input.schema, { ...options, fromFile: input.described?.createSql });
         const r = await client.query<{ oid: string; name: string }>(
           "SELECT c.oid::int8 AS oid, format('%I.%I', n.nspname, c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass($1)",
           [qualifiedName(input.table, input.schema)],

@@ -107,6 +107,7 @@ function workerContext(run: WorkerRun, plan: LoadPlan, options: LoadOptions, tar
       // A JSON array's chunks have element numbers, not lines.
       firstLineOf: async (chunk) => (chunk.location.file === '-' || chunk.location.firstRecord !== undefined ? undefined : lineIndex.lineAt(chunk.location.file, chunk.location.byteOffset, lineByte(chunk.target.lineEnd)).catch(() => undefined)),
       triggers: (chunk) => rowTriggers.get(chunk.target.file),
+      ...(options.dryRun ? { dryRun: true } : {}),
     },
     sessions: {
       connect: () => connect(target.config, `${plan.workerPrefix}${nextWorker++}`),

@@ -10,6 +10,8 @@ import { openReaders, openWorkerSessions, planLoadRouting } from './load-open.js
 import { runWorkers } from './load-run.js';
 import { finishLoad } from './load-finish.js';
 import { withLiveClient } from './load-sessions.js';
+import { checkDryRunOptions, prepareDryRun, sessionSettingsOf, withSessionSetup } from './dry-run.js';
+import { describeForCreate, describedLine, sampledTypesHint } from '../input/table-from-file.js';
 
 /**
  * The whole flow, top to bottom. Plan: the options, the inputs, the tables, the load id and
@@ -18,10 +20,17 @@ import { withLiveClient } from './load-sessions.js';
  * workers, handed the ledger, the reject files, Citus's routing and the WAL flusher. Finish:
  * the summary, or the first error, which wins.
  */
-export async function load(inputs: readonly LoadTarget[], options: LoadOptions, target: Target, reporter: LoadReporter = {}): Promise<LoadSummary> {
+export async function load(named: readonly LoadTarget[], asked: LoadOptions, target: Target, reporter: LoadReporter = {}): Promise<LoadSummary> {
   // Plan.
-  checkLedgerOptions(options);
-  const checked = await checkLoadInputs(inputs, options);
+  checkLedgerOptions(asked);
+  checkDryRunOptions(asked);
+  const checked = await checkLoadInputs(named, asked);
+  // --create of a table pgsurge has no DDL for: the files described (types, a text file's dialect).
+  let inputs = asked.create ? await describeForCreate(named, asked) : [...named];
+  for (const input of inputs) {
+    const line = describedLine(input);
+    if (line !== undefined) reporter.note?.(line);
+  }
   // The control connection holds the load's lock for the whole load: two runs of one load id at once would double rows.
   const control = await connect(target.config).catch((error: unknown) => {
     throw connectionFailure(error, target.description);
@@ -29,7 +38,22 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
   // Citus: lets shard moves go on again, however the load ends (src/writer/citus/shard-move-guard.ts).
   let releaseShards = async (): Promise<void> => undefined;
   try {
+    // A dry run: the chunks' transactions rolled back, nothing recorded; a missing table made temporary.
+    const dry = asked.dryRun ? await prepareDryRun(control, inputs, asked) : undefined;
+    if (dry) inputs = dry.inputs;
+    const setup = [...sessionSettingsOf(inputs), ...(dry?.setup ?? [])];
+    const options: LoadOptions = { ...(dry?.options ?? asked), ...(setup.length > 0 ? { writer: withSessionSetup(asked.writer ?? copyWriter, setup) } : {}) };
     const plan = await planLoad(control, inputs, options, checked, target, reporter);
+    // An upsert's or a delete's key and order table, before a row moves.
+    const keyed = options.writer;
+    await keyed?.planLoad?.(control, {
+      loadId: plan.loadId,
+      inputs: plan.planned,
+      withLedger: plan.withLedger,
+      fresh: (input) => !plan.withLedger || plan.coveredOf(input).ranges.length === 0,
+      part: plan.part !== undefined,
+      citus: plan.citus !== undefined,
+    });
 
     // Open. Reject files: rebuilt from the ledger, so a crash between a chunk's COMMIT and the file write loses nothing.
     const rejects = new LoadRejects(inputs, plan.rejectPaths, plan.loadId, plan.ledger, plan.withLedger);
@@ -38,7 +62,9 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     const routing = await planLoadRouting(control, plan, options, target, readers.queue);
     if (routing) releaseShards = () => routing.release();
     for (const r of routing?.routes ?? []) reporter.note?.(`${r.table}: ${r.route === 'client' ? 'rows routed to the shards by pgsurge' : 'rows through the coordinator'} (${r.why})`);
-    const clients = await openWorkerSessions(plan, options, target, readers, reporter, inputs);
+    // A dry run's temporary tables are its sessions' own: no other session (the sampler's) sees them.
+    const sampled = dry ? inputs.filter((i) => i.schema !== 'pg_temp') : inputs;
+    const clients = await openWorkerSessions(plan, options, target, readers, reporter, sampled);
 
     // Run.
     const writer = plan.citus ? plan.citus.writer(options.writer ?? copyWriter) : (options.writer ?? copyWriter);
@@ -55,7 +81,16 @@ export async function load(inputs: readonly LoadTarget[], options: LoadOptions, 
     }
 
     // Finish: first error wins.
-    return await finishLoad(control, target, { inputs, plan, readers }, { firstError, signal, workers: clients.length, writer, rejects, routing });
+    let completed = false;
+    try {
+      const summary = await finishLoad(control, target, { inputs, plan, readers }, { firstError, signal, workers: clients.length, writer, rejects, routing });
+      completed = true;
+      const hint = summary.total.rejected > 0 ? sampledTypesHint(inputs) : undefined;
+      const sniffed = inputs.flatMap((i) => describedLine(i) ?? []);
+      return { ...summary, ...(sniffed.length > 0 ? { sniffed } : {}), ...(hint === undefined ? {} : { hints: [hint] }) };
+    } finally {
+      if (keyed?.endLoad) await withLiveClient(control, target, (c) => keyed.endLoad!(c, completed)).catch(() => undefined);
+    }
   } finally {
     // Shard moves may go on (a load that stopped before its end check); ending the session releases the load's advisory lock.
     await releaseShards();

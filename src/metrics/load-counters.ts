@@ -55,6 +55,10 @@ export interface LoadSummary {
    * whatever this run's counters saw), or `null` when the ledger could not be read.
    */
   readonly ledger?: { readonly loaded: number; readonly rejected: number; readonly skipped: number } | null;
+  /** `--create` from a file: what was sniffed or read of each input described, and how it was read (one line each). */
+  readonly sniffed?: readonly string[];
+  /** What to do about the rows rejected, when the load knows more than the reject file says (types sniffed from a sample). */
+  readonly hints?: readonly string[];
   /** Citus: which way each Citus table's rows went (routed to the shards by pgsurge, or through the coordinator), and why. */
   readonly citusRoutes?: readonly TableRoute[];
 }

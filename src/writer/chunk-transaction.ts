@@ -51,6 +51,11 @@ export interface ChunkTransactionContext {
    * waits as the session's synchronous_commit says.
    */
   readonly deferral?: Deferral;
+  /**
+   * A dry run: each chunk's transaction is rolled back where it would commit (its deferred
+   * constraints checked first), so the outcome says what a load would do and nothing stays.
+   */
+  readonly dryRun?: boolean;
   /** Commits the chunks it routes its own way (a Citus table's rows straight to its shards' nodes); the load worker's own. */
   readonly router?: ChunkRouter;
   /**
@@ -68,6 +73,11 @@ export interface ChunkTransactionContext {
  */
 export function isRowError(error: unknown): boolean {
   return isServerError(error) && (error.code.startsWith('22') || error.code.startsWith('23'));
+}
+
+/** How a chunk's transaction ends: COMMIT, or in a dry run its deferred constraints checked and ROLLBACK. */
+function endStatements(ctx: ChunkTransactionContext): string[] {
+  return ctx.dryRun ? ['SET CONSTRAINTS ALL IMMEDIATE', 'ROLLBACK'] : ['COMMIT'];
 }
 
 /** The count guard (`count-guard.ts`) for one result of `writer` on `chunk`. */
@@ -124,7 +134,7 @@ export async function commitChunk(client: pg.Client, chunk: Chunk, ctx: ChunkTra
     // waits on the client between chunks, so each round trip is lost loading time). A
     // deferral comes only with the ledger: its row gives the transaction an id, so a COMMIT
     // that waits flushes WAL up to its own record, past any earlier commit.
-    const statements = [ctx.ledger.recordStatement(client, chunk, r), deferral && commitModeStatement(client, deferral), 'COMMIT'];
+    const statements = [ctx.ledger.recordStatement(client, chunk, r), deferral && commitModeStatement(client, deferral), ...endStatements(ctx)];
     if (deferral) statements.push(INSERTED_LSN);
     const replies = [await client.query(statements.filter(Boolean).join('; '))].flat();
     // Committed, whatever happens next: if the connection dies before this answer, the
@@ -156,7 +166,7 @@ export async function commitTakingRejects(client: pg.Client, ctx: ChunkTransacti
   ctx.budget.take(rejected);
   try {
     ctx.onCommit?.();
-    await client.query('COMMIT');
+    await client.query(endStatements(ctx).join('; '));
   } catch (error) {
     ctx.budget.giveBack(rejected);
     throw error;
@@ -178,7 +188,7 @@ async function commitUnframable(client: pg.Client, chunk: Chunk, why: Unframable
     try {
       await ctx.ledger.record(client, chunk, { loaded: 0, rejected: 0, skipped: 1 }, []);
       ctx.onCommit?.();
-      await client.query('COMMIT');
+      await client.query(endStatements(ctx).join('; '));
       return { loaded: 0, skipped: 1, rejects: [] };
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Chunk } from '../core/chunk.js';
+import type { Chunk, LoadTarget } from '../core/chunk.js';
 import type { TableWire, WireChoice } from '../wire/wire-report.js';
 
 /** What the server confirmed for one chunk. */
@@ -53,6 +53,27 @@ export interface ChunkWriter {
   readonly wire?: WireChoice;
   /** Which wire each table's chunks went through (COPY's binary wire), for the summary. */
   wireReport?(): readonly TableWire[];
+  /**
+   * Runs once on the load's control connection before any chunk, for a writer that must
+   * decide things per load (an upsert's key and its order table); may refuse the load.
+   */
+  planLoad?(client: pg.Client, load: WriterLoad): Promise<void>;
+  /** Runs once when the load ends (`completed`: every input read to its end), to drop what `planLoad` made. */
+  endLoad?(client: pg.Client, completed: boolean): Promise<void>;
+}
+
+/** What `ChunkWriter.planLoad` is told of the load. */
+export interface WriterLoad {
+  readonly loadId: string;
+  /** The inputs with their column plans, in the order they were named. */
+  readonly inputs: readonly LoadTarget[];
+  readonly withLedger: boolean;
+  /** No earlier run of this load committed any of the input. */
+  fresh(input: LoadTarget): boolean;
+  /** A part of a split load (`--part K/N`). */
+  readonly part: boolean;
+  /** Into a Citus cluster. */
+  readonly citus: boolean;
 }
 
 /**

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import net from 'node:net';
+import { parquetWriteBuffer } from 'hyparquet-writer';
 import { after, before, describe, it } from 'node:test';
 import type { Command } from 'commander';
 import { commandPath } from '../../src/cli/help-examples.js';
@@ -23,6 +24,7 @@ import { firstServerOnly } from '../helpers/temp-cluster.js';
 const SKIP: Readonly<Record<string, string>> = {
   'pgsurge load data.csv -t events --db postgresql://me@db1/prod -w 4': 'another host',
   'pgsurge dbt3 load sf1 --db postgresql://me@db1/dbt3 --schema dbt3 --build-memory 4GB': 'another host',
+  'pgsurge dbt3 refresh sf1 --set 2 -w 2 --report refresh.html': 'runs on the folder and the database of the example above it',
   'pgsurge dbt3 gen --scale 10 --parts 4 --part 2 --out data/sf10': 'scale 10 writes 2.5 GB; the other gen examples cover --out at a small scale',
   'pgsurge cluster start --wal-dir /mnt/fastdisk/pgsurge-wal': 'a disk this machine has not got',
   'pgsurge cluster start --pg-bin system --data-dir /var/lib/pgsurge/pg15': 'a system folder outside the test',
@@ -69,6 +71,8 @@ const SMALLER: Readonly<Record<string, readonly (readonly [string, string])[]>> 
   'pgsurge dbt3 gen --scale 1 --out data/sf1 && pgsurge dbt3 load data/sf1': [['--scale 1', '--scale 0.01']],
   'pgsurge dbt3 gen --scale 1 --out sf1 && pgsurge dbt3 load sf1 --replace -w 2 --report load.html': [['--scale 1', '--scale 0.01']],
   'pgsurge dbt3 gen --scale 1 --out data/sf1': [['--scale 1', '--scale 0.01']],
+  'pgsurge dbt3 gen --scale 1 --refresh 2 --out data/sf1': [['--scale 1', '--scale 0.01']],
+  'pgsurge dbt3 gen --scale 1 --refresh 2 --out sf1 && pgsurge dbt3 load sf1 && pgsurge dbt3 refresh sf1 --set 1': [['--scale 1', '--scale 0.01']],
   'pgsurge dbt3 gen --scale 1 --format parquet --out data/sf1-parquet && pgsurge dbt3 load data/sf1-parquet': [['--scale 1', '--scale 0.01']],
   'pgsurge gen narrow --rows 10_000_000 --keys random --out narrow.txt': [['10_000_000', '20_000']],
   'pgsurge gen narrow --rows 1e6 --format tbl --out - | pgsurge load - -t narrow -f tbl --create': [['1e6', '2e4']],
@@ -164,6 +168,18 @@ describe('every --help example runs on a fresh database', { timeout: 240_000 }, 
       gzipSync('{"id":3,"kind":"buy","at":"2026-01-02T10:00:00Z","extra":1}\n{"id":4,"kind":"view","at":"2026-01-02T11:00:00Z","more":"x"}\n'),
     );
     await writeFile(path.join(dir, 'export.json'), JSON.stringify({ data: { items: [{ id: 1, name: 'tea' }, { id: 2, name: 'cake' }] } }));
+    await writeFile(path.join(dir, 'sales.csv'), Buffer.from('Order ID;Customer;Amount;Ordered on;Paid\n1001;Ana;12.50;03/01/2026;true\n1002;J\xfcrgen;7.00;04/01/2026;false\n1003;NA;NA;13/01/2026;true\n', 'latin1'));
+    await writeFile(
+      path.join(dir, 'trips.parquet'),
+      Buffer.from(
+        parquetWriteBuffer({
+          columnData: [
+            { name: 'trip_id', data: [1n, 2n, 3n], type: 'INT64', nullable: false },
+            { name: 'distance_km', data: [2.5, 10.25, null], type: 'DOUBLE' },
+          ],
+        }),
+      ),
+    );
     await writeFile(path.join(dir, 'people.csv'), Buffer.from('city,id,name\nK\xf6ln,1,J\xfcrgen\nNA,2,Ana\n', 'latin1'));
     const setup = await runCli(['dbt3', 'gen', '--scale', '0.01', '--tables', 'lineitem', '--out', '.'], { cwd: dir });
     assert.equal(setup.code, 0, setup.stderr);

@@ -229,6 +229,6 @@ describe('INSERT mode refuses what COPY refuses', () => {
     assert.match(r.stderr, /`--batch-rows` applies only to --mode insert/);
     const bad = await runCli(['load', 'x.tbl', '--mode', 'insret']);
     assert.equal(bad.code, 2);
-    assert.match(bad.stderr, /Expected `--mode` to be one of copy, insert, got `insret`/);
+    assert.match(bad.stderr, /Expected `--mode` to be one of copy, insert, delete, got `insret`/);
   });
 });

@@ -16,6 +16,7 @@ import { buildProgram } from '../../src/cli/main.js';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const PAGES: Readonly<Record<string, string>> = {
   load: 'docs/load.md',
+  schema: 'docs/create-and-dry-run.md',
   status: 'docs/citus.md',
   compare: 'docs/insert-and-compare.md',
   decay: 'docs/decay.md',

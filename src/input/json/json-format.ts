@@ -34,7 +34,8 @@ export const jsonFormat: InputFormat = {
     const columns = await table();
     const { named, source } = await namedColumns(target);
     const chosen = chooseColumns(target, columns, named, source);
-    const jsonColumns: JsonColumn[] = chosen.map((c) => ({ name: c.name, kind: c.kind, elementJson: c.elementJson }));
+    const keys = target.input?.keys ?? {};
+    const jsonColumns: JsonColumn[] = chosen.map((c) => ({ name: c.name, ...(keys[c.name] !== undefined ? { key: keys[c.name] } : {}), kind: c.kind, elementJson: c.elementJson }));
     return { ...target, columns: chosen.map((c) => c.name), jsonColumns };
   },
   open: (target, options) =>
@@ -49,8 +50,6 @@ export const jsonFormat: InputFormat = {
   // A JSON array's chunks keep their rows as converted (one COPY text line each).
   sourceFramer: (target) => (target.format === 'json' ? copyLines() : framer(target)),
   wireFramer: copyLines,
-  /** The keys of the first objects (types unknown: JSON does not declare them). */
-  async describe(target) {
-    return (target.format === 'ndjson' ? await ndjsonKeys(target) : await jsonArrayKeys(target)).map((name) => ({ name }));
-  },
+  /** The keys of the first objects (or of all of them), typed from their values. */
+  describe: (target, options = {}) => (target.format === 'ndjson' ? ndjsonKeys(target, options) : jsonArrayKeys(target, options)),
 };

@@ -21,6 +21,8 @@ export type JsonColumnKind = 'json' | 'array' | 'scalar';
 
 export interface JsonColumn {
   readonly name: string;
+  /** The key that fills it, when that is not its name (`InputOptions.keys`). */
+  readonly key?: string;
   readonly kind: JsonColumnKind;
   /** For an array column: its elements are json/jsonb, so they keep their JSON text. */
   readonly elementJson?: boolean;
@@ -95,7 +97,7 @@ export class JsonRowMapper {
     readonly columns: readonly JsonColumn[],
     private readonly options: JsonMappingOptions,
   ) {
-    columns.forEach((c, i) => this.index.set(c.name, i));
+    columns.forEach((c, i) => this.index.set(c.key ?? c.name, i));
     this.fields = new Array<string>(columns.length);
   }
 

@@ -41,7 +41,7 @@ export const parquetFormat: InputFormat = {
     const [{ openParquet }, { describeParquet }] = await Promise.all([import('./parquet-file.js'), import('./parquet-describe.js')]);
     const file = await openParquet(target.file);
     try {
-      return describeParquet(file.metadata);
+      return { columns: describeParquet(file.metadata), sampled: 0, whole: true };
     } finally {
       await file.close();
     }

@@ -6,11 +6,11 @@ import { chooseColumns, namedColumns } from '../column-plan.js';
 import { compressionOf } from '../file-blocks.js';
 import type { Format } from '../formats.js';
 import type { Framer } from '../framer.js';
-import { readHeaderNames } from '../header.js';
-import type { DescribedColumn, InputFormat, OpenedInput, OpenOptions } from '../input-format.js';
+import type { InputFormat, OpenedInput, OpenOptions } from '../input-format.js';
 import { LineFramer, type TextFramerOptions } from '../line-framer.js';
 import { transcoded } from '../transcoded.js';
 import { CsvFramer } from './csv-framer.js';
+import { sniffTextFile } from './sniff-sample.js';
 import { TblFramer } from './tbl-framer.js';
 
 /** The CSV framer of an input: its quote and escape (COPY's defaults: `"`, and the quote). */
@@ -66,9 +66,6 @@ export const textFormat: InputFormat = {
   sourceFramer: (target) => framer(target, {}),
   // Every record ends in `\n` on the wire, whatever the input's line ending.
   wireFramer: (target) => (target.format === 'csv' ? csvFramer(target, { lineEnd: 'nl' }) : new LineFramer({ lineEnd: 'nl' })),
-  /** A header line's names (types unknown: the file does not declare them); a file without a header names none. */
-  async describe(target): Promise<DescribedColumn[]> {
-    if (target.input?.header === undefined) return [];
-    return (await readHeaderNames(target)).map((name) => ({ name }));
-  },
+  /** The dialect and the columns sniffed from a sample of the file's records (sniff-sample.ts): names from a header (or c1…cN), types from the values. */
+  describe: (target, options = {}) => sniffTextFile(target, options),
 };

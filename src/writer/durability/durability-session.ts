@@ -232,6 +232,8 @@ function durableWriter(inner: ChunkWriter, workers: number, how: { preset: Durab
     ...(inner.failedRecord ? { failedRecord: inner.failedRecord.bind(inner) } : {}),
     ...(inner.refusedWriter ? { refusedWriter: inner.refusedWriter } : {}),
     ...(inner.wireReport ? { wireReport: inner.wireReport.bind(inner) } : {}),
+    ...(inner.planLoad ? { planLoad: inner.planLoad.bind(inner) } : {}),
+    ...(inner.endLoad ? { endLoad: inner.endLoad.bind(inner) } : {}),
     // A Citus load routes rows to the shards only when not asked for the binary wire (plan-routing.ts).
     ...(inner.wire ? { wire: inner.wire } : {}),
     // A frozen first chunk sends TRUNCATE first, so its BEGIN goes on its own.

@@ -19,6 +19,7 @@ describe('dbt3 gen options', () => {
       format: 'tbl',
       compression: 'snappy',
       rowGroupRows: 122_880,
+      refresh: 0,
     });
     const defaults = parseDbt3GenOptions({ scale: '1', out: '.' });
     assert.deepEqual(defaults.tables, DBT3_TABLES);
@@ -31,6 +32,23 @@ describe('dbt3 gen options', () => {
     const opts = parseDbt3GenOptions({ scale: '0.1', out: 'pq', format: 'parquet', compression: 'gzip', rowGroupSize: '1_000_000' });
     assert.deepEqual([opts.format, opts.compression, opts.rowGroupRows], ['parquet', 'gzip', 1_000_000]);
     assert.deepEqual([parseDbt3GenOptions({ scale: '1', out: 'pq', format: 'parquet' }).compression], ['snappy']);
+  });
+
+  it('parses --refresh: the sets beside the tables, or alone with --tables none', () => {
+    const both = parseDbt3GenOptions({ scale: '0.01', out: 'd', refresh: '2' });
+    assert.deepEqual([both.refresh, both.tables], [2, DBT3_TABLES]);
+    const alone = parseDbt3GenOptions({ scale: '0.01', out: 'd', refresh: '3', tables: 'none' });
+    assert.deepEqual([alone.refresh, alone.tables], [3, []]);
+    for (const raw of [
+      { scale: '0.01', out: 'd', refresh: '0' },
+      { scale: '0.01', out: 'd', refresh: '1000' },
+      { scale: '0.01', out: '-', tables: 'orders', refresh: '1' },
+      { scale: '0.01', out: 'd', parts: '2', part: '1', refresh: '1' },
+      { scale: '0.01', out: 'd', format: 'parquet', refresh: '1' },
+      { scale: '0.01', out: 'd', tables: 'none' },
+    ]) {
+      assert.throws(() => parseDbt3GenOptions(raw), (e: unknown) => e instanceof LoadError && e.code === 'bad-option', JSON.stringify(raw));
+    }
   });
 
   it('option errors are usage errors (exit 2)', () => {
@@ -96,7 +114,7 @@ describe('registerGenCommands', () => {
     registerGenCommands(program, dbt3);
     const gen = dbt3.commands.find((c) => c.name() === 'gen');
     assert.ok(gen !== undefined);
-    assert.deepEqual(gen.options.map((o) => o.long), ['--scale', '--out', '--tables', '--seed', '--parts', '--part', '--workers', '--format', '--compression', '--row-group-size']);
+    assert.deepEqual(gen.options.map((o) => o.long), ['--scale', '--out', '--tables', '--seed', '--parts', '--part', '--workers', '--format', '--compression', '--row-group-size', '--refresh']);
     const narrow = program.commands.find((c) => c.name() === 'gen')?.commands.find((c) => c.name() === 'narrow');
     assert.ok(narrow !== undefined);
     assert.deepEqual(narrow.options.map((o) => o.long), ['--rows', '--out', '--keys', '--format', '--seed']);

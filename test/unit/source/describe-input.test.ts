@@ -40,7 +40,7 @@ describe('describe() of a Parquet file: its schema as PostgreSQL types', () => {
       DATE '2024-01-02' dt, TIME '01:02:03' tm, TIMESTAMP '2024-01-02 03:04:05' ts, TIMESTAMPTZ '2024-01-02 03:04:05+00' tz, INTERVAL 1 DAY iv,
       '{"a":1}'::JSON j, 'ab'::BLOB bl, [1,2]::INTEGER[] li, ['a']::VARCHAR[] ls, [1.5]::DECIMAL(9,3)[] ld, {'a': 1} st, MAP {'k': 1} mp, [[1]] nested)
       TO ${sqlString(file)} (FORMAT parquet)`);
-    const columns = await describeInput(target('parquet', file));
+    const { columns } = await describeInput(target('parquet', file));
     assert.deepEqual(
       columns.map((c) => [c.name, c.type]),
       [
@@ -86,7 +86,7 @@ describe('describe() of a Parquet file: its schema as PostgreSQL types', () => {
       ],
     });
     const file = await write('required.parquet', Buffer.from(buf));
-    assert.deepEqual(await describeInput(target('parquet', file)), [
+    assert.deepEqual((await describeInput(target('parquet', file))).columns, [
       { name: 'id', type: 'integer', notNull: true },
       { name: 'note', type: 'text', notNull: false },
     ]);
@@ -94,38 +94,79 @@ describe('describe() of a Parquet file: its schema as PostgreSQL types', () => {
 });
 
 describe('describe() of delimited text: the header line names the columns', () => {
-  it('reads the names as COPY would split the header of each format', async () => {
+  it('reads the names as COPY would split the header of each format, and makes them identifiers', async () => {
     const csv = await write('h.csv', '\uFEFFid,"full, name","say ""hi"""\r\n1,a,b\r\n');
-    assert.deepEqual(await describeInput(target('csv', csv, { header: 'skip' })), [{ name: 'id' }, { name: 'full, name' }, { name: 'say "hi"' }]);
+    assert.deepEqual((await describeInput(target('csv', csv, { header: 'skip' }))).columns, [
+      { name: 'id', type: 'smallint' },
+      { name: 'full_name', key: 'full, name', type: 'text' },
+      { name: 'say_hi', key: 'say "hi"', type: 'text' },
+    ]);
     const text = await write('h.txt', 'id\tna\\tme\n1\tx\n');
-    assert.deepEqual(await describeInput(target('text', text, { header: 'match' })), [{ name: 'id' }, { name: 'na\tme' }]);
+    assert.deepEqual((await describeInput(target('text', text, { header: 'match' }))).columns, [
+      { name: 'id', type: 'smallint' },
+      { name: 'na_me', key: 'na\tme', type: 'text' },
+    ]);
     const tbl = await write('h.tbl', 'a|b|c|\n1|2|3|\n');
-    assert.deepEqual(await describeInput(target('tbl', tbl, { header: 'skip' })), [{ name: 'a' }, { name: 'b' }, { name: 'c' }]);
+    assert.deepEqual((await describeInput(target('tbl', tbl, { header: 'skip' }))).columns, [
+      { name: 'a', type: 'smallint' },
+      { name: 'b', type: 'smallint' },
+      { name: 'c', type: 'smallint' },
+    ]);
   });
 
-  it('names nothing when the file has no header', async () => {
+  it('names the columns c1…cN when the file has no header', async () => {
     const csv = await write('nohead.csv', '1,2\n');
-    assert.deepEqual(await describeInput(target('csv', csv)), []);
+    assert.deepEqual((await describeInput(target('csv', csv))).columns, [
+      { name: 'c1', type: 'smallint' },
+      { name: 'c2', type: 'smallint' },
+    ]);
   });
 });
 
 describe('describe() of JSON: the keys of the first objects, in the order they appear', () => {
-  it('NDJSON: keys of the first lines, a line cut by the end of what is read left out', async () => {
+  it('NDJSON: keys of lines from the start, middle and end, a line cut by the end of what is read left out', async () => {
     const small = await write('k.ndjson', '{"a":1,"b":2}\n\n{"c":[1,{"x":2}],"a":3}\n');
-    assert.deepEqual(await describeInput(target('ndjson', small)), [{ name: 'a' }, { name: 'b' }, { name: 'c' }]);
-    // Over a MiB: the first hundred objects are looked at, so a key first seen later is not named.
+    assert.deepEqual((await describeInput(target('ndjson', small))).columns, [
+      { name: 'a', type: 'smallint' },
+      { name: 'b', type: 'smallint' },
+      { name: 'c', type: 'jsonb' },
+    ]);
+    // A sample of a hundred objects from the start, the middle and the end: a key first seen past the start is named.
     const lines = Array.from({ length: 60_000 }, (_, i) => JSON.stringify(i < 150 ? { id: i, pad: 'x'.repeat(20) } : { id: i, late: true }));
     const big = await write('big.ndjson', lines.join('\n') + '\n');
-    assert.deepEqual(await describeInput(target('ndjson', big)), [{ name: 'id' }, { name: 'pad' }]);
+    const hundred = await describeInput(target('ndjson', big), { sample: 100 });
+    assert.deepEqual(hundred.columns, [
+      { name: 'id', type: 'integer' },
+      { name: 'pad', type: 'text' },
+      { name: 'late', type: 'boolean' },
+    ]);
+    assert.deepEqual([hundred.sampled, hundred.whole], [100, false]);
+    const all = await describeInput(target('ndjson', big), { sample: 'all' });
+    assert.deepEqual(all.columns, [
+      { name: 'id', type: 'integer' },
+      { name: 'pad', type: 'text' },
+      { name: 'late', type: 'boolean' },
+    ]);
+    assert.deepEqual([all.sampled, all.whole], [60_000, true]);
   });
 
   it('a JSON array: the document, the array at --json-path, and an array longer than what is read', async () => {
     const doc = await write('a.json', '[{"x":1},\n {"y":2,"x":3}]');
-    assert.deepEqual(await describeInput(target('json', doc)), [{ name: 'x' }, { name: 'y' }]);
+    assert.deepEqual((await describeInput(target('json', doc))).columns, [
+      { name: 'x', type: 'smallint' },
+      { name: 'y', type: 'smallint' },
+    ]);
     const nested = await write('n.json', '{"meta":{},"data":{"items":[{"p":1},{"q":2}]}}');
-    assert.deepEqual(await describeInput(target('json', nested, { jsonPath: 'data.items' })), [{ name: 'p' }, { name: 'q' }]);
+    assert.deepEqual((await describeInput(target('json', nested, { jsonPath: 'data.items' }))).columns, [
+      { name: 'p', type: 'smallint' },
+      { name: 'q', type: 'smallint' },
+    ]);
     const rows = Array.from({ length: 60_000 }, (_, i) => JSON.stringify(i === 3 ? { id: i, extra: 'e' } : { id: i, pad: 'y'.repeat(20) }));
     const big = await write('big.json', `[${rows.join(',\n')}]`);
-    assert.deepEqual(await describeInput(target('json', big)), [{ name: 'id' }, { name: 'pad' }, { name: 'extra' }]);
+    assert.deepEqual((await describeInput(target('json', big), { sample: 100 })).columns, [
+      { name: 'id', type: 'smallint' },
+      { name: 'pad', type: 'text' },
+      { name: 'extra', type: 'text' },
+    ]);
   });
 });

@@ -1,0 +1,134 @@
+import type { LoadTarget } from '../core/chunk.js';
+import { sqlIdent, sqlQualifiedName } from '../core/identifiers.js';
+import { LoadError } from '../core/load-error.js';
+import { createTableSql } from '../datasets/table-ddl.js';
+import { parseEncoding } from './encodings.js';
+import { describeInput } from './format-registry.js';
+import type { FileDescription, SniffedDialect } from './input-format.js';
+import type { InputOptions } from './input-options.js';
+
+declare module '../core/chunk.js' {
+  interface TargetInputFields {
+    /** `--create` of a table pgsurge has no DDL for: what the file declares or shows, and the table made from it. */
+    readonly described?: DescribedInput;
+  }
+}
+
+/** An input described for `--create`: the file's columns and dialect, the CREATE TABLE they make. */
+export interface DescribedInput {
+  readonly description: FileDescription;
+  /** The CREATE TABLE that `--create` runs when the table does not exist. */
+  readonly createSql: string;
+  /** The session DateStyle the sniffed dates need (`ISO, DMY` for DD/MM/YYYY), when the sniffer says so. */
+  readonly datestyle?: string;
+}
+
+/** How much of a file to look at (`--sample N|all`), and the distribution column of a Citus table (`--distribute-by`). */
+export interface DescribeForCreate {
+  readonly sample?: number | 'all';
+}
+
+/**
+ * The CREATE TABLE for what a file declares or shows: each column's name (quoted only
+ * where it must be), its type (text where the file says none), NOT NULL where the file
+ * declares a value is never null (a Parquet REQUIRED field).
+ */
+export function createTableFromFile(table: string, schema: string | undefined, description: FileDescription): string {
+  if (description.columns.length === 0) {
+    throw new LoadError('missing-table', `cannot tell the columns of ${sqlQualifiedName(table, schema)} from its file`, { hint: 'create the table first, or give the file a header' });
+  }
+  const width = Math.max(...description.columns.map((c) => sqlIdent(c.name).length));
+  const body = description.columns.map((c) => `  ${sqlIdent(c.name).padEnd(width)} ${c.type ?? 'text'}${c.notNull ? ' NOT NULL' : ''}`).join(',\n');
+  return `CREATE TABLE ${sqlQualifiedName(table, schema)} (\n${body}\n)`;
+}
+
+/** The dialect options a user did not give (explicit flags always win), for a file of `format`. */
+export function dialectInputOptions(format: LoadTarget['format'], dialect: SniffedDialect, given: InputOptions = {}): InputOptions {
+  const out: { -readonly [K in keyof InputOptions]: InputOptions[K] } = { ...given };
+  if (out.header === undefined && out.columns === undefined && dialect.header) out.header = 'skip';
+  if (out.delimiter === undefined && format !== 'tbl' && dialect.delimiter !== (format === 'csv' ? ',' : '\t')) out.delimiter = dialect.delimiter;
+  if (format === 'csv') {
+    if (out.quote === undefined && dialect.quote !== undefined && dialect.quote !== '"') out.quote = dialect.quote;
+    if (out.escape === undefined && dialect.escape !== undefined && dialect.escape !== (dialect.quote ?? '"')) out.escape = dialect.escape;
+  }
+  const encoding = parseEncoding(dialect.encoding);
+  if (out.encoding === undefined && encoding !== undefined && encoding !== 'UTF8') out.encoding = encoding;
+  if (out.null === undefined && dialect.null !== defaultNull(format)) out.null = dialect.null;
+  return out;
+}
+
+const defaultNull = (format: LoadTarget['format']): string => (format === 'csv' ? '' : '\\N');
+
+/** The load flags that say a sniffed dialect (the ones that differ from COPY's defaults for the format). */
+export function dialectFlags(format: LoadTarget['format'], dialect: SniffedDialect): string[] {
+  const o = dialectInputOptions(format, dialect);
+  // As a shell reads it back: bare, single-quoted, double-quoted around a single quote, a tab as $'\t'.
+  const q = (v: string): string =>
+    /^[A-Za-z0-9_.,:@%+=-]+$/.test(v) ? v : v === '\t' ? "$'\\t'" : v.includes("'") && !/["$`\\!]/.test(v) ? `"${v}"` : `'${v.replace(/'/g, `'\\''`)}'`;
+  return [
+    ...(o.header ? ['--header'] : []),
+    ...(o.delimiter !== undefined ? [`--delimiter ${q(o.delimiter)}`] : []),
+    ...(o.quote !== undefined ? [`--quote ${q(o.quote)}`] : []),
+    ...(o.escape !== undefined ? [`--escape ${q(o.escape)}`] : []),
+    ...(o.encoding !== undefined ? [`--encoding ${o.encoding}`] : []),
+    ...(o.null !== undefined ? [`--null ${q(o.null)}`] : []),
+  ];
+}
+
+/**
+ * `--create` with a table pgsurge has no DDL for: each input described (once per file),
+ * its CREATE TABLE made, and a delimited text file read with its sniffed dialect where
+ * the user gave no dialect flag (a flag given wins for what it says). Inputs of the
+ * DBT-3 and narrow tables keep their built-in DDL and are returned as they are. stdin
+ * cannot be described (reading it for a sample would use it up).
+ */
+export async function describeForCreate(inputs: readonly LoadTarget[], options: DescribeForCreate): Promise<LoadTarget[]> {
+  const out: LoadTarget[] = [];
+  for (const input of inputs) {
+    if (input.described !== undefined || createTableSql(input.table, input.schema) !== undefined || input.file === '-') {
+      out.push(input);
+      continue;
+    }
+    const description = await describeInput(input, options.sample === undefined ? {} : { sample: options.sample }).catch((error: unknown) => {
+      // A file that cannot be read is the load's to report, in its words.
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'EACCES') return undefined;
+      throw error;
+    });
+    if (description === undefined) {
+      out.push(input);
+      continue;
+    }
+    const createSql = createTableFromFile(input.table, input.schema, description);
+    const { dialect } = description;
+    const given = input.input ?? {};
+    // JSON keys made identifiers: each column is filled from its key.
+    const renamed = description.columns.filter((c) => c.key !== undefined && c.key !== c.name);
+    const keyed = renamed.length > 0 ? { ...given, keys: Object.fromEntries(renamed.map((c) => [c.name, c.key!])) } : given;
+    const read = dialect !== undefined ? dialectInputOptions(input.format, dialect, keyed) : keyed;
+    const datestyle = dialect?.datestyle;
+    out.push({ ...input, input: read, described: { description, createSql, ...(datestyle ? { datestyle } : {}) } });
+  }
+  return out;
+}
+
+/** One line saying what was sniffed of an input and how it is read, for the load's messages and `schema`. */
+export function describedLine(input: LoadTarget): string | undefined {
+  const d = input.described;
+  if (d === undefined) return undefined;
+  const { description } = d;
+  const how = description.whole ? 'the whole file' : `a sample of ${description.sampled} records`;
+  if (description.dialect === undefined) return `${input.file}: columns and types from ${description.sampled === 0 ? "the file's schema" : how}`;
+  const flags = dialectFlags(input.format, description.dialect);
+  return `${input.file}: ${description.dialect.format}, read as ${flags.length > 0 ? flags.join(' ') : "COPY's defaults"}${d.datestyle ? ` (DateStyle ${d.datestyle})` : ''}; types from ${how}`;
+}
+
+/** The hint for rows a load rejects from a table created from a sample: the value did not fit the sniffed type. */
+export function sampledTypesHint(inputs: readonly LoadTarget[]): string | undefined {
+  const sampled = inputs.filter((i) => i.described !== undefined && !i.described.description.whole);
+  if (sampled.length === 0) return undefined;
+  // A dry run's temporary table is named as the table it stands for.
+  const nameOf = (i: LoadTarget): string => sqlQualifiedName(i.table, i.schema === 'pg_temp' ? undefined : i.schema);
+  const tables = [...new Set(sampled.map(nameOf))].join(', ');
+  const first = nameOf(sampled[0]!);
+  return `the types of ${tables} were sniffed from a sample of the file, and a value later in it that does not fit its column's type is rejected: drop the table and load again with --sample all (which reads the whole file first), or widen the column (ALTER TABLE ${first} ALTER COLUMN <column> TYPE text, the column the reject file's .log names) and load the reject file into it`;
+}

@@ -1,0 +1,241 @@
+import { createHash } from 'node:crypto';
+import type pg from 'pg';
+import type { Chunk, LoadTarget } from '../../core/chunk.js';
+import { qualifiedName, quoteIdent } from '../../core/identifiers.js';
+import { LoadError } from '../../core/load-error.js';
+import { tableColumns } from '../../core/table-columns.js';
+import type { WireChoice } from '../../wire/wire-report.js';
+import type { ChunkResult, ChunkWriter, WriterLoad } from '../chunk-writer.js';
+import { copySql, copyWriter, streamCopy } from '../copy-writer.js';
+import { LEDGER_SCHEMA } from '../ledger/ledger.js';
+import { wireCopyWriter } from '../wire-writer.js';
+import { chooseKey } from './table-key.js';
+
+/** What a keyed load does with each row's key: replace the row (`--on-conflict update`) or delete it (`--mode delete`). */
+export type KeyedAction = 'update' | 'delete';
+
+export interface KeyedSpec {
+  readonly action: KeyedAction;
+  /** `--key`: the unique key rows are matched by; default the primary key, else the only unique key. */
+  readonly key?: readonly string[] | undefined;
+  /** `--update-columns`: the columns an update sets; default every file column but the key. */
+  readonly updateColumns?: readonly string[] | undefined;
+  /** The staging COPY's wire (`--wire`), as plain COPY's. */
+  readonly wire: WireChoice;
+  readonly workers?: number | undefined;
+  readonly wasm?: boolean | undefined;
+}
+
+/** The column each staging row's place in its chunk goes into (0, 1, 2 … in COPY's order). */
+const POSITION = 'pgsurge_position';
+
+/**
+ * Bits of a row's position given to its place in its file: 2^44 bytes (16 TiB) a file; the
+ * bits above number the load's inputs, in the order they were named.
+ */
+const FILE_BITS = 44n;
+
+/** One input's plan, decided once before the load. */
+interface InputPlan {
+  /** The target, schema-qualified. */
+  readonly table: string;
+  /** The staging table's name (in pg_temp), one per target table. */
+  readonly stage: string;
+  readonly key: readonly string[];
+  /** The columns an update sets, where a chunk fills them; undefined: every column it fills but the key. */
+  readonly update: readonly string[] | undefined;
+  /** The columns the input fills (a chunk of JSON records under `--missing default` may fill fewer). */
+  readonly columns: readonly string[];
+  /** The table's NOT NULL columns without a default: a chunk that leaves one out updates the rows there before it inserts the new ones. */
+  readonly required: readonly string[];
+  /** The input's place among the load's inputs, as the high bits of its rows' positions. */
+  readonly fileIndex: bigint;
+  /** The order table (updates): the position of the row that last wrote each key. */
+  readonly order?: string;
+  /** The statements for each set of columns a chunk fills. */
+  readonly statements: Map<string, Statements>;
+}
+
+/** A chunk's statements, by the columns it fills. */
+interface Statements {
+  readonly columns: readonly string[];
+  /** Creates (once per transaction) and empties the staging table. */
+  readonly stageSql: string;
+  /** Moves the staged rows into the target; `$1` is the chunk's first position (updates only). */
+  readonly applySql: string;
+}
+
+const q = (names: readonly string[], prefix = ''): string => names.map((n) => `${prefix}${quoteIdent(n)}`).join(', ');
+
+/** The statements for a chunk that fills `columns` (the key's columns always staged: one a chunk lacks is NULL there, and its rows are rejected). */
+function statementsFor(plan: InputPlan, action: KeyedAction, columns: readonly string[]): Statements {
+  const { table, stage, key } = plan;
+  const staged = [...columns, ...key.filter((k) => !columns.includes(k))];
+  // The staging table has the file's columns only (as the target types and collates them), no constraint:
+  // a column the file leaves out is not in the statement, so an update leaves it as it is.
+  const stageSql = `DO $pgsurge$ BEGIN
+        IF to_regclass('pg_temp.${stage}') IS NULL THEN
+          CREATE TEMP TABLE ${stage} ON COMMIT DROP AS SELECT ${q(staged)} FROM ${table} WITH NO DATA;
+          ALTER TABLE pg_temp.${stage} ADD COLUMN ${POSITION} bigint GENERATED ALWAYS AS IDENTITY (MINVALUE 0 START WITH 0);
+        END IF;
+      END $pgsurge$; TRUNCATE pg_temp.${stage} RESTART IDENTITY`;
+  const keys = q(key);
+  if (action === 'delete') {
+    const on = key.map((k) => `t.${quoteIdent(k)} = s.${quoteIdent(k)}`).join(' AND ');
+    return { columns, stageSql, applySql: `DELETE FROM ${table} AS t USING (SELECT DISTINCT ${keys} FROM pg_temp.${stage}) AS s WHERE ${on}` };
+  }
+  const update = (plan.update ?? staged).filter((c) => columns.includes(c) && !key.includes(c));
+  const set = update.length === 0 ? 'DO NOTHING' : `DO UPDATE SET ${update.map((c) => `${quoteIdent(c)} = excluded.${quoteIdent(c)}`).join(', ')}`;
+  // OVERRIDING SYSTEM VALUE: a GENERATED ALWAYS identity column takes the file's value, as COPY gives it.
+  // latest: the chunk's last row of each key. won: those whose position is above the one the order table holds
+  // for their key (the order row is locked until this transaction ends, in key order: no deadlock between workers).
+  const head = `WITH latest AS MATERIALIZED (
+        SELECT DISTINCT ON (${keys}) ${q(staged)}, $1::bigint + ${POSITION} AS ${POSITION} FROM pg_temp.${stage} ORDER BY ${keys}, ${POSITION} DESC
+      ), won AS (
+        INSERT INTO ${plan.order!} AS o (${keys}, ${POSITION}) SELECT ${keys}, ${POSITION} FROM latest ORDER BY ${keys}
+        ON CONFLICT (${keys}) DO UPDATE SET ${POSITION} = excluded.${POSITION} WHERE o.${POSITION} < excluded.${POSITION}
+        RETURNING ${keys}
+      )`;
+  const insert = (where: string): string =>
+    `INSERT INTO ${table} AS t (${q(staged)}) OVERRIDING SYSTEM VALUE SELECT ${q(staged, 'l.')} FROM latest AS l JOIN won AS w USING (${keys})${where} ON CONFLICT (${keys}) ${set}`;
+  if (!plan.required.some((c) => !staged.includes(c))) return { columns, stageSql, applySql: `${head} ${insert('')}` };
+  // The chunk leaves out a NOT NULL column without a default: INSERT … ON CONFLICT would check the row it proposes (with
+  // NULL there) before finding the conflict, so the rows there are updated first, and only the others proposed for insertion.
+  const match = (a: string, b: string): string => key.map((k) => `${a}.${quoteIdent(k)} = ${b}.${quoteIdent(k)}`).join(' AND ');
+  const assign = update.length === 0 ? `${quoteIdent(key[0]!)} = t.${quoteIdent(key[0]!)}` : update.map((c) => `${quoteIdent(c)} = s.${quoteIdent(c)}`).join(', ');
+  const applySql = `${head}, updated AS (
+        UPDATE ${table} AS t SET ${assign} FROM (SELECT l.* FROM latest AS l JOIN won AS w USING (${keys})) AS s WHERE ${match('t', 's')} RETURNING ${q(key, 't.')}
+      ), inserted AS (
+        ${insert(` WHERE NOT EXISTS (SELECT 1 FROM updated AS u WHERE ${match('u', 'l')})`)} RETURNING 1
+      ) SELECT (SELECT count(*) FROM updated) + (SELECT count(*) FROM inserted) AS applied`;
+  return { columns, stageSql, applySql };
+}
+
+/**
+ * Upserts and deletes by key through a staging table, COPY's way: each chunk is copied
+ * (binary where `--wire` would send binary) into a temporary table, then applied to the
+ * target in the chunk's transaction, with its ledger row.
+ *
+ * Update: the result is the file's rows applied in file order, last row per key wins, at
+ * any number of workers and across crashes and resumes. Each row's position in the input
+ * (the file's place among the inputs, the chunk's byte offset, the row's place in the
+ * chunk) is a number that grows with file order. An order table keeps, per key, the
+ * position of the row that last wrote it, committed with that row: a chunk's rows
+ * (its last row per key) write a key only when their position is higher than the one
+ * stored, and lock the key's order row until they commit. So a key ends holding the row of
+ * the highest position any committed chunk had for it — the last in the file — whatever
+ * order the chunks commit in. docs/exactly-once.md says why in full.
+ *
+ * Delete: each key in the chunk is deleted; a key that matches no row is counted as not
+ * found (skipped). Deletes commute, so chunks need no order.
+ */
+export function keyedWriter(spec: KeyedSpec): ChunkWriter {
+  const plans = new Map<string, InputPlan>();
+  const orderTables = new Map<string, { readonly table: string; readonly key: readonly string[]; readonly fresh: boolean; readonly unlogged: boolean }>();
+  const stageTables = new Map<string, string>();
+  let dropAtEnd = false;
+  const binary = spec.wire === 'text' ? undefined : wireCopyWriter(spec.wire, undefined, { workers: spec.workers, wasm: spec.wasm });
+
+  const planOf = (chunk: Chunk): InputPlan => {
+    const plan = plans.get(chunk.target.file);
+    if (plan === undefined) throw new Error(`internal: no ${spec.action} plan for ${chunk.target.file}`);
+    return plan;
+  };
+
+  async function planInput(client: pg.Client, input: LoadTarget, fileIndex: number, load: WriterLoad): Promise<InputPlan> {
+    const flag = spec.action === 'update' ? '--on-conflict update' : '--mode delete';
+    if (spec.action === 'update' && input.format === 'json') {
+      throw new LoadError('bad-option', `${flag} orders rows by their place in the file, which a JSON array's chunks do not carry`, { hint: 'write the rows as NDJSON (one object a line), or CSV' });
+    }
+    const table = qualifiedName(input.table, input.schema);
+    const key = await chooseKey(client, input.table, input.schema, spec.key, flag);
+    const fileColumns = input.columns ?? (await tableColumns(client, input.table, input.schema)).map((c) => c.name);
+    const missing = key.filter((k) => !fileColumns.includes(k));
+    if (missing.length > 0) {
+      throw new LoadError('bad-option', `${input.file} has no column ${missing.join(', ')} of the key (${key.join(', ')}) ${flag} matches rows of ${table} by`, {
+        hint: spec.action === 'delete' ? 'name the key columns the file holds with --key, or its columns with --columns' : 'the file must hold every key column: name them with --columns, or choose another key with --key',
+      });
+    }
+    const stage = `pgsurge_stage_${createHash('sha256').update(table).digest('hex').slice(0, 12)}`;
+    stageTables.set(stage, input.table);
+    const required = (await tableColumns(client, input.table, input.schema)).filter((c) => c.notNull && !c.hasDefault && !c.identity).map((c) => c.name);
+    const base = { table, stage, key, columns: fileColumns, required, fileIndex: BigInt(fileIndex), statements: new Map<string, Statements>() };
+    if (spec.action === 'delete') return { ...base, update: undefined };
+    const stray = (spec.updateColumns ?? []).filter((c) => !fileColumns.includes(c) || key.includes(c));
+    if (stray.length > 0) {
+      throw new LoadError('bad-option', `\`--update-columns\` names ${stray.join(', ')}, which ${stray.length === 1 ? 'is' : 'are'} not a column of ${input.file} outside the key (${key.join(', ')})`, {
+        hint: `choose among ${fileColumns.filter((c) => !key.includes(c)).join(', ') || '(none: the file holds only the key)'}`,
+      });
+    }
+    const order = `${LEDGER_SCHEMA}.${quoteIdent(`order_${createHash('sha256').update(`${load.loadId}\0${table}`).digest('hex').slice(0, 16)}`)}`;
+    const fresh = load.inputs.filter((i) => qualifiedName(i.table, i.schema) === table).every((i) => load.fresh(i));
+    const unlogged = (await client.query<{ u: boolean }>(`SELECT relpersistence = 'u' AS u FROM pg_class WHERE oid = to_regclass($1)`, [table])).rows[0]?.u === true;
+    orderTables.set(order, { table, key, fresh: fresh && (orderTables.get(order)?.fresh ?? true), unlogged });
+    return { ...base, update: spec.updateColumns, order };
+  }
+
+  /** The order tables: made anew for a load that starts, kept for one that resumes (they hold what its committed chunks wrote). */
+  async function makeOrderTables(client: pg.Client): Promise<void> {
+    if (orderTables.size === 0) return;
+    const schema = await client.query<{ ok: boolean }>(`SELECT to_regnamespace('${LEDGER_SCHEMA}') IS NOT NULL AS ok`);
+    if (schema.rows[0]?.ok !== true) await client.query(`CREATE SCHEMA IF NOT EXISTS ${LEDGER_SCHEMA}`);
+    for (const [order, t] of orderTables) {
+      const keys = t.key.map(quoteIdent).join(', ');
+      if (t.fresh) await client.query(`DROP TABLE IF EXISTS ${order}`);
+      // Unlogged with an unlogged target: crash recovery empties both, and the ledger's chunks of it are loaded again.
+      await client.query(`CREATE ${t.unlogged ? 'UNLOGGED ' : ''}TABLE IF NOT EXISTS ${order} AS SELECT ${keys}, 0::bigint AS ${POSITION} FROM ${t.table} WITH NO DATA`);
+      await client.query(`DO $pgsurge$ BEGIN
+          IF NOT EXISTS (SELECT 1 FROM pg_index WHERE indrelid = '${order}'::regclass AND indisprimary) THEN
+            ALTER TABLE ${order} ADD PRIMARY KEY (${keys});
+            COMMENT ON TABLE ${order} IS ${client.escapeLiteral(`pgsurge --on-conflict update into ${t.table}: the position in the input of the row that last wrote each key (dropped when the load ends)`)};
+          END IF;
+        END $pgsurge$`);
+    }
+  }
+
+  /** The chunk's first row's position: its file's place, then its byte (a Parquet chunk: row) offset. */
+  const firstPosition = (chunk: Chunk, plan: InputPlan): string => String((plan.fileIndex << FILE_BITS) + BigInt(chunk.location.byteOffset));
+
+  function writer(inner: ChunkWriter | undefined): ChunkWriter {
+    async function send(client: pg.Client, chunk: Chunk, begin: boolean): Promise<ChunkResult> {
+      const plan = planOf(chunk);
+      const columns = chunk.target.columns ?? plan.columns;
+      const id = columns.join('\u0000');
+      let sql = plan.statements.get(id);
+      if (sql === undefined) plan.statements.set(id, (sql = statementsFor(plan, spec.action, columns)));
+      await client.query(`${begin ? 'BEGIN; ' : ''}${sql.stageSql}`);
+      const staged: Chunk = { ...chunk, target: { ...chunk.target, table: plan.stage, schema: 'pg_temp', columns } };
+      const read = inner !== undefined ? (await inner.writeRows(client, staged)).loaded : await streamCopy(client, copySql(staged.target), chunk.data);
+      const applied = await client.query(sql.applySql, spec.action === 'update' ? [firstPosition(chunk, plan)] : []);
+      // The two-step form counts its rows in its one result row; the one-step form in its row count.
+      const counted = (applied.rows[0] as { applied?: string } | undefined)?.applied;
+      const done = counted !== undefined ? Number(counted) : (applied.rowCount ?? 0);
+      return { loaded: done, skipped: read - done };
+    }
+    return {
+      name: spec.action === 'update' ? 'upsert' : 'delete',
+      wire: spec.wire,
+      async prepare(client) {
+        await inner?.prepare?.(client);
+      },
+      writeRows: (client, chunk) => send(client, chunk, false),
+      beginAndWriteRows: (client, chunk) => send(client, chunk, true),
+      failedRecord: copyWriter.failedRecord!.bind(copyWriter),
+      ...(inner === undefined ? {} : { refusedWriter: writer(undefined) }),
+      wireReport: () => (binary?.wireReport?.() ?? []).map((t) => ({ ...t, table: stageTables.get(t.table) ?? t.table })),
+      async planLoad(client, load) {
+        if (load.part) throw new LoadError('bad-option', `--part splits a load between processes: ${spec.action === 'update' ? '--on-conflict update' : '--mode delete'} runs as one (with -w for parallel workers)`, { hint: 'drop --part' });
+        if (load.citus) throw new LoadError('bad-option', `${spec.action === 'update' ? '--on-conflict update' : '--mode delete'} does not load into a Citus distributed table yet`, { hint: 'load through --on-conflict skip, or into a local table' });
+        dropAtEnd = !load.withLedger;
+        for (const [i, input] of load.inputs.entries()) plans.set(input.file, await planInput(client, input, i, load));
+        await makeOrderTables(client);
+      },
+      async endLoad(client, completed) {
+        // A finished load (or one without the ledger, which cannot be resumed) needs its order tables no more.
+        if (!completed && !dropAtEnd) return;
+        for (const order of orderTables.keys()) await client.query(`DROP TABLE IF EXISTS ${order}`);
+      },
+    };
+  }
+  return writer(binary);
+}

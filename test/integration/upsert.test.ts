@@ -1,0 +1,286 @@
+import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { finished } from 'node:stream/promises';
+import { after, before, describe, it } from 'node:test';
+import type pg from 'pg';
+import { startCli, sleep } from '../helpers/cli-process.js';
+import { closeTestSchema, copyFrom, digest, openTestSchema, rejectFileOf, runCli, tableRecords, testClient, testUrl } from '../helpers/test-db.js';
+
+/**
+ * `--on-conflict update` and `--mode delete`: the table after a load equals the server's own
+ * sequential application of the file (COPY into a temporary table, then each row applied in
+ * file order), at any -w, after a kill -9 and a resume, with rows that break another unique
+ * key rejected with the server's message.
+ */
+const SCHEMA = 'it_upsert';
+let client: pg.Client;
+let dir: string;
+
+/** A deterministic generator (mulberry32). */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const KEYS = 600;
+const REPEATS = 6;
+const EXISTING = 80; // keys 1..80 are in the table before the load, with a note the file does not touch
+
+/** Every key REPEATS times, in a shuffled order: the same key lands in several chunks, far apart. */
+function upsertLines(seed: number, last: (line: string, i: number) => string = (l) => l): string[] {
+  const random = prng(seed);
+  const keys: number[] = [];
+  for (let r = 0; r < REPEATS; r++) for (let k = 1; k <= KEYS; k++) keys.push(k);
+  for (let i = keys.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [keys[i], keys[j]] = [keys[j]!, keys[i]!];
+  }
+  return keys.map((k, i) => last(`${k}\tv${i}-${'x'.repeat(i % 7)}\t${(i / 3).toFixed(2)}\t${100_000 + i}`, i));
+}
+
+const TABLE_DDL = (name: string): string =>
+  `CREATE TABLE ${SCHEMA}.${name} (id int PRIMARY KEY, v text NOT NULL, n numeric(12,2), u int UNIQUE, note text DEFAULT 'new')`;
+
+async function freshTable(name: string): Promise<void> {
+  await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.${name}`);
+  await client.query(TABLE_DDL(name));
+  await client.query(`INSERT INTO ${SCHEMA}.${name} SELECT g, 'old', g, g, 'existing ' || g FROM generate_series(1, ${EXISTING}) g`);
+}
+
+/**
+ * The reference: the server's COPY of the same bytes into a temporary table (each row's
+ * place kept), then every row applied on its own, in file order; a row the server refuses
+ * (another unique key) is left out, as pgsurge rejects it.
+ */
+async function reference(file: string): Promise<string> {
+  await freshTable('ref');
+  await client.query('DROP TABLE IF EXISTS pg_temp.ref_stage');
+  await client.query('CREATE TEMP TABLE ref_stage (id int, v text, n numeric(12,2), u int, pos bigint GENERATED ALWAYS AS IDENTITY)');
+  const stream = client.query(copyFrom('COPY ref_stage (id, v, n, u) FROM STDIN'));
+  stream.end(await fs.readFile(file));
+  await finished(stream);
+  await client.query(`DO $$ DECLARE r record; BEGIN
+      FOR r IN SELECT * FROM ref_stage ORDER BY pos LOOP
+        BEGIN
+          INSERT INTO ${SCHEMA}.ref (id, v, n, u) VALUES (r.id, r.v, r.n, r.u) ON CONFLICT (id) DO UPDATE SET v = excluded.v, n = excluded.n, u = excluded.u;
+        EXCEPTION WHEN unique_violation THEN NULL;
+        END;
+      END LOOP;
+    END $$`);
+  return digest(await tableRecords(client, `${SCHEMA}.ref`));
+}
+
+interface Counts {
+  read: number;
+  loaded: number;
+  rejected: number;
+  skipped: number;
+}
+
+/** The table's counts from `--json`'s summary event (the last line). */
+function summaryOf(stdout: string): Counts & { wire?: { wire: string; binaryChunks: number }[] } {
+  const last = JSON.parse(stdout.trim().split('\n').at(-1)!) as { tables: Counts[]; wire?: { wire: string; binaryChunks: number }[] };
+  return { ...last.tables[0]!, ...(last.wire ? { wire: last.wire } : {}) };
+}
+
+async function orderTables(): Promise<number> {
+  const r = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'pgsurge' AND tablename LIKE 'order\\_%'");
+  return r.rows[0]!.n;
+}
+
+const upsertArgs = (file: string, table: string, extra: readonly string[]): string[] => [
+  'load', file, '-t', table, '-f', 'text', '--columns', 'id,v,n,u', '--on-conflict', 'update', '--chunk-size', '2KB', '--db', testUrl(), '--schema', SCHEMA, ...extra,
+];
+
+before(async () => {
+  ({ client, dir } = await openTestSchema(SCHEMA, 'pgsurge-it-upsert-'));
+});
+after(async () => {
+  await closeTestSchema(SCHEMA, client, dir);
+});
+
+describe('--on-conflict update: the last row of a key in the file wins, at any -w', () => {
+  let file: string;
+  let expected: string;
+  before(async () => {
+    file = path.join(dir, 'upsert.txt');
+    await fs.writeFile(file, upsertLines(45).join('\n') + '\n');
+    expected = await reference(file);
+  });
+
+  it(`the file repeats each of its ${KEYS} keys ${REPEATS} times, across chunks (the test's own check)`, async () => {
+    const text = await fs.readFile(file, 'utf8');
+    const byKey = new Map<string, number[]>();
+    let at = 0;
+    for (const line of text.split('\n').slice(0, -1)) {
+      byKey.set(line.split('\t')[0]!, [...(byKey.get(line.split('\t')[0]!) ?? []), at]);
+      at += Buffer.byteLength(line) + 1;
+    }
+    assert.equal(byKey.size, KEYS);
+    // A key's rows more than a 2 KB chunk apart: in different chunks.
+    const spread = [...byKey.values()].filter((offsets) => offsets.at(-1)! - offsets[0]! > 4096).length;
+    assert.ok(spread > KEYS * 0.9, `${spread} keys spread over chunks`);
+  });
+
+  for (const [workers, wire] of [['1', 'text'], ['2', 'auto'], ['4', 'text'], ['4', 'binary']] as const) {
+    it(`-w ${workers}, --wire ${wire}, 2 KB chunks: the table equals the rows applied in file order; columns not in the file keep their values`, async () => {
+      await freshTable('kv');
+      const r = await runCli(upsertArgs(file, 'kv', ['-w', workers, '--wire', wire, '--json']));
+      assert.equal(r.code, 0, r.stderr);
+      const s = summaryOf(r.stdout);
+      assert.equal(s.read, KEYS * REPEATS);
+      assert.equal(s.read, s.loaded + s.rejected + s.skipped);
+      assert.equal(s.rejected, 0);
+      assert.ok(s.loaded >= KEYS, `every key written at least once (${s.loaded})`);
+      if (wire === 'binary') assert.ok((s.wire?.[0]?.binaryChunks ?? 0) > 0, `the staging COPY went binary: ${JSON.stringify(s.wire)}`);
+      assert.equal(digest(await tableRecords(client, `${SCHEMA}.kv`)), expected);
+      const notes = await client.query<{ note: string }>(`SELECT note FROM ${SCHEMA}.kv WHERE id IN (1, ${EXISTING}, ${EXISTING + 1}) ORDER BY id`);
+      assert.deepEqual(notes.rows.map((row) => row.note), [`existing 1`, `existing ${EXISTING}`, 'new']);
+      assert.equal(await orderTables(), 0, 'the order table is dropped when the load ends');
+    });
+  }
+
+  it('kill -9 in the middle (a chunk waits on a row lock while others committed), then --resume: the same table', async () => {
+    await freshTable('kv');
+    // Key 1 is in the table; holding its row locked stops every chunk that writes key 1 until the lock goes.
+    const holder = await testClient();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM ${SCHEMA}.kv WHERE id = 1 FOR UPDATE`);
+      const run = startCli(upsertArgs(file, 'kv', ['-w', '2', '--load-id', 'upsert-kill']));
+      await run.waitFor(/pgsurge: load upsert-kill/);
+      let committed = 0;
+      for (let i = 0; i < 300 && run.child.exitCode === null; i++) {
+        committed = (await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pgsurge.chunks WHERE load_id = 'upsert-kill'")).rows[0]!.n;
+        const waiting = (await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND application_name LIKE 'pgsurge%'")).rows[0]!.n;
+        if (committed > 0 && waiting === 2) break;
+        await sleep(50);
+      }
+      assert.equal(run.child.exitCode, null, 'the load is still running when killed');
+      assert.ok(committed > 0, 'some chunks committed before the kill');
+      run.child.kill('SIGKILL');
+      await run.exited;
+    } finally {
+      await holder.query('ROLLBACK');
+      await holder.end();
+    }
+    assert.equal(await orderTables(), 1, 'the order table outlives the kill');
+    const partial = digest(await tableRecords(client, `${SCHEMA}.kv`));
+    assert.notEqual(partial, expected, 'the kill left the load unfinished');
+    const r = await runCli(upsertArgs(file, 'kv', ['-w', '4', '--load-id', 'upsert-kill', '--resume', '--json']));
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(digest(await tableRecords(client, `${SCHEMA}.kv`)), expected);
+    assert.equal(await orderTables(), 0);
+  });
+
+  it('a row whose values break another unique key is rejected with the server\'s message; the rows around it are applied', async () => {
+    // Key 5's last row takes u = 7, which key 7 holds (its last row keeps a u of its own): that row is refused.
+    const lines = upsertLines(46);
+    const last5 = lines.map((l) => l.split('\t')[0]).lastIndexOf('5');
+    const bad = lines[last5]!.split('\t');
+    lines[last5] = [bad[0], bad[1], bad[2], '7'].join('\t');
+    const lines7 = lines.flatMap((l, i) => (l.startsWith('7\t') ? [i] : []));
+    for (const i of lines7) lines[i] = lines[i]!.replace(/\t\d+$/, '\t7'); // every row of key 7 holds u = 7
+    const badFile = path.join(dir, 'conflict.txt');
+    await fs.writeFile(badFile, lines.join('\n') + '\n');
+    const want = await reference(badFile);
+    await freshTable('kv');
+    const r = await runCli(upsertArgs(badFile, 'kv', ['-w', '2', '--json']));
+    assert.equal(r.code, 3, r.stderr);
+    const s = summaryOf(r.stdout);
+    assert.equal(s.rejected, 1);
+    assert.equal(s.read, s.loaded + s.rejected + s.skipped);
+    assert.equal(digest(await tableRecords(client, `${SCHEMA}.kv`)), want);
+    const rejected = rejectFileOf(r);
+    assert.equal(await fs.readFile(rejected, 'utf8'), lines[last5] + '\n', 'the refused row, verbatim');
+    assert.match(await fs.readFile(`${rejected}.log`, 'utf8'), /duplicate key value violates unique constraint "kv_u_key"/);
+  });
+
+  it('--key names a unique key; a table with several and no primary key names its candidates', async () => {
+    await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.two`);
+    await client.query(`CREATE TABLE ${SCHEMA}.two (a int UNIQUE, b int UNIQUE, v text)`);
+    const f = path.join(dir, 'two.txt');
+    await fs.writeFile(f, '1\t1\tx\n1\t2\ty\n');
+    const base = ['load', f, '-t', 'two', '-f', 'text', '--on-conflict', 'update', '--db', testUrl(), '--schema', SCHEMA, '-q'];
+    const none = await runCli(base);
+    assert.equal(none.code, 2, none.stderr);
+    assert.match(none.stderr, /has no primary key and 2 unique keys: \(a\), \(b\)/);
+    const wrong = await runCli([...base, '--key', 'v']);
+    assert.match(wrong.stderr, /`--key v` is not a unique key of .*two"?: its unique keys are \(a\), \(b\)/);
+    const byA = await runCli([...base, '--key', 'a', '--load-id', 'two-a']);
+    assert.equal(byA.code, 0, byA.stderr);
+    assert.deepEqual((await client.query(`SELECT a, b, v FROM ${SCHEMA}.two`)).rows, [{ a: 1, b: 2, v: 'y' }]);
+  });
+
+  it('--update-columns: only those are set on a row that is there; the others keep their values', async () => {
+    await freshTable('kv');
+    const r = await runCli(upsertArgs(file, 'kv', ['-w', '2', '--update-columns', 'v', '--load-id', 'upsert-v-only', '-q']));
+    assert.equal(r.code, 0, r.stderr);
+    const row = await client.query<{ v: string; n: string; u: number }>(`SELECT v, n::text, u FROM ${SCHEMA}.kv WHERE id = 3`);
+    assert.equal(row.rows[0]!.n, '3.00');
+    assert.equal(row.rows[0]!.u, 3);
+    assert.notEqual(row.rows[0]!.v, 'old');
+  });
+});
+
+describe('--on-conflict update from NDJSON: a key a record leaves out keeps its value', () => {
+  it('--missing default: each record sets the columns it names; a record without the key is rejected', async () => {
+    await freshTable('kv');
+    const file = path.join(dir, 'partial.ndjson');
+    const lines = ['{"id":1,"v":"a"}', '{"id":90,"v":"b","n":2}', '{"id":1,"n":3}', '{"v":"no key"}'];
+    await fs.writeFile(file, lines.join('\n') + '\n');
+    const r = await runCli(['load', file, '-t', 'kv', '--on-conflict', 'update', '--missing', 'default', '--db', testUrl(), '--schema', SCHEMA, '--json']);
+    assert.equal(r.code, 3, r.stderr);
+    const s = summaryOf(r.stdout);
+    assert.deepEqual({ read: s.read, rejected: s.rejected }, { read: 4, rejected: 1 });
+    const rows = await client.query(`SELECT id, v, n::text, u, note FROM ${SCHEMA}.kv WHERE id IN (1, 90) ORDER BY id`);
+    assert.deepEqual(rows.rows, [
+      { id: 1, v: 'a', n: '3.00', u: 1, note: 'existing 1' },
+      { id: 90, v: 'b', n: '2.00', u: null, note: 'new' },
+    ]);
+    assert.equal(await fs.readFile(rejectFileOf(r), 'utf8'), `${lines[3]}\n`);
+  });
+});
+
+describe('--mode delete: each key deleted once, in parallel', () => {
+  it('-w 2, small chunks: the table equals the server\'s own delete of the keys; read = deleted + not found; a rerun deletes nothing more', async () => {
+    await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.del`);
+    await client.query(`CREATE TABLE ${SCHEMA}.del (id int PRIMARY KEY, v text)`);
+    await client.query(`INSERT INTO ${SCHEMA}.del SELECT g, 'row ' || g FROM generate_series(1, 2000) g`);
+    const random = prng(7);
+    const keys = Array.from({ length: 1500 }, () => 1 + Math.floor(random() * 2400)); // repeats, and keys past 2000 that match nothing
+    const file = path.join(dir, 'delete.tbl');
+    await fs.writeFile(file, keys.map((k) => `${k}|`).join('\n') + '\n');
+    // The reference: the same rows deleted by the server from the keys it reads itself.
+    await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.del_ref`);
+    await client.query(`CREATE TABLE ${SCHEMA}.del_ref AS SELECT * FROM ${SCHEMA}.del`);
+    await client.query('CREATE TEMP TABLE del_keys (id int, nothing text)');
+    const stream = client.query(copyFrom("COPY del_keys FROM STDIN (DELIMITER '|')"));
+    stream.end(await fs.readFile(file));
+    await finished(stream);
+    const gone = await client.query(`DELETE FROM ${SCHEMA}.del_ref WHERE id IN (SELECT id FROM del_keys)`);
+    const args = ['load', file, '-t', 'del', '--mode', 'delete', '-w', '2', '--chunk-size', '1KB', '--db', testUrl(), '--schema', SCHEMA, '--json'];
+    const r = await runCli(args);
+    assert.equal(r.code, 0, r.stderr);
+    const s = summaryOf(r.stdout);
+    assert.deepEqual(s.read, keys.length);
+    assert.equal(s.loaded, gone.rowCount, 'deleted: each key that matched a row, once');
+    assert.equal(s.skipped, keys.length - gone.rowCount!, 'not found: the rest (repeats, keys of no row)');
+    assert.equal(s.rejected, 0);
+    assert.equal(digest(await tableRecords(client, `${SCHEMA}.del`)), digest(await tableRecords(client, `${SCHEMA}.del_ref`)));
+    const again = await runCli(args);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(summaryOf(again.stdout).loaded, 0, 'the rerun finds every chunk done');
+    const fresh = await runCli([...args, '--load-id', 'delete-again']);
+    assert.equal(fresh.code, 0, fresh.stderr);
+    assert.deepEqual({ loaded: summaryOf(fresh.stdout).loaded, skipped: summaryOf(fresh.stdout).skipped }, { loaded: 0, skipped: keys.length }, 'a new load of the same keys finds none');
+    assert.equal(digest(await tableRecords(client, `${SCHEMA}.del`)), digest(await tableRecords(client, `${SCHEMA}.del_ref`)));
+  });
+});
