@@ -34,6 +34,8 @@ export function registerReportCommand(program: Command): void {
       if (files.some((f) => path.resolve(f) === path.resolve(out))) throw new LoadError('bad-option', `--out ${out} would overwrite an input`);
       // two reports of one file's loads tell their series apart by the reports' file names
       const merged = mergeReports(reports, flags.title, files.map((f) => path.basename(f, path.extname(f))));
-      process.stdout.write(`${await writeReport(out, flags.title && reports.length === 1 ? { ...merged, title: flags.title } : merged)}\n`);
+      // an overlay was made by this command; each series keeps its own
+      const overlay = reports.length > 1 ? { ...merged, command: ['pgsurge', ...process.argv.slice(2)] } : merged;
+      process.stdout.write(`${await writeReport(out, flags.title && reports.length === 1 ? { ...overlay, title: flags.title } : overlay)}\n`);
     });
 }

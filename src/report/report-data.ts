@@ -141,6 +141,7 @@ const sameValue = (a: SettingValue | undefined, b: SettingValue | undefined): bo
  * with different shared_buffers). Settings common to all stay at the top; each series
  * keeps what differs, and its own server facts. Series of the same name (two loads of
  * one file) are told apart by `sources`, the reports' own names (their files' names).
+ * Each series keeps the command that made it in its settings.
  */
 export function mergeReports(reports: readonly LoadReport[], title?: string, sources?: readonly string[]): LoadReport {
   const first = reports[0];
@@ -160,7 +161,8 @@ export function mergeReports(reports: readonly LoadReport[], title?: string, sou
       for (let n = 2; names.has(name); n++) name = `${given} (${n})`;
       names.add(name);
       const own = Object.fromEntries(Object.entries({ ...r.settings, ...s.settings }).filter(([k, v]) => !(k in common) || !sameValue(common[k], v)));
-      return { ...s, name, settings: own, server: s.server ?? r.server };
+      // the command that made it: the page's run panel shows the merging one
+      return { ...s, name, settings: { command: r.command.join(' '), ...own }, server: s.server ?? r.server };
     }),
   );
   return {

@@ -197,6 +197,7 @@ describe('report files', () => {
     const one = (rate: number): LoadReport => ({ ...fixture(), series: [makeSeries('lineitem.tbl', samples(40, rate))], notes: [`${rate}`] });
     const merged = mergeReports([one(1000), one(2000), { ...fixture(), series: [makeSeries('orders.tbl', samples(40, 5))] }], undefined, ['w1', 'w2', 'orders']);
     assert.deepEqual(merged.series.map((s) => s.name), ['lineitem.tbl (w1)', 'lineitem.tbl (w2)', 'orders.tbl']);
+    assert.equal(merged.series[0]!.settings.command, 'pgsurge decay --db postgresql://u:***@h/db', 'each series keeps the command that made it');
     assert.deepEqual(merged.notes.slice(0, 2), ['lineitem.tbl (w1): 1000', 'lineitem.tbl (w2): 2000']);
   });
 
