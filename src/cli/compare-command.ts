@@ -8,7 +8,7 @@ import { DEFAULT_VARIANTS, parseVariants } from '../compare/variants.js';
 import { LoadError } from '../core/load-error.js';
 import { openTarget } from './open-target.js';
 import { FORMATS, type Format } from '../input/formats.js';
-import { ON_CONFLICT, type OnConflict } from '../writer/insert-writer.js';
+import { DEFAULT_ON_CONFLICT, ON_CONFLICT_RULES, onConflictHelp, ROW_ON_CONFLICT, type OnConflict } from '../writer/on-conflict.js';
 import { addLoadOptions, addTargetOptions, formatOption, type LoadFlags } from './common-options.js';
 import { parseWholeNumber } from './parse-options.js';
 import { planInputs } from './plan-inputs.js';
@@ -76,8 +76,8 @@ export function registerCompareCommand(program: Command): void {
     .addOption(new Option('--repeat <n>', 'runs per variant, interleaved (A B C A B C …); medians are reported').default(3).argParser((v) => parseWholeNumber('--repeat', v)))
     .addOption(new Option('--rows <n>', 'load only the first n rows of the input (read by one reader), e.g. to include insert:row').argParser((v) => parseWholeNumber('--rows', v)))
     .addOption(
-      new Option('--on-conflict <action>', 'for every variant: error, or skip rows that violate a unique key').default('error').argParser((v) => {
-        if (!(ON_CONFLICT as readonly string[]).includes(v)) throw new InvalidArgumentError(`Expected \`--on-conflict\` to be one of ${ON_CONFLICT.join(', ')}, got \`${v}\``);
+      new Option('--on-conflict <action>', `for every variant, ${onConflictHelp(ROW_ON_CONFLICT)}`).default(DEFAULT_ON_CONFLICT).argParser((v) => {
+        if (!(ROW_ON_CONFLICT as readonly string[]).includes(v)) throw new InvalidArgumentError(`Expected \`--on-conflict\` to be one of ${ROW_ON_CONFLICT.join(', ')}, got \`${v}\``);
         return v as OnConflict;
       }),
     )
@@ -106,7 +106,7 @@ Examples:
   cmd.action(async (file: string, flags: CompareFlags) => {
     const variants = parseVariants(flags.variants);
     const binary = variants.find((v) => v.wire === 'binary');
-    if (binary && flags.onConflict === 'skip') throw new LoadError('bad-option', `\`${binary.label}\` needs plain COPY, and \`--on-conflict skip\` loads through a staging table with INSERT`, { hint: 'drop one of them' });
+    if (binary && ON_CONFLICT_RULES[flags.onConflict].leavesOut) throw new LoadError('bad-option', `\`${binary.label}\` needs plain COPY, and \`--on-conflict skip\` loads through a staging table with INSERT`, { hint: 'drop one of them' });
     const [input] = planInputs([file], flags);
     if (input === undefined || file === '-') throw new LoadError('bad-option', 'compare reads its input once per run: give a file, not stdin (`-`)');
     const target = await openTarget(flags);

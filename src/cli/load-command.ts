@@ -7,7 +7,7 @@ import type { Format } from '../input/formats.js';
 import { loadWithDurability } from '../load/durable-load.js';
 import { UNSAFE_WARNING } from '../writer/durability/presets.js';
 import { allReporters } from '../report/progress-line.js';
-import type { LoadReporter } from '../metrics/load-counters.js';
+import type { LoadReporter, LoadSummary } from '../metrics/load-counters.js';
 import { loadSettingsFromEnv, wireWasmFromEnv } from './load-settings.js';
 import { addLoadOptions, addTargetOptions, formatOption, type LoadFlags } from './common-options.js';
 import { formatDurability } from './durability-format.js';
@@ -40,6 +40,7 @@ interface LoadCommandFlags extends LoadFlags, InputFlags, ObserveFlags, WriterFl
   rejectFile?: string;
   loadId?: string;
   resume?: boolean;
+  again?: boolean;
   ledger: boolean;
   part?: LoadPart;
   citusRoute: CitusRoute;
@@ -59,8 +60,9 @@ export function registerLoadCommand(program: Command): void {
     .option('--dry-run', 'read the whole input against the table (as --create would make it, when missing) and report what would load and what would be rejected, with the reject file: every chunk is sent and rolled back, nothing is written to the table or the ledger')
     .option('--truncate', 'empty the table (and forget its earlier loads in the ledger) before loading')
     .option('--reject-file <path>', 'write rejected rows here (verbatim) and why to <path>.log, unless it holds another load\'s rows; default <table>.<load id>.rejects beside the input, a file of its own per load')
-    .addOption(new Option('--load-id <id>', 'the ledger id of this load (default: from the tables and the files\' identities, so rerunning the same command resumes)').argParser(parseLoadId))
+    .addOption(new Option('--load-id <id>', 'the ledger id of this load (default: from the tables, the files\' identities and how they are read, so rerunning the same command resumes)').argParser(parseLoadId))
     .addOption(new Option('--resume', 'resume an earlier, stopped run of this load (it must exist): committed byte ranges are skipped').conflicts('truncate'))
+    .addOption(new Option('--again', 'load files loaded before again, on top of the rows already there, as a new load (without it, a file loaded before resumes, says it is loaded, loads only rows appended since, or is refused)').conflicts(['truncate', 'resume', 'loadId']))
     .addOption(
       new Option('--part <K/N>', 'load only the K-th of N record-aligned byte-range shares of every input: N pgsurge processes (on one host or several) load the inputs together under one load id; each part resumes on its own, `pgsurge status <load id>` shows them all').argParser((v) => {
         const part = parsePart(v);
@@ -90,10 +92,13 @@ Rejects, resume and faults:
   the target database), so a crashed or stopped load resumes exactly: rerun the same
   command, or use the resume command pgsurge prints. Lost connections and server
   restarts are retried for --retry-for; Ctrl-C rolls back the chunks in flight.
+  Rerun after it completed: one line, nothing loaded; after the file grew: only the rows
+  appended. Files loaded before, read with other options (--header, --delimiter, …,
+  --on-conflict) or changed: refused before loading (exit 2); --again loads them on top.
 
 Exit codes: 0 every row loaded, 3 loaded but some rows rejected (see the reject file),
   1 failed or stopped (what was committed stays; the message gives the resume command),
-  2 bad command line, 130 interrupted (Ctrl-C, SIGTERM or SIGHUP).
+  2 bad command line or a refused rerun, 130 interrupted (Ctrl-C, SIGTERM or SIGHUP).
 
 Examples:
   pgsurge load lineitem.tbl --create          # into the managed cluster, table lineitem
@@ -133,6 +138,19 @@ async function keyColumnInputs(inputs: readonly LoadTarget[], key: readonly stri
   } finally {
     await client?.end().catch(() => undefined);
   }
+}
+
+/** `load lineitem-3f2a9c01bd completed 2026-12-06 03:10:11 UTC: 6,001,215 rows loaded, 0 rejected; nothing to load (…)`. */
+function completedLine(loadId: string, c: NonNullable<LoadSummary['completed']>): string {
+  const at = c.at.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+  return `load ${loadId} completed ${at}: ${formatCount(c.loaded)} rows loaded, ${formatCount(c.rejected)} rejected${c.skipped > 0 ? `, ${formatCount(c.skipped)} skipped` : ''}; nothing to load (to load the files again on top: --again; to replace the table's rows: --truncate)`;
+}
+
+/** `appended since: 1,200 new rows (1,199 loaded, 1 rejected)`. */
+function appendedLine(summary: LoadSummary, file: string): string {
+  const f = summary.files.find((x) => x.file === file);
+  const read = f?.read ?? 0;
+  return `appended since: ${formatCount(read)} new row${read === 1 ? '' : 's'}${f && (f.rejected > 0 || f.skipped > 0) ? ` (${formatCount(f.loaded)} loaded, ${formatCount(f.rejected)} rejected, ${formatCount(f.skipped)} skipped)` : ''}`;
 }
 
 async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> {
@@ -191,6 +209,8 @@ async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> 
         truncate: flags.truncate === true,
         loadId: flags.loadId,
         resume: flags.resume === true,
+        again: flags.again === true,
+        onConflict: flags.onConflict,
         ledger: flags.ledger,
         maxRejects: flags.maxRejects,
         rejectFile: flags.rejectFile,
@@ -206,6 +226,13 @@ async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> 
       target,
       allReporters(messages, observed.reporter),
     );
+    if (summary.completed) {
+      // A rerun of a load that completed: one line, nothing loaded, exit 0.
+      if (flags.json) process.stdout.write(`${summaryEvent(summary)}\n`);
+      else process.stdout.write(`${completedLine(summary.loadId ?? '', summary.completed)}\n`);
+      return;
+    }
+    if (say) for (const file of summary.appended ?? []) process.stderr.write(`pgsurge: ${file} grew since it was loaded: ${appendedLine(summary, file)}\n`);
     const tables = inputs.map((i) => i.table).filter((t, k, all) => all.indexOf(t) === k).join(', ');
     const finished = await observed.finish(seriesLabel(flags.label, files));
     const { series, diagnosis } = await observed.diagnose(summary, finished, { input: files.includes('-') ? 'stream' : 'files' });

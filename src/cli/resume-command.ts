@@ -2,11 +2,11 @@ import { redactUrl } from '../cluster/target.js';
 
 /** Flags whose value follows them, so dropping one drops its value too. */
 const DROP_WITH_VALUE = new Set(['--load-id']);
-const DROP = new Set(['--truncate', '--replace', '--resume']);
+const DROP = new Set(['--truncate', '--replace', '--resume', '--again']);
 
 /**
  * The command that resumes a stopped load: the same command line, without `--truncate`
- * or `--replace` (they would empty the tables), plus `--resume` and `--load-id <id>` when
+ * or `--replace` (they would empty the tables) or `--again` (it would start another load), plus `--resume` and `--load-id <id>` when
  * the load has one id (a dbt3 load's per-table ids come from its files); a password in
  * `--db` is masked (give it again, or use PGPASSWORD).
  */

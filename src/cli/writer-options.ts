@@ -1,7 +1,8 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { LoadError } from '../core/load-error.js';
 import { DEFAULT_BATCH_ROWS, INSERT_STYLES, type InsertStyle } from '../writer/insert-writer.js';
-import { LOAD_COMMAND_MODES, LOAD_ON_CONFLICT, type LoadCommandMode, type LoadOnConflict, type WriterSpec } from '../writer/writer-for.js';
+import { DEFAULT_ON_CONFLICT, ON_CONFLICT, ON_CONFLICT_RULES, onConflictHelp, type OnConflict } from '../writer/on-conflict.js';
+import { LOAD_COMMAND_MODES, type LoadCommandMode, type WriterSpec } from '../writer/writer-for.js';
 import { parseWholeNumber } from './parse-options.js';
 import { WIRES, type WireChoice } from '../wire/wire-report.js';
 
@@ -19,7 +20,7 @@ export interface WriterFlags {
   insertStyle?: InsertStyle;
   batchRows?: number;
   commitEvery?: number;
-  onConflict: LoadOnConflict;
+  onConflict: OnConflict;
   wire?: WireChoice;
   key?: string[];
   updateColumns?: string[];
@@ -63,12 +64,9 @@ export function addWriterOptions(cmd: Command): Command {
     )
     .addOption(wireOption())
     .addOption(
-      new Option(
-        '--on-conflict <action>',
-        'a row that violates a unique key: error (stop the load), skip (leave it out and count it), or update (COPY only: the row replaces the one with its key; the last row of a key in the file wins, at any -w)',
-      )
-        .default('error')
-        .argParser(oneOf('--on-conflict', LOAD_ON_CONFLICT)),
+      new Option('--on-conflict <action>', onConflictHelp())
+        .default(DEFAULT_ON_CONFLICT)
+        .argParser(oneOf('--on-conflict', ON_CONFLICT)),
     )
     .addOption(
       new Option('--key <a,b>', 'with --on-conflict update or --mode delete: the unique key rows are matched by (default: the primary key, else the only unique key)').argParser(columnList('--key')),
@@ -83,7 +81,7 @@ export function writerSpecFromFlags(flags: WriterFlags): WriterSpec {
   if (flags.updateColumns !== undefined && flags.onConflict !== 'update') throw new LoadError('bad-option', '`--update-columns` applies only to --on-conflict update', { hint: 'add --on-conflict update, or drop --update-columns' });
   if (keyed) {
     if (flags.mode === 'insert') throw new LoadError('bad-option', '`--on-conflict update` loads through COPY into a staging table', { hint: 'drop --mode insert' });
-    if (flags.mode === 'delete' && flags.onConflict !== 'error') throw new LoadError('bad-option', '`--mode delete` deletes by key: `--on-conflict` does not apply', { hint: 'drop --on-conflict' });
+    if (flags.mode === 'delete' && flags.onConflict !== DEFAULT_ON_CONFLICT) throw new LoadError('bad-option', '`--mode delete` deletes by key: `--on-conflict` does not apply', { hint: 'drop --on-conflict' });
     const stray = ([['--insert-style', flags.insertStyle], ['--batch-rows', flags.batchRows], ['--commit-every', flags.commitEvery]] as const).find(([, v]) => v !== undefined);
     if (stray) throw new LoadError('bad-option', `\`${stray[0]}\` applies only to --mode insert`, { hint: 'drop the option' });
     return { mode: flags.mode, onConflict: flags.onConflict, key: flags.key, updateColumns: flags.updateColumns, ...(flags.wire !== undefined ? { wire: flags.wire } : {}) };
@@ -91,7 +89,7 @@ export function writerSpecFromFlags(flags: WriterFlags): WriterSpec {
   if (flags.mode === 'copy') {
     const stray = ([['--insert-style', flags.insertStyle], ['--batch-rows', flags.batchRows], ['--commit-every', flags.commitEvery]] as const).find(([, v]) => v !== undefined);
     if (stray) throw new LoadError('bad-option', `\`${stray[0]}\` applies only to --mode insert`, { hint: 'add --mode insert, or drop the option' });
-    if (flags.wire === 'binary' && flags.onConflict === 'skip') {
+    if (flags.wire === 'binary' && ON_CONFLICT_RULES[flags.onConflict].leavesOut) {
       throw new LoadError('bad-option', '`--wire binary` needs plain COPY, and `--on-conflict skip` loads through a staging table with INSERT', { hint: 'drop one of them' });
     }
     return { mode: 'copy', onConflict: flags.onConflict, ...(flags.wire !== undefined ? { wire: flags.wire } : {}) };

@@ -7,7 +7,7 @@ import type { Format } from '../input/formats.js';
 import { load } from '../load/load.js';
 import type { LoadOptions } from '../load/load-options.js';
 import { mbPerSecond, perSecond } from '../metrics/rates.js';
-import type { OnConflict } from '../writer/insert-writer.js';
+import type { OnConflict } from '../writer/on-conflict.js';
 import { writerFor } from '../writer/writer-for.js';
 import { variantWriterSpec, type Variant } from './variants.js';
 import { formatTableWire } from '../wire/wire-report.js';
@@ -180,6 +180,7 @@ async function runOnce(admin: pg.Client, options: CompareOptions, target: Target
       ledger: false,
       ...options.settings,
       writer: writerFor({ ...variantWriterSpec(variant, options.onConflict), workers, wasm: options.wasm }),
+      onConflict: options.onConflict,
     },
     target,
     sampler,

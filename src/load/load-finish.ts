@@ -4,8 +4,8 @@ import type { Target } from '../cluster/target.js';
 import { copyColumnFromWhere, copyLineFromWhere, isServerError, LoadError } from '../core/load-error.js';
 import { LoadStopped } from './load-stopped.js';
 import { serverTrouble, withTimeout } from '../core/retry.js';
-import { ledgerTotals } from '../writer/ledger/ledger.js';
-import type { LoadSummary } from '../metrics/load-counters.js';
+import { ledgerTotals, markCompleted } from '../writer/ledger/ledger.js';
+import { LoadCounters, type LoadSummary } from '../metrics/load-counters.js';
 import type { ChunkWriter } from '../writer/chunk-writer.js';
 import type { RoutingPlan } from '../writer/citus/plan-routing.js';
 import type { TableWire } from '../wire/wire-report.js';
@@ -63,7 +63,24 @@ export async function finishLoad(
   if (routing) await withLiveClient(control, target, (c) => routing.checkUnmoved(c)).catch(async (error: unknown) => {
     throw await stopped(error instanceof LoadError ? error : await describeFailure(error));
   });
-  return { ...summary(), ...(routing && routing.routes.length > 0 ? { citusRoutes: routing.routes } : {}) };
+  // Every input read to its end: a rerun of the same command says so and loads nothing (a part is not the whole load).
+  if (withLedger && !plan.part) await withLiveClient(control, target, (c) => markCompleted(c, loadId, [...plan.ledgerInputs.values()].map((i) => i.file))).catch(() => undefined);
+  return { ...summary(), ...(routing && routing.routes.length > 0 ? { citusRoutes: routing.routes } : {}), ...(plan.appended.length > 0 ? { appended: plan.appended } : {}) };
+}
+
+/** A rerun of a load that completed: nothing read, nothing loaded; the summary says when it completed and what its runs committed. */
+export function alreadyLoaded(inputs: readonly LoadTarget[], plan: LoadPlan): LoadSummary {
+  const counters = new LoadCounters();
+  const total = { loaded: 0, rejected: 0, skipped: 0 };
+  for (const input of inputs) {
+    const covered = plan.coveredOf(input);
+    counters.expect(input.table, input.file);
+    counters.earlier(input.table, input.file, covered);
+    total.loaded += covered.loaded;
+    total.rejected += covered.rejected;
+    total.skipped += covered.skipped;
+  }
+  return { ...counters.summary(0, plan.where, { loadId: plan.loadId }), completed: { at: plan.completed!.at, ...total } };
 }
 
 /** The binary wire's account of this load's tables, when the writer has one. */

@@ -7,6 +7,7 @@ import { LoadError } from '../core/load-error.js';
 import type { ParquetSettings } from '../input/input-format.js';
 import type { CitusSettings } from '../writer/citus/citus-load.js';
 import type { CitusFaults } from '../writer/citus/citus-faults.js';
+import type { OnConflict } from '../writer/on-conflict.js';
 
 export interface LoadOptions {
   readonly workers: number;
@@ -30,10 +31,14 @@ export interface LoadOptions {
   readonly citusRoute?: CitusRoute;
   /** How rows routed to a Citus shard are sent (`COPY … FROM STDIN`); handed in by tests only (fault injection). */
   readonly shardCopy?: ShardCopy;
-  /** The ledger's id for this load; default: derived from the tables and the files' identities, so rerunning the same command resumes. */
+  /** The ledger's id for this load; default: derived from the tables, the files' identities and how they are read, so rerunning the same command resumes. */
   readonly loadId?: string;
   /** Require an earlier run of this load to resume. */
   readonly resume?: boolean;
+  /** `--again`: a new load of files loaded before, on top of the rows already there (a fresh load id). */
+  readonly again?: boolean;
+  /** `--on-conflict`: what a row that violates a unique key does (src/writer/on-conflict.ts); part of how the input is read. */
+  readonly onConflict?: OnConflict;
   /** Keep the ledger (default). Without it rejects still work, but nothing can be resumed and exactly-once is lost. */
   readonly ledger?: boolean;
   /** Rows a load may reject in all before it stops (default 1000). */
@@ -71,7 +76,7 @@ export interface LoadOptions {
  * changed; callers that wrap the writer or prepare tables first (the durability presets)
  * call it themselves before they do.
  */
-export function checkLedgerOptions(options: Pick<LoadOptions, 'ledger' | 'writer' | 'resume' | 'loadId'>): void {
+export function checkLedgerOptions(options: Pick<LoadOptions, 'ledger' | 'writer' | 'resume' | 'loadId' | 'again' | 'part'>): void {
   const withLedger = options.ledger !== false;
   if (withLedger && options.writer?.ownsTransactions) {
     throw new LoadError('bad-option', '--commit-every splits a chunk into several transactions, which the ledger cannot account for exactly once', {
@@ -80,5 +85,10 @@ export function checkLedgerOptions(options: Pick<LoadOptions, 'ledger' | 'writer
   }
   if (!withLedger && (options.resume || options.loadId !== undefined)) {
     throw new LoadError('bad-option', '--resume and --load-id need the ledger', { hint: 'drop --no-ledger' });
+  }
+  if (options.again && (options.resume || options.loadId !== undefined || options.part !== undefined)) {
+    throw new LoadError('bad-option', `--again starts a new load with an id of its own, which ${options.resume ? '--resume' : options.loadId !== undefined ? '--load-id' : '--part (its parts must share one id)'} cannot have`, {
+      hint: options.part !== undefined ? 'give every part the same new --load-id instead of --again' : 'drop --again to resume a load; drop --resume and --load-id to load again',
+    });
   }
 }

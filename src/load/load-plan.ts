@@ -13,7 +13,8 @@ import { prepareTable, withTableCreationLocks, requireSchema } from './table-che
 import { preflight } from './preflight.js';
 import { beforeInsertRowTriggers } from '../core/row-triggers.js';
 import { fileIdentity, fileKeyOf, identityString } from '../writer/ledger/file-identity.js';
-import { earlierLoadOf, ensureLedger, forgetTable, unloggedTableReset, LedgerWriter, NO_LEDGER, NOTHING_COVERED, openLoad, otherLoadsOfFile, type ChunkLedger, type Covered, type LedgerInput } from '../writer/ledger/ledger.js';
+import { ensureLedger, forgetTable, LEDGER_SCHEMA, unloggedTableReset, LedgerWriter, NO_LEDGER, NOTHING_COVERED, openLoad, type ChunkLedger, type Covered, type LedgerInput } from '../writer/ledger/ledger.js';
+import { earlierLoadToContinue, readOptionsOf, rerunChanges, type RerunInput } from './load-rerun.js';
 import { partLabel } from '../input/load-part.js';
 import type { ByteRange } from '../input/byte-ranges.js';
 import { checkPartOptions, lockLoad, partRejectPath, partShares } from './part-load.js';
@@ -64,6 +65,10 @@ export interface LoadPlan extends CheckedInputs {
   readonly ledger: ChunkLedger;
   /** What earlier runs of this load committed of an input. */
   coveredOf(input: LoadTarget): Covered;
+  /** Inputs (as named) that grew since the load read them, their loaded part unchanged: this run loads what was appended. */
+  readonly appended: readonly string[];
+  /** The load completed before (every input read to its end, none grew since): this run loads nothing. */
+  readonly completed: { readonly at: Date } | undefined;
 }
 
 /** Every input readable, a part's shares cut, no file named twice: before anything connects. */
@@ -88,7 +93,8 @@ export async function planLoad(control: pg.Client, inputs: readonly LoadTarget[]
   // With each table ready, its columns are read once: what each input's records fill (the column plan).
   const { tables, planned } = await prepareTables(control, inputs, options);
   const rowTriggers = await findRowTriggers(control, inputs, tables, reporter);
-  const loadId = await chooseLoadId(control, inputs, options, tables, checked.identities);
+  const rerunInputs = rerunInputsOf(inputs, options, tables, checked.identities);
+  const loadId = await chooseLoadId(control, rerunInputs, options);
   // Citus: asked once per load; its tables get session settings and the summary names the cluster.
   const citus = await citusLoad(control, [...new Set([...tables.values()].map((t) => t.oid))], { writer: options.writer ?? copyWriter, ledger: withLedger, settings: options.citusSettings });
   const where = citus ? `${target.description} (${citus.description})` : target.description;
@@ -100,7 +106,7 @@ export async function planLoad(control: pg.Client, inputs: readonly LoadTarget[]
   const rejectPaths = await claimRejectPaths(inputs, options, loadId, withLedger);
   const unlogged = withLedger ? await resetUnlogged(control, tables, reporter) : new Map<number, string>();
   const serverStart = withLedger ? (await control.query<{ t: string }>('SELECT pg_postmaster_start_time()::text AS t')).rows[0]!.t : '';
-  const opened = await openLedger(control, inputs, options, { checked, tables, loadId, withLedger }, reporter);
+  const opened = await openLedger(control, inputs, options, { checked, rerunInputs, loadId, withLedger });
   return { ...checked, withLedger, loadId, workerPrefix, tables, planned, rowTriggers, citus, where, rejectPaths, unlogged, serverStart, ...opened };
 }
 
@@ -122,15 +128,27 @@ async function findRowTriggers(control: pg.Client, inputs: readonly LoadTarget[]
   return rowTriggers;
 }
 
-/** `--load-id`, or the default id; a load begun under an earlier default id is found under it. */
-async function chooseLoadId(control: pg.Client, inputs: readonly LoadTarget[], options: LoadOptions, tables: ReadonlyMap<LoadTarget, PreparedTable>, identities: readonly (string | undefined)[]): Promise<string> {
+/** Each input as the ledger and a rerun see it: its absolute path, table, identity and how it is read. */
+function rerunInputsOf(inputs: readonly LoadTarget[], options: LoadOptions, tables: ReadonlyMap<LoadTarget, PreparedTable>, identities: readonly (string | undefined)[]): RerunInput[] {
+  return inputs.map((input, i) => {
+    const t = tables.get(input)!;
+    return { file: input.file === '-' ? '-' : path.resolve(input.file), tableName: t.name, tableOid: t.oid, identity: identities[i], readOptions: readOptionsOf(input, options.onConflict), target: input };
+  });
+}
+
+/**
+ * `--load-id`, or the default id (from the tables, the files and how they are read). When
+ * the default id has no ledger rows, an earlier load of the same files read the same way
+ * (begun under an earlier pgsurge's id, or the files grew since) is the one this run goes
+ * on with; a file loaded before another way is refused (src/load/load-rerun.ts).
+ */
+async function chooseLoadId(control: pg.Client, inputs: readonly RerunInput[], options: LoadOptions): Promise<string> {
   if (options.loadId !== undefined) return options.loadId;
-  const loadId = defaultLoadId(inputs, tables, identities);
+  const loadId = defaultLoadId(inputs, options.again === true);
   if (options.ledger === false) return loadId;
-  // A load begun under another default id (by an earlier pgsurge, whose ids came from
-  // the path) is the same load: resumed, not begun again.
-  const files = inputs.map((input, i) => ({ file: path.resolve(input.file), tableOid: tables.get(input)!.oid, identity: identities[i] }));
-  return (await earlierLoadOf(control, loadId, files)) ?? loadId;
+  const own = await control.query(`SELECT 1 FROM ${LEDGER_SCHEMA}.load_files WHERE load_id = $1 LIMIT 1`, [loadId]);
+  if (own.rowCount! > 0) return loadId;
+  return (await earlierLoadToContinue(control, inputs, options.again === true)) ?? loadId;
 }
 
 /** Reject files, chosen before the ledger hears of this run: never another load's file, this load's own (a resume rewrites it) or a free one. */
@@ -167,37 +185,33 @@ async function openLedger(
   control: pg.Client,
   inputs: readonly LoadTarget[],
   options: LoadOptions,
-  load: { checked: CheckedInputs; tables: ReadonlyMap<LoadTarget, PreparedTable>; loadId: string; withLedger: boolean },
-  reporter: LoadReporter,
-): Promise<Pick<LoadPlan, 'ledgerInputs' | 'ledger' | 'coveredOf'>> {
-  const { checked, tables, loadId, withLedger } = load;
+  load: { checked: CheckedInputs; rerunInputs: readonly RerunInput[]; loadId: string; withLedger: boolean },
+): Promise<Pick<LoadPlan, 'ledgerInputs' | 'ledger' | 'coveredOf' | 'appended' | 'completed'>> {
+  const { checked, rerunInputs, loadId, withLedger } = load;
   const part = checked.part;
   const ledgerInputs = new Map<string, LedgerInput>();
   inputs.forEach((input, i) => {
-    const t = tables.get(input)!;
-    ledgerInputs.set(input.file, { file: input.file === '-' ? '-' : path.resolve(input.file), tableName: t.name, tableOid: t.oid, identity: checked.identities[i] });
+    const { target: _, ...entry } = rerunInputs[i]!;
+    ledgerInputs.set(input.file, entry);
   });
   // The ledger keys shares by absolute path, as it keys inputs.
   const ledgerPart = part && { label: part.label, shares: new Map([...part.shares].map(([file, r]) => [ledgerInputs.get(file)!.file, r])) };
-  const covered = withLedger ? await openLoad(control, loadId, [...ledgerInputs.values()], { resume: options.resume === true, ...(ledgerPart ? { part: ledgerPart } : {}) }) : new Map<string, Covered>();
+  // Under the load's lock: files that grew since, and files now read another way (refused if rows of them were committed).
+  const rerun = withLedger ? await rerunChanges(control, loadId, rerunInputs) : undefined;
+  const covered = withLedger ? await openLoad(control, loadId, [...ledgerInputs.values()], { resume: options.resume === true, ...(ledgerPart ? { part: ledgerPart } : {}), ...(rerun ? { rerun } : {}) }) : new Map<string, Covered>();
   const coveredOf = (input: LoadTarget): Covered => covered.get(ledgerInputs.get(input.file)!.file) ?? NOTHING_COVERED;
+  // Completed: every input read to its end by an earlier run, none grown since (a part's run goes on as before).
+  const done = inputs.map((input) => coveredOf(input).completedAt);
+  const completed = withLedger && !part && done.length > 0 && done.every((at) => at !== undefined) ? { at: new Date(Math.max(...done.map((at) => at!.getTime()))) } : undefined;
   for (const input of inputs) {
-    // A JSON array's chunks are cut between elements, not at exact source offsets: no partial resume.
-    if (input.format === 'json' && coveredOf(input).ranges.length > 0) {
+    // A JSON array's chunks are cut between elements, not at exact source offsets: no partial resume (a completed load is not resumed).
+    if (input.format === 'json' && coveredOf(input).ranges.length > 0 && !completed) {
       throw new LoadError('bad-option', `${input.file}: a JSON array load cannot be resumed part way`, { hint: 'load it again with --truncate (or another --load-id)' });
     }
   }
   const ledger: ChunkLedger = withLedger ? new LedgerWriter(loadId, ledgerInputs, part) : NO_LEDGER;
-  if (withLedger && !options.truncate) {
-    for (const input of ledgerInputs.values()) {
-      if (input.file === '-' || (covered.get(input.file)?.ranges.length ?? 0) > 0) continue;
-      const others = await otherLoadsOfFile(control, loadId, input);
-      if (others.length > 0) {
-        reporter.warning?.(`${input.file} was loaded into ${input.tableName} before (load ${others.join(', ')}) when it was a different file (size, mtime or content); this is a new load of all its rows, beside the rows already there (--truncate replaces the table's rows instead)`);
-      }
-    }
-  }
-  return { ledgerInputs, ledger, coveredOf };
+  const appended = inputs.filter((input) => rerun?.appended.has(ledgerInputs.get(input.file)!.file)).map((input) => input.file);
+  return { ledgerInputs, ledger, coveredOf, appended, completed };
 }
 
 /** Every input must exist and be readable before anything is written. */
@@ -283,17 +297,18 @@ async function prepareTablesLocked(
 }
 
 /**
- * The same tables and the same files (by identity) give the same id, so rerunning a
- * command resumes it; stdin has no identity, so a load from it gets a fresh id.
+ * The same tables, the same files (by identity) read the same way give the same id, so
+ * rerunning a command resumes it; stdin has no identity, so a load from it gets a fresh
+ * id, and so does `--again` (a new load of files loaded before).
  */
-function defaultLoadId(inputs: readonly LoadTarget[], tables: ReadonlyMap<LoadTarget, PreparedTable>, identities: readonly (string | undefined)[]): string {
-  const names = [...new Set(inputs.map((i) => tables.get(i)!.name))];
+function defaultLoadId(inputs: readonly RerunInput[], again: boolean): string {
+  const names = [...new Set(inputs.map((i) => i.tableName))];
   const h = createHash('sha256');
-  if (identities.some((id) => id === undefined)) h.update(randomBytes(16));
+  if (again || inputs.some((i) => i.identity === undefined)) h.update(randomBytes(16));
   // The file's identity (device, inode, content), not its path: the same file named through a symlink or a hard link is the same load.
-  const parts = inputs.map((input, i) => `${tables.get(input)!.name}\0${identities[i] ?? ''}`).sort();
+  const parts = inputs.map((i) => `${i.tableName}\0${i.identity ?? ''}\0${i.readOptions}`).sort();
   h.update(parts.join('\n'));
-  const base = inputs[0]?.table ?? 'load';
+  const base = inputs[0]?.target.table ?? 'load';
   const label = names.length === 1 ? base : `${base}+${names.length - 1}`;
   return `${label.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 40)}-${h.digest('hex').slice(0, 10)}`;
 }

@@ -79,7 +79,12 @@ function whereRejectsAre(error: LoadError, files: readonly RejectFile[], cause: 
       ? `the ${written.reduce((n, f) => n + f.written, 0)} rows rejected by chunks that committed are in ${written.map((f) => f.path).join(', ')} (why: .log beside it)`
       : 'no reject file was written: no chunk with rejected rows committed before it';
   const again = withLedger ? 'a resume finds them again' : 'without the ledger nothing keeps them: loading the input again finds them';
-  return new LoadError(error.code, `${error.message}; ${chunk} was rolled back, so its rejected rows are not in any reject file (${again}); ${where}`, { ...error.details });
+  // The hint points only at files that exist.
+  const look = written.length > 0 ? `look at ${written.map((f) => f.path).join(', ')} and its .log` : 'no reject file holds them yet (their main cause is named above)';
+  const next = withLedger
+    ? 'fix the input or raise --max-rejects, then resume'
+    : 'without the ledger the load cannot be resumed: fix the input or raise --max-rejects, then load it again with --truncate (without it the rows committed so far would go in twice)';
+  return new LoadError(error.code, `${error.message}; ${chunk} was rolled back, so its rejected rows are not in any reject file (${again}); ${where}`, { ...error.details, hint: `${look}; ${next}` });
 }
 
 /** A reject file that could not be written in full (a full disk): the load fails, and says what is where. */

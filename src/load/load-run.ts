@@ -16,6 +16,7 @@ import { lineByte } from '../input/line-ends.js';
 import type { ChunkWriter } from '../writer/chunk-writer.js';
 import type { ChunkRouter } from '../writer/chunk-transaction.js';
 import type { LoadOptions } from './load-options.js';
+import { DEFAULT_ON_CONFLICT, ON_CONFLICT_RULES } from '../writer/on-conflict.js';
 import type { LoadPlan } from './load-plan.js';
 
 /** Where a committed chunk's rejected rows go (the load's reject files). */
@@ -108,6 +109,7 @@ function workerContext(run: WorkerRun, plan: LoadPlan, options: LoadOptions, tar
       firstLineOf: async (chunk) => (chunk.location.file === '-' || chunk.location.firstRecord !== undefined ? undefined : lineIndex.lineAt(chunk.location.file, chunk.location.byteOffset, lineByte(chunk.target.lineEnd)).catch(() => undefined)),
       triggers: (chunk) => rowTriggers.get(chunk.target.file),
       ...(options.dryRun ? { dryRun: true } : {}),
+      stopAtConflict: ON_CONFLICT_RULES[options.onConflict ?? DEFAULT_ON_CONFLICT].stops,
     },
     sessions: {
       connect: () => connect(target.config, `${plan.workerPrefix}${nextWorker++}`),

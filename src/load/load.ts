@@ -8,7 +8,7 @@ import { checkLoadInputs, planLoad } from './load-plan.js';
 import { LoadRejects } from './load-rejects.js';
 import { openReaders, openWorkerSessions, planLoadRouting } from './load-open.js';
 import { runWorkers } from './load-run.js';
-import { finishLoad } from './load-finish.js';
+import { alreadyLoaded, finishLoad } from './load-finish.js';
 import { withLiveClient } from './load-sessions.js';
 import { checkDryRunOptions, prepareDryRun, sessionSettingsOf, withSessionSetup } from './dry-run.js';
 import { describeForCreate, describedLine, sampledTypesHint } from '../input/table-from-file.js';
@@ -44,6 +44,8 @@ export async function load(named: readonly LoadTarget[], asked: LoadOptions, tar
     const setup = [...sessionSettingsOf(inputs), ...(dry?.setup ?? [])];
     const options: LoadOptions = { ...(dry?.options ?? asked), ...(setup.length > 0 ? { writer: withSessionSetup(asked.writer ?? copyWriter, setup) } : {}) };
     const plan = await planLoad(control, inputs, options, checked, target, reporter);
+    // A rerun of a load that completed (its files as they were): nothing to read.
+    if (plan.completed) return alreadyLoaded(inputs, plan);
     // An upsert's or a delete's key and order table, before a row moves.
     const keyed = options.writer;
     await keyed?.planLoad?.(control, {

@@ -61,6 +61,10 @@ export interface LoadSummary {
   readonly hints?: readonly string[];
   /** Citus: which way each Citus table's rows went (routed to the shards by pgsurge, or through the coordinator), and why. */
   readonly citusRoutes?: readonly TableRoute[];
+  /** The load had completed before: this run loaded nothing. When it completed, and what its runs committed. */
+  readonly completed?: { readonly at: Date; readonly loaded: number; readonly rejected: number; readonly skipped: number };
+  /** Inputs (as named) that grew since their load: this run loaded what was appended to them. */
+  readonly appended?: readonly string[];
 }
 
 interface FileTally {

@@ -6,6 +6,7 @@ import { sourceFramer } from '../input/framer-for.js';
 import type { Unframable } from '../core/chunk.js';
 import type { ChunkLedger, RejectedRow } from './ledger/ledger.js';
 import type { RejectBudget } from './rejects/reject-budget.js';
+import { conflictStop } from './on-conflict.js';
 import type { ChunkResult, ChunkWriter } from './chunk-writer.js';
 import { RedoAsText } from './chunk-writer.js';
 import { commitModeStatement, INSERTED_LSN, type Deferral } from './wal-flush.js';
@@ -64,6 +65,8 @@ export interface ChunkTransactionContext {
    * skipped by the trigger. Without them, any difference is a broken chunk.
    */
   readonly triggers?: RowDroppingTriggers;
+  /** `--on-conflict error`: a row that violates a unique key stops the load instead of being rejected. */
+  readonly stopAtConflict?: boolean;
 }
 
 /**
@@ -162,13 +165,13 @@ export async function commitChunk(client: pg.Client, chunk: Chunk, ctx: ChunkTra
  * reject budget first (the caller has checked they fit) and given back when the COMMIT
  * fails; `onCommit` just before it.
  */
-export async function commitTakingRejects(client: pg.Client, ctx: ChunkTransactionContext, rejected: number): Promise<void> {
-  ctx.budget.take(rejected);
+export async function commitTakingRejects(client: pg.Client, ctx: ChunkTransactionContext, rejected: number, rows: readonly RejectedRow[] = []): Promise<void> {
+  ctx.budget.take(rejected, rows);
   try {
     ctx.onCommit?.();
     await client.query(endStatements(ctx).join('; '));
   } catch (error) {
-    ctx.budget.giveBack(rejected);
+    ctx.budget.giveBack(rejected, rows);
     throw error;
   }
 }
@@ -205,11 +208,11 @@ async function commitUnframable(client: pg.Client, chunk: Chunk, why: Unframable
     message: chunk.target.format === 'ndjson' ? `cannot be read as an NDJSON line${why.character !== undefined ? ` (at character ${why.character})` : ''}: ${why.message}` : why.message,
     record: await chunkSource(chunk),
   };
-  if (!budget.fits(1)) throw budget.exceeded();
+  if (!budget.fits(1)) throw budget.exceeded([reject]);
   await client.query('BEGIN');
   try {
     await ctx.ledger.record(client, chunk, { loaded: 0, rejected: 1, skipped: 0 }, [reject]);
-    await commitTakingRejects(client, ctx, 1);
+    await commitTakingRejects(client, ctx, 1, [reject]);
     return { loaded: 0, skipped: 0, rejects: [reject] };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
@@ -241,16 +244,20 @@ async function isolateRejects(client: pg.Client, chunk: Chunk, refused: unknown,
 
   const reject = (i: number, error: unknown): void => {
     const e = error as Error & { code?: string; where?: string; column?: string; detail?: string };
+    const line = firstLine === undefined ? undefined : firstLine + records.linesBefore(i);
+    const byteOffset = chunk.location.byteOffset + records.start(i);
+    const stop = ctx.stopAtConflict ? conflictStop(error, `${chunk.location.file}${line === undefined ? '' : ` line ${line}`} (byte ${byteOffset})`) : undefined;
+    if (stop) throw stop;
     rejects.push({
       file: chunk.location.file,
-      line: firstLine === undefined ? undefined : firstLine + records.linesBefore(i),
-      byteOffset: chunk.location.byteOffset + records.start(i),
+      line,
+      byteOffset,
       sqlstate: isServerError(error) ? error.code : undefined,
       column: e.column ?? copyColumnFromWhere(e.where),
       message: e.detail ? `${e.message} (${e.detail})` : e.message,
       record: Buffer.from(records.sourceOf(i)),
     });
-    if (!budget.fits(rejects.length)) throw budget.exceeded();
+    if (!budget.fits(rejects.length)) throw budget.exceeded(rejects);
   };
 
   await client.query('BEGIN');
@@ -303,8 +310,8 @@ async function isolateRejects(client: pg.Client, chunk: Chunk, refused: unknown,
       throw brokenChunk(chunk, firstLine, `its parts came to ${loaded} loaded + ${rejects.length} rejected + ${skipped} skipped, not the ${chunk.records} records read`, 'rolled-back');
     }
     await ctx.ledger.record(client, chunk, { loaded, rejected: rejects.length, skipped }, rejects);
-    if (!budget.fits(rejects.length)) throw budget.exceeded();
-    await commitTakingRejects(client, ctx, rejects.length);
+    if (!budget.fits(rejects.length)) throw budget.exceeded(rejects);
+    await commitTakingRejects(client, ctx, rejects.length, rejects);
     return { loaded, skipped, rejects, ...(triggerSkipped > 0 ? { triggerSkipped } : {}) };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);

@@ -8,13 +8,11 @@ import { wireFormat } from '../wire/wire-format.js';
 import { columnLiteralBatches, FieldCountError, hasNoEscapes, valuesBindBatches } from './column-literals.js';
 import { bindMessage, parseMessage, runPrepared, SYNC } from './prepared-bind.js';
 import { decodeRecordBatches, RecordDecodeError, type DecodedRecord, type FieldValue } from '../wire/decode-records.js';
+import { ON_CONFLICT_RULES, type OnConflict } from './on-conflict.js';
 
 /** How rows become INSERT statements. */
 export const INSERT_STYLES = ['unnest', 'values', 'row'] as const;
 export type InsertStyle = (typeof INSERT_STYLES)[number];
-
-export const ON_CONFLICT = ['error', 'skip'] as const;
-export type OnConflict = (typeof ON_CONFLICT)[number];
 
 /** PostgreSQL's limit on bound parameters in one statement (the protocol's Int16 count). */
 export const MAX_PARAMETERS = 65535;
@@ -165,7 +163,7 @@ function* fastUnnestBatches(plan: InsertPlan, data: Buffer, delimiter: number): 
 export function insertPlan(table: string, columns: readonly TableColumn[], options: Pick<InsertWriterOptions, 'style' | 'batchRows' | 'onConflict'>): InsertPlan {
   const n = columns.length;
   const head = `INSERT INTO ${table} (${columns.map((c) => quoteIdent(c.name)).join(', ')})`;
-  const tail = options.onConflict === 'skip' ? ' ON CONFLICT DO NOTHING' : '';
+  const tail = ON_CONFLICT_RULES[options.onConflict].leavesOut ? ' ON CONFLICT DO NOTHING' : '';
   const name = `pgsurge_${options.style}_${++statementCounter}`;
   switch (options.style) {
     case 'unnest': {
@@ -306,7 +304,7 @@ async function runBatches(client: pg.Client, batches: Iterable<Batch>, options: 
   }
   // ON CONFLICT DO NOTHING leaves rows out on purpose: skipped. Otherwise the count goes as the server gave it, and the
   // caller's count guard holds it against the chunk's records (a BEFORE INSERT trigger may keep rows out too).
-  return { loaded, skipped: options.onConflict === 'skip' ? records - loaded : 0 };
+  return { loaded, skipped: ON_CONFLICT_RULES[options.onConflict].leavesOut ? records - loaded : 0 };
 }
 
 async function executeBatch(client: pg.Client, plan: InsertPlan, batch: readonly DecodedRecord[], style: InsertStyle): Promise<number> {

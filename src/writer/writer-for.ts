@@ -1,6 +1,7 @@
 import type { ChunkWriter } from './chunk-writer.js';
 import { copySkipConflictsWriter } from './copy-skip-conflicts-writer.js';
-import { DEFAULT_BATCH_ROWS, insertWriter, type InsertStyle, type OnConflict } from './insert-writer.js';
+import { DEFAULT_BATCH_ROWS, insertWriter, type InsertStyle } from './insert-writer.js';
+import { DEFAULT_ON_CONFLICT, ON_CONFLICT_RULES, type OnConflict } from './on-conflict.js';
 import { wireCopyWriter } from './wire-writer.js';
 import { keyedWriter } from './keyed/keyed-writer.js';
 import { LoadError } from '../core/load-error.js';
@@ -13,9 +14,6 @@ export type LoadMode = (typeof LOAD_MODES)[number];
 export const LOAD_COMMAND_MODES = [...LOAD_MODES, 'delete'] as const;
 export type LoadCommandMode = (typeof LOAD_COMMAND_MODES)[number];
 
-/** `load --on-conflict`: INSERT's and COPY's `error` and `skip`, and `update` (COPY through staging: the last row of a key wins). */
-export const LOAD_ON_CONFLICT = ['error', 'skip', 'update'] as const;
-export type LoadOnConflict = (typeof LOAD_ON_CONFLICT)[number];
 
 /** How chunks reach the server: what `--mode`, `--insert-style`, `--batch-rows`, `--commit-every` and `--on-conflict` say. */
 export interface WriterSpec {
@@ -26,7 +24,7 @@ export interface WriterSpec {
   readonly batchRows?: number;
   /** INSERT only; undefined = one transaction per chunk, 0 = autocommit. */
   readonly commitEvery?: number;
-  readonly onConflict?: LoadOnConflict;
+  readonly onConflict?: OnConflict;
   /** `--on-conflict update` and `--mode delete`: the unique key rows are matched by (default: the primary key, else the only unique key). */
   readonly key?: readonly string[] | undefined;
   /** `--on-conflict update`: the columns it sets (default: every file column but the key). */
@@ -40,12 +38,12 @@ export interface WriterSpec {
 }
 
 export function writerFor(spec: WriterSpec): ChunkWriter {
-  const onConflict = spec.onConflict ?? 'error';
+  const onConflict = spec.onConflict ?? DEFAULT_ON_CONFLICT;
   if (spec.mode === 'delete' || onConflict === 'update') {
     if (spec.mode === 'insert') throw new LoadError('bad-option', '`--on-conflict update` loads through COPY into a staging table', { hint: 'drop --mode insert' });
     return keyedWriter({ action: spec.mode === 'delete' ? 'delete' : 'update', key: spec.key, updateColumns: spec.updateColumns, wire: spec.wire ?? 'auto', workers: spec.workers, wasm: spec.wasm });
   }
-  if (spec.mode === 'copy') return onConflict === 'skip' ? copySkipConflictsWriter() : wireCopyWriter(spec.wire ?? 'auto', undefined, { workers: spec.workers, wasm: spec.wasm });
+  if (spec.mode === 'copy') return ON_CONFLICT_RULES[onConflict].leavesOut ? copySkipConflictsWriter() : wireCopyWriter(spec.wire ?? 'auto', undefined, { workers: spec.workers, wasm: spec.wasm });
   const style = spec.style ?? 'unnest';
   return insertWriter({
     style,

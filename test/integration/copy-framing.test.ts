@@ -213,10 +213,11 @@ describe('the end-of-data marker \\. never reaches the server', () => {
       { line: 1501, message: /end-of-copy marker (is not alone on its line|corrupt)/, record: rows[1499]! },
       { line: 1601, message: /a value ends in \\\./, record: rows[1599]! },
     ]);
-    // A rerun of the same load reads nothing again: the marker chunks are in the ledger like any other.
+    // A rerun of the same load reads nothing again: the marker chunks are in the ledger like any other (the load completed, with them counted).
     const table = 'loaded_text';
     const again = await runCli(['load', file, '-t', table, '--format', 'text', '--chunk-size', '8KB', '-w', '3', '--wire', 'binary', '--reject-file', path.join(dir, `${table}.rejects`), '--db', testUrl(), '--schema', SCHEMA]);
-    assert.deepEqual(summaryCounts(again.stdout, table), { read: 0, loaded: 0, rejected: 0, skipped: 0 }, again.stderr);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /^load \S+ completed .*: 1,998 rows loaded, 3 rejected, 1 skipped; nothing to load/);
     assert.equal(digest(await loadedRecords(table)), digest(expected));
   });
 

@@ -337,7 +337,7 @@ describe('the count guard when the record cannot be found', () => {
     const bytes = Buffer.from('1\tone\n2\ttwo\n3\tthree\n4\tfour\n5\tfive\n');
     await fs.writeFile(file, bytes);
     await ensureLedger(client);
-    const ledger = new LedgerWriter('guard-direct', new Map([[file, { file, tableName: q, tableOid: oid, identity: undefined }]]));
+    const ledger = new LedgerWriter('guard-direct', new Map([[file, { file, tableName: q, tableOid: oid, identity: undefined, readOptions: '{}' }]]));
     const target: LoadTarget = { table: 'direct', schema: SCHEMA, format: 'text', file };
     // Five records in the data and in the source; counted as six (as a framer that miscounted would).
     const chunk: Chunk = { location: { file, byteOffset: 0, byteLength: bytes.length, firstLine: 1 }, data: bytes, source: bytes, records: 6, lines: 6, target };

@@ -113,6 +113,6 @@ describe('--on-conflict skip', () => {
   it('a bad --on-conflict value exits 2 naming the flag', async () => {
     const r = await runCli(['load', file, '--on-conflict', 'ignore']);
     assert.equal(r.code, 2);
-    assert.match(r.stderr, /Expected `--on-conflict` to be one of error, skip, update, got `ignore`/);
+    assert.match(r.stderr, /Expected `--on-conflict` to be one of error, reject, skip, update, got `ignore`/);
   });
 });

@@ -21,16 +21,44 @@ export async function fileIdentity(file: string): Promise<FileIdentity> {
   const fh = await fs.open(file, 'r');
   try {
     const st = await fh.stat();
-    const h = createHash('sha256');
-    const head = Buffer.alloc(Math.min(EDGE, st.size));
-    await fh.read(head, 0, head.length, 0);
-    h.update(head);
-    if (st.size > EDGE) {
-      const tail = Buffer.alloc(Math.min(EDGE, st.size - EDGE));
-      await fh.read(tail, 0, tail.length, st.size - tail.length);
-      h.update(tail);
-    }
-    return { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: Math.floor(st.mtimeMs), hash: h.digest('hex').slice(0, 32) };
+    return { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: Math.floor(st.mtimeMs), hash: await edgeHash(fh, st.size) };
+  } finally {
+    await fh.close();
+  }
+}
+
+/** The identity's hash of the file's first `size` bytes: its first and its last 64 KB. */
+async function edgeHash(fh: fs.FileHandle, size: number): Promise<string> {
+  const h = createHash('sha256');
+  const head = Buffer.alloc(Math.min(EDGE, size));
+  await fh.read(head, 0, head.length, 0);
+  h.update(head);
+  if (size > EDGE) {
+    const tail = Buffer.alloc(Math.min(EDGE, size - EDGE));
+    await fh.read(tail, 0, tail.length, size - tail.length);
+    h.update(tail);
+  }
+  return h.digest('hex').slice(0, 32);
+}
+
+/**
+ * Whether `file` is the file an identity describes with bytes appended since: it is longer,
+ * and its first `size` bytes (the size the identity gives) have the identity's hash (the
+ * first and the last 64 KB of that part) and end a line (`\n` or `\r`), so the records
+ * loaded from them are whole and unchanged where they begin and where they end.
+ */
+export async function grewFrom(was: string, file: string): Promise<boolean> {
+  const [sizeText, , hash] = was.split(':');
+  const size = Number(sizeText);
+  if (!Number.isSafeInteger(size) || size <= 0 || hash === undefined) return false;
+  const fh = await fs.open(file, 'r');
+  try {
+    const st = await fh.stat();
+    if (st.size <= size) return false;
+    const last = Buffer.alloc(1);
+    await fh.read(last, 0, 1, size - 1);
+    if (last[0] !== 0x0a && last[0] !== 0x0d) return false;
+    return (await edgeHash(fh, size)) === hash;
   } finally {
     await fh.close();
   }

@@ -69,6 +69,20 @@ const DDL = [
      bytes_total bigint,
      started_at timestamptz NOT NULL DEFAULT now(),
      PRIMARY KEY (load_id, part))`,
+  // How each input is read (format, header, delimiters, NULL marker, encoding, skip/limit,
+  // --on-conflict: `readOptionsOf` in src/load/load-rerun.ts), and when its load completed:
+  // a rerun that reads it another way, or of a load that completed, is told apart from a resume.
+  // NULL in rows an earlier pgsurge wrote: such a load resumes as it did.
+  ...[
+    ['read_options', 'text'],
+    ['completed_at', 'timestamptz'],
+  ].map(
+    ([column, type]) => `DO $$ BEGIN
+     IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = '${LEDGER_SCHEMA}.load_files'::regclass AND attname = '${column}' AND NOT attisdropped) THEN
+       ALTER TABLE ${LEDGER_SCHEMA}.load_files ADD COLUMN ${column} ${type};
+     END IF;
+   END $$`,
+  ),
   `CREATE INDEX IF NOT EXISTS chunks_by_range ON ${LEDGER_SCHEMA}.chunks (load_id, file, byte_start)`,
   `CREATE INDEX IF NOT EXISTS chunks_by_table ON ${LEDGER_SCHEMA}.chunks (table_oid)`,
   // Rows the server refused, with their bytes, committed with their chunk: the reject file is rebuilt from these.
@@ -109,7 +123,8 @@ export async function ensureLedger(client: pg.Client): Promise<void> {
                   AND to_regclass('${LEDGER_SCHEMA}.rejects_by_load') IS NOT NULL
                   AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('${LEDGER_SCHEMA}.chunks') AND attname = 'table_filenode' AND NOT attisdropped)
                   AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('${LEDGER_SCHEMA}.chunks') AND attname = 'part' AND NOT attisdropped)
-                  AND (SELECT count(*) FROM pg_attribute WHERE attrelid IN (to_regclass('${LEDGER_SCHEMA}.chunks'), to_regclass('${LEDGER_SCHEMA}.rejects')) AND attname = 'first_record' AND NOT attisdropped) = 2 AS complete`,
+                  AND (SELECT count(*) FROM pg_attribute WHERE attrelid IN (to_regclass('${LEDGER_SCHEMA}.chunks'), to_regclass('${LEDGER_SCHEMA}.rejects')) AND attname = 'first_record' AND NOT attisdropped) = 2
+                  AND (SELECT count(*) FROM pg_attribute WHERE attrelid = to_regclass('${LEDGER_SCHEMA}.load_files') AND attname IN ('read_options', 'completed_at') AND NOT attisdropped) = 2 AS complete`,
         );
         schemaThere = have.rows[0]?.schema === true;
         return have.rows[0]?.complete !== true;
@@ -142,6 +157,8 @@ export interface LedgerInput {
   readonly tableOid: number;
   /** `size:mtime:hash`; undefined for stdin and pipes. */
   readonly identity: string | undefined;
+  /** How the input is read (`readOptionsOf`, src/load/load-rerun.ts), as JSON. */
+  readonly readOptions: string;
 }
 
 /** What earlier runs of a load committed for one input. */
@@ -151,9 +168,19 @@ export interface Covered {
   readonly loaded: number;
   readonly rejected: number;
   readonly skipped: number;
+  /** When a run of the load ended with every input read (undefined: it has not, or an earlier pgsurge ran it). */
+  readonly completedAt?: Date;
 }
 
 export const NOTHING_COVERED: Covered = { ranges: [], loaded: 0, rejected: 0, skipped: 0 };
+
+/** What a rerun changes in the ledger before it loads (decided in src/load/load-rerun.ts), by absolute path. */
+export interface RerunChanges {
+  /** Files that grew since the load, their loaded part unchanged: the ledger takes their new identity, the rest of them loads. */
+  readonly appended: ReadonlySet<string>;
+  /** Files read another way than the load's earlier runs, which committed no row of them: those runs are forgotten. */
+  readonly restart: ReadonlySet<string>;
+}
 
 /**
  * Registers the inputs of a load (or finds them from an earlier run) and returns, per
@@ -165,10 +192,10 @@ export async function openLoad(
   client: pg.Client,
   loadId: string,
   inputs: readonly LedgerInput[],
-  options: { resume: boolean; part?: { label: string; shares: ReadonlyMap<string, ByteRange> } },
+  options: { resume: boolean; part?: { label: string; shares: ReadonlyMap<string, ByteRange> }; rerun?: RerunChanges },
 ): Promise<Map<string, Covered>> {
-  const known = await client.query<{ file: string; table_oid: number; file_identity: string | null }>(
-    `SELECT file, table_oid::int8 AS table_oid, file_identity FROM ${LEDGER_SCHEMA}.load_files WHERE load_id = $1`,
+  const known = await client.query<{ file: string; table_oid: number; file_identity: string | null; read_options: string | null; completed_at: Date | null }>(
+    `SELECT file, table_oid::int8 AS table_oid, file_identity, read_options, completed_at FROM ${LEDGER_SCHEMA}.load_files WHERE load_id = $1`,
     [loadId],
   );
   if (options.resume && known.rows.length === 0) {
@@ -195,6 +222,19 @@ export async function openLoad(
         byFile.set(input.file, was);
       }
     }
+    if (was && options.rerun?.restart.has(input.file)) {
+      await forgetFile(client, loadId, input.file);
+      was = undefined;
+    }
+    if (was && was.read_options !== null && was.read_options !== input.readOptions) {
+      // src/load/load-rerun.ts refuses this with the options named; this is the ledger's own guard.
+      throw new LoadError('bad-option', `${input.file} is read with other options than load ${loadId} began with`, { hint: 'rerun with the options it began with, or start a new load (--again, or --truncate)' });
+    }
+    if (was && was.file_identity !== null && input.identity !== undefined && options.rerun?.appended.has(input.file)) {
+      // It grew, its loaded part unchanged: the load goes on to its end under its new identity.
+      await client.query(`UPDATE ${LEDGER_SCHEMA}.load_files SET file_identity = $3, completed_at = NULL WHERE load_id = $1 AND file = $2`, [loadId, input.file, input.identity]);
+      was = { ...was, file_identity: input.identity, completed_at: null };
+    }
     if (was && was.file_identity !== null && input.identity !== undefined && !sameContent(was.file_identity, input.identity)) {
       throw new LoadError('bad-input', `${input.file} is not the file load ${loadId} began with: ${identityDifference(was.file_identity, input.identity)}`, {
         hint: 'resuming onto a different file would lose or double rows; start a new load (another --load-id, or --truncate)',
@@ -206,14 +246,18 @@ export async function openLoad(
     if (was && Number(was.table_oid) === input.tableOid) await checkNotRewritten(client, loadId, input, options);
     if (!was || Number(was.table_oid) !== input.tableOid) {
       await client.query(
-        `INSERT INTO ${LEDGER_SCHEMA}.load_files (load_id, file, table_name, table_oid, file_identity) VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (load_id, file) DO UPDATE SET table_name = excluded.table_name, table_oid = excluded.table_oid, file_identity = excluded.file_identity, started_at = now()`,
-        [loadId, input.file, input.tableName, input.tableOid, input.identity ?? null],
+        `INSERT INTO ${LEDGER_SCHEMA}.load_files (load_id, file, table_name, table_oid, file_identity, read_options) VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (load_id, file) DO UPDATE SET table_name = excluded.table_name, table_oid = excluded.table_oid, file_identity = excluded.file_identity,
+           read_options = excluded.read_options, completed_at = NULL, started_at = now()`,
+        [loadId, input.file, input.tableName, input.tableOid, input.identity ?? null, input.readOptions],
       );
       covered.set(input.file, NOTHING_COVERED);
       continue;
     }
-    covered.set(input.file, await coveredRanges(client, loadId, input.file, options.part?.shares.get(input.file)));
+    // A load an earlier pgsurge began: it keeps how this run reads the input from now on.
+    if (was.read_options === null) await client.query(`UPDATE ${LEDGER_SCHEMA}.load_files SET read_options = $3 WHERE load_id = $1 AND file = $2`, [loadId, input.file, input.readOptions]);
+    const ranges = await coveredRanges(client, loadId, input.file, options.part?.shares.get(input.file));
+    covered.set(input.file, was.completed_at === null ? ranges : { ...ranges, completedAt: was.completed_at });
   }
   if (options.part) {
     const bytes = [...options.part.shares.values()].reduce((a, r) => a + (r.end - r.start), 0);
@@ -267,17 +311,54 @@ export async function followRewrite(client: pg.Client, tableName: string): Promi
   await client.query(`UPDATE ${LEDGER_SCHEMA}.chunks SET table_filenode = pg_relation_filenode(table_oid) WHERE table_oid = $1::regclass AND table_filenode IS NOT NULL`, [tableName]);
 }
 
+/** An earlier load of a file into a table, as a rerun weighs it (src/load/load-rerun.ts). */
+export interface EarlierLoad {
+  readonly loadId: string;
+  /** The path it was loaded from. */
+  readonly file: string;
+  readonly identity: string;
+  /** How it was read (JSON); null when an earlier pgsurge loaded it. */
+  readonly readOptions: string | null;
+  readonly startedAt: Date;
+  readonly completedAt: Date | undefined;
+  /** What its runs committed of this file. */
+  readonly loaded: number;
+  readonly rejected: number;
+}
+
 /**
- * Other loads that put this same path into this same table when the file was different
- * (it grew, or was rewritten): a new load of it loads every row again, which is right for
- * a new file and wrong for an appended one, so the user hears of it.
+ * The loads of this table that read this file, by its path or as the same file (device and
+ * inode) under another, latest first: what they read it as, and what they committed of it.
+ * `loadId` limits them to one load.
  */
-export async function otherLoadsOfFile(client: pg.Client, loadId: string, input: LedgerInput): Promise<string[]> {
-  const r = await client.query<{ load_id: string }>(
-    `SELECT DISTINCT load_id FROM ${LEDGER_SCHEMA}.load_files WHERE table_oid = $1 AND file = $2 AND load_id <> $3 AND file_identity IS DISTINCT FROM $4 ORDER BY 1`,
-    [input.tableOid, input.file, loadId, input.identity ?? null],
+export async function earlierLoadsOfFile(client: pg.Client, input: LedgerInput, loadId?: string): Promise<EarlierLoad[]> {
+  const key = input.identity === undefined ? undefined : fileKeyOf(input.identity);
+  const r = await client.query<{ load_id: string; file: string; file_identity: string; read_options: string | null; started_at: Date; completed_at: Date | null; loaded: string; rejected: string }>(
+    `SELECT f.load_id, f.file, f.file_identity, f.read_options, f.started_at, f.completed_at,
+            coalesce(sum(c.rows_loaded), 0)::text AS loaded, coalesce(sum(c.rows_rejected), 0)::text AS rejected
+       FROM ${LEDGER_SCHEMA}.load_files f
+       LEFT JOIN ${LEDGER_SCHEMA}.chunks c ON c.load_id = f.load_id AND c.file = f.file
+      WHERE f.table_oid = $1 AND f.file_identity IS NOT NULL AND ($4::text IS NULL OR f.load_id = $4)
+        AND (f.file = $2 OR ($3::text IS NOT NULL AND split_part(f.file_identity, ':', 4) || ':' || split_part(f.file_identity, ':', 5) = $3))
+      GROUP BY f.load_id, f.file, f.file_identity, f.read_options, f.started_at, f.completed_at
+      ORDER BY f.started_at DESC`,
+    [input.tableOid, input.file, key ?? null, loadId ?? null],
   );
-  return r.rows.map((row) => row.load_id);
+  return r.rows.map((row) => ({
+    loadId: row.load_id,
+    file: row.file,
+    identity: row.file_identity,
+    readOptions: row.read_options,
+    startedAt: row.started_at,
+    completedAt: row.completed_at ?? undefined,
+    loaded: Number(row.loaded),
+    rejected: Number(row.rejected),
+  }));
+}
+
+/** A run that read every input to its end: the load is completed (a rerun loads nothing unless the files grew). */
+export async function markCompleted(client: pg.Client, loadId: string, files: readonly string[]): Promise<void> {
+  await client.query(`UPDATE ${LEDGER_SCHEMA}.load_files SET completed_at = now() WHERE load_id = $1 AND file = ANY($2::text[])`, [loadId, files]);
 }
 
 async function forgetFile(client: pg.Client, loadId: string, file: string): Promise<void> {
@@ -530,32 +611,4 @@ export async function ledgerTotals(client: pg.Client, loadId: string): Promise<{
   );
   const row = r.rows[0]!;
   return { loaded: Number(row.l), rejected: Number(row.r), skipped: Number(row.s) };
-}
-
-/**
- * The id of an earlier load of these same inputs under another id (its default was
- * computed differently, e.g. from the path by an earlier pgsurge): every input is there
- * with the same table and the same content, by the same path or the same file (device
- * and inode). Undefined when `loadId` itself is known, or no single earlier load fits.
- */
-export async function earlierLoadOf(client: pg.Client, loadId: string, inputs: readonly { file: string; tableOid: number; identity: string | undefined }[]): Promise<string | undefined> {
-  if (inputs.some((i) => i.identity === undefined)) return undefined;
-  const own = await client.query(`SELECT 1 FROM ${LEDGER_SCHEMA}.load_files WHERE load_id = $1 LIMIT 1`, [loadId]);
-  if (own.rowCount! > 0) return undefined;
-  let candidates: Set<string> | undefined;
-  for (const input of inputs) {
-    const r = await client.query<{ load_id: string; file: string; file_identity: string | null }>(
-      `SELECT load_id, file, file_identity FROM ${LEDGER_SCHEMA}.load_files WHERE table_oid = $1 AND file_identity IS NOT NULL`,
-      [input.tableOid],
-    );
-    const key = fileKeyOf(input.identity!);
-    const fits = new Set(
-      r.rows
-        .filter((row) => sameContent(row.file_identity!, input.identity!) && (row.file === input.file || (key !== undefined && fileKeyOf(row.file_identity!) === key)))
-        .map((row) => row.load_id),
-    );
-    candidates = candidates === undefined ? fits : new Set([...candidates].filter((id) => fits.has(id)));
-    if (candidates.size === 0) return undefined;
-  }
-  return candidates !== undefined && candidates.size === 1 ? [...candidates][0] : undefined;
 }

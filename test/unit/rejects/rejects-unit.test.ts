@@ -7,7 +7,7 @@ import { resumeCommand } from '../../../src/cli/resume-command.js';
 import { parseDuration } from '../../../src/cli/parse-options.js';
 import { countFields } from '../../../src/input/column-check.js';
 import { backoffMs, isRetryable } from '../../../src/core/retry.js';
-import { RejectBudget } from '../../../src/writer/rejects/reject-budget.js';
+import { RejectBudget, rejectCause } from '../../../src/writer/rejects/reject-budget.js';
 import { claimRejectPath, RejectFile, rejectFileOwner, rejectPathFor } from '../../../src/writer/rejects/reject-file.js';
 import { LineIndex } from '../../../src/input/line-index.js';
 
@@ -96,11 +96,33 @@ describe('faults', () => {
   });
 });
 
+describe('why rows were rejected', () => {
+  it('a cause is short: the kind, the constraint and the SQLSTATE; else the server\'s message up to its first value', () => {
+    assert.equal(rejectCause({ sqlstate: '23505', message: 'duplicate key value violates unique constraint "people_pkey" (Key (id)=(3) already exists.)' }), 'duplicate key on people_pkey (23505)');
+    assert.equal(rejectCause({ sqlstate: '23503', message: 'insert or update on table "o" violates foreign key constraint "o_c_fkey" (Key (c)=(9) is not present in table "c".)' }), 'foreign key o_c_fkey (23503)');
+    assert.equal(rejectCause({ sqlstate: '22P02', message: 'invalid input syntax for type integer: "x"' }), 'invalid input syntax for type integer (22P02)');
+    assert.equal(rejectCause({ sqlstate: undefined, message: 'cannot be read as an NDJSON line (at character 3): Unexpected token' }), 'cannot be read as an NDJSON line');
+  });
+
+  it('a --max-rejects stop names the main cause among the committed rejects and the pending ones, with its share', () => {
+    const b = new RejectBudget(3, 0);
+    const dup = (k: number) => ({ sqlstate: '23505', message: `duplicate key value violates unique constraint "t_pkey" (Key (id)=(${k}) already exists.)` });
+    b.take(2, [dup(1), { sqlstate: '22P02', message: 'invalid input syntax for type integer: "x"' }]);
+    assert.match(b.exceeded([dup(2), dup(3)]).message, /^more than 3 rows rejected \(--max-rejects 3\): 3 of 4: duplicate key on t_pkey \(23505\); the load stopped/);
+    // Earlier runs' rejects are counted but their causes are not known here: the share says "this run".
+    assert.match(new RejectBudget(3, 2).exceeded([dup(1), dup(2)]).message, /: 2 of 2 this run: duplicate key on t_pkey \(23505\);/);
+  });
+});
+
 describe('resume command', () => {
   it('drops --truncate and an old --load-id, masks the password, adds --resume --load-id', () => {
     const cmd = resumeCommand(['load', 'my file.tbl', '--truncate', '--load-id', 'old', '--db', 'postgresql://me:s3cret@h/db', '-w', '4'], 'lineitem-abc');
     assert.equal(cmd, "pgsurge load 'my file.tbl' -w 4 --db 'postgresql://me:***@h/db' --resume --load-id lineitem-abc".replace(" -w 4 --db 'postgresql://me:***@h/db'", " --db 'postgresql://me:***@h/db' -w 4"));
     assert.doesNotMatch(resumeCommand(['load', 'x', '--db=postgresql://me:s3cret@h/db'], 'id'), /s3cret/);
+  });
+
+  it('drops --again: resuming a load started with it goes on with that load, not another new one', () => {
+    assert.equal(resumeCommand(['load', 'x.csv', '--again', '--on-conflict', 'skip'], 'x-1a2b'), 'pgsurge load x.csv --on-conflict skip --resume --load-id x-1a2b');
   });
 });
 
