@@ -3,8 +3,8 @@ import type { Sample } from './series.js';
 /**
  * How a time-sampled load keeps its series: samples start about `startMs` apart, and once more
  * than `maxSamples` are kept, every other one is dropped (two neighbouring intervals
- * become one) and the spacing doubles. A 1-second load so gets ~40 points, an hour-long
- * one ~70, and the series never holds more than `maxSamples` + 1.
+ * become one) and the spacing doubles. A 1-second load so gets ~30 points, any load past
+ * ~4 s between 64 and 128, and the series never holds more than `maxSamples` + 1.
  */
 export interface SampleSpacing {
   readonly startMs: number;
