@@ -12,6 +12,12 @@ import { DEFAULT_ON_CONFLICT, ON_CONFLICT_RULES, onConflictHelp, ROW_ON_CONFLICT
 import { addLoadOptions, addTargetOptions, formatOption, type LoadFlags } from './common-options.js';
 import { parseWholeNumber } from './parse-options.js';
 import { planInputs } from './plan-inputs.js';
+import { addReportPath, DEFAULT_SAMPLE_EVERY, writeReportIfAsked } from './observe-options.js';
+import { redactUrl } from '../cluster/target.js';
+import type { Sample } from '../metrics/series.js';
+import type { ServerFacts } from '../metrics/server-snapshot.js';
+import { makeReport, makeSeries, redactArgv, type LoadReport, type ReportSeries } from '../report/report-data.js';
+import type { CompareResult, VariantRun } from '../compare/run-compare.js';
 
 interface CompareFlags extends LoadFlags {
   format?: Format;
@@ -25,6 +31,36 @@ interface CompareFlags extends LoadFlags {
   json?: boolean;
   out?: string;
   keep?: boolean;
+  report?: readonly string[];
+}
+
+/** A run's samples, kept for the report. */
+interface SampledRun {
+  readonly run: VariantRun;
+  readonly samples: readonly Sample[];
+  readonly spacing: ReportSeries['spacing'];
+}
+
+/**
+ * `--report`: one series per variant, its median run (by rows/s; of two middle runs the
+ * slower), overlaid on the same axes.
+ */
+function compareReport(result: CompareResult, sampled: ReadonlyMap<string, SampledRun[]>, facts: ServerFacts, flags: CompareFlags): LoadReport {
+  const series = result.results.flatMap((r) => {
+    const runs = [...(sampled.get(r.variant.label) ?? [])].sort((a, b) => a.run.rowsPerSecond - b.run.rowsPerSecond);
+    const median = runs[Math.floor((runs.length - 1) / 2)];
+    if (median === undefined) return [];
+    return [makeSeries(r.variant.label, median.samples, { settings: { workers: r.workers, round: median.run.round, rowsPerSecond: Math.round(median.run.rowsPerSecond) }, ...(median.spacing ? { spacing: median.spacing } : {}) })];
+  });
+  return makeReport({
+    title: `pgsurge compare: ${result.file}, ${series.length} variants`,
+    command: ['pgsurge', ...redactArgv(process.argv.slice(2), redactUrl)],
+    settings: { table: result.table, repeat: result.repeat, rows: result.maxRows ?? null, onConflict: result.onConflict, chunkBytes: flags.chunkSize },
+    target: result.target,
+    server: facts,
+    series,
+    notes: [`each variant's median run of ${result.repeat} by rows/s, drawn from its samples; the order the runs went in: ${result.order.join(' ')}`],
+  });
 }
 
 export function registerCompareCommand(program: Command): void {
@@ -47,7 +83,8 @@ export function registerCompareCommand(program: Command): void {
     )
     .option('--json', 'print the results as JSON on stdout (every run included) instead of the table')
     .option('--out <file>', 'also write the results as JSON to this file')
-    .option('--keep', 'keep each variant\'s table (of the last round) instead of dropping it');
+    .option('--keep', 'keep each variant\'s table (of the last round) instead of dropping it')
+    .addOption(new Option('--report <file>', "sample each run and write each variant's median run as a series: .html (charts, overlaid), .json or .csv (once per kind)").argParser(addReportPath));
   addLoadOptions(cmd);
   addTargetOptions(cmd);
   cmd.addHelpText(
@@ -63,7 +100,8 @@ Examples:
   pgsurge compare lineitem.tbl --create
   pgsurge compare lineitem.tbl --create --variants copy:w1,copy:w2,insert:unnest:b5000,insert:values:b1000 --repeat 5
   pgsurge compare lineitem.tbl --create --variants copy,insert:row,insert:row:c0 --rows 20000 --json
-  pgsurge compare lineitem.tbl --create --variants copy:text,copy:binary,copy:text:w2,copy:binary:w2 --repeat 3`,
+  pgsurge compare lineitem.tbl --create --variants copy:text,copy:binary,copy:text:w2,copy:binary:w2 --repeat 3
+  pgsurge compare lineitem.tbl --create --variants copy:w1,copy:w2 --repeat 3 --report compare.html`,
   );
   cmd.action(async (file: string, flags: CompareFlags) => {
     const variants = parseVariants(flags.variants);
@@ -72,6 +110,8 @@ Examples:
     const [input] = planInputs([file], flags);
     if (input === undefined || file === '-') throw new LoadError('bad-option', 'compare reads its input once per run: give a file, not stdin (`-`)');
     const target = await openTarget(flags);
+    const sampled = new Map<string, SampledRun[]>();
+    let facts: ServerFacts | undefined;
     try {
       const result = await runCompare(
         {
@@ -89,9 +129,14 @@ Examples:
           ...(flags.rows !== undefined ? { maxRows: flags.rows } : {}),
           onConflict: flags.onConflict,
           keep: flags.keep === true,
+          ...(flags.report !== undefined ? { sampleEvery: DEFAULT_SAMPLE_EVERY } : {}),
         },
         target,
         {
+          runSampled: ({ variant, run, samples, facts: read, spacing }) => {
+            facts ??= read;
+            sampled.set(variant.label, [...(sampled.get(variant.label) ?? []), { run, samples, spacing }]);
+          },
           runDone: ({ variant, run, index, total }) => {
             if (flags.quiet) return;
             process.stderr.write(`[${index}/${total}] ${variant.label}: ${formatCount(run.rows)} rows in ${run.seconds.toFixed(2)} s, ${formatCount(run.rowsPerSecond)} rows/s\n`);
@@ -99,7 +144,9 @@ Examples:
         },
       );
       if (flags.out) await fs.writeFile(flags.out, compareJson(result));
+      const written = await writeReportIfAsked(flags.report, facts && compareReport(result, sampled, facts, flags));
       process.stdout.write(flags.json ? compareJson(result) : `${formatCompareTable(result)}\n`);
+      if (written !== undefined && !flags.json) process.stderr.write(`report: ${typeof written === 'string' ? written : written.join(', ')}\n`);
     } finally {
       await target.release();
     }

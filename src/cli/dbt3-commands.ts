@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { Option, type Command } from 'commander';
 import { openTarget } from './open-target.js';
 import { Dbt3LoadStopped, loadDbt3, type Dbt3LoadResult } from '../dbt3/dbt3-load.js';
@@ -137,7 +138,7 @@ Examples:
         observed.reporter,
       );
       const { summary, phases, timeline } = result;
-      const finished = await observed.finish('dbt3', { settings: {}, phases: phases.map((p) => ({ phase: p.phase, seconds: p.seconds })), timeline: timeline.map(timelineBar) });
+      const finished = await observed.finish(flags.label?.trim() || `dbt3 ${path.basename(path.resolve(dir))}`, { settings: {}, phases: phases.map((p) => ({ phase: p.phase, seconds: p.seconds })), timeline: timeline.map(timelineBar) });
       const { series, diagnosis } = await observed.diagnose(summary, finished, { input: 'files' });
       const report =
         series &&

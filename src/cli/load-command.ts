@@ -18,7 +18,7 @@ import { writerFor } from '../writer/writer-for.js';
 import { chooseKey } from '../writer/keyed/table-key.js';
 import { connect, type Target } from '../cluster/target.js';
 import type { LoadTarget } from '../core/chunk.js';
-import { addObserveOptions, observeLoad, stoppedEvent, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
+import { addObserveOptions, observeLoad, seriesLabel, stoppedEvent, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
 import { parseLoadId, parseSample } from './parse-options.js';
 import { onStopSignals } from './stop-signals.js';
 import { planInputs } from './plan-inputs.js';
@@ -234,12 +234,12 @@ async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> 
     }
     if (say) for (const file of summary.appended ?? []) process.stderr.write(`pgsurge: ${file} grew since it was loaded: ${appendedLine(summary, file)}\n`);
     const tables = inputs.map((i) => i.table).filter((t, k, all) => all.indexOf(t) === k).join(', ');
-    const finished = await observed.finish(tables);
+    const finished = await observed.finish(seriesLabel(flags.label, files));
     const { series, diagnosis } = await observed.diagnose(summary, finished, { input: files.includes('-') ? 'stream' : 'files' });
     const report =
       series &&
       observed.report({
-        title: `pgsurge load: ${series.name}`,
+        title: `pgsurge load: ${series.name} into ${tables}`,
         settings: { workers: flags.workers, chunkBytes: flags.chunkSize, mode: writer.name, ...(writerSpec.mode === 'copy' ? { wire: flags.wire ?? 'auto' } : {}), durability: flags.durability, unlogged: flags.unlogged === true },
         series: [series],
         notes: [...wireLines(summary.wire), ...(diagnosis ? [diagnosis.verdict.text, ...(diagnosis.againstProbe ?? [])] : [])],

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { LoadError } from '../core/load-error.js';
 import { redactUrl, type Target } from '../cluster/target.js';
@@ -18,6 +19,8 @@ export interface ObserveFlags {
   quiet?: boolean;
   /** `--report` files, at most one of each kind. */
   report?: string | readonly string[];
+  /** The series' name in the report (default: the input files' names). */
+  label?: string;
 }
 
 export function parseSampleEveryFlag(flag: string, value: string): SampleEvery | 'off' {
@@ -55,6 +58,7 @@ export function addObserveOptions(cmd: Command, options: { sampleEvery?: boolean
   cmd.option('--json', 'print one NDJSON event per sample and a summary event on stdout (progress on stderr is off)');
   if (options.report !== false) {
     cmd.addOption(new Option('--report <file>', 'write the settings, server, machine and samples: .json, .csv or .html (charts, opens offline)').argParser(addReportPath));
+    cmd.option('--label <name>', "the load's name in the report's legends, and when reports are overlaid (default: the input files' names)");
   }
   return cmd;
 }
@@ -98,7 +102,8 @@ export async function observeLoad(flags: ObserveFlags, target: Target, options: 
       try {
         const samples = sampler ? await sampler.stop() : undefined;
         if (!samples) return undefined;
-        const series = makeSeries(name, samples, { settings: {}, ...extra });
+        const spacing = sampler?.spacing;
+        const series = makeSeries(name, samples, { settings: {}, ...(spacing ? { spacing } : {}), ...extra });
         // rows already in a big table come from the planner's estimate: say so in the file
         return sampler?.rowsBeforeEstimated ? { ...series, settings: { ...series.settings, rowsBeforeEstimated: true } } : series;
       } finally {
@@ -126,6 +131,13 @@ export async function observeLoad(flags: ObserveFlags, target: Target, options: 
       if (!finished) await sampler?.stop().catch(() => undefined);
     },
   };
+}
+
+/** A load's series name: `--label`, else its files' names (the first two and how many more). */
+export function seriesLabel(label: string | undefined, files: readonly string[]): string {
+  if (label !== undefined && label.trim() !== '') return label.trim();
+  const names = files.map((f) => (f === '-' ? 'stdin' : path.basename(f)));
+  return names.length <= 3 ? names.join(', ') : `${names.slice(0, 2).join(', ')} and ${names.length - 2} more`;
 }
 
 /** Writes every `--report` asked for; returns where (one path, or a list of several), for the CLI to say so. */

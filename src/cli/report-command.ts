@@ -32,7 +32,10 @@ export function registerReportCommand(program: Command): void {
       const first = files[0]!;
       const out = flags.out ?? path.join(path.dirname(first), `${path.basename(first, path.extname(first))}.html`);
       if (files.some((f) => path.resolve(f) === path.resolve(out))) throw new LoadError('bad-option', `--out ${out} would overwrite an input`);
-      const merged = mergeReports(reports, flags.title);
-      process.stdout.write(`${await writeReport(out, flags.title && reports.length === 1 ? { ...merged, title: flags.title } : merged)}\n`);
+      // two reports of one file's loads tell their series apart by the reports' file names
+      const merged = mergeReports(reports, flags.title, files.map((f) => path.basename(f, path.extname(f))));
+      // an overlay was made by this command; each series keeps its own
+      const overlay = reports.length > 1 ? { ...merged, command: ['pgsurge', ...process.argv.slice(2)] } : merged;
+      process.stdout.write(`${await writeReport(out, flags.title && reports.length === 1 ? { ...overlay, title: flags.title } : overlay)}\n`);
     });
 }

@@ -4,6 +4,8 @@ import path from 'node:path';
 import { resolveBinaries, type PgBinaries } from './binaries.js';
 import { ownDir, runAs, serverAccount } from './run-as.js';
 import type { ServerAccount } from './default-home.js';
+import { readListen, scramVerifier, type ListenState } from './cluster-listen.js';
+import pg from 'pg';
 
 const PORT = 5432;
 /** Unix socket paths are limited to ~107 bytes; leave room for `/.s.PGSQL.5432`. */
@@ -36,7 +38,9 @@ export interface ConnectionSettings {
 
 /**
  * A PostgreSQL cluster pgsurge creates and runs itself: `initdb` with trust authentication
- * on a private Unix socket only (no TCP), run as the `postgres` user when pgsurge runs as root.
+ * on a private Unix socket, run as the `postgres` user when pgsurge runs as root. No TCP,
+ * unless `cluster start --listen` asked for it (kept in the data directory: every start
+ * then listens there too, with the password).
  */
 export class ManagedCluster {
   private constructor(
@@ -46,12 +50,16 @@ export class ManagedCluster {
     private readonly walDir: string | undefined,
     readonly port: number,
     private readonly env: NodeJS.ProcessEnv,
+    /** TCP as `cluster start --listen` set it: its address and port (the server's one port), and the password. */
+    readonly listen: ListenState | undefined,
   ) {}
 
   static async open(options: ManagedClusterOptions): Promise<ManagedCluster> {
     const dataDir = path.resolve(options.dataDir);
     const binaries = await resolveBinaries(options.pgBin);
-    return new ManagedCluster(dataDir, binaries, serverAccount(), options.walDir ? path.resolve(options.walDir) : undefined, options.port ?? PORT, options.env);
+    // a port given (a Citus test's nodes) is that port, on the socket only
+    const listen = options.port === undefined ? await readListen(dataDir) : undefined;
+    return new ManagedCluster(dataDir, binaries, serverAccount(), options.walDir ? path.resolve(options.walDir) : undefined, options.port ?? listen?.port ?? PORT, options.env, listen);
   }
 
   get socketDir(): string {
@@ -129,7 +137,8 @@ export class ManagedCluster {
     }
     if (await this.isRunning()) return false;
     await ownDir(this.socketDir, this.account);
-    const options = [`-k ${shellQuote(this.socketDir)}`, ...Object.entries(settings).map(([k, v]) => `-c ${k}=${shellQuote(v)}`)].join(' ');
+    const all = this.listen ? { ...settings, listen_addresses: this.listen.host, port: String(this.port) } : settings;
+    const options = [`-k ${shellQuote(this.socketDir)}`, ...Object.entries(all).map(([k, v]) => `-c ${k}=${shellQuote(v)}`)].join(' ');
     const r = await runAs(this.account, this.binaries.pgCtl, ['start', '-D', this.dataDir, '-l', this.logFile, '-w', '-t', '120', '-o', options], this.env);
     if (r.code !== 0) {
       const log = await fs.readFile(this.logFile, 'utf8').catch(() => '');
@@ -137,6 +146,22 @@ export class ManagedCluster {
       throw new Error(`the managed PostgreSQL in ${this.dataDir} did not start:\n${(r.stderr || r.stdout).trim()}\n${tail}`);
     }
     return true;
+  }
+
+  /**
+   * Gives the `postgres` role the listen password, as its SCRAM verifier (the password
+   * itself never reaches the server), through the socket.
+   */
+  async setListenPassword(): Promise<void> {
+    if (!this.listen) return;
+    const client = new pg.Client({ ...this.connection(), application_name: 'pgsurge cluster' });
+    await client.connect();
+    try {
+      // a verifier is base64, digits, `$` and `:`: nothing to escape, and ALTER ROLE takes no parameters
+      await client.query(`ALTER ROLE postgres PASSWORD '${scramVerifier(this.listen.password).replace(/'/g, "''")}'`);
+    } finally {
+      await client.end();
+    }
   }
 
   /** Stops the server cleanly (`-m fast`: sessions rolled back, a shutdown checkpoint). */

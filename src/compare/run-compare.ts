@@ -11,6 +11,10 @@ import type { OnConflict } from '../writer/on-conflict.js';
 import { writerFor } from '../writer/writer-for.js';
 import { variantWriterSpec, type Variant } from './variants.js';
 import { formatTableWire } from '../wire/wire-report.js';
+import { Sampler } from '../metrics/sampler.js';
+import type { SampleEvery } from '../metrics/sample-every.js';
+import type { Sample } from '../metrics/series.js';
+import type { ServerFacts } from '../metrics/server-snapshot.js';
 
 export interface CompareOptions {
   readonly file: string;
@@ -34,6 +38,8 @@ export interface CompareOptions {
   readonly wasm?: boolean;
   /** Settings every variant's load takes (for measuring; the CLI's, from the environment). */
   readonly settings?: Pick<LoadOptions, 'walFlusher' | 'citusSettings' | 'parquet'>;
+  /** Sample each run's load on a connection of its own (for a report): every so often, no wait looks. */
+  readonly sampleEvery?: SampleEvery;
 }
 
 /** One load of one variant. */
@@ -87,6 +93,8 @@ export interface CompareResult {
 
 export interface CompareReporter {
   runDone?(info: { variant: Variant; run: VariantRun; index: number; total: number }): void;
+  /** With `sampleEvery`: a run's samples, and the server's facts as its sampler read them. */
+  runSampled?(info: { variant: Variant; run: VariantRun; samples: readonly Sample[]; facts: ServerFacts; spacing: Sampler['spacing'] }): void;
 }
 
 /**
@@ -118,7 +126,7 @@ export async function runCompare(options: CompareOptions, target: Target, report
     for (let round = 1; round <= options.repeat; round++) {
       for (const [i, variant] of options.variants.entries()) {
         const table = tables[i]!;
-        const run = await runOnce(admin, options, target, variant, base, table, round);
+        const run = await runOnce(admin, options, target, variant, base, table, round, reporter);
         runs[i]!.push(run);
         order.push(variant.label);
         reporter.runDone?.({ variant, run, index: order.length, total });
@@ -153,10 +161,11 @@ export function variantTable(table: string, index: number): string {
   return name + suffix;
 }
 
-async function runOnce(admin: pg.Client, options: CompareOptions, target: Target, variant: Variant, base: string, table: string, round: number): Promise<VariantRun> {
+async function runOnce(admin: pg.Client, options: CompareOptions, target: Target, variant: Variant, base: string, table: string, round: number, reporter: CompareReporter): Promise<VariantRun> {
   const qualified = qualifiedName(table, options.schema);
   await admin.query(`CREATE TABLE ${qualified} (LIKE ${base} INCLUDING ALL)`);
   const workers = variant.workers ?? options.workers;
+  const sampler = options.sampleEvery ? await Sampler.open(target, { every: options.sampleEvery, waitEveryMs: 'off' }) : undefined;
   const walBefore = await walPosition(admin);
   const cpuBefore = process.cpuUsage();
   const summary = await load(
@@ -174,13 +183,18 @@ async function runOnce(admin: pg.Client, options: CompareOptions, target: Target
       onConflict: options.onConflict,
     },
     target,
-  );
+    sampler,
+  ).catch(async (error: unknown) => {
+    await sampler?.stop().catch(() => undefined);
+    throw error;
+  });
+  const samples = await sampler?.stop();
   const cpu = process.cpuUsage(cpuBefore);
   const walAfter = await walPosition(admin);
   const wal = await admin.query<{ bytes: string }>('SELECT pg_wal_lsn_diff($1, $2)::bigint AS bytes', [walAfter, walBefore]);
   const size = await admin.query<{ bytes: string }>('SELECT pg_total_relation_size($1::regclass) AS bytes', [qualified]);
   const { rows, skipped, bytes, seconds } = summary.total;
-  return {
+  const run: VariantRun = {
     round,
     rows,
     skipped,
@@ -193,6 +207,8 @@ async function runOnce(admin: pg.Client, options: CompareOptions, target: Target
     tableBytes: Number(size.rows[0]?.bytes ?? 0),
     ...(summary.wire?.[0] !== undefined ? { wire: formatTableWire(summary.wire[0]).replace(/^[^:]*: /, '') } : {}),
   };
+  if (sampler && samples) reporter.runSampled?.({ variant, run, samples, facts: sampler.facts, spacing: sampler.spacing });
+  return run;
 }
 
 async function walPosition(client: pg.Client): Promise<string> {

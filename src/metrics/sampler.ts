@@ -7,6 +7,7 @@ import { intervalBetween, type Interval, type Sample } from './series.js';
 import { countRowsBefore, readServerFacts, type ServerFacts, type ServerSnapshot } from './server-snapshot.js';
 import { snapshotReaderFor, type SnapshotReader } from './citus-snapshot.js';
 import { SamplerConnection } from './sampler-connection.js';
+import { DEFAULT_SPACING, SpacedSeries, spreadChunk, type SampleSpacing, type Streamed } from './sample-spacing.js';
 import { DEFAULT_WAIT_EVERY_MS, serverIsLocal, WaitSampler, type WaitSnapshot, type WaitSummary } from './wait-sampler.js';
 
 /** What a sample tells whoever listens (the progress output, a report, a test). */
@@ -22,6 +23,8 @@ export interface SamplerOptions {
   readonly cpuSeconds?: () => number;
   /** How often the load's backends' wait events are looked at (default 50 ms); `off` for never. */
   readonly waitEveryMs?: number | 'off';
+  /** On a timer: how the series' samples are spaced (start, and how many are kept before halving). */
+  readonly spacing?: SampleSpacing;
 }
 
 /** The sampler's session name; its wait looks' connection is `pgsurge sampler waits`. */
@@ -37,9 +40,17 @@ const processCpuSeconds = (): number => {
  * load calls (start, each chunk), plus `stop()` for the last sample. One query at a time;
  * a sample that comes due while one is in flight is taken right after it (row buckets) or
  * skipped (time ticks). A failed sample is reported to the listener, never fails the load.
+ *
+ * On a timer, the series adapts to the load's length (`SampleSpacing`): samples start a
+ * few milliseconds apart and their spacing doubles whenever the series is halved, so a
+ * short load still has a curve and a long one bounded memory; the listeners hear a
+ * sample only every `every.ms` (and the last one), as asked. The last interval, cut
+ * short by the load's end, is merged into the one before when it is under half its length.
  */
 export class Sampler implements LoadReporter {
-  readonly samples: Sample[] = [];
+  /** Row buckets: every sample; on a timer: the spaced series. */
+  private readonly bucketed: Sample[] = [];
+  private spaced: SpacedSeries | undefined;
   private tables: string[] = [];
   private base: { snapshot: ServerSnapshot; at: number; cpu: number; rowsBefore: number } | undefined;
   private rows = 0;
@@ -47,6 +58,8 @@ export class Sampler implements LoadReporter {
   private nextRows = 0;
   private timer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> | undefined;
+  /** Chunks committed while a sample is in flight: spread into it too once it is recorded. */
+  private committedInFlight: { start: number; end: number; rows: number; bytes: number }[] | undefined;
   private again = false;
   private stopped = false;
   rowsBeforeEstimated = false;
@@ -59,6 +72,11 @@ export class Sampler implements LoadReporter {
   waitSummary: WaitSummary | undefined;
   /** The last sample recorded was read `fresh`. */
   private lastFresh = false;
+  /** On a timer: the timer's period now. */
+  private tickMs = 0;
+  /** The last sample the listeners heard of, and how many they heard. */
+  private lastHeard: Sample | undefined;
+  private heard = 0;
 
   private constructor(
     private readonly connection: SamplerConnection,
@@ -82,6 +100,15 @@ export class Sampler implements LoadReporter {
       await connection.end();
       throw error;
     }
+  }
+
+  get samples(): readonly Sample[] {
+    return this.spaced?.samples ?? this.bucketed;
+  }
+
+  /** On a timer: the series' first and last spacing, ms (undefined for row buckets). */
+  get spacing(): { readonly startMs: number; readonly finalMs: number } | undefined {
+    return this.spaced ? { startMs: this.spaced.startMs, finalMs: this.spaced.spacingMs } : undefined;
   }
 
   private now(): number {
@@ -114,21 +141,33 @@ export class Sampler implements LoadReporter {
     this.rowsBeforeEstimated = before.estimated;
     const snapshot = await this.connection.run((c) => this.read(c, this.tables, true));
     this.base = { snapshot, at: this.now(), cpu: this.cpu(), rowsBefore: before.rows };
-    this.record(snapshot, this.base.at, this.base.cpu, 0, 0, this.waitSampler?.snapshot());
     const { every } = this.options;
-    if ('ms' in every) {
-      this.timer = setInterval(() => {
-        if (this.inFlight === undefined) this.take();
-      }, every.ms);
-      this.timer.unref();
-    } else {
+    if ('ms' in every) this.spaced = new SpacedSeries(this.options.spacing ?? DEFAULT_SPACING, every.ms);
+    this.record(snapshot, this.base.at, this.base.cpu, 0, 0, this.waitSampler?.snapshot(), true);
+    if (this.spaced) {
+      this.setTimer();
+    } else if ('rows' in every) {
       this.nextRows = every.rows;
     }
   }
 
-  chunkLoaded(info: { rows: number; chunk: { location: ChunkLocation } }): void {
+  /** (Re)starts the timer at the smaller of the series' spacing and the listeners' `every.ms`. */
+  private setTimer(): void {
+    const tick = this.spaced?.tickMs;
+    if (tick === undefined || this.stopped || (tick === this.tickMs && this.timer !== undefined)) return;
+    if (this.timer) clearInterval(this.timer);
+    this.tickMs = tick;
+    this.timer = setInterval(() => {
+      if (this.inFlight === undefined) this.take();
+    }, tick);
+    this.timer.unref();
+  }
+
+  chunkLoaded(info: { rows: number; chunk: { location: ChunkLocation }; seconds?: number }): void {
     this.rows += info.rows;
-    this.bytes += inputBytesOf(info.chunk.location);
+    const bytes = inputBytesOf(info.chunk.location);
+    this.bytes += bytes;
+    if (info.seconds !== undefined) this.spread(info.rows, bytes, info.seconds);
     // the event loop is awake anyway: the moment to read the backends' CPU (the last chunk's reading is what a backend that then ends keeps)
     this.waitSampler?.readCpuSoon();
     const { every } = this.options;
@@ -137,6 +176,21 @@ export class Sampler implements LoadReporter {
       if (this.inFlight !== undefined) this.again = true;
       else this.take();
     }
+  }
+
+  /**
+   * A chunk's rows were sent over its `seconds` up to its commit (now): each sample taken
+   * meanwhile counts the share that had passed as streamed (`rowsStreamed`), so rates
+   * follow the rows as they went, not the commits' steps. (The listeners heard the samples
+   * as they were then: their intervals are those of the commits.)
+   */
+  private spread(rows: number, bytes: number, seconds: number): void {
+    // on a timer only: row buckets are taken at commits, each rate already over many of them
+    if (this.base === undefined || this.spaced === undefined || seconds <= 0) return;
+    const end = (this.now() - this.base.at) / 1000;
+    const chunk = { start: end - seconds, end, rows, bytes };
+    spreadChunk(this.samples as Streamed[], chunk);
+    this.committedInFlight?.push(chunk);
   }
 
   /** Waits for a sample in flight, takes the last one, closes the connection. */
@@ -151,6 +205,7 @@ export class Sampler implements LoadReporter {
       const last = this.samples.at(-1);
       // The last sample must be current: a reader that reuses counters between samples is asked once more, fresh.
       if (this.base && (last === undefined || last.rowsLoaded !== this.rows || this.samples.length === 1 || (this.read.reuses === true && !this.lastFresh))) await this.sampleNow();
+      this.spaced?.finish();
     } finally {
       await this.connection.end();
       await this.waitConnection?.end();
@@ -161,16 +216,20 @@ export class Sampler implements LoadReporter {
   /** A sample now, outside the schedule (e.g. after an index build). */
   async sampleNow(): Promise<void> {
     while (this.inFlight) await this.inFlight;
-    this.take(true);
+    this.take(true, true);
     await this.inFlight;
   }
 
-  /** `fresh`: every figure read now (a reader may otherwise reuse counters costly to read: Citus's nodes'). */
-  private take(fresh = false): void {
+  /**
+   * `fresh`: every figure read now (a reader may otherwise reuse counters costly to read: Citus's nodes').
+   * `always`: kept in the series and told to the listeners whatever the spacing.
+   */
+  private take(fresh = false, always = false): void {
     if (this.base === undefined) return;
     const rows = this.rows;
     const bytes = this.bytes;
     const at = this.now();
+    this.committedInFlight = [];
     const cpu = this.cpu();
     const waits = this.waitSampler?.snapshot();
     this.inFlight = this.connection.run((c) => this.read(c, this.tables, fresh))
@@ -180,7 +239,7 @@ export class Sampler implements LoadReporter {
       .then(
         (snapshot) => {
           this.lastFresh = fresh;
-          this.record(snapshot, at, cpu, rows, bytes, waits);
+          this.record(snapshot, at, cpu, rows, bytes, waits, always);
         },
         (error: unknown) => {
           for (const l of this.listeners) l.sampleFailed?.(error);
@@ -195,10 +254,10 @@ export class Sampler implements LoadReporter {
       });
   }
 
-  private record(snapshot: ServerSnapshot, at: number, cpu: number, rows: number, bytes: number, waits: WaitSnapshot | undefined): void {
+  private record(snapshot: ServerSnapshot, at: number, cpu: number, rows: number, bytes: number, waits: WaitSnapshot | undefined, always: boolean): void {
     const base = this.base!;
     const b = base.snapshot;
-    const sample: Sample = {
+    const sample: Streamed = {
       seconds: (at - base.at) / 1000,
       rowsLoaded: rows,
       bytesLoaded: bytes,
@@ -215,9 +274,27 @@ export class Sampler implements LoadReporter {
       clientCpuSeconds: cpu - base.cpu,
       ...waits,
     };
-    const previous = this.samples.at(-1);
-    this.samples.push(sample);
+    // the chunks committed between this sample's moment and now count for it as for the samples before
+    for (const chunk of this.committedInFlight ?? []) spreadChunk([sample], chunk);
+    this.committedInFlight = undefined;
+    const every = this.options.every;
+    if (this.spaced === undefined || !('ms' in every)) {
+      this.bucketed.push(sample);
+      this.tell(sample);
+      return;
+    }
+    // on a timer: kept at the series' spacing (the timer slows down as it grows), told at the listeners' `every.ms`
+    this.spaced.offer(sample, always);
+    this.setTimer();
+    const heard = this.lastHeard;
+    if (always || heard === undefined || sample.seconds - heard.seconds >= (0.9 * every.ms) / 1000) this.tell(sample);
+  }
+
+  private tell(sample: Sample): void {
+    const previous = this.lastHeard;
     const interval = previous !== undefined && sample.seconds > previous.seconds ? intervalBetween(previous, sample) : undefined;
-    for (const l of this.listeners) l.sample?.({ sample, interval, index: this.samples.length - 1 });
+    this.lastHeard = sample;
+    const index = this.heard++;
+    for (const l of this.listeners) l.sample?.({ sample, interval, index });
   }
 }

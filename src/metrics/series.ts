@@ -14,6 +14,14 @@ export interface Sample {
   readonly rowsLoaded: number;
   /** Input bytes those rows came from. */
   readonly bytesLoaded: number;
+  /**
+   * Rows loaded, with the rows of each chunk committed later counted for the share of its
+   * sending time (first byte to commit) that had passed at this sample; bytes the same.
+   * What rates are drawn from: a chunk's rows arrive over its time, not all at its commit
+   * (absent where no chunk was under way: the same as `rowsLoaded`).
+   */
+  readonly rowsStreamed?: number;
+  readonly bytesStreamed?: number;
   /** Rows in the table(s): rows before the load + rows loaded. */
   readonly rowsInTable: number;
   /** `pg_relation_size` of the table(s): the heap's main fork. */
@@ -48,6 +56,8 @@ export interface Interval {
   /** Rows in the table at the interval's start and end. */
   readonly fromRows: number;
   readonly toRows: number;
+  /** Rows in the table at the end counting the rows streamed (`Sample.rowsStreamed`): where a timer's sample sits on a rows axis. */
+  readonly toRowsStreamed: number;
   readonly rows: number;
   readonly rowsPerSecond: number;
   readonly mbPerSecond: number;
@@ -72,7 +82,10 @@ export interface Interval {
 
 const ratio = (part: number, whole: number): number | undefined => (whole > 0 ? part / whole : undefined);
 
-/** The interval between two samples. */
+const rowsStreamed = (s: Sample): number => s.rowsStreamed ?? s.rowsLoaded;
+const bytesStreamed = (s: Sample): number => s.bytesStreamed ?? s.bytesLoaded;
+
+/** The interval between two samples; its rates from the rows and bytes streamed, its `rows` those committed. */
 export function intervalBetween(a: Sample, b: Sample): Interval {
   const seconds = b.seconds - a.seconds;
   const rows = b.rowsLoaded - a.rowsLoaded;
@@ -83,9 +96,10 @@ export function intervalBetween(a: Sample, b: Sample): Interval {
     seconds,
     fromRows: a.rowsInTable,
     toRows: b.rowsInTable,
+    toRowsStreamed: b.rowsInTable - b.rowsLoaded + rowsStreamed(b),
     rows,
-    rowsPerSecond: perSecond(rows, seconds),
-    mbPerSecond: perSecond((b.bytesLoaded - a.bytesLoaded) / MB, seconds),
+    rowsPerSecond: perSecond(rowsStreamed(b) - rowsStreamed(a), seconds),
+    mbPerSecond: perSecond((bytesStreamed(b) - bytesStreamed(a)) / MB, seconds),
     walBytesPerRow: rows > 0 ? (b.walBytes - a.walBytes) / rows : undefined,
     checkpoints: b.checkpointsTimed + b.checkpointsRequested - a.checkpointsTimed - a.checkpointsRequested,
     heapBlocksRead: b.heapBlocksRead - a.heapBlocksRead,

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import type { Knee } from '../metrics/series.js';
 import { intervalsOf, type Interval, type Sample } from '../metrics/series.js';
+import { MIN_CURVE_POINTS } from '../metrics/sample-spacing.js';
 import type { ServerFacts } from '../metrics/server-snapshot.js';
 import type { Diagnosis } from '../diagnose/diagnose-load.js';
 
@@ -50,6 +51,14 @@ export interface ReportSeries {
   readonly samples: readonly Sample[];
   /** Derived from `samples` (`intervalsOf`), kept for programs that read the file. */
   readonly intervals: readonly Interval[];
+  /** Fewer intervals than a curve needs (30): the charts say the load was too short for one. */
+  readonly tooShort?: boolean;
+  /**
+   * Sampled on a timer: the samples' spacing at the start and at the end, ms (it doubles as
+   * the load goes on). Its intervals hold few chunk commits each, so the charts draw rows/s
+   * over a few neighbouring intervals too. Absent for row buckets (decay).
+   */
+  readonly spacing?: { readonly startMs: number; readonly finalMs: number };
   readonly knee?: Knee | null;
   readonly phases?: readonly PhaseTime[];
   /** `dbt3 load`: every task's start and end (drawn as a Gantt chart). */
@@ -91,8 +100,9 @@ export function machineFacts(): MachineFacts {
 }
 
 /** One series from samples; intervals derived here so file and charts agree. */
-export function makeSeries(name: string, samples: readonly Sample[], extra: Omit<ReportSeries, 'name' | 'samples' | 'intervals'> = { settings: {} }): ReportSeries {
-  return { name, samples, intervals: intervalsOf(samples), ...extra };
+export function makeSeries(name: string, samples: readonly Sample[], extra: Omit<ReportSeries, 'name' | 'samples' | 'intervals' | 'tooShort'> = { settings: {} }): ReportSeries {
+  const intervals = intervalsOf(samples);
+  return { name, samples, intervals, ...(intervals.length < MIN_CURVE_POINTS ? { tooShort: true } : {}), ...extra };
 }
 
 export function makeReport(fields: Omit<LoadReport, 'format' | 'version' | 'createdAt' | 'machine' | 'notes'> & Partial<Pick<LoadReport, 'createdAt' | 'machine' | 'notes'>>): LoadReport {
@@ -129,23 +139,30 @@ const sameValue = (a: SettingValue | undefined, b: SettingValue | undefined): bo
 /**
  * Several saved reports as one, their series overlaid on the same axes (e.g. decay runs
  * with different shared_buffers). Settings common to all stay at the top; each series
- * keeps what differs, and its own server facts.
+ * keeps what differs, and its own server facts. Series of the same name (two loads of
+ * one file) are told apart by `sources`, the reports' own names (their files' names).
+ * Each series keeps the command that made it in its settings.
  */
-export function mergeReports(reports: readonly LoadReport[], title?: string): LoadReport {
+export function mergeReports(reports: readonly LoadReport[], title?: string, sources?: readonly string[]): LoadReport {
   const first = reports[0];
   if (first === undefined) throw new RangeError('no reports to merge');
   if (reports.length === 1) return first;
   const keys = [...new Set(reports.flatMap((r) => Object.keys(r.settings)))];
   const common: Record<string, SettingValue> = {};
   for (const k of keys) if (reports.every((r) => k in r.settings && sameValue(r.settings[k], first.settings[k]))) common[k] = first.settings[k]!;
+  const counts = new Map<string, number>();
+  for (const s of reports.flatMap((r) => r.series)) counts.set(s.name, (counts.get(s.name) ?? 0) + 1);
   const names = new Set<string>();
-  const series = reports.flatMap((r) =>
+  const series = reports.flatMap((r, k) =>
     r.series.map((s) => {
-      let name = s.name;
-      for (let n = 2; names.has(name); n++) name = `${s.name} (${n})`;
+      const source = sources?.[k];
+      const given = (counts.get(s.name) ?? 0) > 1 && source !== undefined ? `${s.name} (${source})` : s.name;
+      let name = given;
+      for (let n = 2; names.has(name); n++) name = `${given} (${n})`;
       names.add(name);
       const own = Object.fromEntries(Object.entries({ ...r.settings, ...s.settings }).filter(([k, v]) => !(k in common) || !sameValue(common[k], v)));
-      return { ...s, name, settings: own, server: s.server ?? r.server };
+      // the command that made it: the page's run panel shows the merging one
+      return { ...s, name, settings: { command: r.command.join(' '), ...own }, server: s.server ?? r.server };
     }),
   );
   return {
@@ -154,6 +171,7 @@ export function mergeReports(reports: readonly LoadReport[], title?: string): Lo
     createdAt: new Date().toISOString(),
     settings: common,
     series,
-    notes: reports.flatMap((r) => r.series.length === 1 ? r.notes.slice(0, 1).map((n) => `${r.series[0]!.name}: ${n}`) : r.notes),
+    // a one-series report's first note (its knee, its verdict), under the series' name here
+    notes: reports.flatMap((r, k) => (r.series.length === 1 ? r.notes.slice(0, 1).map((n) => `${series[reports.slice(0, k).reduce((a, p) => a + p.series.length, 0)]!.name}: ${n}`) : r.notes)),
   };
 }

@@ -32,8 +32,14 @@ export function reportFromHtml(html: string): unknown {
 
 const showValue = (v: SettingValue): string => (v === null ? '—' : typeof v === 'number' ? (Number.isInteger(v) ? formatCount(v) : String(v)) : String(v));
 
+/** Values longer than this get the panel's whole width, under their name (a command line, a URL). */
+const LONG_VALUE = 32;
+
+/** Name and value side by side; a long value on its own line under its name, so neither squeezes the other. */
 function table(rows: readonly (readonly [string, string])[]): string {
-  return `<table>${rows.map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('')}</table>`;
+  const row = ([k, v]: readonly [string, string]): string =>
+    v.length > LONG_VALUE ? `<tr><th colspan="2">${escapeHtml(k)}</th></tr><tr><td class="long" colspan="2">${escapeHtml(v)}</td></tr>` : `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`;
+  return `<table>${rows.map(row).join('')}</table>`;
 }
 
 /** The page's side panel: run settings, server and its settings, machine, per-series settings. */
@@ -74,9 +80,10 @@ export async function reportHtml(report: LoadReport, chartJs?: string): Promise<
   main { display: grid; grid-template-columns: minmax(0, 1fr) 340px; gap: 16px; padding: 12px 20px; }
   .charts { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 16px; align-self: start; }
   .chart { position: relative; height: 340px; border: 1px solid #d0d7de; border-radius: 6px; padding: 8px; }
-  aside table { border-collapse: collapse; width: 100%; font-size: 12px; }
-  aside th { text-align: left; font-weight: 600; padding: 2px 6px 2px 0; vertical-align: top; white-space: nowrap; }
-  aside td { padding: 2px 0; word-break: break-word; }
+  aside table { border-collapse: collapse; width: 100%; font-size: 12px; table-layout: fixed; }
+  aside th { text-align: left; font-weight: 600; padding: 2px 6px 2px 0; vertical-align: top; width: 50%; overflow-wrap: anywhere; }
+  aside td { padding: 2px 0; overflow-wrap: anywhere; }
+  aside td.long { padding: 0 0 4px 10px; font-family: ui-monospace, monospace; font-size: 11px; }
   #errors { color: #d1242f; white-space: pre-wrap; }
   @media (max-width: 1100px) { main, .charts { grid-template-columns: minmax(0, 1fr); } }
 </style>

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import type { CompareResult } from '../../src/compare/run-compare.js';
+import { reportProblem, type LoadReport } from '../../src/report/report-data.js';
 import { closeTestSchema, digest, freshSchema, runCli, tableRecords, tblRecords, testClient, testUrl, openTestSchema } from '../helpers/test-db.js';
 
 const SCHEMA = 'it_compare';
@@ -82,6 +83,26 @@ describe('pgsurge compare', () => {
     assert.equal(again.code, 2);
     assert.match(again.stderr, /table "it_compare"\."orders_cmp1" already exists/);
     assert.equal(digest(await tableRecords(client, `${SCHEMA}.orders_cmp1`)), digest(expected));
+    await client.query(`DROP TABLE ${SCHEMA}.orders_cmp1, ${SCHEMA}.orders_cmp2`);
+  });
+
+  it('--report: one series per variant, its median run, sampled from start to end', async () => {
+    const report = path.join(dir, 'compare.json');
+    const r = await runCli(['compare', file, '--variants', 'copy,insert:values', '--rows', '250', '--repeat', '3', '--keep', '-w', '2', '--report', report, '--json', ...db()]);
+    assert.equal(r.code, 0, r.stderr);
+    const result = JSON.parse(r.stdout) as CompareResult;
+    const written = JSON.parse(await fs.readFile(report, 'utf8')) as LoadReport;
+    assert.equal(reportProblem(written), undefined);
+    assert.deepEqual(written.series.map((s) => s.name), ['copy', 'insert:values']);
+    for (const [k, s] of written.series.entries()) {
+      const runs = [...result.results[k]!.runs].sort((a, b) => a.rowsPerSecond - b.rowsPerSecond);
+      assert.equal(s.settings.round, runs[1]!.round, `${s.name}: the median run of 3`);
+      assert.equal(s.samples[0]!.rowsLoaded, 0);
+      assert.equal(s.samples.at(-1)!.rowsLoaded, 250, `${s.name}: the last sample holds every row`);
+      assert.equal(s.spacing?.startMs, 31.25, `${s.name}: sampled on a timer, as a load is`);
+    }
+    const expected = tblRecords(content).slice(0, 250);
+    for (const t of ['orders_cmp1', 'orders_cmp2']) assert.equal(digest(await tableRecords(client, `${SCHEMA}.${t}`)), digest(expected), t);
     await client.query(`DROP TABLE ${SCHEMA}.orders_cmp1, ${SCHEMA}.orders_cmp2`);
   });
 

@@ -1,14 +1,16 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
+import net from 'node:net';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { after, before, describe, it } from 'node:test';
 import type { Command } from 'commander';
 import { commandPath } from '../../src/cli/help-examples.js';
 import { buildProgram } from '../../src/cli/main.js';
 import { PGSURGE, runCli, testClient, testUrl } from '../helpers/test-db.js';
+import { firstServerOnly } from '../helpers/temp-cluster.js';
 
 /**
  * Every example at the end of every `pgsurge … --help`, run as written (through bash, so
@@ -24,13 +26,8 @@ const SKIP: Readonly<Record<string, string>> = {
   'pgsurge dbt3 load sf1 --db postgresql://me@db1/dbt3 --schema dbt3 --build-memory 4GB': 'another host',
   'pgsurge dbt3 refresh sf1 --set 2 -w 2 --report refresh.html': 'runs on the folder and the database of the example above it',
   'pgsurge dbt3 gen --scale 10 --parts 4 --part 2 --out data/sf10': 'scale 10 writes 2.5 GB; the other gen examples cover --out at a small scale',
-  'pgsurge cluster start && psql "$(pgsurge cluster url)"': 'starts the managed cluster (initdb, a second server) and opens psql',
-  'pgsurge cluster start': 'starts the managed cluster (initdb, a second server)',
   'pgsurge cluster start --wal-dir /mnt/fastdisk/pgsurge-wal': 'a disk this machine has not got',
   'pgsurge cluster start --pg-bin system --data-dir /var/lib/pgsurge/pg15': 'a system folder outside the test',
-  'pgsurge cluster stop': 'the managed cluster',
-  'pgsurge cluster status || pgsurge cluster start': 'starts the managed cluster',
-  'psql "$(pgsurge cluster url)" -c "SELECT version()"': 'needs the managed cluster running',
   'pgsurge wal move --to /mnt/wal/pgsurge --restart': 'moves the WAL of the managed cluster and restarts it',
   'pgsurge wal move --data-dir /var/lib/postgresql/15/main --to /mnt/wal/15 --restart --pg-bin system': "moves the machine's own PostgreSQL 15 WAL",
   'pgsurge wal where --db postgresql://me@db1/prod': 'another host',
@@ -43,6 +40,30 @@ const SKIP: Readonly<Record<string, string>> = {
   'pgsurge demo --db postgresql://me@db1/scratch': 'another host',
   'pgsurge completion zsh > "${fpath[1]}/_pgsurge"': "zsh's $fpath (the test runs bash)",
 };
+
+/**
+ * The managed cluster's examples, run in this order in a folder of their own (its
+ * cluster in PGSURGE_HOME there, the embedded binaries), the cluster stopped at the end;
+ * `6543` becomes a free port.
+ */
+const IN_ORDER: readonly string[] = [
+  'pgsurge cluster status || pgsurge cluster start',
+  'pgsurge cluster start',
+  'psql "$(pgsurge cluster url)" -c "SELECT version()"',
+  'pgsurge cluster start && psql "$(pgsurge cluster url)"',
+  'pgsurge cluster start --listen 6543',
+  'psql "$(pgsurge cluster url --tcp)" -c "SELECT inet_server_port()"',
+  'pgsurge cluster stop',
+];
+
+/** A TCP port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 /** Sizes made small for the test: [from, to] replaced in the example before it runs. */
 const SMALLER: Readonly<Record<string, readonly (readonly [string, string])[]>> = {
@@ -58,6 +79,7 @@ const SMALLER: Readonly<Record<string, readonly (readonly [string, string])[]>> 
   'pgsurge compare lineitem.tbl --create --variants copy:w1,copy:w2,insert:unnest:b5000,insert:values:b1000 --repeat 5': [['--repeat 5', '--repeat 1']],
   'pgsurge compare lineitem.tbl --create --variants copy,insert:row,insert:row:c0 --rows 20000 --json': [['--rows 20000', '--rows 1000']],
   'pgsurge compare lineitem.tbl --create --variants copy:text,copy:binary,copy:text:w2,copy:binary:w2 --repeat 3': [['--repeat 3', '--repeat 1']],
+  'pgsurge compare lineitem.tbl --create --variants copy:w1,copy:w2 --repeat 3 --report compare.html': [['--repeat 3', '--repeat 1']],
   'pgsurge decay --rows 5M --keys random': [['5M', '20k']],
   'pgsurge decay --rows 2M --index after --json > decay.ndjson': [['2M', '20k']],
   'pgsurge demo': [['pgsurge demo', 'pgsurge demo --scale 0.01']],
@@ -138,6 +160,8 @@ const SETUP_SQL = `
 describe('every --help example runs on a fresh database', { timeout: 240_000 }, () => {
   before(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'pgsurge-help-examples-'));
+    // the managed cluster's server runs as postgres when the tests run as root: it must reach the folder
+    await chmod(dir, 0o755);
     await writeFile(path.join(dir, 'events.csv'), '1,click,2026-01-01 10:00:00+00\n2,view,2026-01-01 10:00:01+00\n2,view,2026-01-01 10:00:01+00\n');
     await writeFile(
       path.join(dir, 'events.ndjson.gz'),
@@ -177,8 +201,8 @@ describe('every --help example runs on a fresh database', { timeout: 240_000 }, 
   });
 
   for (const { path: command, examples } of blocks) {
-    const runnable = examples.filter((e) => SKIP[e] === undefined);
-    const skip = runnable.length === 0 && examples.length > 0 ? examples.map((e) => SKIP[e]).join('; ') : false;
+    const runnable = examples.filter((e) => SKIP[e] === undefined && !IN_ORDER.includes(e));
+    const skip = runnable.length === 0 && examples.length > 0 ? examples.map((e) => SKIP[e] ?? 'run in order on a managed cluster of their own (below)').join('; ') : false;
     it(`pgsurge ${command} --help: ${runnable.length} of ${examples.length} examples`, { skip }, async () => {
       assert.ok(examples.length > 0, `pgsurge ${command} --help has no examples`);
       for (const [k, example] of runnable.entries()) {
@@ -201,8 +225,25 @@ describe('every --help example runs on a fresh database', { timeout: 240_000 }, 
     });
   }
 
+  it("the managed cluster's examples, in order, on a cluster of their own", { skip: firstServerOnly('they run the embedded binaries whatever the server under test') }, async () => {
+    const home = path.join(dir, 'cluster-home');
+    await mkdir(home, { recursive: true });
+    const port = String(await freePort());
+    try {
+      for (const example of IN_ORDER) {
+        const run = example.replace('--listen 6543', `--listen ${port}`);
+        const script = `set -o pipefail\npgsurge() { "${process.execPath}" "${PGSURGE}" "$@"; }\n${run}`;
+        const r = await runCli(['-c', script], { command: 'bash', cwd: dir, env: { PGSURGE_HOME: home } });
+        assert.equal(r.code, 0, `${run}\n${r.stdout.slice(-1000)}\n${r.stderr.slice(-2000)}`);
+        if (example.includes('--tcp')) assert.match(r.stdout, new RegExp(`^\\s*${port}$`, 'm'), 'psql reached the cluster over TCP on its port');
+      }
+    } finally {
+      await runCli(['cluster', 'stop'], { cwd: dir, env: { PGSURGE_HOME: home } });
+    }
+  });
+
   it('the skip and size lists name only examples that are there', () => {
     const every = new Set(blocks.flatMap((b) => b.examples));
-    for (const e of [...Object.keys(SKIP), ...Object.keys(SMALLER), ...Object.keys(EXIT_CODE)]) assert.ok(every.has(e), `not an example any more: ${e}`);
+    for (const e of [...Object.keys(SKIP), ...Object.keys(SMALLER), ...Object.keys(EXIT_CODE), ...IN_ORDER]) assert.ok(every.has(e), `not an example any more: ${e}`);
   });
 });

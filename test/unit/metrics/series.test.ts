@@ -46,6 +46,7 @@ describe('interval rates', () => {
       seconds: 2,
       fromRows: 6000,
       toRows: 10_000,
+      toRowsStreamed: 10_000,
       rows: 4000,
       rowsPerSecond: 2000,
       mbPerSecond: 2,

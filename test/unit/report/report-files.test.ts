@@ -9,7 +9,7 @@ import { intervalsOf } from '../../../src/metrics/series.js';
 import { CSV_COLUMNS, reportCsv } from '../../../src/report/report-csv.js';
 import { makeReport, makeSeries, mergeReports, redactArgv, reportProblem, type LoadReport } from '../../../src/report/report-data.js';
 import { reportFromHtml, reportHtml } from '../../../src/report/report-html.js';
-import { drawReport } from '../../../src/report/html-page-script.js';
+import { countLabel, drawReport, timeAxis, windowedRates } from '../../../src/report/html-page-script.js';
 import { reportKind, writeReport } from '../../../src/report/write-report.js';
 import { redactUrl } from '../../../src/cluster/target.js';
 
@@ -187,9 +187,95 @@ describe('report files', () => {
     assert.equal(merged.series[2]!.server?.settings.shared_buffers, '16MB');
     assert.equal(merged.series[0]!.server?.settings.shared_buffers, '128MB');
     assert.deepEqual(merged.series[2]!.samples, b.series[0]!.samples);
-    assert.ok(merged.notes.includes('copy, random keys: knee at 2M'));
+    assert.ok(merged.notes.includes('copy, random keys (2): knee at 2M'), merged.notes.join(' | '));
     assert.equal(reportProblem(JSON.parse(JSON.stringify(merged))), undefined);
     assert.equal(mergeReports([a]), a);
     assert.throws(() => mergeReports([]), /no reports/);
+  });
+
+  it('series of one name in several reports are named after their reports (`pgsurge report w1.json w2.json`)', () => {
+    const one = (rate: number): LoadReport => ({ ...fixture(), series: [makeSeries('lineitem.tbl', samples(40, rate))], notes: [`${rate}`] });
+    const merged = mergeReports([one(1000), one(2000), { ...fixture(), series: [makeSeries('orders.tbl', samples(40, 5))] }], undefined, ['w1', 'w2', 'orders']);
+    assert.deepEqual(merged.series.map((s) => s.name), ['lineitem.tbl (w1)', 'lineitem.tbl (w2)', 'orders.tbl']);
+    assert.equal(merged.series[0]!.settings.command, 'pgsurge decay --db postgresql://u:***@h/db', 'each series keeps the command that made it');
+    assert.deepEqual(merged.notes.slice(0, 2), ['lineitem.tbl (w1): 1000', 'lineitem.tbl (w2): 2000']);
+  });
+
+  it('a series of fewer than 30 intervals is flagged too short, and every chart says so under its title', () => {
+    const report = fixture();
+    assert.deepEqual(report.series.map((s) => s.tooShort), [true, true]);
+    assert.equal(makeSeries('long', samples(31, 10)).tooShort, undefined, '30 intervals make a curve');
+    const configs: any[] = [];
+    class FakeChart {
+      constructor(_canvas: unknown, config: unknown) {
+        configs.push(config);
+      }
+    }
+    drawReport(FakeChart, JSON.parse(JSON.stringify(report)), { getElementById: (id: string) => ({ id }) } as unknown as Document);
+    for (const c of configs) assert.match(c.options.plugins.subtitle.text, /^too short for a curve: copy, random keys, 5 intervals over 7\.5 s; /);
+    const long: LoadReport = { ...report, series: [makeSeries('long', samples(31, 10))] };
+    configs.length = 0;
+    drawReport(FakeChart, JSON.parse(JSON.stringify(long)), { getElementById: (id: string) => ({ id }) } as unknown as Document);
+    for (const c of configs) assert.equal(c.options.plugins.subtitle.display, false);
+  });
+
+  it('the run panel puts a long value (the command, the target) under its name, so neither squeezes the other', async () => {
+    const report = { ...fixture(), command: ['pgsurge', 'dbt3', 'load', 'sf1', '--replace', '-w', '2', '--report', 'load.html'], settings: { max_parallel_maintenance_workers_per_build: 2 } };
+    const html = await reportHtml(report, '/* no chart.js */');
+    assert.match(html, /<tr><th colspan="2">command<\/th><\/tr><tr><td class="long" colspan="2">pgsurge dbt3 load sf1 --replace -w 2 --report load.html<\/td><\/tr>/);
+    assert.match(html, /<tr><th>max_parallel_maintenance_workers_per_build<\/th><td>2<\/td><\/tr>/);
+    assert.match(html, /aside table \{[^}]*table-layout: fixed/);
+  });
+});
+
+describe('chart axes and lines', () => {
+  it('time ticks are 1, 2 or 5 × 10^k seconds apart with the decimals they need, m:ss from two minutes', () => {
+    const labels = (max: number): string[] => {
+      const a = timeAxis(max);
+      const out: string[] = [];
+      for (let v = 0; v <= max + a.stepSize / 2; v += a.stepSize) out.push(a.label(v));
+      return out;
+    };
+    assert.equal(timeAxis(1.1).stepSize, 0.2);
+    assert.deepEqual(labels(1.1), ['0.0', '0.2', '0.4', '0.6', '0.8', '1.0', '1.2']);
+    assert.equal(timeAxis(0.3).stepSize, 0.05);
+    assert.equal(new Set(labels(0.3)).size, labels(0.3).length, 'no label twice');
+    assert.equal(timeAxis(2).stepSize, 0.5);
+    assert.equal(timeAxis(60).stepSize, 10);
+    assert.equal(timeAxis(100).stepSize, 15);
+    assert.equal(timeAxis(600).stepSize, 120);
+    assert.deepEqual(labels(600).slice(0, 3), ['0:00', '2:00', '4:00']);
+    assert.match(timeAxis(600).title, /m:ss/);
+    assert.equal(timeAxis(3600).stepSize, 600);
+    assert.deepEqual(labels(3600).slice(-2), ['50:00', '1:00:00']);
+    assert.match(timeAxis(3600).title, /h:mm:ss/);
+  });
+
+  it('a timer-sampled series is drawn as rows/s over neighbouring intervals (their rows over their seconds), each interval faint beside it', () => {
+    // chunks commit in steps: intervals of 0, 1 or 2 commits
+    const intervals = [0, 8000, 0, 16000, 8000, 0, 8000].map((rows, k) => ({ rows, seconds: 0.05, endSeconds: 0.05 * (k + 1), rowsPerSecond: rows / 0.05 }));
+    const w = windowedRates(intervals, 1, (i) => i.endSeconds);
+    assert.deepEqual(w.map((p) => Math.round(p.y)), [80_000, 53_333, 160_000, 160_000, 160_000, 106_667, 80_000]);
+    const configs: any[] = [];
+    class FakeChart {
+      constructor(_canvas: unknown, config: unknown) {
+        configs.push(config);
+      }
+    }
+    const timed = makeSeries('lineitem.tbl', samples(40, 1000), { settings: {}, spacing: { startMs: 31.25, finalMs: 62.5 } });
+    drawReport(FakeChart, JSON.parse(JSON.stringify({ ...fixture(), series: [timed] })), { getElementById: (id: string) => ({ id }) } as unknown as Document);
+    const time = configs[1];
+    assert.deepEqual(time.data.datasets.map((d: any) => d.label), ['lineitem.tbl (over 3 intervals)', 'lineitem.tbl (each interval)']);
+    // row buckets (decay): one line, each bucket's rate
+    configs.length = 0;
+    drawReport(FakeChart, JSON.parse(JSON.stringify({ ...fixture(), series: [makeSeries('decay', samples(40, 1000))] })), { getElementById: (id: string) => ({ id }) } as unknown as Document);
+    assert.deepEqual(configs[1].data.datasets.map((d: any) => d.label), ['decay']);
+  });
+
+  it('count ticks carry the decimals of their step, never the same label twice', () => {
+    assert.deepEqual([1_000_000, 1_020_000, 1_040_000].map((v) => countLabel(v, 20_000)), ['1M', '1.02M', '1.04M']);
+    assert.deepEqual([0, 200_000, 400_000, 1_200_000].map((v) => countLabel(v, 200_000)), ['0', '200k', '400k', '1.2M']);
+    assert.deepEqual([0, 0.5, 1, 1.5].map((v) => countLabel(v, 0.5)), ['0', '0.5', '1', '1.5']);
+    assert.deepEqual([2_500_000_000].map((v) => countLabel(v, 500_000_000)), ['2.5G']);
   });
 });
