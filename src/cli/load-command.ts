@@ -176,7 +176,10 @@ async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> 
         notes: [...wireLines(summary.wire), ...(diagnosis ? [diagnosis.verdict.text, ...(diagnosis.againstProbe ?? [])] : [])],
       });
     const written = await writeReportIfAsked(flags.report, report);
-    if (flags.json) process.stdout.write(`${summaryEvent(summary, { ...(written ? { report: written } : {}), ...(diagnosis ? { diagnosis } : {}) })}\n`);
+    // the last sample's sizes (read after the last row; a partitioned table's summed over its partitions)
+    const last = finished?.samples.at(-1);
+    const finalSizes = last ? { finalSizes: { heapBytes: last.heapBytes, indexBytes: last.indexBytes } } : {};
+    if (flags.json) process.stdout.write(`${summaryEvent(summary, { ...finalSizes, ...(written ? { report: written } : {}), ...(diagnosis ? { diagnosis } : {}) })}\n`);
     else if (flags.quiet) process.stdout.write(`${formatQuietSummary(summary)}\n`);
     else {
       process.stdout.write(`${formatSummary(summary)}\n${formatDurability(summary)}\n${diagnosis ? `${formatDiagnosis(diagnosis)}\n` : ''}`);

@@ -83,9 +83,11 @@ describe('the sampler, with a listener handed in, against a real server', () => 
       assert.ok(b.seconds >= a.seconds && b.rowsLoaded >= a.rowsLoaded && b.walBytes >= a.walBytes && b.heapBytes >= a.heapBytes, `sample ${k} moves forward`);
       assert.equal(b.rowsInTable - b.rowsLoaded, 1234);
     }
-    const sizes = await client.query(`SELECT pg_relation_size('${SCHEMA}.t')::int AS heap, pg_indexes_size('${SCHEMA}.t')::int AS idx`);
+    // the table's size with its TOAST and maps: with the indexes', the whole of pg_total_relation_size
+    const sizes = await client.query(`SELECT pg_table_size('${SCHEMA}.t')::int AS heap, pg_indexes_size('${SCHEMA}.t')::int AS idx, pg_total_relation_size('${SCHEMA}.t')::int AS total`);
     assert.equal(last.heapBytes, sizes.rows[0].heap);
     assert.equal(last.indexBytes, sizes.rows[0].idx);
+    assert.equal(last.heapBytes + last.indexBytes, sizes.rows[0].total);
     assert.ok(last.walBytes > 40_000 * 45, `WAL holds at least the rows: ${last.walBytes}`);
     assert.ok(last.checkpointsRequested >= 1, 'the CHECKPOINT during the load is counted');
     assert.ok(last.indexBlocksHit + last.indexBlocksRead > 0, 'index buffer accesses counted');
