@@ -1,0 +1,120 @@
+/**
+ * A partitioned lineitem: COPY into the root (the server routes each row to its partition)
+ * against the same rows already routed, each leaf's rows COPYed into the leaf, on the same
+ * server, interleaved (root, leaves, root, leaves …), medians of the pairwise ratios of rows/s.
+ *
+ *   node dist/bench/partitioned.js [--scale 1] [--repeat 3] [--workers 2] [--schemes yearly,monthly,hash8] [--pg-bin system|embedded|<dir>]
+ *
+ * Schemes: `yearly` and `monthly` are RANGE partitions on l_shipdate (7 and 84 leaves over
+ * 1992–1998), `hashN` is HASH on l_orderkey into N leaves.
+ *
+ * The leaves' files are what a router in pgsurge would send each leaf: the server routes the
+ * file once (a load into the root), then each leaf is copied out to `<leaf>.tbl` in dbgen's
+ * layout (`|` after every field), its rows in the file's order. A load of those files, one
+ * pgsurge with the same workers, has none of a client router's cost (reading the partition
+ * bounds, hashing the keys, parsing the fields to find them): what it measures is the most
+ * routing could win.
+ */
+import './lib/usage.js';
+import { createWriteStream, promises as fs } from 'node:fs';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { fileURLToPath } from 'node:url';
+import { to as copyTo } from 'pg-copy-streams';
+import { systemBinDirs } from '../src/cluster/binaries.js';
+import { arg, describeMachine, median } from './lib/machine.js';
+import { interleave } from './lib/interleave.js';
+import { run } from './lib/run.js';
+import { lineitemBench } from './lib/lineitem-bench.js';
+import { benchCommandLine, openBenchCluster } from './lib/bench-cluster.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const pgsurge = path.join(root, 'bin', 'pgsurge.js');
+const scale = Number(arg('scale', '1'));
+const repeat = Number(arg('repeat', '3'));
+const workers = Number(arg('workers', '2'));
+const schemes = arg('schemes', 'yearly,monthly,hash8').split(',');
+const pgBin = arg('pg-bin', systemBinDirs().length > 0 ? 'system' : 'embedded');
+
+/** The partitions' DDL for a scheme, on the table `lineitem` made by lineitemBench. */
+function partitionsSql(scheme: string): { by: string; leaves: { name: string; bounds: string }[] } {
+  const years = [1992, 1993, 1994, 1995, 1996, 1997, 1998];
+  if (scheme === 'yearly') {
+    return { by: 'RANGE (l_shipdate)', leaves: years.map((y) => ({ name: `lineitem_${y}`, bounds: `FROM ('${y}-01-01') TO ('${y + 1}-01-01')` })) };
+  }
+  if (scheme === 'monthly') {
+    const leaves = years.flatMap((y) =>
+      Array.from({ length: 12 }, (_, m) => {
+        const from = `${y}-${String(m + 1).padStart(2, '0')}-01`;
+        const to = m === 11 ? `${y + 1}-01-01` : `${y}-${String(m + 2).padStart(2, '0')}-01`;
+        return { name: `lineitem_${y}_${String(m + 1).padStart(2, '0')}`, bounds: `FROM ('${from}') TO ('${to}')` };
+      }),
+    );
+    return { by: 'RANGE (l_shipdate)', leaves };
+  }
+  const hash = /^hash(\d+)$/.exec(scheme);
+  if (hash) {
+    const n = Number(hash[1]);
+    return { by: 'HASH (l_orderkey)', leaves: Array.from({ length: n }, (_, k) => ({ name: `lineitem_h${k}`, bounds: `WITH (MODULUS ${n}, REMAINDER ${k})` })) };
+  }
+  throw new Error(`unknown scheme ${scheme}: yearly, monthly or hashN`);
+}
+
+const { work, cluster } = await openBenchCluster('pgsurge-bench-partitioned-', pgBin);
+try {
+  console.log(benchCommandLine('partitioned'));
+  console.log(`# machine: ${describeMachine()}`);
+  console.log(`# server: ${cluster.binaries.version} (${cluster.binaries.source}), managed cluster with default settings, Unix socket`);
+  const { lineitem, url, admin } = await lineitemBench(cluster, work, scale);
+  const attributes = await admin.query<{ def: string; out: string }>(
+    `SELECT format('%I %s', attname, format_type(atttypid, atttypmod)) AS def,
+            CASE WHEN atttypid = 'bpchar'::regtype THEN format('%I::text', attname) ELSE format('%I', attname) END AS out
+       FROM pg_attribute WHERE attrelid = 'lineitem'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`,
+  );
+  const columns = attributes.rows.map((r) => r.def);
+  // char(n) as text: COPY TO pads it with spaces the file did not have
+  const selectList = attributes.rows.map((r) => r.out).join(', ');
+  const load = (files: readonly string[]) => async (): Promise<number> => (await run(process.execPath, [pgsurge, 'load', ...files, '--truncate', '--db', url, '-w', String(workers), '-q'])).seconds;
+  const results: { scheme: string; leaves: number; root: number; routed: number; ratio: number; pairs: number[] }[] = [];
+  for (const scheme of schemes) {
+    const { by, leaves } = partitionsSql(scheme);
+    await admin.query('DROP TABLE lineitem');
+    await admin.query(`CREATE TABLE lineitem (${columns.join(', ')}) PARTITION BY ${by}`);
+    for (const leaf of leaves) await admin.query(`CREATE TABLE ${leaf.name} PARTITION OF lineitem FOR VALUES ${leaf.bounds}`);
+    // the server routes the file once; each leaf's rows, copied out in dbgen's layout, are what a router would send it
+    await load([lineitem.path])();
+    const files: string[] = [];
+    for (const leaf of leaves) {
+      const file = path.join(work, `${leaf.name}.tbl`);
+      await pipeline(admin.query(copyTo(`COPY (SELECT ${selectList}, '' FROM ${leaf.name}) TO STDOUT (DELIMITER '|')`)), createWriteStream(file));
+      files.push(file);
+    }
+    const bytes = (await Promise.all(files.map((f) => fs.stat(f)))).reduce((a, s) => a + s.size, 0);
+    console.log(`\n## ${scheme}: ${leaves.length} leaves, PARTITION BY ${by}; the leaves' files ${bytes.toLocaleString('en-US')} bytes (lineitem.tbl ${lineitem.bytes.toLocaleString('en-US')})`);
+    const rates = await interleave(
+      { [`root -w${workers}`]: load([lineitem.path]), [`leaves -w${workers}`]: load(files) },
+      {
+        repeat,
+        rows: lineitem.rows,
+        reset: async () => {
+          await admin.query('TRUNCATE lineitem');
+          await admin.query('CHECKPOINT');
+        },
+        count: async () => Number((await admin.query('SELECT count(*) AS n FROM lineitem')).rows[0].n),
+      },
+    );
+    const [a, b] = [rates[`root -w${workers}`]!, rates[`leaves -w${workers}`]!];
+    const pairs = b.map((v, i) => v / a[i]!);
+    results.push({ scheme, leaves: leaves.length, root: median(a), routed: median(b), ratio: median(pairs), pairs });
+    await Promise.all(files.map((f) => fs.rm(f)));
+  }
+  console.log(`\nscheme     leaves  root rows/s  leaves rows/s  leaves/root (median of ${repeat} pairs; pairs)`);
+  for (const r of results) {
+    const n = (v: number): string => Math.round(v).toLocaleString('en-US').padStart(11);
+    console.log(`${r.scheme.padEnd(10)} ${String(r.leaves).padStart(6)}  ${n(r.root)}  ${n(r.routed)}    ${r.ratio.toFixed(2)} (${r.pairs.map((p) => p.toFixed(2)).join(', ')})`);
+  }
+  await admin.end();
+} finally {
+  await cluster.stop().catch(() => undefined);
+  await fs.rm(work, { recursive: true, force: true });
+}
