@@ -107,3 +107,49 @@ describe('a partitioned target', () => {
     assert.ok(summary.durability.walBytes >= fileBytes, `the summary's WAL ${summary.durability.walBytes} too`);
   });
 });
+
+describe('durability presets on a partitioned target', () => {
+  const partitioned = async (name: string): Promise<string[]> => {
+    await client.query(`
+      CREATE TABLE ${SCHEMA}.${name} (id bigint NOT NULL, note text) PARTITION BY RANGE (id);
+      CREATE TABLE ${SCHEMA}.${name}_a PARTITION OF ${SCHEMA}.${name} FOR VALUES FROM (0) TO (1000);
+      CREATE TABLE ${SCHEMA}.${name}_b PARTITION OF ${SCHEMA}.${name} FOR VALUES FROM (1000) TO (3000) PARTITION BY HASH (id);
+      CREATE TABLE ${SCHEMA}.${name}_b0 PARTITION OF ${SCHEMA}.${name}_b FOR VALUES WITH (MODULUS 2, REMAINDER 0);
+      CREATE TABLE ${SCHEMA}.${name}_b1 PARTITION OF ${SCHEMA}.${name}_b FOR VALUES WITH (MODULUS 2, REMAINDER 1);`);
+    return [`${SCHEMA}.${name}_a`, `${SCHEMA}.${name}_b0`, `${SCHEMA}.${name}_b1`];
+  };
+  const input = async (name: string): Promise<{ file: string; records: string[] }> => {
+    const records = Array.from({ length: 3000 }, (_, id) => `${id}\tnote ${id}`);
+    const file = path.join(dir, `${name}.txt`);
+    await fs.writeFile(file, `${records.join('\n')}\n`);
+    return { file, records };
+  };
+  const summaryOf = (stdout: string): { total: { loaded: number }; durability: { unloggedTables: string[]; frozenRows: number; notes: string[]; steps: { step: string }[] } } =>
+    JSON.parse(stdout.trim().split('\n').at(-1)!) as never;
+
+  it('--durability fast -w 1 loads without COPY FREEZE, which the server refuses for a partitioned table, and says so', async () => {
+    await partitioned('fz');
+    const { file, records } = await input('fz');
+    const r = await runCli(['load', file, '-t', 'fz', '--schema', SCHEMA, '-f', 'text', '-w', '1', '--durability', 'fast', '--truncate', '--json', '--sample-every', 'off', '--db', testUrl()]);
+    assert.equal(r.code, 0, r.stderr);
+    const summary = summaryOf(r.stdout);
+    assert.equal(summary.total.loaded, 3000);
+    assert.equal(summary.durability.frozenRows, 0);
+    assert.ok(summary.durability.notes.some((n) => /COPY FREEZE not used for .*fz.*: it is partitioned/.test(n)), JSON.stringify(summary.durability.notes));
+    assert.equal(digest(await tableRecords(client, `${SCHEMA}.fz`, '(FORMAT text)')), digest(records));
+  });
+
+  it('--unlogged makes the partitions unlogged for the load (the partitioned table has no storage of its own), and logged again after', async () => {
+    const leaves = await partitioned('ul');
+    const { file, records } = await input('ul');
+    const r = await runCli(['load', file, '-t', 'ul', '--schema', SCHEMA, '-f', 'text', '-w', '2', '--unlogged', '--truncate', '--json', '--sample-every', 'off', '--db', testUrl()]);
+    assert.equal(r.code, 0, r.stderr);
+    const summary = summaryOf(r.stdout);
+    assert.equal(summary.total.loaded, 3000);
+    assert.deepEqual([...summary.durability.unloggedTables].sort(), [...leaves].sort());
+    assert.deepEqual(summary.durability.steps.map((s) => s.step).sort(), summary.durability.unloggedTables.map((t) => `SET LOGGED ${t}`).sort());
+    const persistence = await client.query<{ p: string }>(`SELECT DISTINCT c.relpersistence AS p FROM pg_partition_tree('${SCHEMA}.ul') t JOIN pg_class c ON c.oid = t.relid`);
+    assert.deepEqual(persistence.rows.map((x) => x.p), ['p']);
+    assert.equal(digest(await tableRecords(client, `${SCHEMA}.ul`, '(FORMAT text)')), digest(records));
+  });
+});
