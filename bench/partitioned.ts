@@ -1,7 +1,9 @@
 /**
  * A partitioned lineitem: COPY into the root (the server routes each row to its partition)
  * against the same rows already routed, each leaf's rows COPYed into the leaf, on the same
- * server, interleaved (root, leaves, root, leaves …), medians of the pairwise ratios of rows/s.
+ * server, interleaved (root, leaves, root, leaves …): medians of the pairwise ratios of rows/s
+ * and of the server's CPU per row (the postmaster's reaped children and its own processes,
+ * from /proc: on a shared machine contention moves wall times far more than CPU).
  *
  *   node dist/bench/partitioned.js [--scale 1] [--repeat 3] [--workers 2] [--schemes yearly,monthly,hash8] [--pg-bin system|embedded|<dir>]
  *
@@ -23,10 +25,10 @@ import { fileURLToPath } from 'node:url';
 import { to as copyTo } from 'pg-copy-streams';
 import { systemBinDirs } from '../src/cluster/binaries.js';
 import { arg, describeMachine, median } from './lib/machine.js';
-import { interleave } from './lib/interleave.js';
 import { run } from './lib/run.js';
-import { lineitemBench } from './lib/lineitem-bench.js';
+import { cpuRounds, lineitemBench, type CpuRun } from './lib/lineitem-bench.js';
 import { benchCommandLine, openBenchCluster } from './lib/bench-cluster.js';
+import { postmasterPid } from './lib/server-cpu.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const pgsurge = path.join(root, 'bin', 'pgsurge.js');
@@ -65,7 +67,9 @@ try {
   console.log(benchCommandLine('partitioned'));
   console.log(`# machine: ${describeMachine()}`);
   console.log(`# server: ${cluster.binaries.version} (${cluster.binaries.source}), managed cluster with default settings, Unix socket`);
-  const { lineitem, url, admin } = await lineitemBench(cluster, work, scale);
+  const bench = await lineitemBench(cluster, work, scale);
+  const { lineitem, url, admin } = bench;
+  const postmaster = postmasterPid(path.join(work, 'data'));
   const attributes = await admin.query<{ def: string; out: string }>(
     `SELECT format('%I %s', attname, format_type(atttypid, atttypmod)) AS def,
             CASE WHEN atttypid = 'bpchar'::regtype THEN format('%I::text', attname) ELSE format('%I', attname) END AS out
@@ -75,7 +79,8 @@ try {
   // char(n) as text: COPY TO pads it with spaces the file did not have
   const selectList = attributes.rows.map((r) => r.out).join(', ');
   const load = (files: readonly string[]) => async (): Promise<number> => (await run(process.execPath, [pgsurge, 'load', ...files, '--truncate', '--db', url, '-w', String(workers), '-q'])).seconds;
-  const results: { scheme: string; leaves: number; root: number; routed: number; ratio: number; pairs: number[] }[] = [];
+  const perRow = (r: CpuRun): number => (r.serverCpu * 1e6) / lineitem.rows;
+  const results: { scheme: string; leaves: number; root: CpuRun[]; routed: CpuRun[] }[] = [];
   for (const scheme of schemes) {
     const { by, leaves } = partitionsSql(scheme);
     await admin.query('DROP TABLE lineitem');
@@ -91,27 +96,24 @@ try {
     }
     const bytes = (await Promise.all(files.map((f) => fs.stat(f)))).reduce((a, s) => a + s.size, 0);
     console.log(`\n## ${scheme}: ${leaves.length} leaves, PARTITION BY ${by}; the leaves' files ${bytes.toLocaleString('en-US')} bytes (lineitem.tbl ${lineitem.bytes.toLocaleString('en-US')})`);
-    const rates = await interleave(
-      { [`root -w${workers}`]: load([lineitem.path]), [`leaves -w${workers}`]: load(files) },
-      {
-        repeat,
-        rows: lineitem.rows,
-        reset: async () => {
-          await admin.query('TRUNCATE lineitem');
-          await admin.query('CHECKPOINT');
-        },
-        count: async () => Number((await admin.query('SELECT count(*) AS n FROM lineitem')).rows[0].n),
-      },
+    const [a, b] = [`root -w${workers}`, `leaves -w${workers}`];
+    const runs = await cpuRounds(bench, postmaster, { [a]: load([lineitem.path]), [b]: load(files) }, repeat, lineitem.rows, (round, name, r) =>
+      console.log(`round ${round} ${name.padEnd(12)} ${r.seconds.toFixed(2)} s  ${Math.round(lineitem.rows / r.seconds).toLocaleString('en-US')} rows/s  server ${perRow(r).toFixed(2)} µs/row  client ${r.clientCpu.toFixed(1)} s`),
     );
-    const [a, b] = [rates[`root -w${workers}`]!, rates[`leaves -w${workers}`]!];
-    const pairs = b.map((v, i) => v / a[i]!);
-    results.push({ scheme, leaves: leaves.length, root: median(a), routed: median(b), ratio: median(pairs), pairs });
+    results.push({ scheme, leaves: leaves.length, root: runs[a]!, routed: runs[b]! });
     await Promise.all(files.map((f) => fs.rm(f)));
   }
-  console.log(`\nscheme     leaves  root rows/s  leaves rows/s  leaves/root (median of ${repeat} pairs; pairs)`);
+  console.log(`\nmedians of ${repeat} interleaved pairs (each pair's ratio in brackets)`);
+  console.log('scheme     leaves  root rows/s  leaves rows/s  leaves/root rows/s           server µs/row root, leaves  leaves/root server CPU');
   for (const r of results) {
     const n = (v: number): string => Math.round(v).toLocaleString('en-US').padStart(11);
-    console.log(`${r.scheme.padEnd(10)} ${String(r.leaves).padStart(6)}  ${n(r.root)}  ${n(r.routed)}    ${r.ratio.toFixed(2)} (${r.pairs.map((p) => p.toFixed(2)).join(', ')})`);
+    const speed = r.routed.map((x, i) => r.root[i]!.seconds / x.seconds);
+    const cpu = r.routed.map((x, i) => x.serverCpu / r.root[i]!.serverCpu);
+    const list = (v: number[]): string => v.map((p) => p.toFixed(2)).join(', ');
+    console.log(
+      `${r.scheme.padEnd(10)} ${String(r.leaves).padStart(6)}  ${n(lineitem.rows / median(r.root.map((x) => x.seconds)))}  ${n(lineitem.rows / median(r.routed.map((x) => x.seconds)))}    ${median(speed).toFixed(2)} (${list(speed)})` +
+        `   ${median(r.root.map(perRow)).toFixed(2)}, ${median(r.routed.map(perRow)).toFixed(2)}    ${median(cpu).toFixed(2)} (${list(cpu)})`,
+    );
   }
   await admin.end();
 } finally {
