@@ -246,7 +246,10 @@ async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> 
       });
     const written = await writeReportIfAsked(flags.report, report);
     const dry = flags.dryRun ? 'dry run: every chunk below was sent and rolled back; nothing was written to the table or the ledger\n' : '';
-    if (flags.json) process.stdout.write(`${summaryEvent(summary, { ...(flags.dryRun ? { dryRun: true } : {}), ...(written ? { report: written } : {}), ...(diagnosis ? { diagnosis } : {}) })}\n`);
+    // the last sample's sizes (read after the last row; a partitioned table's summed over its partitions)
+    const last = finished?.samples.at(-1);
+    const finalSizes = last ? { finalSizes: { heapBytes: last.heapBytes, indexBytes: last.indexBytes } } : {};
+    if (flags.json) process.stdout.write(`${summaryEvent(summary, { ...(flags.dryRun ? { dryRun: true } : {}), ...finalSizes, ...(written ? { report: written } : {}), ...(diagnosis ? { diagnosis } : {}) })}\n`);
     else if (flags.quiet) process.stdout.write(`${flags.dryRun ? 'dry run (rolled back): ' : ''}${formatQuietSummary(summary)}\n`);
     else {
       process.stdout.write(`${dry}${formatSummary(summary)}\n${formatDurability(summary)}\n${diagnosis ? `${formatDiagnosis(diagnosis)}\n` : ''}`);

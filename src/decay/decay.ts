@@ -9,6 +9,7 @@ import { load } from '../load/load.js';
 import type { LoadOptions } from '../load/load-options.js';
 import type { LoadReporter } from '../metrics/load-counters.js';
 import type { LoadSummary } from '../metrics/load-counters.js';
+import { readTableSizes } from '../metrics/server-snapshot.js';
 import { writerFor } from '../writer/writer-for.js';
 import type { ChunkWriter } from '../writer/chunk-writer.js';
 import type { WireChoice } from '../wire/wire-report.js';
@@ -130,16 +131,8 @@ export async function runDecay(options: DecayOptions, target: Target, watch: Dec
     });
     try {
       if (options.index === 'after') await timed('build unique key', () => after.query(`ALTER TABLE ${name} ADD PRIMARY KEY (${quoteIdent('id')})`));
-      const sizes = await after.query<{ heap: string; idx: string; n: string }>(
-        'SELECT pg_relation_size($1::regclass)::text AS heap, pg_indexes_size($1::regclass)::text AS idx',
-        [name],
-      );
-      return {
-        summary,
-        phases,
-        finalSizes: { heapBytes: Number(sizes.rows[0]?.heap ?? 0), indexBytes: Number(sizes.rows[0]?.idx ?? 0) },
-        dataBytes,
-      };
+      // measured as the samples measure it, so the last point of the curve and the final size agree
+      return { summary, phases, finalSizes: await readTableSizes(after, [name]), dataBytes };
     } finally {
       await after.end();
     }

@@ -98,7 +98,7 @@ export async function readCitusSnapshot(
     client.query<{ heap: string; total: string; plain_heap: string; plain_idx: string }>(
       `SELECT coalesce(sum(citus_table_size(t.oid)) FILTER (WHERE p.logicalrelid IS NOT NULL), 0)::text AS heap,
               coalesce(sum(citus_total_relation_size(t.oid)) FILTER (WHERE p.logicalrelid IS NOT NULL), 0)::text AS total,
-              coalesce(sum(pg_relation_size(t.oid)) FILTER (WHERE p.logicalrelid IS NULL), 0)::text AS plain_heap,
+              coalesce(sum(pg_table_size(t.oid)) FILTER (WHERE p.logicalrelid IS NULL), 0)::text AS plain_heap,
               coalesce(sum(pg_indexes_size(t.oid)) FILTER (WHERE p.logicalrelid IS NULL), 0)::text AS plain_idx
          FROM unnest($1::regclass[]) AS t(oid) LEFT JOIN pg_dist_partition p ON p.logicalrelid = t.oid`,
       [tables],

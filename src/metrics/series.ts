@@ -24,9 +24,9 @@ export interface Sample {
   readonly bytesStreamed?: number;
   /** Rows in the table(s): rows before the load + rows loaded. */
   readonly rowsInTable: number;
-  /** `pg_relation_size` of the table(s): the heap's main fork. */
+  /** `pg_table_size` of the table(s) (heap, TOAST, free space and visibility maps), a partitioned table's summed over its partitions. */
   readonly heapBytes: number;
-  /** `pg_indexes_size` of the table(s). */
+  /** `pg_indexes_size` of the table(s), likewise: with `heapBytes`, `pg_total_relation_size`. */
   readonly indexBytes: number;
   /** WAL the server wrote since the load started (all sessions: `pg_current_wal_lsn()` difference). */
   readonly walBytes: number;

@@ -51,17 +51,32 @@ export function checkpointSql(versionNum: number): string {
     : 'SELECT checkpoints_timed::text AS timed, checkpoints_req::text AS requested FROM pg_stat_bgwriter';
 }
 
-/** Sizes, WAL position and buffer counters summed over the tables (qualified names, quoted). */
+/**
+ * The tables' leaves, as `oid`: a plain table is its own leaf (`pg_partition_tree` gives no
+ * row for it); a partitioned table's are its partitions with storage, at every level
+ * (`pg_partition_tree`, PostgreSQL 12+: the root of a partitioned table has no storage, its size is 0). Each once, a table named
+ * twice or with one of its partitions included.
+ */
+const LEAVES_SQL = `SELECT DISTINCT coalesce(p.relid, t.oid) AS oid
+  FROM unnest($1::regclass[]) AS t(oid) LEFT JOIN LATERAL pg_partition_tree(t.oid) AS p ON true
+ WHERE coalesce(p.isleaf, true)`;
+
+/**
+ * Sizes, WAL position and buffer counters summed over the tables' leaves (qualified names,
+ * quoted): the table's size is `pg_table_size` (heap, TOAST, free space and visibility
+ * maps), the indexes' `pg_indexes_size`, so the two add up to `pg_total_relation_size`.
+ */
 export const SNAPSHOT_SQL = `
-SELECT coalesce(sum(pg_relation_size(t.oid)), 0)::text AS heap,
-       coalesce(sum(pg_indexes_size(t.oid)), 0)::text AS idx,
+WITH leaf AS (${LEAVES_SQL})
+SELECT coalesce(sum(pg_table_size(leaf.oid)), 0)::text AS heap,
+       coalesce(sum(pg_indexes_size(leaf.oid)), 0)::text AS idx,
        pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text AS wal,
        coalesce(sum(s.heap_blks_read), 0)::text AS heap_read,
        coalesce(sum(s.heap_blks_hit), 0)::text AS heap_hit,
        coalesce(sum(s.idx_blks_read), 0)::text AS idx_read,
        coalesce(sum(s.idx_blks_hit), 0)::text AS idx_hit
-  FROM unnest($1::regclass[]) AS t(oid)
-  LEFT JOIN pg_statio_user_tables s ON s.relid = t.oid`;
+  FROM leaf
+  LEFT JOIN pg_statio_user_tables s ON s.relid = leaf.oid`;
 
 export async function readServerSnapshot(client: pg.Client, tables: readonly string[], versionNum: number): Promise<ServerSnapshot> {
   // one after the other: node-postgres deprecates a query issued while another is running on the client
@@ -82,15 +97,30 @@ export async function readServerSnapshot(client: pg.Client, tables: readonly str
   };
 }
 
+/** The tables' sizes alone, as a sample reads them (a partitioned table's summed over its partitions). */
+export async function readTableSizes(client: pg.Client, tables: readonly string[]): Promise<{ heapBytes: number; indexBytes: number }> {
+  const r = await client.query<{ heap: string; idx: string }>(
+    `SELECT coalesce(sum(pg_table_size(leaf.oid)), 0)::text AS heap, coalesce(sum(pg_indexes_size(leaf.oid)), 0)::text AS idx FROM (${LEAVES_SQL}) leaf`,
+    [tables],
+  );
+  return { heapBytes: Number(r.rows[0]?.heap ?? 0), indexBytes: Number(r.rows[0]?.idx ?? 0) };
+}
+
 /**
- * Rows in the tables before a load: an exact count for tables up to `exactUpTo` bytes,
- * else the planner's estimate (`reltuples`), so sampling never scans a big table.
+ * Rows in the tables before a load: an exact count for tables up to `exactUpTo` bytes
+ * (a partitioned table's: its leaves'), else the planner's estimate (`reltuples`), so
+ * sampling never scans a big table.
  */
 export async function countRowsBefore(client: pg.Client, tables: readonly string[], exactUpTo = 256 * 1024 * 1024): Promise<{ rows: number; estimated: boolean }> {
   let rows = 0;
   let estimated = false;
   for (const table of tables) {
-    const r = await client.query<{ bytes: string; est: string }>('SELECT pg_relation_size($1::regclass)::text AS bytes, greatest(reltuples, 0)::bigint::text AS est FROM pg_class WHERE oid = $1::regclass', [table]);
+    // a partitioned table's rows are in its leaves: their heaps and the planner's estimates, summed
+    const r = await client.query<{ bytes: string; est: string }>(
+      `SELECT coalesce(sum(pg_relation_size(c.oid)), 0)::text AS bytes, coalesce(sum(greatest(c.reltuples, 0)), 0)::bigint::text AS est
+         FROM (${LEAVES_SQL}) leaf JOIN pg_class c ON c.oid = leaf.oid`,
+      [[table]],
+    );
     const bytes = Number(r.rows[0]?.bytes ?? 0);
     if (bytes === 0) continue;
     if (bytes <= exactUpTo) {

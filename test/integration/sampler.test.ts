@@ -28,7 +28,8 @@ describe('the sampler, with a listener handed in, against a real server', () => 
   it('samples every N rows: counts, rows in the table, sizes, WAL, checkpoints, buffer reads', async () => {
     const file = path.join(dir, 'narrow.txt');
     await writeNarrowRows({ rows: 40_000, keys: 'random', seed: 3, out: file });
-    await client.query(`CREATE TABLE ${SCHEMA}.t (id bigint PRIMARY KEY, val integer, note text)`);
+    // no autovacuum: its free space and visibility maps, made after the last sample, would grow pg_table_size
+    await client.query(`CREATE TABLE ${SCHEMA}.t (id bigint PRIMARY KEY, val integer, note text) WITH (autovacuum_enabled = off)`);
     // rows already there: "rows in the table" counts them
     await client.query(`INSERT INTO ${SCHEMA}.t SELECT -g, 0, 'before' FROM generate_series(1, 1234) g`);
 
@@ -83,9 +84,11 @@ describe('the sampler, with a listener handed in, against a real server', () => 
       assert.ok(b.seconds >= a.seconds && b.rowsLoaded >= a.rowsLoaded && b.walBytes >= a.walBytes && b.heapBytes >= a.heapBytes, `sample ${k} moves forward`);
       assert.equal(b.rowsInTable - b.rowsLoaded, 1234);
     }
-    const sizes = await client.query(`SELECT pg_relation_size('${SCHEMA}.t')::int AS heap, pg_indexes_size('${SCHEMA}.t')::int AS idx`);
+    // the table's size with its TOAST and maps: with the indexes', the whole of pg_total_relation_size
+    const sizes = await client.query(`SELECT pg_table_size('${SCHEMA}.t')::int AS heap, pg_indexes_size('${SCHEMA}.t')::int AS idx, pg_total_relation_size('${SCHEMA}.t')::int AS total`);
     assert.equal(last.heapBytes, sizes.rows[0].heap);
     assert.equal(last.indexBytes, sizes.rows[0].idx);
+    assert.equal(last.heapBytes + last.indexBytes, sizes.rows[0].total);
     assert.ok(last.walBytes > 40_000 * 45, `WAL holds at least the rows: ${last.walBytes}`);
     assert.ok(last.checkpointsRequested >= 1, 'the CHECKPOINT during the load is counted');
     assert.ok(last.indexBlocksHit + last.indexBlocksRead > 0, 'index buffer accesses counted');

@@ -105,6 +105,13 @@ export async function startDurability(target: Target, options: DurabilityOptions
   const emptied = new Set(tables.filter((t) => t.emptiedByLoad).map((t) => qualifiedName(t.table, t.schema)));
   const frozen: Frozen = { on: preset !== 'safe', gates: new Map(), rows: 0, tables: [] };
   if (frozen.on && emptied.size === 0) notes.push('COPY FREEZE not used: no table was created or truncated by this load (FREEZE needs that, in the same transaction)');
+  // the server refuses COPY FREEZE into a partitioned table (and the rows go to its partitions, which this load did not truncate by name)
+  if (frozen.on && emptied.size > 0) {
+    for (const name of await partitionedAmong(await open(), [...emptied])) {
+      emptied.delete(name);
+      notes.push(`COPY FREEZE not used for ${name}: it is partitioned, and the server takes no FREEZE into a partitioned table`);
+    }
+  }
   const finishing: Finishing = { target, options, begun, restarted: restoreSettings !== undefined, undoServer, timed, frozen, steps, notes };
   return {
     wrapWriter: (inner, workers) => durableWriter(inner, workers, { preset, emptied, frozen, notes }),
@@ -117,25 +124,40 @@ async function tablesToUnlog(client: pg.Client, tables: readonly DurableTable[],
   const toUnlog: string[] = [];
   try {
     for (const t of tables) {
-      const name = qualifiedName(t.table, t.schema);
-      const r = await client.query<{ persistence: string; rows: boolean }>(
-        `SELECT c.relpersistence AS persistence, EXISTS (SELECT 1 FROM ${name}) AS rows FROM pg_class c WHERE c.oid = $1::regclass`,
-        [name],
+      const table = qualifiedName(t.table, t.schema);
+      // a partitioned table has no storage to unlog (PostgreSQL 18 refuses it, earlier ones do nothing): its partitions, at every level, do
+      const r = await client.query<{ name: string; self: boolean; persistence: string; rows: boolean }>(
+        `SELECT format('%I.%I', n.nspname, c.relname) AS name, c.oid = t.oid AS self, c.relpersistence AS persistence, EXISTS (SELECT 1 FROM ${table}) AS rows
+           FROM (SELECT $1::regclass AS oid) t LEFT JOIN LATERAL pg_partition_tree(t.oid) p ON true
+           JOIN pg_class c ON c.oid = coalesce(p.relid, t.oid) JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE coalesce(p.isleaf, true) ORDER BY p.level, 1`,
+        [table],
       );
-      const row = r.rows[0]!;
-      if (row.persistence === 'u') notes.push(`${name} was already unlogged: left unlogged after the load`);
-      if (row.persistence !== 'p') continue;
-      if (row.rows) {
-        throw new LoadError('bad-option', `--unlogged would put the rows ${name} already holds at risk: a crash before SET LOGGED empties the whole table`, {
+      if (r.rows[0]?.rows === true && r.rows.some((row) => row.persistence === 'p')) {
+        throw new LoadError('bad-option', `--unlogged would put the rows ${table} already holds at risk: a crash before SET LOGGED empties the whole table`, {
           hint: 'add --truncate, or load into an empty table',
         });
       }
-      toUnlog.push(name);
+      for (const row of r.rows) {
+        const name = row.self ? table : row.name;
+        if (row.persistence === 'u') notes.push(`${name} was already unlogged: left unlogged after the load`);
+        if (row.persistence === 'p') toUnlog.push(name);
+      }
     }
   } finally {
     await client.end();
   }
   return toUnlog;
+}
+
+/** The partitioned tables among `names`; `client` is ended. */
+async function partitionedAmong(client: pg.Client, names: readonly string[]): Promise<string[]> {
+  try {
+    const r = await client.query<{ k: string }>("SELECT c.relkind::text AS k FROM unnest($1::regclass[]) WITH ORDINALITY AS t(oid, i) JOIN pg_class c ON c.oid = t.oid ORDER BY t.i", [names]);
+    return names.filter((_, i) => r.rows[i]?.k === 'p');
+  } finally {
+    await client.end();
+  }
 }
 
 /** `unsafe`: restarts the managed cluster with the unsafe settings; returns the settings to restore. */
