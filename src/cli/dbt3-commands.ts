@@ -9,8 +9,7 @@ import { addLoadOptions, addTargetOptions, type LoadFlags } from './common-optio
 import { UNSAFE_WARNING } from '../writer/durability/presets.js';
 import { formatDurability } from './durability-format.js';
 import { EXIT, printError } from './errors.js';
-import { onStopSignals } from './stop-signals.js';
-import { addObserveOptions, observeLoad, stoppedEvent, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
+import { addObserveOptions, observeWithStop, stoppedEvent, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
 import { formatBytes } from '../core/format-count.js';
 import { parseSize } from './parse-options.js';
 import { resumeCommand } from './resume-command.js';
@@ -105,12 +104,7 @@ Examples:
     const target = await openTarget(flags);
     if (flags.durability === 'unsafe' && target.managed !== undefined) process.stderr.write(UNSAFE_WARNING);
     // Ctrl-C, SIGTERM, SIGHUP: stop the loads (chunks in flight rolled back) and cancel the builds; print the resume command. A second signal exits at once.
-    const stop = onStopSignals('the chunks in flight and cancelling the builds');
-    const observed = await observeLoad(flags, target).catch(async (error: unknown) => {
-      stop.off();
-      await target.release();
-      throw error;
-    });
+    const { stop, observed } = await observeWithStop(flags, target, 'the chunks in flight and cancelling the builds');
     try {
       const result = await loadDbt3(
         dir,

@@ -4,10 +4,9 @@
 import { Option, type Command } from 'commander';
 import { openTarget } from './open-target.js';
 import { addTargetOptions, type TargetFlags } from './common-options.js';
-import { addObserveOptions, observeLoad, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
+import { addObserveOptions, observeWithStop, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
 import { parseChunkSize, parseWholeNumber } from './parse-options.js';
 import { loadSettingsFromEnv } from './load-settings.js';
-import { onStopSignals } from './stop-signals.js';
 import { EXIT } from './errors.js';
 import { formatCount } from '../core/format-count.js';
 import { formatSummary } from '../report/summary-format.js';
@@ -52,12 +51,7 @@ Examples:
   );
   cmd.action(async (dir: string, flags: RefreshFlags) => {
     const target = await openTarget(flags);
-    const stop = onStopSignals('the chunks in flight');
-    const observed = await observeLoad(flags, target).catch(async (error: unknown) => {
-      stop.off();
-      await target.release();
-      throw error;
-    });
+    const { stop, observed } = await observeWithStop(flags, target, 'the chunks in flight');
     try {
       const result = await refreshDbt3(
         dir,

@@ -18,9 +18,8 @@ import { writerFor } from '../writer/writer-for.js';
 import { chooseKey } from '../writer/keyed/table-key.js';
 import { connect, type Target } from '../cluster/target.js';
 import type { LoadTarget } from '../core/chunk.js';
-import { addObserveOptions, observeLoad, seriesLabel, stoppedEvent, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
+import { addObserveOptions, observeWithStop, seriesLabel, stoppedEvent, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
 import { parseLoadId, parseSample } from './parse-options.js';
-import { onStopSignals } from './stop-signals.js';
 import { planInputs } from './plan-inputs.js';
 import { rerunCommand, resumeCommand, startOverCommand } from './resume-command.js';
 import { formatDiagnosis, formatQuietSummary, formatSummary, rejectLines } from '../report/summary-format.js';
@@ -196,12 +195,7 @@ async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> 
   };
   // Ctrl-C, SIGTERM, SIGHUP: stop reading, roll back the chunks in flight, undo a durability
   // preset, print the resume command. A second signal exits at once.
-  const stop = onStopSignals('the chunks in flight');
-  const observed = await observeLoad(flags, target).catch(async (error: unknown) => {
-    stop.off();
-    await target.release();
-    throw error;
-  });
+  const { stop, observed } = await observeWithStop(flags, target, 'the chunks in flight');
   try {
     const summary = await loadWithDurability(
       inputs,

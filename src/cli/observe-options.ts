@@ -11,6 +11,7 @@ import { makeReport, makeSeries, redactArgv, type LoadReport, type ReportSeries,
 import { REPORT_KINDS, reportKind, writeReport } from '../report/write-report.js';
 import { diagnoseLoad, type Diagnosis, type LoadContext } from '../diagnose/diagnose-load.js';
 import { readProbe } from '../diagnose/probe/probe-store.js';
+import { onStopSignals, type StopHandler } from './stop-signals.js';
 
 /** How a load is watched: samples, progress output, report file. */
 export interface ObserveFlags {
@@ -156,4 +157,19 @@ export function stoppedEvent(error: LoadError, next: { readonly resume?: string;
 /** The final NDJSON event. */
 export function summaryEvent(summary: LoadSummary, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({ event: 'summary', ...summary, ...extra });
+}
+
+/**
+ * A load's stop handler (Ctrl-C, SIGTERM, SIGHUP: `what` is what a stop does) and its
+ * observation, started together; when the observation cannot start, the handler is taken
+ * off and the target released before the error goes on.
+ */
+export async function observeWithStop(flags: ObserveFlags, target: Target, what: string, options: { totalRows?: number; argv?: readonly string[] } = {}): Promise<{ stop: StopHandler; observed: ObservedLoad }> {
+  const stop = onStopSignals(what);
+  const observed = await observeLoad(flags, target, options).catch(async (error: unknown) => {
+    stop.off();
+    await target.release();
+    throw error;
+  });
+  return { stop, observed };
 }

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -56,4 +57,13 @@ export async function withClient<T>(cluster: ManagedCluster, fn: (c: pg.Client) 
 export async function removeClusterDir(dir: string, ...clusters: ManagedCluster[]): Promise<void> {
   for (const c of clusters) await c.stop().catch(() => undefined);
   await fs.rm(dir, { recursive: true, force: true });
+}
+
+/** A TCP port nothing listens on now. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }

@@ -1,25 +1,16 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promises as fs } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { serverCopyStdin } from '../helpers/copy-oracle.js';
 import { digest, runCli, tableRecords } from '../helpers/test-db.js';
-import { clusterTempDir, openCluster, removeClusterDir, TEST_PG_BIN } from '../helpers/temp-cluster.js';
+import { clusterTempDir, openCluster, removeClusterDir, TEST_PG_BIN, freePort } from '../helpers/temp-cluster.js';
 
 const exec = promisify(execFile);
 
-/** A TCP port nothing listens on now. */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function query<T extends pg.QueryResultRow>(config: pg.ClientConfig, sql: string): Promise<T[]> {
   const client = new pg.Client(config);

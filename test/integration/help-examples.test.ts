@@ -3,14 +3,13 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import net from 'node:net';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { after, before, describe, it } from 'node:test';
 import type { Command } from 'commander';
 import { commandPath } from '../../src/cli/help-examples.js';
 import { buildProgram } from '../../src/cli/main.js';
 import { PGSURGE, runCli, testClient, testUrl } from '../helpers/test-db.js';
-import { firstServerOnly } from '../helpers/temp-cluster.js';
+import { firstServerOnly, freePort } from '../helpers/temp-cluster.js';
 
 /**
  * Every example at the end of every `pgsurge … --help`, run as written (through bash, so
@@ -56,14 +55,6 @@ const IN_ORDER: readonly string[] = [
   'pgsurge cluster stop',
 ];
 
-/** A TCP port nothing listens on now. */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Sizes made small for the test: [from, to] replaced in the example before it runs. */
 const SMALLER: Readonly<Record<string, readonly (readonly [string, string])[]>> = {

@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import { startCli, sleep } from '../helpers/cli-process.js';
 import { closeTestSchema, copyFrom, digest, openTestSchema, rejectFileOf, runCli, tableRecords, testClient, testUrl } from '../helpers/test-db.js';
+import { prng } from '../helpers/lineitem-data.js';
 
 /**
  * `--on-conflict update` and `--mode delete`: the table after a load equals the server's own
@@ -16,18 +17,6 @@ import { closeTestSchema, copyFrom, digest, openTestSchema, rejectFileOf, runCli
 const SCHEMA = 'it_upsert';
 let client: pg.Client;
 let dir: string;
-
-/** A deterministic generator (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const KEYS = 600;
 const REPEATS = 6;
