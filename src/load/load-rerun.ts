@@ -10,8 +10,9 @@ import { DEFAULT_ON_CONFLICT, type OnConflict } from '../writer/on-conflict.js';
 /**
  * How an input is read, as the ledger keeps it: the options that decide which bytes are
  * which rows and what a row does to the table (format, header, columns, delimiter, quote,
- * escape, NULL marker, encoding, compression, JSON mapping, skip, limit, --on-conflict),
- * as a flag → value JSON object of those given (the format and --on-conflict always), keys sorted.
+ * escape, NULL marker, encoding, compression, JSON mapping, skip, limit, --on-conflict, and
+ * the DateStyle `--create` sniffed, which decides the dates a day-first or month-first value
+ * makes), as a flag → value JSON object of those given (the format and --on-conflict always), keys sorted.
  */
 export function readOptionsOf(input: LoadTarget, onConflict: OnConflict | undefined): string {
   const o = input.input ?? {};
@@ -31,6 +32,7 @@ export function readOptionsOf(input: LoadTarget, onConflict: OnConflict | undefi
     '--skip': o.skip === undefined ? undefined : String(o.skip),
     '--limit': o.limit === undefined ? undefined : String(o.limit),
     '--on-conflict': onConflict ?? DEFAULT_ON_CONFLICT,
+    DateStyle: input.described?.datestyle,
   };
   return JSON.stringify(Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : 1))));
 }

@@ -213,6 +213,27 @@ describe('a rerun reads the file as the user asks', () => {
     });
   }
 
+  it('--create: the DateStyle it sniffed is part of how the file is read; a rerun without it is refused, not read month-first', async () => {
+    await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.dmy, ${SCHEMA}.dmy_oracle`);
+    const file = path.join(dir, 'dmy.csv');
+    await fs.writeFile(file, 'id,d\n1,25/12/2024\n2,05/06/2024\n');
+    const r1 = await runCli(['load', file, '-t', 'dmy', '--create', '--json', ...target()]);
+    assert.equal(r1.code, 0, r1.stderr);
+    await fs.appendFile(file, '3,05/06/2024\n');
+    // The flags the note names, without --create: the server's DateStyle would read 05/06 as 6 May.
+    const r2 = await runCli(['load', file, '-t', 'dmy', '--header', 'skip', '--json', ...target()]);
+    assert.equal(r2.code, 2, r2.stderr);
+    assert.match(r2.stderr, /read with other options \(DateStyle: "ISO, DMY" → not given\)/);
+    const r3 = await runCli(['load', file, '-t', 'dmy', '--create', '--json', ...target()]);
+    assert.equal(r3.code, 0, r3.stderr);
+    assert.equal(summaryOf(r3).total.loaded, 1);
+    await client.query(`CREATE TABLE ${SCHEMA}.dmy_oracle (LIKE ${SCHEMA}.dmy)`);
+    await client.query("SET DateStyle = 'ISO, DMY'");
+    const d = await digestsOf(`${SCHEMA}.dmy`, await fs.readFile(file), '(FORMAT csv, HEADER true)').finally(() => client.query('RESET DateStyle'));
+    assert.equal(d.rows, 3);
+    assert.equal(d.table, d.server);
+  });
+
   it('a file appended to, counted with --json: only the new rows are read', async () => {
     const table = await freshTable('tail');
     const file = path.join(dir, 'tail.tbl');
