@@ -11,8 +11,8 @@ import { DEFAULT_ON_CONFLICT, type OnConflict } from '../writer/on-conflict.js';
  * How an input is read, as the ledger keeps it: the options that decide which bytes are
  * which rows and what a row does to the table (format, header, columns, delimiter, quote,
  * escape, NULL marker, encoding, compression, JSON mapping, skip, limit, --on-conflict, and
- * the DateStyle `--create` sniffed, which decides the dates a day-first or month-first value
- * makes), as a flag → value JSON object of those given (the format and --on-conflict always), keys sorted.
+ * the DateStyle and the JSON keys' columns `--create` made: which date a day-first or
+ * month-first value makes, which column a key fills), as a flag → value JSON object of those given (the format and --on-conflict always), keys sorted.
  */
 export function readOptionsOf(input: LoadTarget, onConflict: OnConflict | undefined): string {
   const o = input.input ?? {};
@@ -33,6 +33,7 @@ export function readOptionsOf(input: LoadTarget, onConflict: OnConflict | undefi
     '--limit': o.limit === undefined ? undefined : String(o.limit),
     '--on-conflict': onConflict ?? DEFAULT_ON_CONFLICT,
     DateStyle: input.described?.datestyle,
+    'JSON keys': o.keys === undefined ? undefined : JSON.stringify(Object.entries(o.keys).sort(([a], [b]) => (a < b ? -1 : 1))),
   };
   return JSON.stringify(Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : 1))));
 }

@@ -234,6 +234,24 @@ describe('a rerun reads the file as the user asks', () => {
     assert.equal(d.table, d.server);
   });
 
+  it('--create: the JSON keys it made columns of are part of how the file is read; a rerun without them is refused, not loaded with the column empty', async () => {
+    await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.keyed`);
+    const file = path.join(dir, 'keyed.ndjson');
+    await fs.writeFile(file, '{"id":1,"First Name":"a"}\n{"id":2,"First Name":"b"}\n');
+    const r1 = await runCli(['load', file, '-t', 'keyed', '--create', '--ignore-extra-keys', '--json', ...target()]);
+    assert.equal(r1.code, 0, r1.stderr);
+    await fs.appendFile(file, '{"id":3,"First Name":"c"}\n');
+    // Without --create no key is renamed: "First Name" is no column, left out, and first_name would be NULL.
+    const r2 = await runCli(['load', file, '-t', 'keyed', '--ignore-extra-keys', '--json', ...target()]);
+    assert.equal(r2.code, 2, r2.stderr);
+    assert.match(r2.stderr, /read with other options \(JSON keys: .*first_name.*First Name.* → not given\)/);
+    const r3 = await runCli(['load', file, '-t', 'keyed', '--create', '--ignore-extra-keys', '--json', ...target()]);
+    assert.equal(r3.code, 0, r3.stderr);
+    assert.equal(summaryOf(r3).total.loaded, 1);
+    const rows = await client.query(`SELECT id::int, first_name FROM ${SCHEMA}.keyed ORDER BY id`);
+    assert.deepEqual(rows.rows.map((r) => [r.id, r.first_name]), [[1, 'a'], [2, 'b'], [3, 'c']]);
+  });
+
   it('a file appended to, counted with --json: only the new rows are read', async () => {
     const table = await freshTable('tail');
     const file = path.join(dir, 'tail.tbl');
