@@ -64,7 +64,7 @@ function appendable(input: RerunInput): boolean {
 /** How an earlier load of a file relates to this run's reading of it. */
 async function relation(load: EarlierLoad, input: RerunInput): Promise<'same' | 'grew' | 'options' | 'changed'> {
   const sameOptions = load.readOptions === null || load.readOptions === input.readOptions;
-  const content = input.identity !== undefined && sameContent(load.identity, input.identity) ? 'same' : appendable(input) && (await grewFrom(load.identity, input.file)) ? 'grew' : 'changed';
+  const content = input.identity !== undefined && sameContent(load.identity, input.identity) ? 'same' : appendable(input) && (await grewFrom(load.identity, input.file, ['tbl', 'text'].includes(input.target.format))) ? 'grew' : 'changed';
   if (content === 'changed') return 'changed';
   return sameOptions ? content : 'options';
 }

@@ -252,6 +252,25 @@ describe('a rerun reads the file as the user asks', () => {
     assert.deepEqual(rows.rows.map((r) => [r.id, r.first_name]), [[1, 'a'], [2, 'b'], [3, 'c']]);
   });
 
+  it('text: a file whose loaded part ended in an escaped newline (`\\` then a line end) did not end a record there: it grew mid-record, refused', async () => {
+    const table = await freshTable('escaped');
+    const file = path.join(dir, 'escaped.txt');
+    const content = '1\tabc\\\n';
+    await fs.writeFile(file, content);
+    const args = ['load', file, '-t', 'escaped', '--format', 'text', '--columns', 'id,name', '--json', ...target()];
+    assert.equal((await runCli(args)).code, 0);
+    // In the whole file record 1's name is `abc`, a newline, `def`: the tail is no record of its own.
+    await fs.appendFile(file, 'def\n3\tx\n');
+    const r = await runCli(args);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /escaped\.txt changed since load/);
+    const copied = await serverCopyStdin(client, `${table}_oracle (id, name)`, Buffer.from(content), '(FORMAT text)');
+    assert.equal(copied.error, undefined, copied.error);
+    const rows = await tableRecords(client, table);
+    assert.equal(rows.length, 1, 'the table is as the first load left it');
+    assert.equal(digest(rows), digest(await tableRecords(client, `${table}_oracle`)));
+  });
+
   it('a file appended to, counted with --json: only the new rows are read', async () => {
     const table = await freshTable('tail');
     const file = path.join(dir, 'tail.tbl');
