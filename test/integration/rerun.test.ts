@@ -271,6 +271,21 @@ describe('a rerun reads the file as the user asks', () => {
     assert.equal(digest(rows), digest(await tableRecords(client, `${table}_oracle`)));
   });
 
+  it('text: a file whose loaded part ended in the \\r of a \\r\\n grew mid-line-end: refused, not read from its \\n', async () => {
+    const table = await freshTable('crlf');
+    const file = path.join(dir, 'crlf.txt');
+    const content = '1\ta\r\n2\tb\r';
+    await fs.writeFile(file, content);
+    const args = ['load', file, '-t', 'crlf', '--format', 'text', '--columns', 'id,name', '--json', ...target()];
+    await runCli(args);
+    const before = digest(await tableRecords(client, table));
+    await fs.appendFile(file, '\n3\tc\r\n');
+    const r = await runCli(args);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /crlf\.txt changed since load/);
+    assert.equal(digest(await tableRecords(client, table)), before, 'nothing loaded');
+  });
+
   it('a file appended to, counted with --json: only the new rows are read', async () => {
     const table = await freshTable('tail');
     const file = path.join(dir, 'tail.tbl');

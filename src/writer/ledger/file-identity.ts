@@ -45,7 +45,8 @@ async function edgeHash(fh: fs.FileHandle, size: number): Promise<string> {
  * Whether `file` is the file an identity describes with bytes appended since: it is longer,
  * and its first `size` bytes (the size the identity gives) have the identity's hash (the
  * first and the last 64 KB of that part) and end a line (`\n` or `\r`), so the records
- * loaded from them are whole and unchanged where they begin and where they end. With
+ * loaded from them are whole and unchanged where they begin and where they end (not a `\r`
+ * whose `\n` came after). With
  * `backslashEscapes` (COPY's text format) a line end after an odd run of backslashes is
  * data, not the end of a record.
  */
@@ -61,6 +62,12 @@ export async function grewFrom(was: string, file: string, backslashEscapes = fal
     await fh.read(last, 0, 1, size - 1);
     if (last[0] !== 0x0a && last[0] !== 0x0d) return false;
     if (backslashEscapes && (await backslashesBefore(fh, size - 1)) % 2 === 1) return false;
+    // `\r` then `\n` appended: the part loaded ended inside a `\r\n`.
+    if (last[0] === 0x0d) {
+      const next = Buffer.alloc(1);
+      await fh.read(next, 0, 1, size);
+      if (next[0] === 0x0a) return false;
+    }
     return (await edgeHash(fh, size)) === hash;
   } finally {
     await fh.close();
