@@ -79,10 +79,13 @@ async function relation(load: EarlierLoad, input: RerunInput): Promise<'same' | 
  * in beside theirs. `again` (`--again`) asks for exactly that.
  */
 export async function earlierLoadToContinue(control: pg.Client, inputs: readonly RerunInput[], again: boolean): Promise<string | undefined> {
-  if (again || inputs.some((i) => i.identity === undefined)) return undefined;
+  if (again) return undefined;
   const seen = await Promise.all(inputs.map((i) => earlierLoadsOfFile(control, i)));
-  let candidates: Map<string, Date> | undefined;
+  // stdin has no identity: a load of it is a new one each time; a file named beside it loaded before is refused below.
+  const fromStdin = inputs.some((i) => i.identity === undefined);
+  let candidates: Map<string, Date> | undefined = fromStdin ? new Map() : undefined;
   for (const [n, input] of inputs.entries()) {
+    if (fromStdin) break;
     const fits = new Map<string, Date>();
     for (const load of seen[n]!) {
       const r = await relation(load, input);

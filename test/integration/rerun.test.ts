@@ -337,6 +337,20 @@ describe('a rerun reads the file as the user asks', () => {
     assert.equal(d.table, d.server);
   });
 
+  it('a file loaded before, named again beside stdin: refused, not loaded twice', async () => {
+    const table = await freshTable('beside_stdin');
+    const file = path.join(dir, 'beside.tbl');
+    const content = rows(1, 100, 'tbl');
+    await fs.writeFile(file, content);
+    assert.equal((await runCli(['load', file, '-t', 'beside_stdin', '--json', ...target()])).code, 0);
+    const r = await runCli(['load', file, '-', '-t', 'beside_stdin', '--format', 'tbl', '--json', ...target()], { stdin: rows(101, 10, 'tbl') });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /beside\.tbl was loaded into it_rerun\.beside_stdin by load \S+, with other files than this command names/);
+    const d = await digestsOf(table, tblAsText(content), TEXT);
+    assert.equal(d.rows, 100);
+    assert.equal(d.table, d.server, 'the table is as the first load left it');
+  });
+
   it('a load an earlier pgsurge began (no read options in the ledger, another default id) is resumed by the same command', async () => {
     const table = await freshTable('older');
     const file = path.join(dir, 'older.tbl');
