@@ -10,11 +10,12 @@ import { DEFAULT_ON_CONFLICT, type OnConflict } from '../writer/on-conflict.js';
 /**
  * How an input is read, as the ledger keeps it: the options that decide which bytes are
  * which rows and what a row does to the table (format, header, columns, delimiter, quote,
- * escape, NULL marker, encoding, compression, JSON mapping, skip, limit, --on-conflict, and
+ * escape, NULL marker, encoding, compression, JSON mapping, skip, limit, --on-conflict,
+ * `--mode delete` (its rows' keys are deleted, not loaded), and
  * the DateStyle and the JSON keys' columns `--create` made: which date a day-first or
  * month-first value makes, which column a key fills), as a flag → value JSON object of those given (the format and --on-conflict always), keys sorted.
  */
-export function readOptionsOf(input: LoadTarget, onConflict: OnConflict | undefined): string {
+export function readOptionsOf(input: LoadTarget, onConflict: OnConflict | undefined, deletes = false): string {
   const o = input.input ?? {};
   const given: Record<string, string | undefined> = {
     '--format': input.format,
@@ -31,6 +32,7 @@ export function readOptionsOf(input: LoadTarget, onConflict: OnConflict | undefi
     '--missing': o.missing,
     '--skip': o.skip === undefined ? undefined : String(o.skip),
     '--limit': o.limit === undefined ? undefined : String(o.limit),
+    '--mode': deletes ? 'delete' : undefined,
     '--on-conflict': onConflict ?? DEFAULT_ON_CONFLICT,
     DateStyle: input.described?.datestyle,
     'JSON keys': o.keys === undefined ? undefined : JSON.stringify(Object.entries(o.keys).sort(([a], [b]) => (a < b ? -1 : 1))),
@@ -95,6 +97,8 @@ export async function earlierLoadToContinue(control: pg.Client, inputs: readonly
   }
   const latest = [...(candidates ?? [])].sort((a, b) => b[1].getTime() - a[1].getTime())[0];
   if (latest) return latest[0];
+  // A delete puts no row in: a new one of keys loaded before (another way, or as rows) doubles nothing.
+  if (inputs.every((i) => (JSON.parse(i.readOptions) as Record<string, string>)['--mode'] === 'delete')) return undefined;
   for (const [n, input] of inputs.entries()) {
     // Rows gone with the table's (TRUNCATE in psql, DELETE): a new load puts nothing in beside them.
     if (seen[n]!.every((load) => load.loaded === 0) || !(await hasRows(control, input.tableName))) continue;

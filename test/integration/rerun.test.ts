@@ -351,6 +351,23 @@ describe('a rerun reads the file as the user asks', () => {
     assert.equal(d.table, d.server, 'the table is as the first load left it');
   });
 
+  it('--mode delete of a file loaded before: its keys are deleted, not taken for the load that completed', async () => {
+    const table = await freshTable('deleted');
+    const file = path.join(dir, 'deleted.tbl');
+    await fs.writeFile(file, rows(1, 100, 'tbl'));
+    const args = ['load', file, '-t', 'deleted', '--columns', 'id,name,amount', '--json', ...target()];
+    assert.equal((await runCli(args)).code, 0);
+    const r = await runCli([...args, '--mode', 'delete']);
+    assert.equal(r.code, 0, r.stderr);
+    const s = summaryOf(r);
+    assert.equal(s.completed, undefined, 'not the insert load, completed');
+    assert.equal(s.total.loaded, 100, 'every key deleted');
+    assert.equal((await tableRecords(client, table)).length, 0);
+    // Its rerun is the delete load's: completed, nothing more.
+    const again = await runCli([...args, '--mode', 'delete']);
+    assert.equal(summaryOf(again).completed?.loaded, 100);
+  });
+
   it('a load an earlier pgsurge began (no read options in the ledger, another default id) is resumed by the same command', async () => {
     const table = await freshTable('older');
     const file = path.join(dir, 'older.tbl');
