@@ -132,7 +132,7 @@ async function findRowTriggers(control: pg.Client, inputs: readonly LoadTarget[]
 function rerunInputsOf(inputs: readonly LoadTarget[], options: LoadOptions, tables: ReadonlyMap<LoadTarget, PreparedTable>, identities: readonly (string | undefined)[]): RerunInput[] {
   return inputs.map((input, i) => {
     const t = tables.get(input)!;
-    return { file: input.file === '-' ? '-' : path.resolve(input.file), tableName: t.name, tableOid: t.oid, identity: identities[i], readOptions: readOptionsOf(input, options.onConflict), target: input };
+    return { file: input.file === '-' ? '-' : path.resolve(input.file), tableName: t.name, tableOid: t.oid, identity: identities[i], readOptions: readOptionsOf(input, options.onConflict, options.writer?.name === 'delete'), target: input };
   });
 }
 

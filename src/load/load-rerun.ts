@@ -10,10 +10,12 @@ import { DEFAULT_ON_CONFLICT, type OnConflict } from '../writer/on-conflict.js';
 /**
  * How an input is read, as the ledger keeps it: the options that decide which bytes are
  * which rows and what a row does to the table (format, header, columns, delimiter, quote,
- * escape, NULL marker, encoding, compression, JSON mapping, skip, limit, --on-conflict),
- * as a flag → value JSON object of those given (the format and --on-conflict always), keys sorted.
+ * escape, NULL marker, encoding, compression, JSON mapping, skip, limit, --on-conflict,
+ * `--mode delete` (its rows' keys are deleted, not loaded), and
+ * the DateStyle and the JSON keys' columns `--create` made: which date a day-first or
+ * month-first value makes, which column a key fills), as a flag → value JSON object of those given (the format and --on-conflict always), keys sorted.
  */
-export function readOptionsOf(input: LoadTarget, onConflict: OnConflict | undefined): string {
+export function readOptionsOf(input: LoadTarget, onConflict: OnConflict | undefined, deletes = false): string {
   const o = input.input ?? {};
   const given: Record<string, string | undefined> = {
     '--format': input.format,
@@ -30,7 +32,10 @@ export function readOptionsOf(input: LoadTarget, onConflict: OnConflict | undefi
     '--missing': o.missing,
     '--skip': o.skip === undefined ? undefined : String(o.skip),
     '--limit': o.limit === undefined ? undefined : String(o.limit),
+    '--mode': deletes ? 'delete' : undefined,
     '--on-conflict': onConflict ?? DEFAULT_ON_CONFLICT,
+    DateStyle: input.described?.datestyle,
+    'JSON keys': o.keys === undefined ? undefined : JSON.stringify(Object.entries(o.keys).sort(([a], [b]) => (a < b ? -1 : 1))),
   };
   return JSON.stringify(Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : 1))));
 }
@@ -61,7 +66,7 @@ function appendable(input: RerunInput): boolean {
 /** How an earlier load of a file relates to this run's reading of it. */
 async function relation(load: EarlierLoad, input: RerunInput): Promise<'same' | 'grew' | 'options' | 'changed'> {
   const sameOptions = load.readOptions === null || load.readOptions === input.readOptions;
-  const content = input.identity !== undefined && sameContent(load.identity, input.identity) ? 'same' : appendable(input) && (await grewFrom(load.identity, input.file)) ? 'grew' : 'changed';
+  const content = input.identity !== undefined && sameContent(load.identity, input.identity) ? 'same' : appendable(input) && (await grewFrom(load.identity, input.file, ['tbl', 'text'].includes(input.target.format))) ? 'grew' : 'changed';
   if (content === 'changed') return 'changed';
   return sameOptions ? content : 'options';
 }
@@ -76,10 +81,13 @@ async function relation(load: EarlierLoad, input: RerunInput): Promise<'same' | 
  * in beside theirs. `again` (`--again`) asks for exactly that.
  */
 export async function earlierLoadToContinue(control: pg.Client, inputs: readonly RerunInput[], again: boolean): Promise<string | undefined> {
-  if (again || inputs.some((i) => i.identity === undefined)) return undefined;
+  if (again) return undefined;
   const seen = await Promise.all(inputs.map((i) => earlierLoadsOfFile(control, i)));
-  let candidates: Map<string, Date> | undefined;
+  // stdin has no identity: a load of it is a new one each time; a file named beside it loaded before is refused below.
+  const fromStdin = inputs.some((i) => i.identity === undefined);
+  let candidates: Map<string, Date> | undefined = fromStdin ? new Map() : undefined;
   for (const [n, input] of inputs.entries()) {
+    if (fromStdin) break;
     const fits = new Map<string, Date>();
     for (const load of seen[n]!) {
       const r = await relation(load, input);
@@ -89,6 +97,8 @@ export async function earlierLoadToContinue(control: pg.Client, inputs: readonly
   }
   const latest = [...(candidates ?? [])].sort((a, b) => b[1].getTime() - a[1].getTime())[0];
   if (latest) return latest[0];
+  // A delete puts no row in: a new one of keys loaded before (another way, or as rows) doubles nothing.
+  if (inputs.every((i) => (JSON.parse(i.readOptions) as Record<string, string>)['--mode'] === 'delete')) return undefined;
   for (const [n, input] of inputs.entries()) {
     // Rows gone with the table's (TRUNCATE in psql, DELETE): a new load puts nothing in beside them.
     if (seen[n]!.every((load) => load.loaded === 0) || !(await hasRows(control, input.tableName))) continue;

@@ -136,6 +136,22 @@ describe('--part K/N: one load split over several processes', () => {
     for (const p of done.parts) assert.equal(p.bytesDone, p.bytesTotal);
   });
 
+  it('a file that grew between the runs of its parts: a part is refused, not cut from the new size; a whole run then loads the rest once', async () => {
+    await emptyTable('grew');
+    const rows = lineitemFields(6000);
+    const file = path.join(dir, 'grew.tbl');
+    await fs.writeFile(file, Buffer.concat(rows.slice(0, 3000).map((f) => tblLine(f))));
+    const args = ['load', file, '--table', 'grew', '--format', 'tbl', ...target()];
+    assert.equal((await runCli([...args, '--part', '1/2'])).code, 0);
+    await fs.appendFile(file, Buffer.concat(rows.slice(3000).map((f) => tblLine(f))));
+    const r2 = await runCli([...args, '--part', '2/2']);
+    assert.equal(r2.code, 2, r2.stderr);
+    assert.match(r2.stderr, /grew since load \S+ began reading it: --part 2\/2 would cut its share from the new size/);
+    const r3 = await runCli(args);
+    assert.equal(r3.code, 0, r3.stderr);
+    assert.deepEqual(await tableDigest('grew'), { count: 6000, digest: digest(rows.map(tableRecord)) });
+  });
+
   it('refuses --part for an input it cannot cut into byte ranges, naming what the input is (Parquet, CSV, compressed, --skip), exit 2, nothing loaded', async () => {
     await client.query(`CREATE TABLE ${SCHEMA}.kinds (id int, v text)`);
     const parquet = path.join(dir, 'kinds.parquet');

@@ -213,6 +213,79 @@ describe('a rerun reads the file as the user asks', () => {
     });
   }
 
+  it('--create: the DateStyle it sniffed is part of how the file is read; a rerun without it is refused, not read month-first', async () => {
+    await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.dmy, ${SCHEMA}.dmy_oracle`);
+    const file = path.join(dir, 'dmy.csv');
+    await fs.writeFile(file, 'id,d\n1,25/12/2024\n2,05/06/2024\n');
+    const r1 = await runCli(['load', file, '-t', 'dmy', '--create', '--json', ...target()]);
+    assert.equal(r1.code, 0, r1.stderr);
+    await fs.appendFile(file, '3,05/06/2024\n');
+    // The flags the note names, without --create: the server's DateStyle would read 05/06 as 6 May.
+    const r2 = await runCli(['load', file, '-t', 'dmy', '--header', 'skip', '--json', ...target()]);
+    assert.equal(r2.code, 2, r2.stderr);
+    assert.match(r2.stderr, /read with other options \(DateStyle: "ISO, DMY" → not given\)/);
+    const r3 = await runCli(['load', file, '-t', 'dmy', '--create', '--json', ...target()]);
+    assert.equal(r3.code, 0, r3.stderr);
+    assert.equal(summaryOf(r3).total.loaded, 1);
+    await client.query(`CREATE TABLE ${SCHEMA}.dmy_oracle (LIKE ${SCHEMA}.dmy)`);
+    await client.query("SET DateStyle = 'ISO, DMY'");
+    const d = await digestsOf(`${SCHEMA}.dmy`, await fs.readFile(file), '(FORMAT csv, HEADER true)').finally(() => client.query('RESET DateStyle'));
+    assert.equal(d.rows, 3);
+    assert.equal(d.table, d.server);
+  });
+
+  it('--create: the JSON keys it made columns of are part of how the file is read; a rerun without them is refused, not loaded with the column empty', async () => {
+    await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.keyed`);
+    const file = path.join(dir, 'keyed.ndjson');
+    await fs.writeFile(file, '{"id":1,"First Name":"a"}\n{"id":2,"First Name":"b"}\n');
+    const r1 = await runCli(['load', file, '-t', 'keyed', '--create', '--ignore-extra-keys', '--json', ...target()]);
+    assert.equal(r1.code, 0, r1.stderr);
+    await fs.appendFile(file, '{"id":3,"First Name":"c"}\n');
+    // Without --create no key is renamed: "First Name" is no column, left out, and first_name would be NULL.
+    const r2 = await runCli(['load', file, '-t', 'keyed', '--ignore-extra-keys', '--json', ...target()]);
+    assert.equal(r2.code, 2, r2.stderr);
+    assert.match(r2.stderr, /read with other options \(JSON keys: .*first_name.*First Name.* → not given\)/);
+    const r3 = await runCli(['load', file, '-t', 'keyed', '--create', '--ignore-extra-keys', '--json', ...target()]);
+    assert.equal(r3.code, 0, r3.stderr);
+    assert.equal(summaryOf(r3).total.loaded, 1);
+    const rows = await client.query(`SELECT id::int, first_name FROM ${SCHEMA}.keyed ORDER BY id`);
+    assert.deepEqual(rows.rows.map((r) => [r.id, r.first_name]), [[1, 'a'], [2, 'b'], [3, 'c']]);
+  });
+
+  it('text: a file whose loaded part ended in an escaped newline (`\\` then a line end) did not end a record there: it grew mid-record, refused', async () => {
+    const table = await freshTable('escaped');
+    const file = path.join(dir, 'escaped.txt');
+    const content = '1\tabc\\\n';
+    await fs.writeFile(file, content);
+    const args = ['load', file, '-t', 'escaped', '--format', 'text', '--columns', 'id,name', '--json', ...target()];
+    assert.equal((await runCli(args)).code, 0);
+    // In the whole file record 1's name is `abc`, a newline, `def`: the tail is no record of its own.
+    await fs.appendFile(file, 'def\n3\tx\n');
+    const r = await runCli(args);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /escaped\.txt changed since load/);
+    const copied = await serverCopyStdin(client, `${table}_oracle (id, name)`, Buffer.from(content), '(FORMAT text)');
+    assert.equal(copied.error, undefined, copied.error);
+    const rows = await tableRecords(client, table);
+    assert.equal(rows.length, 1, 'the table is as the first load left it');
+    assert.equal(digest(rows), digest(await tableRecords(client, `${table}_oracle`)));
+  });
+
+  it('text: a file whose loaded part ended in the \\r of a \\r\\n grew mid-line-end: refused, not read from its \\n', async () => {
+    const table = await freshTable('crlf');
+    const file = path.join(dir, 'crlf.txt');
+    const content = '1\ta\r\n2\tb\r';
+    await fs.writeFile(file, content);
+    const args = ['load', file, '-t', 'crlf', '--format', 'text', '--columns', 'id,name', '--json', ...target()];
+    await runCli(args);
+    const before = digest(await tableRecords(client, table));
+    await fs.appendFile(file, '\n3\tc\r\n');
+    const r = await runCli(args);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /crlf\.txt changed since load/);
+    assert.equal(digest(await tableRecords(client, table)), before, 'nothing loaded');
+  });
+
   it('a file appended to, counted with --json: only the new rows are read', async () => {
     const table = await freshTable('tail');
     const file = path.join(dir, 'tail.tbl');
@@ -262,6 +335,37 @@ describe('a rerun reads the file as the user asks', () => {
     const d = await digestsOf(table, tblAsText(rows(1, 1000, 'tbl')), TEXT);
     assert.equal(d.rows, 1000);
     assert.equal(d.table, d.server);
+  });
+
+  it('a file loaded before, named again beside stdin: refused, not loaded twice', async () => {
+    const table = await freshTable('beside_stdin');
+    const file = path.join(dir, 'beside.tbl');
+    const content = rows(1, 100, 'tbl');
+    await fs.writeFile(file, content);
+    assert.equal((await runCli(['load', file, '-t', 'beside_stdin', '--json', ...target()])).code, 0);
+    const r = await runCli(['load', file, '-', '-t', 'beside_stdin', '--format', 'tbl', '--json', ...target()], { stdin: rows(101, 10, 'tbl') });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /beside\.tbl was loaded into it_rerun\.beside_stdin by load \S+, with other files than this command names/);
+    const d = await digestsOf(table, tblAsText(content), TEXT);
+    assert.equal(d.rows, 100);
+    assert.equal(d.table, d.server, 'the table is as the first load left it');
+  });
+
+  it('--mode delete of a file loaded before: its keys are deleted, not taken for the load that completed', async () => {
+    const table = await freshTable('deleted');
+    const file = path.join(dir, 'deleted.tbl');
+    await fs.writeFile(file, rows(1, 100, 'tbl'));
+    const args = ['load', file, '-t', 'deleted', '--columns', 'id,name,amount', '--json', ...target()];
+    assert.equal((await runCli(args)).code, 0);
+    const r = await runCli([...args, '--mode', 'delete']);
+    assert.equal(r.code, 0, r.stderr);
+    const s = summaryOf(r);
+    assert.equal(s.completed, undefined, 'not the insert load, completed');
+    assert.equal(s.total.loaded, 100, 'every key deleted');
+    assert.equal((await tableRecords(client, table)).length, 0);
+    // Its rerun is the delete load's: completed, nothing more.
+    const again = await runCli([...args, '--mode', 'delete']);
+    assert.equal(summaryOf(again).completed?.loaded, 100);
   });
 
   it('a load an earlier pgsurge began (no read options in the ledger, another default id) is resumed by the same command', async () => {

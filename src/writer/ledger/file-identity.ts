@@ -45,9 +45,12 @@ async function edgeHash(fh: fs.FileHandle, size: number): Promise<string> {
  * Whether `file` is the file an identity describes with bytes appended since: it is longer,
  * and its first `size` bytes (the size the identity gives) have the identity's hash (the
  * first and the last 64 KB of that part) and end a line (`\n` or `\r`), so the records
- * loaded from them are whole and unchanged where they begin and where they end.
+ * loaded from them are whole and unchanged where they begin and where they end (not a `\r`
+ * whose `\n` came after). With
+ * `backslashEscapes` (COPY's text format) a line end after an odd run of backslashes is
+ * data, not the end of a record.
  */
-export async function grewFrom(was: string, file: string): Promise<boolean> {
+export async function grewFrom(was: string, file: string, backslashEscapes = false): Promise<boolean> {
   const [sizeText, , hash] = was.split(':');
   const size = Number(sizeText);
   if (!Number.isSafeInteger(size) || size <= 0 || hash === undefined) return false;
@@ -58,10 +61,26 @@ export async function grewFrom(was: string, file: string): Promise<boolean> {
     const last = Buffer.alloc(1);
     await fh.read(last, 0, 1, size - 1);
     if (last[0] !== 0x0a && last[0] !== 0x0d) return false;
+    if (backslashEscapes && (await backslashesBefore(fh, size - 1)) % 2 === 1) return false;
+    // `\r` then `\n` appended: the part loaded ended inside a `\r\n`.
+    if (last[0] === 0x0d) {
+      const next = Buffer.alloc(1);
+      await fh.read(next, 0, 1, size);
+      if (next[0] === 0x0a) return false;
+    }
     return (await edgeHash(fh, size)) === hash;
   } finally {
     await fh.close();
   }
+}
+
+/** How many backslashes run up to the byte at `at`. */
+async function backslashesBefore(fh: fs.FileHandle, at: number): Promise<number> {
+  const before = Buffer.alloc(Math.min(at, 4096));
+  await fh.read(before, 0, before.length, at - before.length);
+  let n = 0;
+  while (n < before.length && before[before.length - 1 - n] === 0x5c) n++;
+  return n;
 }
 
 /**

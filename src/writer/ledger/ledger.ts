@@ -231,6 +231,12 @@ export async function openLoad(
       throw new LoadError('bad-option', `${input.file} is read with other options than load ${loadId} began with`, { hint: 'rerun with the options it began with, or start a new load (--again, or --truncate)' });
     }
     if (was && was.file_identity !== null && input.identity !== undefined && options.rerun?.appended.has(input.file)) {
+      // A part's share is cut from the size it reads now: the bytes between the shares cut from the old size and the new would be no part's.
+      if (options.part) {
+        throw new LoadError('bad-option', `${input.file} grew since load ${loadId} began reading it: --part ${options.part.label} would cut its share from the new size, and rows between the shares cut before and now would be read by no part; nothing was loaded`, {
+          hint: 'run the load without --part: it reads what no part committed, the rows appended with it',
+        });
+      }
       // It grew, its loaded part unchanged: the load goes on to its end under its new identity.
       await client.query(`UPDATE ${LEDGER_SCHEMA}.load_files SET file_identity = $3, completed_at = NULL WHERE load_id = $1 AND file = $2`, [loadId, input.file, input.identity]);
       was = { ...was, file_identity: input.identity, completed_at: null };
