@@ -219,6 +219,20 @@ describe('--on-conflict update: the last row of a key in the file wins, at any -
     assert.deepEqual((await client.query(`SELECT a, b, v FROM ${SCHEMA}.two`)).rows, [{ a: 1, b: 2, v: 'y' }]);
   });
 
+  it('a unique index that collates its column otherwise (k COLLATE a case-insensitive one) is no key: refused before a row moves', async () => {
+    // Its = is not the index's: 'A' and 'a' would be two keys of one chunk conflicting on one row (SQLSTATE 21000, the load stopped).
+    await client.query(`CREATE COLLATION IF NOT EXISTS ${SCHEMA}.ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)`);
+    await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.ci_key`);
+    await client.query(`CREATE TABLE ${SCHEMA}.ci_key (k text, v text)`);
+    await client.query(`CREATE UNIQUE INDEX ON ${SCHEMA}.ci_key (k COLLATE ${SCHEMA}.ci)`);
+    const f = path.join(dir, 'ci.txt');
+    await fs.writeFile(f, 'A\t1\na\t2\n');
+    const r = await runCli(['load', f, '-t', 'ci_key', '-f', 'text', '--on-conflict', 'update', '--db', testUrl(), '--schema', SCHEMA, '-q']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /has no primary key and no unique key/);
+    assert.equal((await client.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.ci_key`)).rows[0].n, 0);
+  });
+
   it('--update-columns: only those are set on a row that is there; the others keep their values', async () => {
     await freshTable('kv');
     const r = await runCli(upsertArgs(file, 'kv', ['-w', '2', '--update-columns', 'v', '--load-id', 'upsert-v-only', '-q']));
