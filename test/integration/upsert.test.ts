@@ -233,6 +233,23 @@ describe('--on-conflict update: the last row of a key in the file wins, at any -
     assert.equal((await client.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.ci_key`)).rows[0].n, 0);
   });
 
+  it('a new key written twice in one chunk with equal values but other text (numeric 1.0, then 1) keeps the first row\'s text, as row by row', async () => {
+    await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.num_key`);
+    await client.query(`CREATE TABLE ${SCHEMA}.num_key (k numeric PRIMARY KEY, v text)`);
+    await client.query(`INSERT INTO ${SCHEMA}.num_key VALUES (3.00, 'old')`);
+    const f = path.join(dir, 'num.txt');
+    await fs.writeFile(f, '1.0\ta\n3\tb\n1\tc\n01.00\td\n2\te\n');
+    const r = await runCli(['load', f, '-t', 'num_key', '-f', 'text', '--on-conflict', 'update', '--db', testUrl(), '--schema', SCHEMA, '-q', '-w', '1']);
+    assert.equal(r.code, 0, r.stderr);
+    const rows = await client.query(`SELECT k::text, v FROM ${SCHEMA}.num_key ORDER BY k`);
+    // INSERT … ON CONFLICT (k) DO UPDATE SET v = excluded.v, one row at a time: the key keeps the text that first inserted it.
+    assert.deepEqual(rows.rows, [
+      { k: '1.0', v: 'd' },
+      { k: '2', v: 'e' },
+      { k: '3.00', v: 'b' },
+    ]);
+  });
+
   it('--update-columns: only those are set on a row that is there; the others keep their values', async () => {
     await freshTable('kv');
     const r = await runCli(upsertArgs(file, 'kv', ['-w', '2', '--update-columns', 'v', '--load-id', 'upsert-v-only', '-q']));
