@@ -261,6 +261,30 @@ describe('--on-conflict update: the last row of a key in the file wins, at any -
   });
 });
 
+describe('--on-conflict update from several files: they count in the order the load started with', () => {
+  it('a stopped load resumed with its files named in another order is refused (exit 2); named as before, it ends as the files applied in that order', async () => {
+    await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.two_files`);
+    await client.query(`CREATE TABLE ${SCHEMA}.two_files (k int PRIMARY KEY, v text)`);
+    const a = path.join(dir, 'two-a.txt');
+    const b = path.join(dir, 'two-b.txt');
+    // Key 1 early in a and late in b, key 5 late in a and early in b: any mix of two orders shows in one of them.
+    await fs.writeFile(a, '1\ta-first\n2\ta\n3\ta\n4\ta\n5\ta-last\n');
+    await fs.writeFile(b, '5\tb-first\n6\tb\nx\tbad\n1\tb-last\n');
+    const args = (files: readonly string[], extra: readonly string[]): string[] => [
+      'load', ...files, '-t', 'two_files', '-f', 'text', '--on-conflict', 'update', '-w', '1', '--load-id', 'two-files', '--db', testUrl(), '--schema', SCHEMA, '-q', ...extra,
+    ];
+    const stopped = await runCli(args([a, b], ['--max-rejects', '0']));
+    assert.equal(stopped.code, 1, stopped.stderr); // a committed, b's bad row stopped the load
+    const swapped = await runCli(args([b, a], ['--resume']));
+    assert.equal(swapped.code, 2, swapped.stderr);
+    assert.match(swapped.stderr, /not with its files named in this order/);
+    const resumed = await runCli(args([a, b], ['--resume']));
+    assert.equal(resumed.code, 3, resumed.stderr);
+    const rows = await client.query(`SELECT k, v FROM ${SCHEMA}.two_files ORDER BY k`);
+    assert.deepEqual(rows.rows.map((r) => `${r.k}:${r.v}`), ['1:b-last', '2:a', '3:a', '4:a', '5:b-first', '6:b']);
+  });
+});
+
 describe('--on-conflict update from NDJSON: a key a record leaves out keeps its value', () => {
   it('--missing default: each record sets the columns it names; a record without the key is rejected', async () => {
     await freshTable('kv');

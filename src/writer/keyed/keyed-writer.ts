@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import path from 'node:path';
 import type pg from 'pg';
 import type { Chunk, LoadTarget } from '../../core/chunk.js';
 import { qualifiedName, quoteIdent } from '../../core/identifiers.js';
@@ -136,7 +137,7 @@ function statementsFor(plan: InputPlan, action: KeyedAction, columns: readonly s
  */
 export function keyedWriter(spec: KeyedSpec): ChunkWriter {
   const plans = new Map<string, InputPlan>();
-  const orderTables = new Map<string, { readonly table: string; readonly key: readonly string[]; readonly fresh: boolean; readonly unlogged: boolean }>();
+  const orderTables = new Map<string, { readonly table: string; readonly key: readonly string[]; readonly fresh: boolean; readonly unlogged: boolean; readonly files: readonly string[] }>();
   const stageTables = new Map<string, string>();
   let dropAtEnd = false;
   const binary = spec.wire === 'text' ? undefined : wireCopyWriter(spec.wire, undefined, { workers: spec.workers, wasm: spec.wasm });
@@ -172,10 +173,12 @@ export function keyedWriter(spec: KeyedSpec): ChunkWriter {
         hint: `choose among ${fileColumns.filter((c) => !key.includes(c)).join(', ') || '(none: the file holds only the key)'}`,
       });
     }
-    const order = `${LEDGER_SCHEMA}.${quoteIdent(`order_${createHash('sha256').update(`${load.loadId}\0${table}`).digest('hex').slice(0, 16)}`)}`;
+    // Named by the inputs' order too: positions number the inputs as named, so a resume that names them otherwise finds no order table.
+    const named = load.inputs.map((i) => path.resolve(i.file)).join('\0');
+    const order = `${LEDGER_SCHEMA}.${quoteIdent(`order_${createHash('sha256').update(`${load.loadId}\0${table}\0${named}`).digest('hex').slice(0, 16)}`)}`;
     const fresh = load.inputs.filter((i) => qualifiedName(i.table, i.schema) === table).every((i) => load.fresh(i));
     const unlogged = (await client.query<{ u: boolean }>(`SELECT relpersistence = 'u' AS u FROM pg_class WHERE oid = to_regclass($1)`, [table])).rows[0]?.u === true;
-    orderTables.set(order, { table, key, fresh: fresh && (orderTables.get(order)?.fresh ?? true), unlogged });
+    orderTables.set(order, { table, key, fresh: fresh && (orderTables.get(order)?.fresh ?? true), unlogged, files: load.inputs.map((i) => i.file) });
     return { ...base, update: spec.updateColumns, order };
   }
 
@@ -187,6 +190,12 @@ export function keyedWriter(spec: KeyedSpec): ChunkWriter {
     for (const [order, t] of orderTables) {
       const keys = t.key.map(quoteIdent).join(', ');
       if (t.fresh) await client.query(`DROP TABLE IF EXISTS ${order}`);
+      else if ((await client.query<{ ok: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS ok`, [order])).rows[0]?.ok !== true) {
+        // Chunks committed without it (their inputs named in another order): the rows left would meet no record of them.
+        throw new LoadError('bad-option', `this load into ${t.table} has committed chunks, but not with its files named in this order (${t.files.join(', ')}): --on-conflict update lets the last row win in the order the load started with`, {
+          hint: 'name the files in the order the load started with',
+        });
+      }
       // Unlogged with an unlogged target: crash recovery empties both, and the ledger's chunks of it are loaded again.
       await client.query(`CREATE ${t.unlogged ? 'UNLOGGED ' : ''}TABLE IF NOT EXISTS ${order} AS SELECT ${keys}, 0::bigint AS ${POSITION} FROM ${t.table} WITH NO DATA`);
       await client.query(`DO $pgsurge$ BEGIN
