@@ -291,7 +291,7 @@ describe('--on-conflict update from NDJSON: a key a record leaves out keeps its 
     const file = path.join(dir, 'partial.ndjson');
     const lines = ['{"id":1,"v":"a"}', '{"id":90,"v":"b","n":2}', '{"id":1,"n":3}', '{"v":"no key"}'];
     await fs.writeFile(file, lines.join('\n') + '\n');
-    const r = await runCli(['load', file, '-t', 'kv', '--on-conflict', 'update', '--missing', 'default', '--db', testUrl(), '--schema', SCHEMA, '--json']);
+    const r = await runCli(['load', file, '-t', 'kv', '--on-conflict', 'update', '--missing', 'default', '-w', '1', '--db', testUrl(), '--schema', SCHEMA, '--json']);
     assert.equal(r.code, 3, r.stderr);
     const s = summaryOf(r.stdout);
     assert.deepEqual({ read: s.read, rejected: s.rejected }, { read: 4, rejected: 1 });
@@ -301,6 +301,31 @@ describe('--on-conflict update from NDJSON: a key a record leaves out keeps its 
       { id: 90, v: 'b', n: '2.00', u: null, note: 'new' },
     ]);
     assert.equal(await fs.readFile(rejectFileOf(r), 'utf8'), `${lines[3]}\n`);
+  });
+});
+
+describe('--on-conflict update from rows that fill different columns: one worker', () => {
+  it('NDJSON under --missing default, or files whose headers differ, at -w 2: refused (exit 2) before a row moves; at -w 1 each row sets its columns in file order', async () => {
+    await freshTable('kv');
+    // Key 1's first record (v) in a big chunk, its last (n) in a small one of its own (another key set cuts a chunk):
+    // at -w 2 the small one commits first, and the big one's v lost on position, though no later record set v.
+    const file = path.join(dir, 'mixed.ndjson');
+    const records = [{ id: 1, v: 'a' }, ...Array.from({ length: 3000 }, (_, i) => ({ id: 100 + i, v: `row ${i}`.padEnd(30, '.') })), { id: 1, n: 3 }];
+    await fs.writeFile(file, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const args = (workers: string): string[] => ['load', file, '-t', 'kv', '--on-conflict', 'update', '--missing', 'default', '-w', workers, '--chunk-size', '1MB', '--db', testUrl(), '--schema', SCHEMA, '-q', '--again'];
+    const parallel = await runCli(args('2'));
+    assert.equal(parallel.code, 2, parallel.stderr);
+    assert.match(parallel.stderr, /rows that fill different columns/);
+    const one = await runCli(args('1'));
+    assert.equal(one.code, 0, one.stderr);
+    assert.deepEqual((await client.query(`SELECT v, n::text FROM ${SCHEMA}.kv WHERE id = 1`)).rows, [{ v: 'a', n: '3.00' }]);
+    const a = path.join(dir, 'hv.csv');
+    const b = path.join(dir, 'hn.csv');
+    await fs.writeFile(a, 'id,v\n2,x\n');
+    await fs.writeFile(b, 'id,n\n2,5\n');
+    const headers = await runCli(['load', a, b, '-t', 'kv', '--header', 'match', '--on-conflict', 'update', '-w', '2', '--db', testUrl(), '--schema', SCHEMA, '-q']);
+    assert.equal(headers.code, 2, headers.stderr);
+    assert.match(headers.stderr, /rows that fill different columns/);
   });
 });
 

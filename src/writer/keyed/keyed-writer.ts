@@ -118,6 +118,27 @@ function statementsFor(plan: InputPlan, action: KeyedAction, columns: readonly s
 }
 
 /**
+ * The order table keeps one position a key, for the whole row: right when every row of a table
+ * fills the same columns. Rows that fill different ones (NDJSON records under `--missing default`,
+ * files whose headers differ) each set only theirs, so a row that lost on position could still
+ * have had columns of its own to set: such a load runs chunk after chunk, in file order (-w 1).
+ */
+function refuseMixedColumns(inputs: readonly LoadTarget[], plans: ReadonlyMap<string, InputPlan>): void {
+  const byTable = new Map<string, string>();
+  for (const input of inputs) {
+    const plan = plans.get(input.file)!;
+    const columns = plan.columns.join(', ');
+    const partial = input.format === 'ndjson' && input.input?.missing === 'default';
+    if (partial || (byTable.get(plan.table) ?? columns) !== columns) {
+      throw new LoadError('bad-option', `--on-conflict update into ${plan.table} from rows that fill different columns (${partial ? `${input.file}'s records under --missing default` : `${input.file}'s ${columns}; another file's ${byTable.get(plan.table)}`}) lets the last row win only when its chunks commit in file order`, {
+        hint: 'load with -w 1',
+      });
+    }
+    byTable.set(plan.table, columns);
+  }
+}
+
+/**
  * Upserts and deletes by key through a staging table, COPY's way: each chunk is copied
  * (binary where `--wire` would send binary) into a temporary table, then applied to the
  * target in the chunk's transaction, with its ledger row.
@@ -242,6 +263,7 @@ export function keyedWriter(spec: KeyedSpec): ChunkWriter {
         if (load.citus) throw new LoadError('bad-option', `${spec.action === 'update' ? '--on-conflict update' : '--mode delete'} does not load into a Citus distributed table yet`, { hint: 'load through --on-conflict skip, or into a local table' });
         dropAtEnd = !load.withLedger;
         for (const [i, input] of load.inputs.entries()) plans.set(input.file, await planInput(client, input, i, load));
+        if (spec.action === 'update' && (spec.workers ?? 1) > 1) refuseMixedColumns(load.inputs, plans);
         await makeOrderTables(client);
       },
       async endLoad(client, completed) {
