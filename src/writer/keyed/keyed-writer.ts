@@ -92,11 +92,13 @@ function statementsFor(plan: InputPlan, action: KeyedAction, columns: readonly s
   // for their key (the order row is locked until this transaction ends, in key order: no deadlock between workers).
   // A new key is inserted with its key columns as the chunk's first row of it writes them (equal keys may differ in text:
   // numeric 1.0 and 1, citext's case), as row by row, where the first row inserts and the later ones update the rest.
-  const firstKey = staged.map((c) => (key.includes(c) ? `last_value(${quoteIdent(c)}) OVER k AS ${quoteIdent(c)}` : quoteIdent(c))).join(', ');
+  // The staged columns named s.…: DISTINCT ON, the window and ORDER BY then share one sort (a bare name would be the output column).
+  const firstKey = staged.map((c) => (key.includes(c) ? `last_value(s.${quoteIdent(c)}) OVER k AS ${quoteIdent(c)}` : `s.${quoteIdent(c)}`)).join(', ');
+  const sKeys = q(key, 's.');
   const head = `WITH latest AS MATERIALIZED (
-        SELECT DISTINCT ON (${keys}) ${firstKey}, $1::bigint + ${POSITION} AS ${POSITION} FROM pg_temp.${stage}
-        WINDOW k AS (PARTITION BY ${keys} ORDER BY ${POSITION} DESC ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
-        ORDER BY ${keys}, ${POSITION} DESC
+        SELECT DISTINCT ON (${sKeys}) ${firstKey}, $1::bigint + s.${POSITION} AS ${POSITION} FROM pg_temp.${stage} AS s
+        WINDOW k AS (PARTITION BY ${sKeys} ORDER BY s.${POSITION} DESC ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+        ORDER BY ${sKeys}, s.${POSITION} DESC
       ), won AS (
         INSERT INTO ${plan.order!} AS o (${keys}, ${POSITION}) SELECT ${keys}, ${POSITION} FROM latest ORDER BY ${keys}
         ON CONFLICT (${keys}) DO UPDATE SET ${POSITION} = excluded.${POSITION} WHERE o.${POSITION} < excluded.${POSITION}
