@@ -250,6 +250,18 @@ describe('--on-conflict update: the last row of a key in the file wins, at any -
     ]);
   });
 
+  it('-w 2: a new key first written as 1.0 at the start of a big chunk, then as 1 by a small file that commits first, keeps 1.0', async () => {
+    await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.num_key2`);
+    await client.query(`CREATE TABLE ${SCHEMA}.num_key2 (k numeric PRIMARY KEY, v text)`);
+    const big = path.join(dir, 'num-big.txt');
+    const small = path.join(dir, 'num-small.txt');
+    await fs.writeFile(big, ['1.0\tfirst', ...Array.from({ length: 6000 }, (_, i) => `${i + 2}\t${'x'.repeat(30)}`)].join('\n') + '\n');
+    await fs.writeFile(small, '1\tlast\n');
+    const r = await runCli(['load', big, small, '-t', 'num_key2', '-f', 'text', '--on-conflict', 'update', '-w', '2', '--chunk-size', '1MB', '--db', testUrl(), '--schema', SCHEMA, '-q']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual((await client.query(`SELECT k::text, v FROM ${SCHEMA}.num_key2 WHERE k = 1`)).rows, [{ k: '1.0', v: 'last' }]);
+  });
+
   it('--update-columns: only those are set on a row that is there; the others keep their values', async () => {
     await freshTable('kv');
     const r = await runCli(upsertArgs(file, 'kv', ['-w', '2', '--update-columns', 'v', '--load-id', 'upsert-v-only', '-q']));

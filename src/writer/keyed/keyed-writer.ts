@@ -29,6 +29,9 @@ export interface KeyedSpec {
 
 /** The column each staging row's place in its chunk goes into (0, 1, 2 … in COPY's order). */
 const POSITION = 'pgsurge_position';
+/** Order table: the lowest position of a key's rows applied so far, and whether the load inserted the key (it was not in the table). */
+const FIRST = 'pgsurge_first';
+const NEW = 'pgsurge_new';
 
 /**
  * Bits of a row's position given to its place in its file: 2^44 bytes (16 TiB) a file; the
@@ -93,28 +96,36 @@ function statementsFor(plan: InputPlan, action: KeyedAction, columns: readonly s
   // A new key is inserted with its key columns as the chunk's first row of it writes them (equal keys may differ in text:
   // numeric 1.0 and 1, citext's case), as row by row, where the first row inserts and the later ones update the rest.
   // The staged columns named s.…: DISTINCT ON, the window and ORDER BY then share one sort (a bare name would be the output column).
+  const match = (a: string, b: string): string => key.map((k) => `${a}.${quoteIdent(k)} = ${b}.${quoteIdent(k)}`).join(' AND ');
   const firstKey = staged.map((c) => (key.includes(c) ? `last_value(s.${quoteIdent(c)}) OVER k AS ${quoteIdent(c)}` : `s.${quoteIdent(c)}`)).join(', ');
   const sKeys = q(key, 's.');
   const head = `WITH latest AS MATERIALIZED (
-        SELECT DISTINCT ON (${sKeys}) ${firstKey}, $1::bigint + s.${POSITION} AS ${POSITION} FROM pg_temp.${stage} AS s
+        SELECT DISTINCT ON (${sKeys}) ${firstKey}, $1::bigint + s.${POSITION} AS ${POSITION}, $1::bigint + last_value(s.${POSITION}) OVER k AS ${FIRST}
+          FROM pg_temp.${stage} AS s
         WINDOW k AS (PARTITION BY ${sKeys} ORDER BY s.${POSITION} DESC ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
         ORDER BY ${sKeys}, s.${POSITION} DESC
       ), won AS (
-        INSERT INTO ${plan.order!} AS o (${keys}, ${POSITION}) SELECT ${keys}, ${POSITION} FROM latest ORDER BY ${keys}
-        ON CONFLICT (${keys}) DO UPDATE SET ${POSITION} = excluded.${POSITION} WHERE o.${POSITION} < excluded.${POSITION}
-        RETURNING ${keys}
+        INSERT INTO ${plan.order!} AS o (${keys}, ${POSITION}, ${FIRST}, ${NEW})
+          SELECT ${q(key, 'l.')}, l.${POSITION}, l.${FIRST}, NOT EXISTS (SELECT 1 FROM ${table} AS t WHERE ${match('t', 'l')}) FROM latest AS l ORDER BY ${q(key, 'l.')}
+        ON CONFLICT (${keys}) DO UPDATE SET ${POSITION} = greatest(o.${POSITION}, excluded.${POSITION}),
+          ${FIRST} = CASE WHEN o.${NEW} THEN least(o.${FIRST}, excluded.${FIRST}) ELSE o.${FIRST} END
+          WHERE o.${POSITION} < excluded.${POSITION} OR (o.${NEW} AND excluded.${FIRST} < o.${FIRST})
+        RETURNING ${keys}, o.${POSITION} AS pgsurge_top, o.${NEW} AND o.${FIRST} >= $1::bigint AS pgsurge_rekey
+      ), rekeyed AS (
+        INSERT INTO ${table} AS t (${q(staged)}) OVERRIDING SYSTEM VALUE
+          SELECT ${q(staged, 'l.')} FROM latest AS l JOIN won AS w USING (${keys}) WHERE w.pgsurge_top <> l.${POSITION} AND w.pgsurge_rekey
+        ON CONFLICT (${keys}) DO UPDATE SET ${key.map((k) => `${quoteIdent(k)} = excluded.${quoteIdent(k)}`).join(', ')}
       )`;
   const insert = (where: string): string =>
-    `INSERT INTO ${table} AS t (${q(staged)}) OVERRIDING SYSTEM VALUE SELECT ${q(staged, 'l.')} FROM latest AS l JOIN won AS w USING (${keys})${where} ON CONFLICT (${keys}) ${set}`;
+    `INSERT INTO ${table} AS t (${q(staged)}) OVERRIDING SYSTEM VALUE SELECT ${q(staged, 'l.')} FROM latest AS l JOIN won AS w USING (${keys}) WHERE w.pgsurge_top = l.${POSITION}${where} ON CONFLICT (${keys}) ${set}`;
   if (!plan.required.some((c) => !staged.includes(c))) return { columns, stageSql, applySql: `${head} ${insert('')}` };
   // The chunk leaves out a NOT NULL column without a default: INSERT … ON CONFLICT would check the row it proposes (with
   // NULL there) before finding the conflict, so the rows there are updated first, and only the others proposed for insertion.
-  const match = (a: string, b: string): string => key.map((k) => `${a}.${quoteIdent(k)} = ${b}.${quoteIdent(k)}`).join(' AND ');
   const assign = update.length === 0 ? `${quoteIdent(key[0]!)} = t.${quoteIdent(key[0]!)}` : update.map((c) => `${quoteIdent(c)} = s.${quoteIdent(c)}`).join(', ');
   const applySql = `${head}, updated AS (
-        UPDATE ${table} AS t SET ${assign} FROM (SELECT l.* FROM latest AS l JOIN won AS w USING (${keys})) AS s WHERE ${match('t', 's')} RETURNING ${q(key, 't.')}
+        UPDATE ${table} AS t SET ${assign} FROM (SELECT l.* FROM latest AS l JOIN won AS w USING (${keys}) WHERE w.pgsurge_top = l.${POSITION}) AS s WHERE ${match('t', 's')} RETURNING ${q(key, 't.')}
       ), inserted AS (
-        ${insert(` WHERE NOT EXISTS (SELECT 1 FROM updated AS u WHERE ${match('u', 'l')})`)} RETURNING 1
+        ${insert(` AND NOT EXISTS (SELECT 1 FROM updated AS u WHERE ${match('u', 'l')})`)} RETURNING 1
       ) SELECT (SELECT count(*) FROM updated) + (SELECT count(*) FROM inserted) AS applied`;
   return { columns, stageSql, applySql };
 }
@@ -220,7 +231,7 @@ export function keyedWriter(spec: KeyedSpec): ChunkWriter {
         });
       }
       // Unlogged with an unlogged target: crash recovery empties both, and the ledger's chunks of it are loaded again.
-      await client.query(`CREATE ${t.unlogged ? 'UNLOGGED ' : ''}TABLE IF NOT EXISTS ${order} AS SELECT ${keys}, 0::bigint AS ${POSITION} FROM ${t.table} WITH NO DATA`);
+      await client.query(`CREATE ${t.unlogged ? 'UNLOGGED ' : ''}TABLE IF NOT EXISTS ${order} AS SELECT ${keys}, 0::bigint AS ${POSITION}, 0::bigint AS ${FIRST}, false AS ${NEW} FROM ${t.table} WITH NO DATA`);
       await client.query(`DO $pgsurge$ BEGIN
           IF NOT EXISTS (SELECT 1 FROM pg_index WHERE indrelid = '${order}'::regclass AND indisprimary) THEN
             ALTER TABLE ${order} ADD PRIMARY KEY (${keys});
