@@ -262,6 +262,16 @@ describe('--on-conflict update: the last row of a key in the file wins, at any -
     assert.deepEqual((await client.query(`SELECT k::text, v FROM ${SCHEMA}.num_key2 WHERE k = 1`)).rows, [{ k: '1.0', v: 'last' }]);
   });
 
+  it('a GENERATED ALWAYS identity key: the file\'s values, the last row winning (the key never set by an UPDATE)', async () => {
+    await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.id_key`);
+    await client.query(`CREATE TABLE ${SCHEMA}.id_key (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v text)`);
+    const f = path.join(dir, 'id-key.txt');
+    await fs.writeFile(f, '1\ta\n01\tb\n2\tc\n');
+    const r = await runCli(['load', f, '-t', 'id_key', '-f', 'text', '--on-conflict', 'update', '--db', testUrl(), '--schema', SCHEMA, '-q']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual((await client.query(`SELECT id, v FROM ${SCHEMA}.id_key ORDER BY id`)).rows, [{ id: 1, v: 'b' }, { id: 2, v: 'c' }]);
+  });
+
   it('--update-columns: only those are set on a row that is there; the others keep their values', async () => {
     await freshTable('kv');
     const r = await runCli(upsertArgs(file, 'kv', ['-w', '2', '--update-columns', 'v', '--load-id', 'upsert-v-only', '-q']));

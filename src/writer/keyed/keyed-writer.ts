@@ -52,6 +52,8 @@ interface InputPlan {
   readonly columns: readonly string[];
   /** The table's NOT NULL columns without a default: a chunk that leaves one out updates the rows there before it inserts the new ones. */
   readonly required: readonly string[];
+  /** The table's identity columns: never set by an UPDATE (a GENERATED ALWAYS one cannot be), nor need to be (integers). */
+  readonly identity: readonly string[];
   /** The input's place among the load's inputs, as the high bits of its rows' positions. */
   readonly fileIndex: bigint;
   /** The order table (updates): the position of the row that last wrote each key. */
@@ -99,6 +101,15 @@ function statementsFor(plan: InputPlan, action: KeyedAction, columns: readonly s
   const match = (a: string, b: string): string => key.map((k) => `${a}.${quoteIdent(k)} = ${b}.${quoteIdent(k)}`).join(' AND ');
   const firstKey = staged.map((c) => (key.includes(c) ? `last_value(s.${quoteIdent(c)}) OVER k AS ${quoteIdent(c)}` : `s.${quoteIdent(c)}`)).join(', ');
   const sKeys = q(key, 's.');
+  const rekey = key.filter((k) => !plan.identity.includes(k));
+  const rekeyed =
+    rekey.length === 0
+      ? ''
+      : `, rekeyed AS (
+        INSERT INTO ${table} AS t (${q(staged)}) OVERRIDING SYSTEM VALUE
+          SELECT ${q(staged, 'l.')} FROM latest AS l JOIN won AS w USING (${keys}) WHERE w.pgsurge_top <> l.${POSITION} AND w.pgsurge_rekey
+        ON CONFLICT (${keys}) DO UPDATE SET ${rekey.map((k) => `${quoteIdent(k)} = excluded.${quoteIdent(k)}`).join(', ')}
+      )`;
   const head = `WITH latest AS MATERIALIZED (
         SELECT DISTINCT ON (${sKeys}) ${firstKey}, $1::bigint + s.${POSITION} AS ${POSITION}, $1::bigint + last_value(s.${POSITION}) OVER k AS ${FIRST}
           FROM pg_temp.${stage} AS s
@@ -111,11 +122,7 @@ function statementsFor(plan: InputPlan, action: KeyedAction, columns: readonly s
           ${FIRST} = CASE WHEN o.${NEW} THEN least(o.${FIRST}, excluded.${FIRST}) ELSE o.${FIRST} END
           WHERE o.${POSITION} < excluded.${POSITION} OR (o.${NEW} AND excluded.${FIRST} < o.${FIRST})
         RETURNING ${keys}, o.${POSITION} AS pgsurge_top, o.${NEW} AND o.${FIRST} >= $1::bigint AS pgsurge_rekey
-      ), rekeyed AS (
-        INSERT INTO ${table} AS t (${q(staged)}) OVERRIDING SYSTEM VALUE
-          SELECT ${q(staged, 'l.')} FROM latest AS l JOIN won AS w USING (${keys}) WHERE w.pgsurge_top <> l.${POSITION} AND w.pgsurge_rekey
-        ON CONFLICT (${keys}) DO UPDATE SET ${key.map((k) => `${quoteIdent(k)} = excluded.${quoteIdent(k)}`).join(', ')}
-      )`;
+      )${rekeyed}`;
   const insert = (where: string): string =>
     `INSERT INTO ${table} AS t (${q(staged)}) OVERRIDING SYSTEM VALUE SELECT ${q(staged, 'l.')} FROM latest AS l JOIN won AS w USING (${keys}) WHERE w.pgsurge_top = l.${POSITION}${where} ON CONFLICT (${keys}) ${set}`;
   if (!plan.required.some((c) => !staged.includes(c))) return { columns, stageSql, applySql: `${head} ${insert('')}` };
@@ -198,8 +205,10 @@ export function keyedWriter(spec: KeyedSpec): ChunkWriter {
     }
     const stage = `pgsurge_stage_${createHash('sha256').update(table).digest('hex').slice(0, 12)}`;
     stageTables.set(stage, input.table);
-    const required = (await tableColumns(client, input.table, input.schema)).filter((c) => c.notNull && !c.hasDefault && !c.identity).map((c) => c.name);
-    const base = { table, stage, key, columns: fileColumns, required, fileIndex: BigInt(fileIndex), statements: new Map<string, Statements>() };
+    const described = await tableColumns(client, input.table, input.schema);
+    const required = described.filter((c) => c.notNull && !c.hasDefault && !c.identity).map((c) => c.name);
+    const identity = described.filter((c) => c.identity).map((c) => c.name);
+    const base = { table, stage, key, columns: fileColumns, required, identity, fileIndex: BigInt(fileIndex), statements: new Map<string, Statements>() };
     if (spec.action === 'delete') return { ...base, update: undefined };
     const stray = (spec.updateColumns ?? []).filter((c) => !fileColumns.includes(c) || key.includes(c));
     if (stray.length > 0) {
