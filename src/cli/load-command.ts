@@ -153,12 +153,6 @@ function appendedLine(summary: LoadSummary, file: string): string {
 }
 
 async function runLoad(files: string[], flags: LoadCommandFlags): Promise<void> {
-  if (flags.onConflict === 'update' && flags.missing === 'default') {
-    // The last row of a key wins as a whole: records naming different keys would each have to win for their own columns.
-    throw new LoadError('bad-option', '`--on-conflict update` replaces a key\'s row with the last record of that key in the file, and under `--missing default` records may name different columns: no one record is the last for all of them', {
-      hint: 'give every record every column (a missing key is then NULL: drop --missing default), or load the partial records in separate files, one set of keys each',
-    });
-  }
   for (const [flag, given] of [['--distribute-by', flags.distributeBy], ['--sample', flags.sample]] as const) {
     if (given !== undefined && flags.create !== true) {
       throw new LoadError('bad-option', `${flag} says how --create makes a table from its file: it needs --create`, { hint: `add --create, or drop ${flag} for a table that exists` });

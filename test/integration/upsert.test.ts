@@ -208,6 +208,59 @@ describe('--on-conflict update: the last row of a key in the file wins, at any -
     assert.deepEqual((await client.query(`SELECT a, b, v FROM ${SCHEMA}.two`)).rows, [{ a: 1, b: 2, v: 'y' }]);
   });
 
+  it('a unique index that collates its column otherwise (k COLLATE a case-insensitive one) is no key: refused before a row moves', async () => {
+    // Its = is not the index's: 'A' and 'a' would be two keys of one chunk conflicting on one row (SQLSTATE 21000, the load stopped).
+    await client.query(`CREATE COLLATION IF NOT EXISTS ${SCHEMA}.ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)`);
+    await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.ci_key`);
+    await client.query(`CREATE TABLE ${SCHEMA}.ci_key (k text, v text)`);
+    await client.query(`CREATE UNIQUE INDEX ON ${SCHEMA}.ci_key (k COLLATE ${SCHEMA}.ci)`);
+    const f = path.join(dir, 'ci.txt');
+    await fs.writeFile(f, 'A\t1\na\t2\n');
+    const r = await runCli(['load', f, '-t', 'ci_key', '-f', 'text', '--on-conflict', 'update', '--db', testUrl(), '--schema', SCHEMA, '-q']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /has no primary key and no unique key/);
+    assert.equal((await client.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.ci_key`)).rows[0].n, 0);
+  });
+
+  it('a new key written twice in one chunk with equal values but other text (numeric 1.0, then 1) keeps the first row\'s text, as row by row', async () => {
+    await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.num_key`);
+    await client.query(`CREATE TABLE ${SCHEMA}.num_key (k numeric PRIMARY KEY, v text)`);
+    await client.query(`INSERT INTO ${SCHEMA}.num_key VALUES (3.00, 'old')`);
+    const f = path.join(dir, 'num.txt');
+    await fs.writeFile(f, '1.0\ta\n3\tb\n1\tc\n01.00\td\n2\te\n');
+    const r = await runCli(['load', f, '-t', 'num_key', '-f', 'text', '--on-conflict', 'update', '--db', testUrl(), '--schema', SCHEMA, '-q', '-w', '1']);
+    assert.equal(r.code, 0, r.stderr);
+    const rows = await client.query(`SELECT k::text, v FROM ${SCHEMA}.num_key ORDER BY k`);
+    // INSERT … ON CONFLICT (k) DO UPDATE SET v = excluded.v, one row at a time: the key keeps the text that first inserted it.
+    assert.deepEqual(rows.rows, [
+      { k: '1.0', v: 'd' },
+      { k: '2', v: 'e' },
+      { k: '3.00', v: 'b' },
+    ]);
+  });
+
+  it('-w 2: a new key first written as 1.0 at the start of a big chunk, then as 1 by a small file that commits first, keeps 1.0', async () => {
+    await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.num_key2`);
+    await client.query(`CREATE TABLE ${SCHEMA}.num_key2 (k numeric PRIMARY KEY, v text)`);
+    const big = path.join(dir, 'num-big.txt');
+    const small = path.join(dir, 'num-small.txt');
+    await fs.writeFile(big, ['1.0\tfirst', ...Array.from({ length: 6000 }, (_, i) => `${i + 2}\t${'x'.repeat(30)}`)].join('\n') + '\n');
+    await fs.writeFile(small, '1\tlast\n');
+    const r = await runCli(['load', big, small, '-t', 'num_key2', '-f', 'text', '--on-conflict', 'update', '-w', '2', '--chunk-size', '1MB', '--db', testUrl(), '--schema', SCHEMA, '-q']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual((await client.query(`SELECT k::text, v FROM ${SCHEMA}.num_key2 WHERE k = 1`)).rows, [{ k: '1.0', v: 'last' }]);
+  });
+
+  it('a GENERATED ALWAYS identity key: the file\'s values, the last row winning (the key never set by an UPDATE)', async () => {
+    await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.id_key`);
+    await client.query(`CREATE TABLE ${SCHEMA}.id_key (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v text)`);
+    const f = path.join(dir, 'id-key.txt');
+    await fs.writeFile(f, '1\ta\n01\tb\n2\tc\n');
+    const r = await runCli(['load', f, '-t', 'id_key', '-f', 'text', '--on-conflict', 'update', '--db', testUrl(), '--schema', SCHEMA, '-q']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual((await client.query(`SELECT id, v FROM ${SCHEMA}.id_key ORDER BY id`)).rows, [{ id: 1, v: 'b' }, { id: 2, v: 'c' }]);
+  });
+
   it('--update-columns: only those are set on a row that is there; the others keep their values', async () => {
     await freshTable('kv');
     const r = await runCli(upsertArgs(file, 'kv', ['-w', '2', '--update-columns', 'v', '--load-id', 'upsert-v-only', '-q']));
@@ -219,16 +272,71 @@ describe('--on-conflict update: the last row of a key in the file wins, at any -
   });
 });
 
-describe('--on-conflict update from NDJSON', () => {
-  it('--missing default is refused: records naming different keys have no one last row per key', async () => {
+describe('--on-conflict update from several files: they count in the order the load started with', () => {
+  it('a stopped load resumed with its files named in another order is refused (exit 2); named as before, it ends as the files applied in that order', async () => {
+    await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.two_files`);
+    await client.query(`CREATE TABLE ${SCHEMA}.two_files (k int PRIMARY KEY, v text)`);
+    const a = path.join(dir, 'two-a.txt');
+    const b = path.join(dir, 'two-b.txt');
+    // Key 1 early in a and late in b, key 5 late in a and early in b: any mix of two orders shows in one of them.
+    await fs.writeFile(a, '1\ta-first\n2\ta\n3\ta\n4\ta\n5\ta-last\n');
+    await fs.writeFile(b, '5\tb-first\n6\tb\nx\tbad\n1\tb-last\n');
+    const args = (files: readonly string[], extra: readonly string[]): string[] => [
+      'load', ...files, '-t', 'two_files', '-f', 'text', '--on-conflict', 'update', '-w', '1', '--load-id', 'two-files', '--db', testUrl(), '--schema', SCHEMA, '-q', ...extra,
+    ];
+    const stopped = await runCli(args([a, b], ['--max-rejects', '0']));
+    assert.equal(stopped.code, 1, stopped.stderr); // a committed, b's bad row stopped the load
+    const swapped = await runCli(args([b, a], ['--resume']));
+    assert.equal(swapped.code, 2, swapped.stderr);
+    assert.match(swapped.stderr, /not with its files named in this order/);
+    const resumed = await runCli(args([a, b], ['--resume']));
+    assert.equal(resumed.code, 3, resumed.stderr);
+    const rows = await client.query(`SELECT k, v FROM ${SCHEMA}.two_files ORDER BY k`);
+    assert.deepEqual(rows.rows.map((r) => `${r.k}:${r.v}`), ['1:b-last', '2:a', '3:a', '4:a', '5:b-first', '6:b']);
+  });
+});
+
+describe('--on-conflict update from NDJSON: a key a record leaves out keeps its value', () => {
+  it('--missing default: each record sets the columns it names; a record without the key is rejected', async () => {
     await freshTable('kv');
     const file = path.join(dir, 'partial.ndjson');
-    await fs.writeFile(file, ['{"id":1,"v":"a"}', '{"id":90,"v":"b","n":2}', '{"id":1,"n":3}'].join('\n') + '\n');
-    const before = digest(await tableRecords(client, `${SCHEMA}.kv`));
-    const r = await runCli(['load', file, '-t', 'kv', '--on-conflict', 'update', '--missing', 'default', '--db', testUrl(), '--schema', SCHEMA, '-q']);
-    assert.equal(r.code, 2, r.stderr);
-    assert.match(r.stderr, /--missing default/);
-    assert.equal(digest(await tableRecords(client, `${SCHEMA}.kv`)), before, 'nothing written');
+    const lines = ['{"id":1,"v":"a"}', '{"id":90,"v":"b","n":2}', '{"id":1,"n":3}', '{"v":"no key"}'];
+    await fs.writeFile(file, lines.join('\n') + '\n');
+    const r = await runCli(['load', file, '-t', 'kv', '--on-conflict', 'update', '--missing', 'default', '-w', '1', '--db', testUrl(), '--schema', SCHEMA, '--json']);
+    assert.equal(r.code, 3, r.stderr);
+    const s = summaryOf(r.stdout);
+    assert.deepEqual({ read: s.read, rejected: s.rejected }, { read: 4, rejected: 1 });
+    const rows = await client.query(`SELECT id, v, n::text, u, note FROM ${SCHEMA}.kv WHERE id IN (1, 90) ORDER BY id`);
+    assert.deepEqual(rows.rows, [
+      { id: 1, v: 'a', n: '3.00', u: 1, note: 'existing 1' },
+      { id: 90, v: 'b', n: '2.00', u: null, note: 'new' },
+    ]);
+    assert.equal(await fs.readFile(rejectFileOf(r), 'utf8'), `${lines[3]}\n`);
+  });
+});
+
+describe('--on-conflict update from rows that fill different columns: one worker', () => {
+  it('NDJSON under --missing default, or files whose headers differ, at -w 2: refused (exit 2) before a row moves; at -w 1 each row sets its columns in file order', async () => {
+    await freshTable('kv');
+    // Key 1's first record (v) in a big chunk, its last (n) in a small one of its own (another key set cuts a chunk):
+    // at -w 2 the small one commits first, and the big one's v lost on position, though no later record set v.
+    const file = path.join(dir, 'mixed.ndjson');
+    const records = [{ id: 1, v: 'a' }, ...Array.from({ length: 3000 }, (_, i) => ({ id: 100 + i, v: `row ${i}`.padEnd(30, '.') })), { id: 1, n: 3 }];
+    await fs.writeFile(file, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const args = (workers: string): string[] => ['load', file, '-t', 'kv', '--on-conflict', 'update', '--missing', 'default', '-w', workers, '--chunk-size', '1MB', '--db', testUrl(), '--schema', SCHEMA, '-q', '--again'];
+    const parallel = await runCli(args('2'));
+    assert.equal(parallel.code, 2, parallel.stderr);
+    assert.match(parallel.stderr, /rows that fill different columns/);
+    const one = await runCli(args('1'));
+    assert.equal(one.code, 0, one.stderr);
+    assert.deepEqual((await client.query(`SELECT v, n::text FROM ${SCHEMA}.kv WHERE id = 1`)).rows, [{ v: 'a', n: '3.00' }]);
+    const a = path.join(dir, 'hv.csv');
+    const b = path.join(dir, 'hn.csv');
+    await fs.writeFile(a, 'id,v\n2,x\n');
+    await fs.writeFile(b, 'id,n\n2,5\n');
+    const headers = await runCli(['load', a, b, '-t', 'kv', '--header', 'match', '--on-conflict', 'update', '-w', '2', '--db', testUrl(), '--schema', SCHEMA, '-q']);
+    assert.equal(headers.code, 2, headers.stderr);
+    assert.match(headers.stderr, /rows that fill different columns/);
   });
 });
 

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import path from 'node:path';
 import type pg from 'pg';
 import type { Chunk, LoadTarget } from '../../core/chunk.js';
 import { qualifiedName, quoteIdent } from '../../core/identifiers.js';
@@ -28,6 +29,9 @@ export interface KeyedSpec {
 
 /** The column each staging row's place in its chunk goes into (0, 1, 2 … in COPY's order). */
 const POSITION = 'pgsurge_position';
+/** Order table: the lowest position of a key's rows applied so far, and whether the load inserted the key (it was not in the table). */
+const FIRST = 'pgsurge_first';
+const NEW = 'pgsurge_new';
 
 /**
  * Bits of a row's position given to its place in its file: 2^44 bytes (16 TiB) a file; the
@@ -48,6 +52,8 @@ interface InputPlan {
   readonly columns: readonly string[];
   /** The table's NOT NULL columns without a default: a chunk that leaves one out updates the rows there before it inserts the new ones. */
   readonly required: readonly string[];
+  /** The table's identity columns: never set by an UPDATE (a GENERATED ALWAYS one cannot be), nor need to be (integers). */
+  readonly identity: readonly string[];
   /** The input's place among the load's inputs, as the high bits of its rows' positions. */
   readonly fileIndex: bigint;
   /** The order table (updates): the position of the row that last wrote each key. */
@@ -89,26 +95,67 @@ function statementsFor(plan: InputPlan, action: KeyedAction, columns: readonly s
   // OVERRIDING SYSTEM VALUE: a GENERATED ALWAYS identity column takes the file's value, as COPY gives it.
   // latest: the chunk's last row of each key. won: those whose position is above the one the order table holds
   // for their key (the order row is locked until this transaction ends, in key order: no deadlock between workers).
-  const head = `WITH latest AS MATERIALIZED (
-        SELECT DISTINCT ON (${keys}) ${q(staged)}, $1::bigint + ${POSITION} AS ${POSITION} FROM pg_temp.${stage} ORDER BY ${keys}, ${POSITION} DESC
-      ), won AS (
-        INSERT INTO ${plan.order!} AS o (${keys}, ${POSITION}) SELECT ${keys}, ${POSITION} FROM latest ORDER BY ${keys}
-        ON CONFLICT (${keys}) DO UPDATE SET ${POSITION} = excluded.${POSITION} WHERE o.${POSITION} < excluded.${POSITION}
-        RETURNING ${keys}
+  // A new key is inserted with its key columns as the chunk's first row of it writes them (equal keys may differ in text:
+  // numeric 1.0 and 1, citext's case), as row by row, where the first row inserts and the later ones update the rest.
+  // The staged columns named s.…: DISTINCT ON, the window and ORDER BY then share one sort (a bare name would be the output column).
+  const match = (a: string, b: string): string => key.map((k) => `${a}.${quoteIdent(k)} = ${b}.${quoteIdent(k)}`).join(' AND ');
+  const firstKey = staged.map((c) => (key.includes(c) ? `last_value(s.${quoteIdent(c)}) OVER k AS ${quoteIdent(c)}` : `s.${quoteIdent(c)}`)).join(', ');
+  const sKeys = q(key, 's.');
+  const rekey = key.filter((k) => !plan.identity.includes(k));
+  const rekeyed =
+    rekey.length === 0
+      ? ''
+      : `, rekeyed AS (
+        INSERT INTO ${table} AS t (${q(staged)}) OVERRIDING SYSTEM VALUE
+          SELECT ${q(staged, 'l.')} FROM latest AS l JOIN won AS w USING (${keys}) WHERE w.pgsurge_top <> l.${POSITION} AND w.pgsurge_rekey
+        ON CONFLICT (${keys}) DO UPDATE SET ${rekey.map((k) => `${quoteIdent(k)} = excluded.${quoteIdent(k)}`).join(', ')}
       )`;
+  const head = `WITH latest AS MATERIALIZED (
+        SELECT DISTINCT ON (${sKeys}) ${firstKey}, $1::bigint + s.${POSITION} AS ${POSITION}, $1::bigint + last_value(s.${POSITION}) OVER k AS ${FIRST}
+          FROM pg_temp.${stage} AS s
+        WINDOW k AS (PARTITION BY ${sKeys} ORDER BY s.${POSITION} DESC ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+        ORDER BY ${sKeys}, s.${POSITION} DESC
+      ), won AS (
+        INSERT INTO ${plan.order!} AS o (${keys}, ${POSITION}, ${FIRST}, ${NEW})
+          SELECT ${q(key, 'l.')}, l.${POSITION}, l.${FIRST}, NOT EXISTS (SELECT 1 FROM ${table} AS t WHERE ${match('t', 'l')}) FROM latest AS l ORDER BY ${q(key, 'l.')}
+        ON CONFLICT (${keys}) DO UPDATE SET ${POSITION} = greatest(o.${POSITION}, excluded.${POSITION}),
+          ${FIRST} = CASE WHEN o.${NEW} THEN least(o.${FIRST}, excluded.${FIRST}) ELSE o.${FIRST} END
+          WHERE o.${POSITION} < excluded.${POSITION} OR (o.${NEW} AND excluded.${FIRST} < o.${FIRST})
+        RETURNING ${keys}, o.${POSITION} AS pgsurge_top, o.${NEW} AND o.${FIRST} >= $1::bigint AS pgsurge_rekey
+      )${rekeyed}`;
   const insert = (where: string): string =>
-    `INSERT INTO ${table} AS t (${q(staged)}) OVERRIDING SYSTEM VALUE SELECT ${q(staged, 'l.')} FROM latest AS l JOIN won AS w USING (${keys})${where} ON CONFLICT (${keys}) ${set}`;
+    `INSERT INTO ${table} AS t (${q(staged)}) OVERRIDING SYSTEM VALUE SELECT ${q(staged, 'l.')} FROM latest AS l JOIN won AS w USING (${keys}) WHERE w.pgsurge_top = l.${POSITION}${where} ON CONFLICT (${keys}) ${set}`;
   if (!plan.required.some((c) => !staged.includes(c))) return { columns, stageSql, applySql: `${head} ${insert('')}` };
   // The chunk leaves out a NOT NULL column without a default: INSERT … ON CONFLICT would check the row it proposes (with
   // NULL there) before finding the conflict, so the rows there are updated first, and only the others proposed for insertion.
-  const match = (a: string, b: string): string => key.map((k) => `${a}.${quoteIdent(k)} = ${b}.${quoteIdent(k)}`).join(' AND ');
   const assign = update.length === 0 ? `${quoteIdent(key[0]!)} = t.${quoteIdent(key[0]!)}` : update.map((c) => `${quoteIdent(c)} = s.${quoteIdent(c)}`).join(', ');
   const applySql = `${head}, updated AS (
-        UPDATE ${table} AS t SET ${assign} FROM (SELECT l.* FROM latest AS l JOIN won AS w USING (${keys})) AS s WHERE ${match('t', 's')} RETURNING ${q(key, 't.')}
+        UPDATE ${table} AS t SET ${assign} FROM (SELECT l.* FROM latest AS l JOIN won AS w USING (${keys}) WHERE w.pgsurge_top = l.${POSITION}) AS s WHERE ${match('t', 's')} RETURNING ${q(key, 't.')}
       ), inserted AS (
-        ${insert(` WHERE NOT EXISTS (SELECT 1 FROM updated AS u WHERE ${match('u', 'l')})`)} RETURNING 1
+        ${insert(` AND NOT EXISTS (SELECT 1 FROM updated AS u WHERE ${match('u', 'l')})`)} RETURNING 1
       ) SELECT (SELECT count(*) FROM updated) + (SELECT count(*) FROM inserted) AS applied`;
   return { columns, stageSql, applySql };
+}
+
+/**
+ * The order table keeps one position a key, for the whole row: right when every row of a table
+ * fills the same columns. Rows that fill different ones (NDJSON records under `--missing default`,
+ * files whose headers differ) each set only theirs, so a row that lost on position could still
+ * have had columns of its own to set: such a load runs chunk after chunk, in file order (-w 1).
+ */
+function refuseMixedColumns(inputs: readonly LoadTarget[], plans: ReadonlyMap<string, InputPlan>): void {
+  const byTable = new Map<string, string>();
+  for (const input of inputs) {
+    const plan = plans.get(input.file)!;
+    const columns = plan.columns.join(', ');
+    const partial = input.format === 'ndjson' && input.input?.missing === 'default';
+    if (partial || (byTable.get(plan.table) ?? columns) !== columns) {
+      throw new LoadError('bad-option', `--on-conflict update into ${plan.table} from rows that fill different columns (${partial ? `${input.file}'s records under --missing default` : `${input.file}'s ${columns}; another file's ${byTable.get(plan.table)}`}) lets the last row win only when its chunks commit in file order`, {
+        hint: 'load with -w 1',
+      });
+    }
+    byTable.set(plan.table, columns);
+  }
 }
 
 /**
@@ -131,7 +178,7 @@ function statementsFor(plan: InputPlan, action: KeyedAction, columns: readonly s
  */
 export function keyedWriter(spec: KeyedSpec): ChunkWriter {
   const plans = new Map<string, InputPlan>();
-  const orderTables = new Map<string, { readonly table: string; readonly key: readonly string[]; readonly fresh: boolean; readonly unlogged: boolean }>();
+  const orderTables = new Map<string, { readonly table: string; readonly key: readonly string[]; readonly fresh: boolean; readonly unlogged: boolean; readonly files: readonly string[] }>();
   const stageTables = new Map<string, string>();
   let dropAtEnd = false;
   const binary = spec.wire === 'text' ? undefined : wireCopyWriter(spec.wire, undefined, { workers: spec.workers, wasm: spec.wasm });
@@ -158,8 +205,10 @@ export function keyedWriter(spec: KeyedSpec): ChunkWriter {
     }
     const stage = `pgsurge_stage_${createHash('sha256').update(table).digest('hex').slice(0, 12)}`;
     stageTables.set(stage, input.table);
-    const required = (await tableColumns(client, input.table, input.schema)).filter((c) => c.notNull && !c.hasDefault && !c.identity).map((c) => c.name);
-    const base = { table, stage, key, columns: fileColumns, required, fileIndex: BigInt(fileIndex), statements: new Map<string, Statements>() };
+    const described = await tableColumns(client, input.table, input.schema);
+    const required = described.filter((c) => c.notNull && !c.hasDefault && !c.identity).map((c) => c.name);
+    const identity = described.filter((c) => c.identity).map((c) => c.name);
+    const base = { table, stage, key, columns: fileColumns, required, identity, fileIndex: BigInt(fileIndex), statements: new Map<string, Statements>() };
     if (spec.action === 'delete') return { ...base, update: undefined };
     const stray = (spec.updateColumns ?? []).filter((c) => !fileColumns.includes(c) || key.includes(c));
     if (stray.length > 0) {
@@ -167,10 +216,12 @@ export function keyedWriter(spec: KeyedSpec): ChunkWriter {
         hint: `choose among ${fileColumns.filter((c) => !key.includes(c)).join(', ') || '(none: the file holds only the key)'}`,
       });
     }
-    const order = `${LEDGER_SCHEMA}.${quoteIdent(`order_${createHash('sha256').update(`${load.loadId}\0${table}`).digest('hex').slice(0, 16)}`)}`;
+    // Named by the inputs' order too: positions number the inputs as named, so a resume that names them otherwise finds no order table.
+    const named = load.inputs.map((i) => path.resolve(i.file)).join('\0');
+    const order = `${LEDGER_SCHEMA}.${quoteIdent(`order_${createHash('sha256').update(`${load.loadId}\0${table}\0${named}`).digest('hex').slice(0, 16)}`)}`;
     const fresh = load.inputs.filter((i) => qualifiedName(i.table, i.schema) === table).every((i) => load.fresh(i));
     const unlogged = (await client.query<{ u: boolean }>(`SELECT relpersistence = 'u' AS u FROM pg_class WHERE oid = to_regclass($1)`, [table])).rows[0]?.u === true;
-    orderTables.set(order, { table, key, fresh: fresh && (orderTables.get(order)?.fresh ?? true), unlogged });
+    orderTables.set(order, { table, key, fresh: fresh && (orderTables.get(order)?.fresh ?? true), unlogged, files: load.inputs.map((i) => i.file) });
     return { ...base, update: spec.updateColumns, order };
   }
 
@@ -182,8 +233,14 @@ export function keyedWriter(spec: KeyedSpec): ChunkWriter {
     for (const [order, t] of orderTables) {
       const keys = t.key.map(quoteIdent).join(', ');
       if (t.fresh) await client.query(`DROP TABLE IF EXISTS ${order}`);
+      else if ((await client.query<{ ok: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS ok`, [order])).rows[0]?.ok !== true) {
+        // Chunks committed without it (their inputs named in another order): the rows left would meet no record of them.
+        throw new LoadError('bad-option', `this load into ${t.table} has committed chunks, but not with its files named in this order (${t.files.join(', ')}): --on-conflict update lets the last row win in the order the load started with`, {
+          hint: 'name the files in the order the load started with',
+        });
+      }
       // Unlogged with an unlogged target: crash recovery empties both, and the ledger's chunks of it are loaded again.
-      await client.query(`CREATE ${t.unlogged ? 'UNLOGGED ' : ''}TABLE IF NOT EXISTS ${order} AS SELECT ${keys}, 0::bigint AS ${POSITION} FROM ${t.table} WITH NO DATA`);
+      await client.query(`CREATE ${t.unlogged ? 'UNLOGGED ' : ''}TABLE IF NOT EXISTS ${order} AS SELECT ${keys}, 0::bigint AS ${POSITION}, 0::bigint AS ${FIRST}, false AS ${NEW} FROM ${t.table} WITH NO DATA`);
       await client.query(`DO $pgsurge$ BEGIN
           IF NOT EXISTS (SELECT 1 FROM pg_index WHERE indrelid = '${order}'::regclass AND indisprimary) THEN
             ALTER TABLE ${order} ADD PRIMARY KEY (${keys});
@@ -228,6 +285,7 @@ export function keyedWriter(spec: KeyedSpec): ChunkWriter {
         if (load.citus) throw new LoadError('bad-option', `${spec.action === 'update' ? '--on-conflict update' : '--mode delete'} does not load into a Citus distributed table yet`, { hint: 'load through --on-conflict skip, or into a local table' });
         dropAtEnd = !load.withLedger;
         for (const [i, input] of load.inputs.entries()) plans.set(input.file, await planInput(client, input, i, load));
+        if (spec.action === 'update' && (spec.workers ?? 1) > 1) refuseMixedColumns(load.inputs, plans);
         await makeOrderTables(client);
       },
       async endLoad(client, completed) {

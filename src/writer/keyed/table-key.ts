@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { qualifiedName } from '../../core/identifiers.js';
 import { LoadError } from '../../core/load-error.js';
 
-/** A unique key of a table that `ON CONFLICT (…)` can name: a unique index on plain columns, without a predicate. */
+/** A unique key of a table that `ON CONFLICT (…)` can name: a unique index on plain columns, collated as they are, without a predicate. */
 export interface UniqueKey {
   /** The index (or the constraint it backs), as the catalog names it. */
   readonly index: string;
@@ -19,6 +19,8 @@ export async function uniqueKeys(client: pg.Client, table: string, schema: strin
        JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
       WHERE i.indrelid = to_regclass($1) AND i.indisunique AND i.indisvalid AND i.indpred IS NULL AND i.indexprs IS NULL AND k.ord <= i.indnkeyatts
       GROUP BY i.indexrelid, i.indisprimary
+      -- An index that collates a column otherwise than the column (k COLLATE "ci") tells keys apart otherwise than = does.
+     HAVING bool_and(i.indcollation[(k.ord - 1)::int] = a.attcollation)
       ORDER BY i.indisprimary DESC, i.indexrelid`,
     [qualifiedName(table, schema)],
   );
