@@ -8,13 +8,16 @@ import { qualifiedName } from '../core/identifiers.js';
 import type { Target } from '../cluster/target.js';
 import { LoadError } from '../core/load-error.js';
 import { planInputColumns } from '../input/plan-input-columns.js';
-import type { TableColumnCache } from '../core/table-columns.js';
+import { tableColumns, type TableColumnCache } from '../core/table-columns.js';
 import { prepareTable, withTableCreationLocks, requireSchema } from './table-check.js';
 import { preflight } from './preflight.js';
 import { beforeInsertRowTriggers } from '../core/row-triggers.js';
 import { fileIdentity, fileKeyOf, identityString } from '../writer/ledger/file-identity.js';
 import { ensureLedger, forgetTable, LEDGER_SCHEMA, unloggedTableReset, LedgerWriter, NO_LEDGER, NOTHING_COVERED, openLoad, type ChunkLedger, type Covered, type LedgerInput } from '../writer/ledger/ledger.js';
 import { earlierLoadToContinue, readOptionsOf, rerunChanges, type RerunInput } from './load-rerun.js';
+
+/** The formats whose `--columns` name the table's columns by position. */
+const DELIMITED: ReadonlySet<string> = new Set(['tbl', 'text', 'csv']);
 import { partLabel } from '../input/load-part.js';
 import type { ByteRange } from '../input/byte-ranges.js';
 import { checkPartOptions, lockLoad, partRejectPath, partShares } from './part-load.js';
@@ -93,7 +96,12 @@ export async function planLoad(control: pg.Client, inputs: readonly LoadTarget[]
   // With each table ready, its columns are read once: what each input's records fill (the column plan).
   const { tables, planned } = await prepareTables(control, inputs, options);
   const rowTriggers = await findRowTriggers(control, inputs, tables, reporter);
-  const rerunInputs = rerunInputsOf(inputs, options, tables, checked.identities);
+  // A delimited input's `--columns` is compared with the columns COPY fills, in the table's order.
+  const copyColumnsOf = new Map<LoadTarget, readonly string[]>();
+  for (const input of inputs) {
+    if (input.input?.columns !== undefined && DELIMITED.has(input.format)) copyColumnsOf.set(input, (await tableColumns(control, input.table, input.schema)).map((c) => c.name));
+  }
+  const rerunInputs = rerunInputsOf(inputs, options, tables, checked.identities, copyColumnsOf);
   const loadId = await chooseLoadId(control, rerunInputs, options);
   // Citus: asked once per load; its tables get session settings and the summary names the cluster.
   const citus = await citusLoad(control, [...new Set([...tables.values()].map((t) => t.oid))], { writer: options.writer ?? copyWriter, ledger: withLedger, settings: options.citusSettings });
@@ -129,10 +137,16 @@ async function findRowTriggers(control: pg.Client, inputs: readonly LoadTarget[]
 }
 
 /** Each input as the ledger and a rerun see it: its absolute path, table, identity and how it is read. */
-function rerunInputsOf(inputs: readonly LoadTarget[], options: LoadOptions, tables: ReadonlyMap<LoadTarget, PreparedTable>, identities: readonly (string | undefined)[]): RerunInput[] {
+function rerunInputsOf(
+  inputs: readonly LoadTarget[],
+  options: LoadOptions,
+  tables: ReadonlyMap<LoadTarget, PreparedTable>,
+  identities: readonly (string | undefined)[],
+  copyColumnsOf: ReadonlyMap<LoadTarget, readonly string[]>,
+): RerunInput[] {
   return inputs.map((input, i) => {
     const t = tables.get(input)!;
-    return { file: input.file === '-' ? '-' : path.resolve(input.file), tableName: t.name, tableOid: t.oid, identity: identities[i], readOptions: readOptionsOf(input, options.onConflict, options.writer?.name === 'delete'), target: input };
+    return { file: input.file === '-' ? '-' : path.resolve(input.file), tableName: t.name, tableOid: t.oid, identity: identities[i], readOptions: readOptionsOf(input, options.onConflict, options.writer?.name === 'delete', copyColumnsOf.get(input)), target: input };
   });
 }
 

@@ -15,12 +15,14 @@ import { DEFAULT_ON_CONFLICT, type OnConflict } from '../writer/on-conflict.js';
  * the DateStyle and the JSON keys' columns `--create` made: which date a day-first or
  * month-first value makes, which column a key fills), as a flag → value JSON object of those given (the format and --on-conflict always), keys sorted.
  */
-export function readOptionsOf(input: LoadTarget, onConflict: OnConflict | undefined, deletes = false): string {
+export function readOptionsOf(input: LoadTarget, onConflict: OnConflict | undefined, deletes = false, tableColumns?: readonly string[]): string {
   const o = input.input ?? {};
+  // `--columns` naming every column COPY fills, in the table's order, reads the file as no `--columns` does.
+  const everyColumn = o.columns !== undefined && tableColumns !== undefined && o.columns.join(',') === tableColumns.join(',');
   const given: Record<string, string | undefined> = {
     '--format': input.format,
     '--header': o.header,
-    '--columns': o.columns?.join(','),
+    '--columns': everyColumn ? undefined : o.columns?.join(','),
     '--delimiter': o.delimiter,
     '--quote': o.quote,
     '--escape': o.escape,

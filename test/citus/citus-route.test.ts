@@ -441,7 +441,7 @@ describe('routed loads exactly once across crashes', () => {
     const swapped = [cols[1], cols[0], ...cols.slice(2)].join(',');
     const refused = await runCli([...args, '--resume', '--columns', swapped]);
     assert.equal(refused.code, 2, refused.stderr);
-    assert.match(refused.stderr, /began routing ct_route\.respec's rows reading the input another way/);
+    assert.match(refused.stderr, /was loaded into ct_route\.respec by load ct-respec read with other options \(--columns: not given → l_partkey,l_orderkey/);
     assert.equal((await client.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.respec`)).rows[0].n, before);
     // The same column list spelled out is the same spec.
     const resumed = await runCli([...args, '--resume', '--columns', cols.join(',')]);

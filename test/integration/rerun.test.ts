@@ -180,6 +180,14 @@ describe('a rerun reads the file as the user asks', () => {
     const s3 = summaryOf(r3);
     assert.equal(s3.total.read, 0);
     assert.deepEqual({ ...s3.completed, at: undefined }, { at: undefined, loaded: 1999, rejected: 1, skipped: 0 });
+    // --columns naming every column in the table's order reads the file as before: the same load, completed.
+    const spelled = await runCli([...args, '--columns', 'id,name,amount']);
+    assert.equal(spelled.code, 0, spelled.stderr);
+    assert.match(spelled.stdout, new RegExp(`^load ${summaryOf(r1).loadId} completed `));
+    // In another order it reads the file another way: refused, nothing loaded.
+    const swapped = await runCli([...args, '--columns', 'name,id,amount']);
+    assert.equal(swapped.code, 2, swapped.stderr);
+    assert.match(swapped.stderr, /read with other options \(--columns: not given → name,id,amount\)/);
     const d = await digestsOf(table, tblAsText(content.replace(/^77\|.*\n/m, '')), TEXT);
     assert.equal(d.rows, 1999);
     assert.equal(d.table, d.server);
