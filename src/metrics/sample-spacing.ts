@@ -3,15 +3,17 @@ import type { Sample } from './series.js';
 /**
  * How a time-sampled load keeps its series: samples start about `startMs` apart, and once more
  * than `maxSamples` are kept, every other one is dropped (two neighbouring intervals
- * become one) and the spacing doubles. A 1-second load so gets ~30 points, any load past
- * ~4 s between 64 and 128, and the series never holds more than `maxSamples` + 1.
+ * become one) and the spacing doubles. A load of 4 s so gets ~30 points, any longer one
+ * between 32 and 64, and the series never holds more than `maxSamples` + 1. Each sample is
+ * a few queries on the server the load is busy with: 8 a second at the start cost its
+ * backends about 1% (bench/sampling-overhead.ts); 40 a second cost 2.7%.
  */
 export interface SampleSpacing {
   readonly startMs: number;
   readonly maxSamples: number;
 }
 
-export const DEFAULT_SPACING: SampleSpacing = { startMs: 25, maxSamples: 128 };
+export const DEFAULT_SPACING: SampleSpacing = { startMs: 125, maxSamples: 64 };
 
 /** Fewer intervals than this make no curve: the report says the load was too short to draw one. */
 export const MIN_CURVE_POINTS = 30;

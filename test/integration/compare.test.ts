@@ -99,7 +99,7 @@ describe('pgsurge compare', () => {
       assert.equal(s.settings.round, runs[1]!.round, `${s.name}: the median run of 3`);
       assert.equal(s.samples[0]!.rowsLoaded, 0);
       assert.equal(s.samples.at(-1)!.rowsLoaded, 250, `${s.name}: the last sample holds every row`);
-      assert.equal(s.spacing?.startMs, 31.25, `${s.name}: sampled on a timer, as a load is`);
+      assert.equal(s.spacing?.startMs, 125, `${s.name}: sampled on a timer, as a load is`);
     }
     const expected = tblRecords(content).slice(0, 250);
     for (const t of ['orders_cmp1', 'orders_cmp2']) assert.equal(digest(await tableRecords(client, `${SCHEMA}.${t}`)), digest(expected), t);

@@ -43,10 +43,10 @@ describe('the report of a short load', () => {
     assert.equal(series.name, 'lineitem.tbl', 'named after its file');
     const seconds = series.samples.at(-1)!.seconds;
     const points = series.intervals.length;
-    // samples start ~31 ms apart (a tick is skipped while a sample is in flight): 30 points in a second
-    assert.ok(points >= Math.min(30, Math.floor(seconds * 15)), `${points} intervals over ${seconds.toFixed(2)} s`);
+    // samples start 125 ms apart (a tick is skipped while a sample is in flight): 30 points in about 4 s
+    assert.ok(points >= Math.min(30, Math.floor(seconds * 4)), `${points} intervals over ${seconds.toFixed(2)} s`);
     assert.equal(series.tooShort === true, points < 30, `tooShort is ${String(series.tooShort)} with ${points} intervals`);
-    if (seconds >= 2) assert.ok(points >= 30, `${points} intervals over ${seconds.toFixed(2)} s`);
+    if (seconds >= 5) assert.ok(points >= 30, `${points} intervals over ${seconds.toFixed(2)} s`);
     assert.equal(series.samples.at(-1)!.rowsLoaded, 150_000, 'the last sample holds every row');
   });
 });
