@@ -4,7 +4,7 @@
 # managed cluster of a scratch folder, each page opened in headless Chromium at 1400 px
 # wide and checked by bench/report-screenshot.ts (charts drawn, no console error, no request).
 #
-#   npm run build && bash bench/report-gallery.sh [scratch-dir]
+#   npm run build && bash bench/report-gallery.sh [scratch-dir]      (SIZES=short: only the short loads)
 #
 # Prints each command with its wall time; the reports (.json, .html) stay in the scratch folder.
 set -euo pipefail
@@ -30,8 +30,8 @@ shot() {
 echo "scratch folder: $work; machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 pg cluster start >/dev/null
 trap 'pg cluster stop >/dev/null' EXIT
-for size in short long; do
-  if [ "$size" = short ]; then sf=0.03; decay=300k; else sf=1; decay=4M; fi
+for size in ${SIZES:-short long}; do
+  if [ "$size" = short ]; then sf=0.2; decay=3M; else sf=1; decay=4M; fi
   # the previous round's dbt3 load left the tables with their keys (lineitem's foreign keys would refuse these rows)
   psql "$(pg cluster url)" -qc 'DROP TABLE IF EXISTS lineitem, orders, partsupp, part, customer, supplier, nation, region CASCADE' 2>/dev/null
   [ -f "dbt3-$size/lineitem.tbl" ] || timed dbt3 gen --scale "$sf" --out "dbt3-$size"
