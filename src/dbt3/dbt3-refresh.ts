@@ -111,7 +111,9 @@ async function deleteOrders(client: pg.Client, file: string, bytes: number, load
  */
 export async function refreshDbt3(dir: string, options: RefreshOptions, target: Target, reporter: LoadReporter = {}): Promise<RefreshResult> {
   const files = refreshFiles(dir, options.set);
-  const sizes = await Promise.all([files.orders, files.lineitem, files.deletes].map(requireFile));
+  // One at a time, in the set's order: the first file missing is the one named, every time.
+  const sizes: number[] = [];
+  for (const file of [files.orders, files.lineitem, files.deletes]) sizes.push(await requireFile(file));
   const { set, schema, ...loadOptions } = options;
   const client = await connect(target.config).catch((error: unknown) => {
     throw connectionFailure(error, target.description);
