@@ -72,6 +72,11 @@ const RESERVED = new Set(
     'then to trailing true union unique user using variadic verbose when where window with').split(' '),
 );
 
+/** A keyword a column or table can be named only quoted (`select`, `user`; not `name` or `date`). */
+export function isReservedWord(name: string): boolean {
+  return RESERVED.has(name);
+}
+
 /** An identifier as a DBA types it: bare when SQL reads it back unchanged (lower case, no keyword), else double-quoted. */
 export function sqlIdent(name: string): string {
   return /^[a-z_][a-z0-9_$]*$/.test(name) && !RESERVED.has(name) && Buffer.byteLength(name) < 64 ? name : quoteIdent(name);

@@ -1,24 +1,10 @@
+import { isReservedWord } from '../core/identifiers.js';
+
 /**
  * Column names a DBA would type, made from the names a file shows (a header, JSON keys):
  * lower case, words joined by `_`, letters without their accents, no reserved word left
  * bare, unique, at most 63 bytes; `c1`…`cN` for columns the file does not name.
  */
-
-/**
- * PostgreSQL's reserved key words and those that cannot be a column name unquoted
- * (`reserved` and `type_func_name` in src/include/parser/kwlist.h): such a name gets a
- * trailing `_`.
- */
-const RESERVED = new Set(
-  (
-    'all analyse analyze and any array as asc asymmetric authorization binary both case cast check collate collation column ' +
-    'concurrently constraint create cross current_catalog current_date current_role current_schema current_time current_timestamp ' +
-    'current_user default deferrable desc distinct do else end except false fetch for foreign freeze from full grant group having ' +
-    'ilike in initially inner intersect into is isnull join lateral leading left like limit localtime localtimestamp natural not ' +
-    'notnull null offset on only or order outer overlaps placing primary references returning right select session_user similar ' +
-    'some symmetric system_user table tablesample then to trailing true union unique user using variadic verbose when where window with'
-  ).split(' '),
-);
 
 /** NAMEDATALEN - 1: PostgreSQL truncates a longer identifier. */
 const MAX_BYTES = 63;
@@ -41,7 +27,8 @@ export function identifierOf(name: string): string {
     .replace(/^_|_$/g, '');
   if (s === '') return '';
   if (/^[0-9]/.test(s)) s = `c${s}`;
-  if (RESERVED.has(s)) s = `${s}_`;
+  // a reserved word (src/include/parser/kwlist.h's `reserved` and `type_func_name`) gets a trailing `_`
+  if (isReservedWord(s)) s = `${s}_`;
   return truncate(s);
 }
 
