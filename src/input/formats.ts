@@ -10,6 +10,9 @@ declare module '../core/chunk.js' {
 export const FORMATS = ['tbl', 'text', 'csv', 'ndjson', 'json', 'parquet'] as const;
 export type Format = (typeof FORMATS)[number];
 
+/** The delimited ones: fields by position (`--columns` names them in order), records ending at a line end outside quotes. */
+export const DELIMITED_FORMATS: readonly Format[] = ['tbl', 'text', 'csv'];
+
 export function isFormat(value: string): value is Format {
   return (FORMATS as readonly string[]).includes(value);
 }

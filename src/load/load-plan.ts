@@ -15,10 +15,8 @@ import { beforeInsertRowTriggers } from '../core/row-triggers.js';
 import { fileIdentity, fileKeyOf, identityString } from '../writer/ledger/file-identity.js';
 import { ensureLedger, forgetTable, LEDGER_SCHEMA, unloggedTableReset, LedgerWriter, NO_LEDGER, NOTHING_COVERED, openLoad, type ChunkLedger, type Covered, type LedgerInput } from '../writer/ledger/ledger.js';
 import { earlierLoadToContinue, readOptionsOf, rerunChanges, type RerunInput } from './load-rerun.js';
-
-/** The formats whose `--columns` name the table's columns by position. */
-const DELIMITED: ReadonlySet<string> = new Set(['tbl', 'text', 'csv']);
 import { partLabel } from '../input/load-part.js';
+import { DELIMITED_FORMATS } from '../input/formats.js';
 import type { ByteRange } from '../input/byte-ranges.js';
 import { checkPartOptions, lockLoad, partRejectPath, partShares } from './part-load.js';
 import type { LoadReporter } from '../metrics/load-counters.js';
@@ -99,7 +97,7 @@ export async function planLoad(control: pg.Client, inputs: readonly LoadTarget[]
   // A delimited input's `--columns` is compared with the columns COPY fills, in the table's order.
   const copyColumnsOf = new Map<LoadTarget, readonly string[]>();
   for (const input of inputs) {
-    if (input.input?.columns !== undefined && DELIMITED.has(input.format)) copyColumnsOf.set(input, (await tableColumns(control, input.table, input.schema)).map((c) => c.name));
+    if (input.input?.columns !== undefined && DELIMITED_FORMATS.includes(input.format)) copyColumnsOf.set(input, (await tableColumns(control, input.table, input.schema)).map((c) => c.name));
   }
   const rerunInputs = rerunInputsOf(inputs, options, tables, checked.identities, copyColumnsOf);
   const loadId = await chooseLoadId(control, rerunInputs, options);

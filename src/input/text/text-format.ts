@@ -4,7 +4,7 @@ import { openBytes } from '../byte-input.js';
 import { fileLineEnd } from '../byte-ranges.js';
 import { chooseColumns, namedColumns } from '../column-plan.js';
 import { compressionOf } from '../file-blocks.js';
-import type { Format } from '../formats.js';
+import { DELIMITED_FORMATS, type Format } from '../formats.js';
 import type { Framer } from '../framer.js';
 import type { InputFormat, OpenedInput, OpenOptions } from '../input-format.js';
 import { LineFramer, type TextFramerOptions } from '../line-framer.js';
@@ -38,7 +38,7 @@ function framer(target: LoadTarget, options: { endsInput?: boolean }): Framer {
  * name the columns (`--header match`).
  */
 export const textFormat: InputFormat = {
-  names: ['tbl', 'text', 'csv'],
+  names: DELIMITED_FORMATS,
   lineFramed: (format) => format === 'tbl' || format === 'text',
   async plan(target, table) {
     const options = target.input ?? {};
