@@ -143,45 +143,50 @@ describe(`the server restarts or goes away mid-load (own cluster)`, () => {
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    const stopped = await walWriter();
-    process.kill(stopped, 'SIGSTOP');
+    // A failed assertion leaves the load waiting for the rest of its stdin: it is killed, so the test file ends.
     try {
-      child.stdin.write(input.subarray(0, cut));
-      let chunks = 0;
-      for (let waited = 0; chunks === 0; waited += 50) {
-        assert.ok(waited < 20_000, `no chunk committed; stderr:\n${stderr}`);
-        await sleep(50);
-        const ledger = (await query<{ ok: boolean }>("SELECT to_regclass('pgsurge.chunks') IS NOT NULL AS ok")).rows[0]!.ok;
-        if (ledger) chunks = (await query<{ n: number }>("SELECT count(*)::int AS n FROM pgsurge.chunks WHERE load_id = 'unflushed'")).rows[0]!.n;
+      const stopped = await walWriter();
+      process.kill(stopped, 'SIGSTOP');
+      try {
+        child.stdin.write(input.subarray(0, cut));
+        let chunks = 0;
+        for (let waited = 0; chunks === 0; waited += 50) {
+          assert.ok(waited < 20_000, `no chunk committed; stderr:\n${stderr}`);
+          await sleep(50);
+          const ledger = (await query<{ ok: boolean }>("SELECT to_regclass('pgsurge.chunks') IS NOT NULL AS ok")).rows[0]!.ok;
+          if (ledger) chunks = (await query<{ n: number }>("SELECT count(*)::int AS n FROM pgsurge.chunks WHERE load_id = 'unflushed'")).rows[0]!.n;
+        }
+        assert.equal(chunks, 1);
+      } finally {
+        process.kill(stopped, 'SIGKILL');
       }
-      assert.equal(chunks, 1);
+      // Crash recovery: the commit was never written, so the chunk is gone from table and ledger alike.
+      for (let waited = 0; ; waited += 100) {
+        const back = await query<{ n: number }>("SELECT count(*)::int AS n FROM pgsurge.chunks WHERE load_id = 'unflushed'").catch(() => undefined);
+        if (back !== undefined) {
+          assert.equal(back.rows[0]!.n, 0, 'the unflushed commit survived the crash: the test did not crash the server before the flush');
+          break;
+        }
+        assert.ok(waited < 30_000, 'the server did not come back');
+        await sleep(100);
+      }
+      child.stdin.end(input.subarray(cut));
+      const code = await exited;
+      assert.equal(code, 0, stderr);
+      assert.match(stderr, /at byte 0: a chunk whose WAL had not reached disk yet was lost with the server; loading it again/);
+      assert.match(stdout, /loaded 1,200 of 1,200 rows/);
+      const t = await tableDigest();
+      assert.equal(t.count, 1200);
+      assert.equal(t.digest, digest(rows.map(tableRecord)));
+      // The ledger holds each byte range once: the reloaded chunk, then the rest.
+      const ledger = await query<{ l: number; bytes: number; gaps: number }>(
+        `SELECT sum(rows_loaded)::int AS l, sum(byte_end - byte_start)::int AS bytes,
+                count(*) FILTER (WHERE byte_start <> coalesce(prev_end, 0))::int AS gaps
+           FROM (SELECT *, lag(byte_end) OVER (ORDER BY byte_start) AS prev_end FROM pgsurge.chunks WHERE load_id = 'unflushed') c`,
+      );
+      assert.deepEqual(ledger.rows[0], { l: 1200, bytes: input.length, gaps: 0 });
     } finally {
-      process.kill(stopped, 'SIGKILL');
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
-    // Crash recovery: the commit was never written, so the chunk is gone from table and ledger alike.
-    for (let waited = 0; ; waited += 100) {
-      const back = await query<{ n: number }>("SELECT count(*)::int AS n FROM pgsurge.chunks WHERE load_id = 'unflushed'").catch(() => undefined);
-      if (back !== undefined) {
-        assert.equal(back.rows[0]!.n, 0, 'the unflushed commit survived the crash: the test did not crash the server before the flush');
-        break;
-      }
-      assert.ok(waited < 30_000, 'the server did not come back');
-      await sleep(100);
-    }
-    child.stdin.end(input.subarray(cut));
-    const code = await exited;
-    assert.equal(code, 0, stderr);
-    assert.match(stderr, /at byte 0: a chunk whose WAL had not reached disk yet was lost with the server; loading it again/);
-    assert.match(stdout, /loaded 1,200 of 1,200 rows/);
-    const t = await tableDigest();
-    assert.equal(t.count, 1200);
-    assert.equal(t.digest, digest(rows.map(tableRecord)));
-    // The ledger holds each byte range once: the reloaded chunk, then the rest.
-    const ledger = await query<{ l: number; bytes: number; gaps: number }>(
-      `SELECT sum(rows_loaded)::int AS l, sum(byte_end - byte_start)::int AS bytes,
-              count(*) FILTER (WHERE byte_start <> coalesce(prev_end, 0))::int AS gaps
-         FROM (SELECT *, lag(byte_end) OVER (ORDER BY byte_start) AS prev_end FROM pgsurge.chunks WHERE load_id = 'unflushed') c`,
-    );
-    assert.deepEqual(ledger.rows[0], { l: 1200, bytes: input.length, gaps: 0 });
   });
 });
