@@ -21,12 +21,20 @@ export class ChunkQueue {
   private readonly ready: Chunk[] = [];
   private readonly waiters: { resolve: (c: Chunk | undefined) => void; reject: (e: unknown) => void }[] = [];
   private reading = 0;
+  /** In order: each chunk's place among the chunks read, 0, 1, 2 … */
+  private readonly places = new WeakMap<Chunk, number>();
+  private read = 0;
   private failure: { error: unknown } | undefined;
   private closed = false;
 
+  /**
+   * `inOrder`: the sources one after another, in the order given, one chunk read at a time:
+   * chunks come out in input order (an upsert's key lanes apply them in that order).
+   */
   constructor(
     sources: readonly ChunkSource[],
     private readonly capacity: number,
+    private readonly inOrder = false,
   ) {
     if (capacity < 1) throw new RangeError('capacity must be at least 1');
     this.states = sources.map((source) => ({ source, busy: false, done: false }));
@@ -73,8 +81,8 @@ export class ChunkQueue {
 
   private fill(): void {
     while (!this.closed && !this.failure && this.ready.length + this.reading < this.capacity) {
-      const state = this.states.find((s) => !s.busy && !s.done);
-      if (state === undefined) break;
+      const state = this.inOrder ? this.states.find((s) => !s.done) : this.states.find((s) => !s.busy && !s.done);
+      if (state === undefined || state.busy) break;
       state.busy = true;
       this.reading++;
       state.source.next().then(
@@ -102,7 +110,15 @@ export class ChunkQueue {
     }
   }
 
+  /** The chunk's place among the chunks this queue read (0, 1, 2 …: input order when the queue reads in order). */
+  placeOf(chunk: Chunk): number {
+    const place = this.places.get(chunk);
+    if (place === undefined) throw new Error('internal: a chunk this queue did not hand out');
+    return place;
+  }
+
   private deliver(chunk: Chunk): void {
+    this.places.set(chunk, this.read++);
     if (this.closed) return;
     const waiter = this.waiters.shift();
     if (waiter) waiter.resolve(chunk);

@@ -24,11 +24,16 @@ export interface OpenedReaders {
   readonly resumed: boolean;
 }
 
-/** Opens the readers, biggest input first, and starts reading: the first chunks are read while the sessions open. */
-export async function openReaders(inputs: readonly LoadTarget[], options: LoadOptions, plan: LoadPlan, reporter: LoadReporter): Promise<OpenedReaders> {
+/**
+ * Opens the readers, biggest input first, and starts reading: the first chunks are read
+ * while the sessions open. `inOrder`: the inputs as named, each from its start by one
+ * reader, one after another, so chunks come in input order (an upsert's key lanes).
+ */
+export async function openReaders(inputs: readonly LoadTarget[], options: LoadOptions, plan: LoadPlan, reporter: LoadReporter, inOrder = false): Promise<OpenedReaders> {
   const { part, sizes } = plan;
   // Biggest input first, so the long pole starts early and the small ones fill in.
-  const order = plan.planned.map((input, i) => ({ input, size: sizes[i] })).sort((a, b) => (b.size ?? Infinity) - (a.size ?? Infinity));
+  const named = plan.planned.map((input, i) => ({ input, size: sizes[i] }));
+  const order = inOrder ? named : named.sort((a, b) => (b.size ?? Infinity) - (a.size ?? Infinity));
   const sources: ChunkSource[] = [];
   const progress = new TableProgress((table) => reporter.tableLoaded?.(table));
   // Every reader lends and borrows the same chunk buffers: at most (3 × workers + 1) chunks are alive at once
@@ -37,7 +42,7 @@ export async function openReaders(inputs: readonly LoadTarget[], options: LoadOp
   for (const { input } of order) progress.expect(input.table);
   for (const { input } of order) {
     const share = part?.shares.get(input.file);
-    const opened = await openInput(input, { workers: options.workers, chunkBytes: options.chunkBytes, stdin: options.stdin, covered: plan.coveredOf(input).ranges, buffers, ...(share ? { share } : {}), parquet: options.parquet });
+    const opened = await openInput(input, { workers: inOrder ? 1 : options.workers, chunkBytes: options.chunkBytes, stdin: options.stdin, covered: plan.coveredOf(input).ranges, buffers, ...(share ? { share } : {}), parquet: options.parquet });
     sources.push(...opened.sources.map((source) => progress.track(input.table, source)));
   }
   progress.opened();
@@ -55,7 +60,7 @@ export async function openReaders(inputs: readonly LoadTarget[], options: LoadOp
     if (found) counters.rowTriggers(input.table, found);
   }
   const resumed = inputs.some((i) => plan.coveredOf(i).ranges.length > 0);
-  const queue = new ChunkQueue(sources, options.workers);
+  const queue = new ChunkQueue(sources, inOrder ? Math.max(2, options.workers) : options.workers, inOrder);
   // The first chunks are read while the sessions open (and Citus's routing is planned), not after.
   queue.start();
   return { queue, progress, counters, totalBytes, resumed };
@@ -84,14 +89,14 @@ export async function planLoadRouting(control: pg.Client, plan: LoadPlan, option
 }
 
 /** The workers' sessions, then the reporter told the load starts; on a failure the queue (and the sessions) are closed. */
-export async function openWorkerSessions(plan: LoadPlan, options: LoadOptions, target: Target, readers: OpenedReaders, reporter: LoadReporter, inputs: readonly LoadTarget[]): Promise<pg.Client[]> {
+export async function openWorkerSessions(plan: LoadPlan, options: LoadOptions, target: Target, readers: OpenedReaders, reporter: LoadReporter, inputs: readonly LoadTarget[], sessions = options.workers): Promise<pg.Client[]> {
   const { queue } = readers;
-  const clients = await openClients(target, options.workers, (n) => `${plan.workerPrefix}${n}`).catch(async (error: unknown) => {
+  const clients = await openClients(target, sessions, (n) => `${plan.workerPrefix}${n}`).catch(async (error: unknown) => {
     await queue.close();
     throw error;
   });
   try {
-    await reporter.start?.({ inputs, totalBytes: readers.totalBytes, workers: clients.length, target: plan.where, loadId: plan.loadId, resumed: readers.resumed, workerPrefix: plan.workerPrefix });
+    await reporter.start?.({ inputs, totalBytes: readers.totalBytes, workers: options.workers, target: plan.where, loadId: plan.loadId, resumed: readers.resumed, workerPrefix: plan.workerPrefix });
   } catch (error) {
     await queue.close();
     await Promise.allSettled(clients.map((c) => c.end()));

@@ -144,7 +144,10 @@ function rerunInputsOf(
 ): RerunInput[] {
   return inputs.map((input, i) => {
     const t = tables.get(input)!;
-    return { file: input.file === '-' ? '-' : path.resolve(input.file), tableName: t.name, tableOid: t.oid, identity: identities[i], readOptions: readOptionsOf(input, options.onConflict, options.writer?.name === 'delete', copyColumnsOf.get(input)), target: input };
+    // An upsert applies its files in the order they are named: a resume names them so.
+    const place = options.onConflict === 'update' && inputs.length > 1 ? `${i + 1} of ${inputs.length}` : undefined;
+    const more = { ...options.writer?.readsBy, 'place among the files': place };
+    return { file: input.file === '-' ? '-' : path.resolve(input.file), tableName: t.name, tableOid: t.oid, identity: identities[i], readOptions: readOptionsOf(input, options.onConflict, options.writer?.name === 'delete', copyColumnsOf.get(input), more), target: input };
   });
 }
 

@@ -13,9 +13,10 @@ import { DEFAULT_ON_CONFLICT, type OnConflict } from '../writer/on-conflict.js';
  * escape, NULL marker, encoding, compression, JSON mapping, skip, limit, --on-conflict,
  * `--mode delete` (its rows' keys are deleted, not loaded), and
  * the DateStyle and the JSON keys' columns `--create` made: which date a day-first or
- * month-first value makes, which column a key fills), as a flag → value JSON object of those given (the format and --on-conflict always), keys sorted.
+ * month-first value makes, which column a key fills), and `more` (the writer's own: an
+ * upsert's `--key`, `--update-columns` and the file's place among the files), as a flag → value JSON object of those given (the format and --on-conflict always), keys sorted.
  */
-export function readOptionsOf(input: LoadTarget, onConflict: OnConflict | undefined, deletes = false, tableColumns?: readonly string[]): string {
+export function readOptionsOf(input: LoadTarget, onConflict: OnConflict | undefined, deletes = false, tableColumns?: readonly string[], more: Readonly<Record<string, string | undefined>> = {}): string {
   const o = input.input ?? {};
   // `--columns` naming every column COPY fills, in the table's order, reads the file as no `--columns` does.
   const everyColumn = o.columns !== undefined && tableColumns !== undefined && o.columns.join(',') === tableColumns.join(',');
@@ -38,6 +39,7 @@ export function readOptionsOf(input: LoadTarget, onConflict: OnConflict | undefi
     '--on-conflict': onConflict ?? DEFAULT_ON_CONFLICT,
     DateStyle: input.described?.datestyle,
     'JSON keys': o.keys === undefined ? undefined : JSON.stringify(Object.entries(o.keys).sort(([a], [b]) => (a < b ? -1 : 1))),
+    ...more,
   };
   return JSON.stringify(Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : 1))));
 }

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { ChunkWriter } from '../writer/chunk-writer.js';
 import { connect, type Target } from '../cluster/target.js';
 import { connectionFailure, LoadError } from '../core/load-error.js';
 import { asServerKeeps } from '../core/old-backend.js';
@@ -56,4 +57,18 @@ export async function openClients(target: Target, n: number, appName: (i: number
     throw connectionFailure(failed.reason, target.description);
   }
   return clients;
+}
+
+/** A session of an upsert's key lanes: a worker's, set up by the writer as a worker's is. */
+export async function laneSession(target: Target, appName: string, writer: ChunkWriter): Promise<pg.Client> {
+  const client = await connect(target.config, appName).catch((error: unknown) => {
+    throw connectionFailure(error, target.description);
+  });
+  try {
+    await writer.prepare?.(client);
+  } catch (error) {
+    await client.end().catch(() => undefined);
+    throw error;
+  }
+  return client;
 }

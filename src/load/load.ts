@@ -9,7 +9,9 @@ import { LoadRejects } from './load-rejects.js';
 import { openReaders, openWorkerSessions, planLoadRouting } from './load-open.js';
 import { runWorkers } from './load-run.js';
 import { alreadyLoaded, finishLoad } from './load-finish.js';
-import { withLiveClient } from './load-sessions.js';
+import { laneSession, withLiveClient } from './load-sessions.js';
+import { laneRoutingOf } from '../writer/keyed/keyed-writer.js';
+import { DEFAULT_RETRY_FOR_MS } from '../core/retry.js';
 import { checkDryRunOptions, prepareDryRun, sessionSettingsOf, withSessionSetup } from './dry-run.js';
 import { describeForCreate, describedLine, sampledTypesHint } from '../input/table-from-file.js';
 
@@ -56,17 +58,20 @@ export async function load(named: readonly LoadTarget[], asked: LoadOptions, tar
       part: plan.part !== undefined,
       citus: plan.citus !== undefined,
     });
+    // An upsert by key lanes: one worker takes the chunks in input order and spreads each over the lanes' sessions.
+    const lanes = laneRoutingOf(keyed);
 
     // Open. Reject files: rebuilt from the ledger, so a crash between a chunk's COMMIT and the file write loses nothing.
     const rejects = new LoadRejects(inputs, plan.rejectPaths, plan.loadId, plan.ledger, plan.withLedger);
     const earlierRejects = await rejects.rewrite(control);
-    const readers = await openReaders(inputs, options, plan, reporter);
+    const readers = await openReaders(inputs, options, plan, reporter, lanes !== undefined);
     const routing = await planLoadRouting(control, plan, options, target, readers.queue);
     if (routing) releaseShards = () => routing.release();
     for (const r of routing?.routes ?? []) reporter.note?.(`${r.table}: ${r.route === 'client' ? 'rows routed to the shards by pgsurge' : 'rows through the coordinator'} (${r.why})`);
     // A dry run's temporary tables are its sessions' own: no other session (the sampler's) sees them.
     const sampled = dry ? inputs.filter((i) => i.schema !== 'pg_temp') : inputs;
-    const clients = await openWorkerSessions(plan, options, target, readers, reporter, sampled);
+    // Key lanes: two workers take the chunks in turn (one hands out the next chunk's parts while the lanes apply one).
+    const clients = await openWorkerSessions(plan, options, target, readers, reporter, sampled, lanes ? 2 : options.workers);
 
     // Run.
     const writer = plan.citus ? plan.citus.writer(options.writer ?? copyWriter) : (options.writer ?? copyWriter);
@@ -74,7 +79,14 @@ export async function load(named: readonly LoadTarget[], asked: LoadOptions, tar
     let firstError: unknown;
     try {
       const { queue, counters, progress } = readers;
-      const run = { clients, queue, writer, signal, ledger: plan.ledger, rejects, earlierRejects, router: routing?.router, counters, progress };
+      const router = lanes
+        ? lanes.router({
+            connect: (lane) => laneSession(target, `${plan.workerPrefix}${2 + lane}`, writer),
+            placeOf: (chunk) => queue.placeOf(chunk),
+            retryForMs: options.retryForMs ?? DEFAULT_RETRY_FOR_MS,
+          })
+        : routing?.router;
+      const run = { clients, queue, writer, signal, ledger: plan.ledger, rejects, earlierRejects, router, counters, progress };
       firstError = await runWorkers(run, plan, options, target, reporter);
     } finally {
       await rejects.close();
@@ -85,7 +97,7 @@ export async function load(named: readonly LoadTarget[], asked: LoadOptions, tar
     // Finish: first error wins.
     let completed = false;
     try {
-      const summary = await finishLoad(control, target, { inputs, plan, readers }, { firstError, signal, workers: clients.length, writer, rejects, routing });
+      const summary = await finishLoad(control, target, { inputs, plan, readers }, { firstError, signal, workers: lanes ? lanes.lanes : clients.length, writer, rejects, routing });
       completed = true;
       const hint = summary.total.rejected > 0 ? sampledTypesHint(inputs) : undefined;
       const sniffed = inputs.flatMap((i) => describedLine(i) ?? []);

@@ -49,6 +49,12 @@ export interface ChunkWriter {
    * then says nothing about the parts, and the isolation starts from the whole chunk.
    */
   readonly refusedWriter?: ChunkWriter;
+  /**
+   * The writer's options that change what a row does to the table (an upsert's `--key` and
+   * `--update-columns`): part of how each input is read, so a rerun that changes them is
+   * told apart from a resume (src/load/load-rerun.ts).
+   */
+  readonly readsBy?: Readonly<Record<string, string | undefined>>;
   /** The wire asked for (`--wire`), where the writer is COPY's wire writer. */
   readonly wire?: WireChoice;
   /** Which wire each table's chunks went through (COPY's binary wire), for the summary. */

@@ -86,7 +86,7 @@ function smallDecimal(bytes: Uint8Array, from: number, to: number): number {
  * optional spaces (always within int8, and within int4/int2 when the range check says so).
  * Undefined for anything else, which `parseDecimal` then reads.
  */
-function plainSmallInteger(bytes: Uint8Array, from: number, to: number): number | undefined {
+export function plainSmallInteger(bytes: Uint8Array, from: number, to: number): number | undefined {
   let i = from;
   while (i < to && isSpace(bytes[i]!)) i++;
   let negative = false;
@@ -212,7 +212,7 @@ export function routeRecords(data: Buffer, spec: RouteSpec): RoutedRecords {
 }
 
 /** `data[at, at + want.length)` equals `want` (a byte loop: Buffer.compare's argument checks cost more than a 2-byte NULL marker). */
-function sameBytes(data: Buffer, at: number, want: Buffer): boolean {
+export function sameBytes(data: Buffer, at: number, want: Buffer): boolean {
   for (let k = 0; k < want.length; k++) if (data[at + k] !== want[k]) return false;
   return true;
 }

@@ -361,7 +361,7 @@ export async function prepareNodeSession(client: pg.Client): Promise<number | un
 }
 
 /** The chunk's records in its source, for offsets, lines and the bytes of rejected rows. */
-async function recordsOf(chunk: Chunk): Promise<ChunkRecords> {
+export async function recordsOf(chunk: Chunk): Promise<ChunkRecords> {
   const records = new ChunkRecords(chunk, sourceFramer(chunk.target), await chunkSource(chunk));
   if (records.count !== chunk.records) throw new Error(`internal: the chunk's source frames into ${records.count} records, its data into ${chunk.records}`);
   return records;
@@ -422,7 +422,7 @@ function byShard(records: readonly number[], shards: Int32Array): number[] {
  * the chunk covered for a resume (its byte range is then not read again), with the
  * chunk's rejects (the nodes' and those refused here) for the reject file.
  */
-async function commitMarker(coordinator: pg.Client, chunk: Chunk, ctx: ChunkTransactionContext, outcome: { loaded: number; skipped: number; rejects: readonly RejectedRow[]; refusedHere: number }): Promise<void> {
+export async function commitMarker(coordinator: pg.Client, chunk: Chunk, ctx: ChunkTransactionContext, outcome: { loaded: number; skipped: number; rejects: readonly RejectedRow[]; refusedHere: number }): Promise<void> {
   const { budget } = ctx;
   if (outcome.rejects.length === 0) {
     const statement = ctx.ledger.recordStatement(coordinator, chunk, { loaded: outcome.loaded, skipped: outcome.skipped });

@@ -1,3 +1,4 @@
+import { laneRoutingOf } from '../keyed/keyed-writer.js';
 import type pg from 'pg';
 import type { Chunk } from '../../core/chunk.js';
 import type { ChunkWriter } from '../chunk-writer.js';
@@ -256,6 +257,9 @@ function durableWriter(inner: ChunkWriter, workers: number, how: { preset: Durab
     ...(inner.wireReport ? { wireReport: inner.wireReport.bind(inner) } : {}),
     ...(inner.planLoad ? { planLoad: inner.planLoad.bind(inner) } : {}),
     ...(inner.endLoad ? { endLoad: inner.endLoad.bind(inner) } : {}),
+    ...(inner.readsBy ? { readsBy: inner.readsBy } : {}),
+    // An upsert's key lanes (src/writer/keyed/keyed-writer.ts), chosen by its planLoad.
+    ...('laneRouting' in inner ? { laneRouting: () => laneRoutingOf(inner) } : {}),
     // A Citus load routes rows to the shards only when not asked for the binary wire (plan-routing.ts).
     ...(inner.wire ? { wire: inner.wire } : {}),
     // A frozen first chunk sends TRUNCATE first, so its BEGIN goes on its own.

@@ -10,7 +10,11 @@ import type { ChunkResult, ChunkWriter, WriterLoad } from '../chunk-writer.js';
 import { copySql, copyWriter, streamCopy } from '../copy-writer.js';
 import { LEDGER_SCHEMA } from '../ledger/ledger.js';
 import { wireCopyWriter } from '../wire-writer.js';
+import { wireFormat } from '../../wire/wire-format.js';
+import type { ChunkRouter } from '../chunk-transaction.js';
 import { chooseKey } from './table-key.js';
+import { laneTypeOf, type LaneSpec, type LaneType } from './key-lanes.js';
+import { hasDistinctKeys, LaneRouter, type LaneLoad } from './lane-router.js';
 
 /** What a keyed load does with each row's key: replace the row (`--on-conflict update`) or delete it (`--mode delete`). */
 export type KeyedAction = 'update' | 'delete';
@@ -39,6 +43,56 @@ const NEW = 'pgsurge_new';
  */
 const FILE_BITS = 44n;
 
+/** How an input's key values are read for key lanes: their types, and COPY text's delimiter and NULL marker. */
+interface LaneKey {
+  readonly types: readonly LaneType[];
+  readonly delimiter: number;
+  readonly nullMarker: Buffer;
+}
+
+/** What a load through key lanes needs of the load: their number, and the router that spreads each chunk over them. */
+export interface LaneRouting {
+  readonly lanes: number;
+  /** The router the load's workers share (each call opens it for one more worker). */
+  router(how: Pick<LaneLoad, 'connect' | 'placeOf' | 'retryForMs'>): () => ChunkRouter;
+}
+
+/** A keyed writer, as the load sees it: `laneRouting` once `planLoad` has run (undefined: chunks go to the workers as they come). */
+interface KeyedWriter extends ChunkWriter {
+  laneRouting(): LaneRouting | undefined;
+}
+
+/** The key lanes a writer's `planLoad` chose, when it is a keyed writer that did (wrappers made by Object.create see its method). */
+export function laneRoutingOf(writer: ChunkWriter | undefined): LaneRouting | undefined {
+  return (writer as Partial<KeyedWriter> | undefined)?.laneRouting?.();
+}
+
+/**
+ * Why an update input's keys cannot go by lanes (undefined: they can), with how its key's
+ * values are read when they can: every key column NOT NULL (NULLs are never equal) and of
+ * a type `laneTypeOf` compares, and the input's records in COPY text with a one-byte delimiter.
+ */
+async function laneKeyOf(client: pg.Client, input: LoadTarget, table: string, key: readonly string[]): Promise<LaneKey | undefined> {
+  const wire = wireFormat(input);
+  if (wire.format !== 'text') return undefined;
+  const delimiter = Buffer.from(wire.delimiter ?? '\t');
+  if (delimiter.length !== 1) return undefined;
+  const r = await client.query<{ name: string; typname: string; notnull: boolean; deterministic: boolean | null }>(
+    `SELECT a.attname::text AS name, t.typname::text AS typname, a.attnotnull AS notnull, c.collisdeterministic AS deterministic
+       FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid LEFT JOIN pg_collation c ON c.oid = a.attcollation
+      WHERE a.attrelid = to_regclass($1) AND a.attname = ANY($2::text[]) AND a.attnum > 0 AND NOT a.attisdropped`,
+    [table, key],
+  );
+  const types: LaneType[] = [];
+  for (const k of key) {
+    const col = r.rows.find((row) => row.name === k);
+    const type = col?.notnull ? laneTypeOf(col.typname, col.deterministic !== false) : undefined;
+    if (type === undefined) return undefined;
+    types.push(type);
+  }
+  return { types, delimiter: delimiter[0]!, nullMarker: Buffer.from(wire.null ?? '\\N') };
+}
+
 /** One input's plan, decided once before the load. */
 interface InputPlan {
   /** The target, schema-qualified. */
@@ -56,8 +110,10 @@ interface InputPlan {
   readonly identity: readonly string[];
   /** The input's place among the load's inputs, as the high bits of its rows' positions. */
   readonly fileIndex: bigint;
-  /** The order table (updates): the position of the row that last wrote each key. */
+  /** The order table (updates without key lanes): the position of the row that last wrote each key. */
   readonly order?: string;
+  /** Key lanes (updates whose key pgsurge can compare, read from COPY text): how the key's values are read. */
+  readonly lanes?: LaneKey;
   /** The statements for each set of columns a chunk fills. */
   readonly statements: Map<string, Statements>;
 }
@@ -67,8 +123,10 @@ interface Statements {
   readonly columns: readonly string[];
   /** Creates (once per transaction) and empties the staging table. */
   readonly stageSql: string;
-  /** Moves the staged rows into the target; `$1` is the chunk's first position (updates only). */
+  /** Moves the staged rows into the target; `$1` is the chunk's first position (updates through the order table only). */
   readonly applySql: string;
+  /** Key lanes: the apply of a lane's part whose keys are all different (no key's last row to find). */
+  readonly distinctSql?: string;
 }
 
 const q = (names: readonly string[], prefix = ''): string => names.map((n) => `${prefix}${quoteIdent(n)}`).join(', ');
@@ -92,6 +150,7 @@ function statementsFor(plan: InputPlan, action: KeyedAction, columns: readonly s
   }
   const update = (plan.update ?? staged).filter((c) => columns.includes(c) && !key.includes(c));
   const set = update.length === 0 ? 'DO NOTHING' : `DO UPDATE SET ${update.map((c) => `${quoteIdent(c)} = excluded.${quoteIdent(c)}`).join(', ')}`;
+  if (plan.lanes !== undefined) return laneStatements(plan, columns, staged, update, set, stageSql);
   // OVERRIDING SYSTEM VALUE: a GENERATED ALWAYS identity column takes the file's value, as COPY gives it.
   // latest: the chunk's last row of each key. won: those whose position is above the one the order table holds
   // for their key (the order row is locked until this transaction ends, in key order: no deadlock between workers).
@@ -138,6 +197,39 @@ function statementsFor(plan: InputPlan, action: KeyedAction, columns: readonly s
 }
 
 /**
+ * An update's statements through key lanes: a lane applies its parts chunk after chunk, so
+ * a part's rows only need to land as applied one by one, in order. A part whose keys are
+ * all different (most are) is one `INSERT … SELECT … ON CONFLICT DO UPDATE`, as by hand; one
+ * with a key twice keeps each key's last row, with the key's text as its first row writes
+ * it (a new key is inserted by its first row: equal keys may differ in text, numeric 1.0
+ * and 1), the other rows counted as skipped (written over within the part).
+ */
+function laneStatements(plan: InputPlan, columns: readonly string[], staged: readonly string[], update: readonly string[], set: string, stageSql: string): Statements {
+  const { table, stage, key } = plan;
+  const keys = q(key);
+  const sKeys = q(key, 's.');
+  const match = (a: string, b: string): string => key.map((k) => `${a}.${quoteIdent(k)} = ${b}.${quoteIdent(k)}`).join(' AND ');
+  const firstKey = staged.map((c) => (key.includes(c) ? `last_value(s.${quoteIdent(c)}) OVER k AS ${quoteIdent(c)}` : `s.${quoteIdent(c)}`)).join(', ');
+  const latest = `SELECT DISTINCT ON (${sKeys}) ${firstKey}
+          FROM pg_temp.${stage} AS s
+        WINDOW k AS (PARTITION BY ${sKeys} ORDER BY s.${POSITION} DESC ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+        ORDER BY ${sKeys}, s.${POSITION} DESC`;
+  // ctes: the WITH list the statement starts with (the part's latest rows), from: the rows it applies.
+  const apply = (ctes: readonly string[], from: string): string => {
+    const insert = (where: string): string => `INSERT INTO ${table} AS t (${q(staged)}) OVERRIDING SYSTEM VALUE SELECT ${q(staged, 'l.')} FROM ${from} AS l${where} ON CONFLICT (${keys}) ${set}`;
+    const withList = (more: readonly string[]): string => (ctes.length + more.length === 0 ? '' : `WITH ${[...ctes, ...more].join(', ')} `);
+    if (!plan.required.some((c) => !staged.includes(c))) return `${withList([])}${insert('')}`;
+    // The part leaves out a NOT NULL column without a default: the rows there are updated first, the others inserted.
+    const assign = update.length === 0 ? `${quoteIdent(key[0]!)} = t.${quoteIdent(key[0]!)}` : update.map((c) => `${quoteIdent(c)} = s.${quoteIdent(c)}`).join(', ');
+    return `${withList([
+      `updated AS (UPDATE ${table} AS t SET ${assign} FROM ${from} AS s WHERE ${match('t', 's')} RETURNING ${q(key, 't.')})`,
+      `inserted AS (${insert(` WHERE NOT EXISTS (SELECT 1 FROM updated AS u WHERE ${match('u', 'l')})`)} RETURNING 1)`,
+    ])}SELECT (SELECT count(*) FROM updated) + (SELECT count(*) FROM inserted) AS applied`;
+  };
+  return { columns, stageSql, applySql: apply([`latest AS MATERIALIZED (${latest})`], 'latest'), distinctSql: apply([], `pg_temp.${stage}`) };
+}
+
+/**
  * The order table keeps one position a key, for the whole row: right when every row of a table
  * fills the same columns. Rows that fill different ones (NDJSON records under `--missing default`,
  * files whose headers differ) each set only theirs, so a row that lost on position could still
@@ -159,6 +251,45 @@ function refuseMixedColumns(inputs: readonly LoadTarget[], plans: ReadonlyMap<st
 }
 
 /**
+ * Key lanes when every input's key can go by them, and no earlier run of this load went
+ * through an order table (its committed chunks are then not a prefix of each key's rows).
+ * Else every input keeps the order table. Sets the plans (and the order tables) so.
+ */
+async function choseLanes(client: pg.Client, plans: Map<string, InputPlan>, orderTables: Map<string, { readonly fresh: boolean }>): Promise<boolean> {
+  let lanes = [...plans.values()].every((p) => p.lanes !== undefined);
+  for (const [order, t] of orderTables) {
+    if (!lanes || t.fresh) continue;
+    if ((await client.query<{ ok: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS ok`, [order])).rows[0]?.ok === true) lanes = false;
+  }
+  for (const [file, p] of plans) {
+    const { lanes: laneKey, order, ...rest } = p;
+    plans.set(file, lanes ? { ...rest, lanes: laneKey! } : { ...rest, ...(order === undefined ? {} : { order }) });
+  }
+  if (lanes) orderTables.clear();
+  return lanes;
+}
+
+/** The key lanes of a load whose plans chose them: `lanes` sessions, each chunk's records spread over them by key. */
+function laneRoutingFor(plans: ReadonlyMap<string, InputPlan>, lanes: number): LaneRouting {
+  return {
+    lanes,
+    router: (how) => {
+      const router = new LaneRouter({
+        lanes,
+        ...how,
+        specOf(chunk): LaneSpec | undefined {
+          const plan = plans.get(chunk.target.file);
+          if (plan?.lanes === undefined) return undefined;
+          const columns = chunk.target.columns ?? plan.columns;
+          return { fields: plan.key.map((k) => columns.indexOf(k)), types: plan.lanes.types, delimiter: plan.lanes.delimiter, nullMarker: plan.lanes.nullMarker };
+        },
+      });
+      return () => router.open();
+    },
+  };
+}
+
+/**
  * Upserts and deletes by key through a staging table, COPY's way: each chunk is copied
  * (binary where `--wire` would send binary) into a temporary table, then applied to the
  * target in the chunk's transaction, with its ledger row.
@@ -176,11 +307,15 @@ function refuseMixedColumns(inputs: readonly LoadTarget[], plans: ReadonlyMap<st
  * Delete: each key in the chunk is deleted; a key that matches no row is counted as not
  * found (skipped). Deletes commute, so chunks need no order.
  */
-export function keyedWriter(spec: KeyedSpec): ChunkWriter {
+export function keyedWriter(spec: KeyedSpec): KeyedWriter {
   const plans = new Map<string, InputPlan>();
   const orderTables = new Map<string, { readonly table: string; readonly key: readonly string[]; readonly fresh: boolean; readonly unlogged: boolean; readonly files: readonly string[] }>();
   const stageTables = new Map<string, string>();
   let dropAtEnd = false;
+  /** The update goes by key lanes (chosen by `planLoad`). */
+  let useLanes = false;
+
+  const routing = laneRoutingFor(plans, Math.max(1, spec.workers ?? 1));
   const binary = spec.wire === 'text' ? undefined : wireCopyWriter(spec.wire, undefined, { workers: spec.workers, wasm: spec.wasm });
 
   const planOf = (chunk: Chunk): InputPlan => {
@@ -222,7 +357,8 @@ export function keyedWriter(spec: KeyedSpec): ChunkWriter {
     const fresh = load.inputs.filter((i) => qualifiedName(i.table, i.schema) === table).every((i) => load.fresh(i));
     const unlogged = (await client.query<{ u: boolean }>(`SELECT relpersistence = 'u' AS u FROM pg_class WHERE oid = to_regclass($1)`, [table])).rows[0]?.u === true;
     orderTables.set(order, { table, key, fresh: fresh && (orderTables.get(order)?.fresh ?? true), unlogged, files: load.inputs.map((i) => i.file) });
-    return { ...base, update: spec.updateColumns, order };
+    const lanes = await laneKeyOf(client, input, table, key);
+    return { ...base, update: spec.updateColumns, order, ...(lanes ? { lanes } : {}) };
   }
 
   /** The order tables: made anew for a load that starts, kept for one that resumes (they hold what its committed chunks wrote). */
@@ -253,7 +389,7 @@ export function keyedWriter(spec: KeyedSpec): ChunkWriter {
   /** The chunk's first row's position: its file's place, then its byte (a Parquet chunk: row) offset. */
   const firstPosition = (chunk: Chunk, plan: InputPlan): string => String((plan.fileIndex << FILE_BITS) + BigInt(chunk.location.byteOffset));
 
-  function writer(inner: ChunkWriter | undefined): ChunkWriter {
+  function writer(inner: ChunkWriter | undefined): KeyedWriter {
     async function send(client: pg.Client, chunk: Chunk, begin: boolean): Promise<ChunkResult> {
       const plan = planOf(chunk);
       const columns = chunk.target.columns ?? plan.columns;
@@ -263,7 +399,10 @@ export function keyedWriter(spec: KeyedSpec): ChunkWriter {
       await client.query(`${begin ? 'BEGIN; ' : ''}${sql.stageSql}`);
       const staged: Chunk = { ...chunk, target: { ...chunk.target, table: plan.stage, schema: 'pg_temp', columns } };
       const read = inner !== undefined ? (await inner.writeRows(client, staged)).loaded : await streamCopy(client, copySql(staged.target), chunk.data);
-      const applied = await client.query(sql.applySql, spec.action === 'update' ? [firstPosition(chunk, plan)] : []);
+      const applied =
+        plan.lanes !== undefined
+          ? await client.query(hasDistinctKeys(chunk) ? sql.distinctSql! : sql.applySql)
+          : await client.query(sql.applySql, spec.action === 'update' ? [firstPosition(chunk, plan)] : []);
       // The two-step form counts its rows in its one result row; the one-step form in its row count.
       const counted = (applied.rows[0] as { applied?: string } | undefined)?.applied;
       const done = counted !== undefined ? Number(counted) : (applied.rowCount ?? 0);
@@ -271,6 +410,8 @@ export function keyedWriter(spec: KeyedSpec): ChunkWriter {
     }
     return {
       name: spec.action === 'update' ? 'upsert' : 'delete',
+      laneRouting: () => (useLanes ? routing : undefined),
+      readsBy: { '--key': spec.key?.join(','), '--update-columns': spec.updateColumns?.join(',') },
       wire: spec.wire,
       async prepare(client) {
         await inner?.prepare?.(client);
@@ -285,7 +426,8 @@ export function keyedWriter(spec: KeyedSpec): ChunkWriter {
         if (load.citus) throw new LoadError('bad-option', `${spec.action === 'update' ? '--on-conflict update' : '--mode delete'} does not load into a Citus distributed table yet`, { hint: 'load through --on-conflict skip, or into a local table' });
         dropAtEnd = !load.withLedger;
         for (const [i, input] of load.inputs.entries()) plans.set(input.file, await planInput(client, input, i, load));
-        if (spec.action === 'update' && (spec.workers ?? 1) > 1) refuseMixedColumns(load.inputs, plans);
+        useLanes = spec.action === 'update' && (await choseLanes(client, plans, orderTables));
+        if (spec.action === 'update' && !useLanes && (spec.workers ?? 1) > 1) refuseMixedColumns(load.inputs, plans);
         await makeOrderTables(client);
       },
       async endLoad(client, completed) {

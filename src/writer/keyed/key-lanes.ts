@@ -1,0 +1,197 @@
+import { unescapeTextInto } from '../../wire/decode-records.js';
+import { parseDecimal, plainSmallInteger, sameBytes } from '../citus/route-records.js';
+
+/**
+ * Key column types whose equal values pgsurge can tell from their COPY text exactly as the
+ * server's `=` would: integers (read as `int2in`/`int4in`/`int8in` read plain decimal, any
+ * other spelling asked of the server), and text under a deterministic collation (equal
+ * exactly when their bytes are; `character(n)` ignores trailing spaces). An upsert whose key
+ * has another type (numeric, timestamps, citext, a nondeterministic collation) keeps every
+ * key's rows in order through the order table instead.
+ */
+export type LaneType = 'int2' | 'int4' | 'int8' | 'text' | 'bpchar';
+
+const LANE_TYPES: Readonly<Record<string, LaneType>> = { int2: 'int2', int4: 'int4', int8: 'int8', text: 'text', varchar: 'text', bpchar: 'bpchar' };
+
+/** The lane type of a column of catalog type `typname`, or undefined when its values cannot be compared here. */
+export function laneTypeOf(typname: string, deterministic: boolean): LaneType | undefined {
+  const t = LANE_TYPES[typname];
+  if (t === undefined) return undefined;
+  return t === 'text' || t === 'bpchar' ? (deterministic ? t : undefined) : t;
+}
+
+/** How to find a chunk's key fields in its COPY text records. */
+export interface LaneSpec {
+  /** The 0-based field of each key column in the records, in the key's order (-1: the chunk does not fill it). */
+  readonly fields: readonly number[];
+  readonly types: readonly LaneType[];
+  /** COPY's delimiter byte. */
+  readonly delimiter: number;
+  /** COPY's NULL string as bytes, compared before unescaping as COPY does. */
+  readonly nullMarker: Buffer;
+}
+
+/** A chunk's records and each one's key, as a string equal for two records exactly when the server finds their keys equal. */
+export interface KeyedRecords {
+  /** `ends[i]`: the end of record i in the chunk's data. */
+  readonly ends: number[];
+  /** Record i's key; undefined when no other record's key can equal it (a NULL, a missing field, a value the server refuses). */
+  readonly keys: (string | undefined)[];
+  /** Integer values not in plain decimal, by record: the caller asks the server what they are (`canonicalInt`), then calls `settle`. */
+  readonly unsure: Map<number, { readonly column: number; readonly value: string }[]>;
+}
+
+const BACKSLASH = 0x5c;
+const NEWLINE = 0x0a;
+const CR = 0x0d;
+const SPACE = 0x20;
+const INT_RANGE: Record<'int2' | 'int4', readonly [number, number]> = { int2: [-32768, 32767], int4: [-2147483648, 2147483647] };
+/**
+ * Separates a key's columns in its string: no integer holds it, and no text value the server
+ * takes (a NUL byte in a text field is refused, so two keys it confuses are refused rows).
+ */
+const SEP = '\u0000';
+
+/**
+ * The canonical text of one key value (undefined: the server would refuse it; null: not
+ * decided here, ask the server). Integers as decimal without sign, spaces or leading zeros
+ * (`-0` is `0`); text as its bytes (latin1, one char per byte); bpchar without trailing spaces.
+ */
+function canonical(type: LaneType, bytes: Uint8Array, from: number, to: number): string | null | undefined {
+  if (type === 'text' || type === 'bpchar') {
+    let end = to;
+    if (type === 'bpchar') while (end > from && bytes[end - 1] === SPACE) end--;
+    return Buffer.from(bytes.buffer, bytes.byteOffset + from, end - from).toString('latin1');
+  }
+  const small = plainSmallInteger(bytes, from, to);
+  if (small !== undefined) {
+    if (type !== 'int8') {
+      const [lo, hi] = INT_RANGE[type];
+      if (small < lo || small > hi) return undefined;
+    }
+    return String(small === 0 ? 0 : small);
+  }
+  const v = parseDecimal(bytes, from, to, type);
+  return v === undefined ? null : String(v);
+}
+
+/** The canonical text of an integer as the server prints it (`SELECT $1::int8::text`). */
+export function canonicalInt(printed: string): string {
+  return String(BigInt(printed));
+}
+
+/**
+ * Splits a chunk's COPY text records (each ending in `\n`; a backslash escapes the byte
+ * after it, as COPY reads them) and reads each one's key from its key fields.
+ */
+export function keyedRecords(data: Buffer, spec: LaneSpec): KeyedRecords {
+  const ends: number[] = [];
+  const keys: (string | undefined)[] = [];
+  const unsure = new Map<number, { column: number; value: string }[]>();
+  const { fields, types, delimiter, nullMarker } = spec;
+  const last = Math.max(...fields);
+  const starts = new Int32Array(last + 1);
+  const stops = new Int32Array(last + 1);
+  const escapedField = new Uint8Array(last + 1);
+  let scratch = Buffer.allocUnsafe(256);
+  const n = data.length;
+  let i = 0;
+  // The next newline and backslash at or after a place already passed (-1: none left); 0: not looked for yet.
+  let nextNewline = 0;
+  let nextBackslash = 0;
+  while (i < n) {
+    starts.fill(-1);
+    stops.fill(-1);
+    escapedField.fill(0);
+    let f = 0;
+    starts[0] = i;
+    for (; i < n; i++) {
+      const b = data[i]!;
+      if (b === BACKSLASH) {
+        if (f <= last) escapedField[f] = 1;
+        i++;
+        continue;
+      }
+      if (b === NEWLINE || b === delimiter) {
+        if (f <= last) stops[f] = i;
+        if (b === NEWLINE) break;
+        f++;
+        if (f <= last) starts[f] = i + 1;
+        else {
+          // Past the last key field: the record ends at the next newline no backslash escapes.
+          if (nextNewline !== -1 && nextNewline <= i) nextNewline = data.indexOf(NEWLINE, i + 1);
+          if (nextBackslash !== -1 && nextBackslash <= i) nextBackslash = data.indexOf(BACKSLASH, i + 1);
+          if (nextNewline !== -1 && (nextBackslash === -1 || nextBackslash > nextNewline)) {
+            i = nextNewline;
+            break;
+          }
+        }
+      }
+    }
+    const end = Math.min(i + 1, n);
+    // A record that ends in \r\n: the \r is part of the line break.
+    if (f <= last && stops[f] === i && i > starts[f]! && data[i - 1] === CR) stops[f] = i - 1;
+    if (f <= last && stops[f]! < 0 && starts[f]! >= 0) stops[f] = Math.min(i, n);
+    const record = ends.length;
+    ends.push(end);
+    i = end;
+    let key: string | undefined = '';
+    for (let k = 0; k < fields.length && key !== undefined; k++) {
+      const field = fields[k]!;
+      const from = field < 0 ? -1 : starts[field]!;
+      const to = field < 0 ? -1 : stops[field]!;
+      if (from < 0 || to < 0) {
+        key = undefined;
+        break;
+      }
+      if (to - from === nullMarker.length && sameBytes(data, from, nullMarker)) {
+        key = undefined;
+        break;
+      }
+      let bytes: Uint8Array = data;
+      let a = from;
+      let z = to;
+      if (escapedField[field] === 1) {
+        if (scratch.length < to - from) scratch = Buffer.allocUnsafe(to - from);
+        bytes = scratch;
+        a = 0;
+        z = unescapeTextInto(data, from, to, scratch, 0);
+      }
+      const c = canonical(types[k]!, bytes, a, z);
+      if (c === undefined) key = undefined;
+      else if (c === null) {
+        let list = unsure.get(record);
+        if (list === undefined) unsure.set(record, (list = []));
+        list.push({ column: k, value: Buffer.from(bytes.subarray(a, z)).toString('utf8') });
+        key += `${k === 0 ? '' : SEP}?`;
+      } else key += k === 0 ? c : `${SEP}${c}`;
+    }
+    keys.push(key);
+  }
+  return { ends, keys, unsure };
+}
+
+/**
+ * Record `record`'s key once the server said what its unsure values are (`values`, by key
+ * column; undefined where the server refused one: then no key).
+ */
+export function settledKey(keys: readonly (string | undefined)[], record: number, values: ReadonlyMap<number, string | undefined>): string | undefined {
+  const key = keys[record];
+  if (key === undefined) return undefined;
+  const parts = key.split(SEP);
+  for (const [column, value] of values) {
+    if (value === undefined) return undefined;
+    parts[column] = value;
+  }
+  return parts.join(SEP);
+}
+
+/** The lane of a key: FNV-1a of its string, modulo the lanes. */
+export function laneOf(key: string, lanes: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    h ^= key.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) % lanes;
+}
