@@ -210,6 +210,25 @@ describe('--on-conflict update: the last row of a key in the file wins, at any -
     assert.match(await fs.readFile(`${rejected}.log`, 'utf8'), /duplicate key value violates unique constraint "kv_u_key"/);
   });
 
+  for (const workers of ['1', '2']) {
+    it(`-w ${workers}, one chunk: a key's last row refused (another row's unique value) leaves the key with its row before, from the same chunk, as row by row`, async () => {
+      // Key 1 three times in one chunk: its last row takes u = 50, which key 50 holds (in the table, not in the file:
+      // the file's own keys may meet in either order above -w 1). Row by row, key 1 ends with its second row.
+      const lines = ['1\tfirst\t1.00\t101', '2\tx\t2.00\t102', '1\tsecond\t1.50\t111', ...Array.from({ length: 200 }, (_, i) => `${300 + i}\tpad\t0\t${1000 + i}`), '1\tthird\t3.00\t50'];
+      const f = path.join(dir, `last-refused-${workers}.txt`);
+      await fs.writeFile(f, lines.join('\n') + '\n');
+      const want = await reference(f);
+      await freshTable('kv');
+      const r = await runCli(upsertArgs(f, 'kv', ['-w', workers, '--chunk-size', '1MB', '--json']));
+      assert.equal(r.code, 3, r.stderr);
+      const s = summaryOf(r.stdout);
+      assert.deepEqual({ read: s.read, rejected: s.rejected }, { read: lines.length, rejected: 1 });
+      assert.equal(s.read, s.loaded + s.rejected + s.skipped);
+      assert.deepEqual((await client.query(`SELECT v, u FROM ${SCHEMA}.kv WHERE id = 1`)).rows, [{ v: 'second', u: 111 }]);
+      assert.equal(digest(await tableRecords(client, `${SCHEMA}.kv`)), want);
+    });
+  }
+
   it('--key names a unique key; a table with several and no primary key names its candidates', async () => {
     await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.two`);
     await client.query(`CREATE TABLE ${SCHEMA}.two (a int UNIQUE, b int UNIQUE, v text)`);

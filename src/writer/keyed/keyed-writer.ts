@@ -14,7 +14,7 @@ import { wireFormat } from '../../wire/wire-format.js';
 import type { ChunkRouter } from '../chunk-transaction.js';
 import { chooseKey } from './table-key.js';
 import { laneTypeOf, type LaneSpec, type LaneType } from './key-lanes.js';
-import { hasDistinctKeys, LaneRouter, type LaneLoad } from './lane-router.js';
+import { LaneRouter, supersededIn, type LaneLoad } from './lane-router.js';
 
 /** What a keyed load does with each row's key: replace the row (`--on-conflict update`) or delete it (`--mode delete`). */
 export type KeyedAction = 'update' | 'delete';
@@ -121,6 +121,10 @@ interface InputPlan {
 /** A chunk's statements, by the columns it fills. */
 interface Statements {
   readonly columns: readonly string[];
+  /** The staging table (in pg_temp). */
+  readonly stage: string;
+  /** Key lanes: the staging table lives as long as the session, emptied by each COMMIT (a second part in one transaction empties it first). */
+  readonly kept?: boolean;
   /** Creates (once per transaction) and empties the staging table. */
   readonly stageSql: string;
   /** Moves the staged rows into the target; `$1` is the chunk's first position (updates through the order table only). */
@@ -146,11 +150,11 @@ function statementsFor(plan: InputPlan, action: KeyedAction, columns: readonly s
   const keys = q(key);
   if (action === 'delete') {
     const on = key.map((k) => `t.${quoteIdent(k)} = s.${quoteIdent(k)}`).join(' AND ');
-    return { columns, stageSql, applySql: `DELETE FROM ${table} AS t USING (SELECT DISTINCT ${keys} FROM pg_temp.${stage}) AS s WHERE ${on}` };
+    return { columns, stage, stageSql, applySql: `DELETE FROM ${table} AS t USING (SELECT DISTINCT ${keys} FROM pg_temp.${stage}) AS s WHERE ${on}` };
   }
   const update = (plan.update ?? staged).filter((c) => columns.includes(c) && !key.includes(c));
   const set = update.length === 0 ? 'DO NOTHING' : `DO UPDATE SET ${update.map((c) => `${quoteIdent(c)} = excluded.${quoteIdent(c)}`).join(', ')}`;
-  if (plan.lanes !== undefined) return laneStatements(plan, columns, staged, update, set, stageSql);
+  if (plan.lanes !== undefined) return laneStatements(plan, columns, staged, update, set);
   // OVERRIDING SYSTEM VALUE: a GENERATED ALWAYS identity column takes the file's value, as COPY gives it.
   // latest: the chunk's last row of each key. won: those whose position is above the one the order table holds
   // for their key (the order row is locked until this transaction ends, in key order: no deadlock between workers).
@@ -184,7 +188,7 @@ function statementsFor(plan: InputPlan, action: KeyedAction, columns: readonly s
       )${rekeyed}`;
   const insert = (where: string): string =>
     `INSERT INTO ${table} AS t (${q(staged)}) OVERRIDING SYSTEM VALUE SELECT ${q(staged, 'l.')} FROM latest AS l JOIN won AS w USING (${keys}) WHERE w.pgsurge_top = l.${POSITION}${where} ON CONFLICT (${keys}) ${set}`;
-  if (!plan.required.some((c) => !staged.includes(c))) return { columns, stageSql, applySql: `${head} ${insert('')}` };
+  if (!plan.required.some((c) => !staged.includes(c))) return { columns, stage, stageSql, applySql: `${head} ${insert('')}` };
   // The chunk leaves out a NOT NULL column without a default: INSERT … ON CONFLICT would check the row it proposes (with
   // NULL there) before finding the conflict, so the rows there are updated first, and only the others proposed for insertion.
   const assign = update.length === 0 ? `${quoteIdent(key[0]!)} = t.${quoteIdent(key[0]!)}` : update.map((c) => `${quoteIdent(c)} = s.${quoteIdent(c)}`).join(', ');
@@ -193,27 +197,32 @@ function statementsFor(plan: InputPlan, action: KeyedAction, columns: readonly s
       ), inserted AS (
         ${insert(` AND NOT EXISTS (SELECT 1 FROM updated AS u WHERE ${match('u', 'l')})`)} RETURNING 1
       ) SELECT (SELECT count(*) FROM updated) + (SELECT count(*) FROM inserted) AS applied`;
-  return { columns, stageSql, applySql };
+  return { columns, stage, stageSql, applySql };
 }
 
 /**
  * An update's statements through key lanes: a lane applies its parts chunk after chunk, so
- * a part's rows only need to land as applied one by one, in order. A part whose keys are
- * all different (most are) is one `INSERT … SELECT … ON CONFLICT DO UPDATE`, as by hand; one
- * with a key twice keeps each key's last row, with the key's text as its first row writes
- * it (a new key is inserted by its first row: equal keys may differ in text, numeric 1.0
- * and 1), the other rows counted as skipped (written over within the part).
+ * a part's rows only need to land as applied one by one, in order. The lanes hand each
+ * part over with its last row of each key only (`distinctSql`: one `INSERT … SELECT … ON
+ * CONFLICT DO UPDATE`, as by hand); the keys lanes take (integers, deterministic text)
+ * are stored alike however they are written, so the last row is the key's row whole. A
+ * part cut out of one to find a bad row holds all its rows: its last row of each key is
+ * found by the server (`applySql`), in COPY's order (the staging table's physical order:
+ * emptied, then filled by that one COPY).
  */
-function laneStatements(plan: InputPlan, columns: readonly string[], staged: readonly string[], update: readonly string[], set: string, stageSql: string): Statements {
-  const { table, stage, key } = plan;
+function laneStatements(plan: InputPlan, columns: readonly string[], staged: readonly string[], update: readonly string[], set: string): Statements {
+  const { table, key } = plan;
+  // A staging table per set of columns (NDJSON records under --missing default fill several), made once a session.
+  const stage = columns.join('\u0000') === plan.columns.join('\u0000') ? plan.stage : `${plan.stage}_${createHash('sha256').update(columns.join('\u0000')).digest('hex').slice(0, 8)}`;
+  const stageSql = `DO $pgsurge$ BEGIN
+        IF to_regclass('pg_temp.${stage}') IS NULL THEN
+          CREATE TEMP TABLE ${stage} ON COMMIT DELETE ROWS AS SELECT ${q(staged)} FROM ${table} WITH NO DATA;
+        END IF;
+      END $pgsurge$`;
   const keys = q(key);
   const sKeys = q(key, 's.');
   const match = (a: string, b: string): string => key.map((k) => `${a}.${quoteIdent(k)} = ${b}.${quoteIdent(k)}`).join(' AND ');
-  const firstKey = staged.map((c) => (key.includes(c) ? `last_value(s.${quoteIdent(c)}) OVER k AS ${quoteIdent(c)}` : `s.${quoteIdent(c)}`)).join(', ');
-  const latest = `SELECT DISTINCT ON (${sKeys}) ${firstKey}
-          FROM pg_temp.${stage} AS s
-        WINDOW k AS (PARTITION BY ${sKeys} ORDER BY s.${POSITION} DESC ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
-        ORDER BY ${sKeys}, s.${POSITION} DESC`;
+  const latest = `SELECT DISTINCT ON (${sKeys}) ${q(staged, 's.')} FROM pg_temp.${stage} AS s ORDER BY ${sKeys}, s.ctid DESC`;
   // ctes: the WITH list the statement starts with (the part's latest rows), from: the rows it applies.
   const apply = (ctes: readonly string[], from: string): string => {
     const insert = (where: string): string => `INSERT INTO ${table} AS t (${q(staged)}) OVERRIDING SYSTEM VALUE SELECT ${q(staged, 'l.')} FROM ${from} AS l${where} ON CONFLICT (${keys}) ${set}`;
@@ -226,7 +235,7 @@ function laneStatements(plan: InputPlan, columns: readonly string[], staged: rea
       `inserted AS (${insert(` WHERE NOT EXISTS (SELECT 1 FROM updated AS u WHERE ${match('u', 'l')})`)} RETURNING 1)`,
     ])}SELECT (SELECT count(*) FROM updated) + (SELECT count(*) FROM inserted) AS applied`;
   };
-  return { columns, stageSql, applySql: apply([`latest AS MATERIALIZED (${latest})`], 'latest'), distinctSql: apply([], `pg_temp.${stage}`) };
+  return { columns, stage, kept: true, stageSql, applySql: apply([`latest AS MATERIALIZED (${latest})`], 'latest'), distinctSql: apply([], `pg_temp.${stage}`) };
 }
 
 /**
@@ -396,17 +405,22 @@ export function keyedWriter(spec: KeyedSpec): KeyedWriter {
       const id = columns.join('\u0000');
       let sql = plan.statements.get(id);
       if (sql === undefined) plan.statements.set(id, (sql = statementsFor(plan, spec.action, columns)));
-      await client.query(`${begin ? 'BEGIN; ' : ''}${sql.stageSql}`);
-      const staged: Chunk = { ...chunk, target: { ...chunk.target, table: plan.stage, schema: 'pg_temp', columns } };
+      if (!stageTables.has(sql.stage)) stageTables.set(sql.stage, chunk.target.table);
+      // A kept staging table is empty at a transaction's start (its last COMMIT emptied it, a ROLLBACK undid its rows).
+      await client.query(`${begin ? 'BEGIN; ' : ''}${sql.stageSql}${sql.kept && !begin ? `; TRUNCATE pg_temp.${sql.stage}` : ''}`);
+      // A lane's part with its last row of each key only: the rows it left out are counted as skipped (written over).
+      const superseded = sql.kept ? supersededIn(chunk) : undefined;
+      const sent = superseded === undefined ? chunk : { ...chunk, records: chunk.records - superseded, lines: chunk.records - superseded };
+      const staged: Chunk = { ...sent, target: { ...chunk.target, table: sql.stage, schema: 'pg_temp', columns } };
       const read = inner !== undefined ? (await inner.writeRows(client, staged)).loaded : await streamCopy(client, copySql(staged.target), chunk.data);
       const applied =
         plan.lanes !== undefined
-          ? await client.query(hasDistinctKeys(chunk) ? sql.distinctSql! : sql.applySql)
+          ? await client.query(superseded !== undefined ? sql.distinctSql! : sql.applySql)
           : await client.query(sql.applySql, spec.action === 'update' ? [firstPosition(chunk, plan)] : []);
       // The two-step form counts its rows in its one result row; the one-step form in its row count.
       const counted = (applied.rows[0] as { applied?: string } | undefined)?.applied;
       const done = counted !== undefined ? Number(counted) : (applied.rowCount ?? 0);
-      return { loaded: done, skipped: read - done };
+      return { loaded: done, skipped: read - done + (superseded ?? 0) };
     }
     return {
       name: spec.action === 'update' ? 'upsert' : 'delete',

@@ -23,12 +23,15 @@ export interface LaneLoad {
   readonly retryForMs: number;
 }
 
-/** Lane parts whose keys are all different: applied without sorting them to keep each key's last row. */
-const DISTINCT_KEYS = new WeakSet<Chunk>();
+/**
+ * A lane's part as the router hands it over: its data holds each key's last row only, and
+ * this many rows before them were left out (written over by those, as applied one by one).
+ */
+const SUPERSEDED = new WeakMap<Chunk, number>();
 
-/** The part has no two rows of one key (its apply need not find each key's last row). */
-export function hasDistinctKeys(chunk: Chunk): boolean {
-  return DISTINCT_KEYS.has(chunk);
+/** Rows of a lane's part left out of its data because a later row of their key follows (undefined: a part cut out of one, with all its rows). */
+export function supersededIn(chunk: Chunk): number | undefined {
+  return SUPERSEDED.get(chunk);
 }
 
 /** One lane: its session, and the parts it applies one after another, in the order they were handed to it. */
@@ -172,7 +175,7 @@ export class LaneRouter implements ChunkRouter {
     keys.forEach((key, i) => byLane[key === undefined ? i % count : laneOf(key, count)]!.push(i));
     let sourceRecords: Promise<ChunkRecords> | undefined;
     const records = (): Promise<ChunkRecords> => (sourceRecords ??= recordsOf(chunk));
-    const parts = byLane.flatMap((idx, lane) => (idx.length === 0 ? [] : [this.enqueue(this.lanes[lane]!, laneChunk(chunk, keyed, idx, records), keys, idx, ctx)]));
+    const parts = byLane.flatMap((idx, lane) => (idx.length === 0 ? [] : [this.enqueue(this.lanes[lane]!, lastOfEachKey(chunk, keyed, keys, idx, records), ctx)]));
     return { outcome: this.sum(chunk, ctx, parts) };
   }
 
@@ -197,8 +200,7 @@ export class LaneRouter implements ChunkRouter {
   }
 
   /** Hands `part` to `lane`, after the parts handed to it before. */
-  private enqueue(lane: Lane, part: Chunk, keys: readonly (string | undefined)[], idx: readonly number[], ctx: ChunkTransactionContext): Promise<ChunkOutcome> {
-    if (distinctKeys(keys, idx)) DISTINCT_KEYS.add(part);
+  private enqueue(lane: Lane, part: Chunk, ctx: ChunkTransactionContext): Promise<ChunkOutcome> {
     const run = lane.tail.then(async () => {
       if (lane.failed) throw lane.failed.error;
       return this.apply(lane, part, ctx);
@@ -253,16 +255,23 @@ export class LaneRouter implements ChunkRouter {
   }
 }
 
-/** No two of the records `idx` have one key (a record without a key equals none). */
-function distinctKeys(keys: readonly (string | undefined)[], idx: readonly number[]): boolean {
-  const seen = new Set<string>();
+/**
+ * A lane's part of `chunk`, the records `idx`: its data holds the last record of each key
+ * only (a record without a key equals none: kept). Applying those rows in one statement
+ * leaves the table as applying all of them one by one would, as long as none is refused:
+ * a refused part is split to find its bad rows from all its records (`splitRecords`), so
+ * an earlier row of a key whose last row is bad is applied, as one by one.
+ */
+function lastOfEachKey(chunk: Chunk, keyed: Pick<KeyedRecords, 'ends'>, keys: readonly (string | undefined)[], idx: readonly number[], records: () => Promise<ChunkRecords>): Chunk {
+  const last = new Map<string, number>();
   for (const i of idx) {
     const key = keys[i];
-    if (key === undefined) continue;
-    if (seen.has(key)) return false;
-    seen.add(key);
+    if (key !== undefined) last.set(key, i);
   }
-  return true;
+  const kept = last.size === idx.length ? idx : idx.filter((i) => keys[i] === undefined || last.get(keys[i]!) === i);
+  const part = laneChunk(chunk, keyed, idx, records, kept);
+  SUPERSEDED.set(part, idx.length - kept.length);
+  return part;
 }
 
 /**
@@ -295,14 +304,15 @@ export async function settledKeys(client: pg.Client, keyed: KeyedRecords, spec: 
 }
 
 /**
- * The records `idx` of `chunk` (in input order) as a chunk of their own: the whole chunk's
- * location (its rejects keep their own offsets and lines), and its records one by one for
- * isolating a bad row.
+ * The records `idx` of `chunk` (in input order) as a chunk of their own (its data: the
+ * records `sent`, all of them unless said otherwise): the whole chunk's location (its
+ * rejects keep their own offsets and lines), and its records one by one for isolating a
+ * bad row.
  */
-function laneChunk(chunk: Chunk, keyed: Pick<KeyedRecords, 'ends'>, idx: readonly number[], records: () => Promise<ChunkRecords>): Chunk {
+function laneChunk(chunk: Chunk, keyed: Pick<KeyedRecords, 'ends'>, idx: readonly number[], records: () => Promise<ChunkRecords>, sent: readonly number[] = idx): Chunk {
   return {
     location: chunk.location,
-    data: recordBytes(chunk.data, keyed, idx),
+    data: recordBytes(chunk.data, keyed, sent),
     records: idx.length,
     lines: idx.length,
     target: chunk.target,
