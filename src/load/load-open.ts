@@ -89,14 +89,24 @@ export async function planLoadRouting(control: pg.Client, plan: LoadPlan, option
 }
 
 /** The workers' sessions, then the reporter told the load starts; on a failure the queue (and the sessions) are closed. */
-export async function openWorkerSessions(plan: LoadPlan, options: LoadOptions, target: Target, readers: OpenedReaders, reporter: LoadReporter, inputs: readonly LoadTarget[], sessions = options.workers): Promise<pg.Client[]> {
+export async function openWorkerSessions(
+  plan: LoadPlan,
+  options: LoadOptions,
+  target: Target,
+  readers: OpenedReaders,
+  reporter: LoadReporter,
+  inputs: readonly LoadTarget[],
+  /** Key lanes: two workers, and the lanes' sessions are the ones the wait sampler looks at. */
+  lanes?: { readonly prefix: string },
+): Promise<pg.Client[]> {
+  const sessions = lanes ? 2 : options.workers;
   const { queue } = readers;
   const clients = await openClients(target, sessions, (n) => `${plan.workerPrefix}${n}`).catch(async (error: unknown) => {
     await queue.close();
     throw error;
   });
   try {
-    await reporter.start?.({ inputs, totalBytes: readers.totalBytes, workers: options.workers, target: plan.where, loadId: plan.loadId, resumed: readers.resumed, workerPrefix: plan.workerPrefix });
+    await reporter.start?.({ inputs, totalBytes: readers.totalBytes, workers: options.workers, target: plan.where, loadId: plan.loadId, resumed: readers.resumed, workerPrefix: lanes?.prefix ?? plan.workerPrefix });
   } catch (error) {
     await queue.close();
     await Promise.allSettled(clients.map((c) => c.end()));

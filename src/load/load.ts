@@ -70,8 +70,10 @@ export async function load(named: readonly LoadTarget[], asked: LoadOptions, tar
     for (const r of routing?.routes ?? []) reporter.note?.(`${r.table}: ${r.route === 'client' ? 'rows routed to the shards by pgsurge' : 'rows through the coordinator'} (${r.why})`);
     // A dry run's temporary tables are its sessions' own: no other session (the sampler's) sees them.
     const sampled = dry ? inputs.filter((i) => i.schema !== 'pg_temp') : inputs;
-    // Key lanes: two workers take the chunks in turn (one hands out the next chunk's parts while the lanes apply one).
-    const clients = await openWorkerSessions(plan, options, target, readers, reporter, sampled, lanes ? 2 : options.workers);
+    // Key lanes: two workers take the chunks in turn (one hands out the next chunk's parts while the lanes apply one);
+    // the lanes' sessions do the load's work, and are what the wait sampler looks at.
+    const lanePrefix = `${plan.workerPrefix}L`;
+    const clients = await openWorkerSessions(plan, options, target, readers, reporter, sampled, lanes ? { prefix: lanePrefix } : undefined);
 
     // Run.
     const writer = plan.citus ? plan.citus.writer(options.writer ?? copyWriter) : (options.writer ?? copyWriter);
@@ -81,7 +83,7 @@ export async function load(named: readonly LoadTarget[], asked: LoadOptions, tar
       const { queue, counters, progress } = readers;
       const router = lanes
         ? lanes.router({
-            connect: (lane) => laneSession(target, `${plan.workerPrefix}${2 + lane}`, writer),
+            connect: (lane) => laneSession(target, `${lanePrefix}${lane}`, writer),
             placeOf: (chunk) => queue.placeOf(chunk),
             retryForMs: options.retryForMs ?? DEFAULT_RETRY_FOR_MS,
           })

@@ -234,6 +234,13 @@ export class LaneRouter implements ChunkRouter {
   private async laneClient(lane: Lane): Promise<pg.Client> {
     if (lane.client) return lane.client;
     const client = await this.load.connect(lane.index);
+    // A part's COMMIT need not wait for its WAL flush: the chunk's ledger row commits after every part of it, on a session
+    // whose COMMIT waits, and a flush covers the WAL written before it. A crash before that row loses at most parts of
+    // chunks the ledger does not cover, and each lane keeps the parts it committed first: a resume applies them again.
+    await client.query(`SELECT set_config('synchronous_commit', 'off', false)`).catch(async (error: unknown) => {
+      await client.end().catch(() => undefined);
+      throw error;
+    });
     if (lane.lost) {
       // Its transaction must be over (committed or not) before the part is applied again, and the parts after it.
       await endOldBackend(client, lane.lost).catch(async (error: unknown) => {
