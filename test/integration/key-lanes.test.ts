@@ -28,14 +28,21 @@ const SPELLINGS: Record<string, readonly string[]> = {
 
 const LANE: Record<string, LaneType> = { int2: 'int2', int4: 'int4', int8: 'int8', text: 'text', 'varchar(8)': 'text', 'char(5)': 'bpchar' };
 
+/** The same values as CSV fields (quoted stretches anywhere, doubled quotes, NULL as the empty unquoted field). */
+const CSV_SPELLINGS: Record<string, readonly string[]> = {
+  int4: ['1', '"1"', '" 1"', '"0"1', '01', '+1', '', '""', '2147483648', '"0x10"', '16', '1"0"'],
+  text: ['a', '"a"', 'a""b', '"a""b"', 'ab', 'a"b"', '"a,b"', '"a\nb"', '', '""', ' a', '"é"', 'é'],
+  'char(5)': ['ab', '"ab "', 'ab  ', '"ab\n"', '""', ''],
+};
+
 /** What the server makes of each COPY text field as a `type` column: its value as text (the equality class), or null (refused, or NULL). */
-async function serverClasses(type: string, fields: readonly string[]): Promise<(string | null)[]> {
+async function serverClasses(type: string, fields: readonly string[], csv = false): Promise<(string | null)[]> {
   await client.query('DROP TABLE IF EXISTS pg_temp.spelled, pg_temp.typed');
   await client.query('CREATE TEMP TABLE spelled (n int, v text)');
   await client.query(`CREATE TEMP TABLE typed (n int, v ${type})`);
   // COPY unescapes each field as it would for the key column; the insert then reads it as COPY into the column would.
-  const stream = client.query(copyFrom('COPY spelled FROM STDIN'));
-  stream.end(Buffer.from(fields.map((f, i) => `${i}\t${f}\n`).join('')));
+  const stream = client.query(copyFrom(`COPY spelled FROM STDIN${csv ? ' (FORMAT csv)' : ''}`));
+  stream.end(Buffer.from(fields.map((f, i) => `${i}${csv ? ',' : '\t'}${f}\n`).join('')));
   await finished(stream);
   const classes: (string | null)[] = [];
   for (let i = 0; i < fields.length; i++) {
@@ -77,6 +84,36 @@ describe('key lanes: keys equal exactly when the server finds them equal', () =>
       }
     });
   }
+
+  for (const [type, spellings] of Object.entries(CSV_SPELLINGS)) {
+    it(`CSV, ${type}: every pair of ${spellings.length} spellings the server takes`, async () => {
+      const classes = await serverClasses(type, spellings, true);
+      const data = Buffer.from(spellings.map((f, i) => `${i},${f}\n`).join(''));
+      const spec = { fields: [1], types: [LANE[type]!], delimiter: 0x2c, nullMarker: Buffer.alloc(0), csv: { quote: 0x22, escape: 0x22 } };
+      const keys = await settledKeys(client, keyedRecords(data, spec), spec, new Map());
+      assert.equal(keys.length, spellings.length);
+      for (let i = 0; i < spellings.length; i++) {
+        if (classes[i] === null) continue;
+        assert.notEqual(keys[i], undefined, `${JSON.stringify(spellings[i])}: the server takes it, pgsurge has no key for it`);
+        for (let j = 0; j < i; j++) {
+          if (classes[j] === null) continue;
+          const server = classes[i] === classes[j];
+          assert.equal(keys[i] === keys[j], server, `${JSON.stringify(spellings[i])} and ${JSON.stringify(spellings[j])}: the server finds them ${server ? 'equal' : 'different'}`);
+        }
+      }
+    });
+  }
+
+  it('CSV: a quoted first field holding the delimiter, a newline and quotes; CRLF; the NULL string given', async () => {
+    const data = Buffer.from(['"x,\n""y",7,b\r\n', 'y,7,"b"\n', 'z,"7",b  \n', 'w,7,NULL\n', 'v,7,"NULL"\n'].join(''));
+    const spec = { fields: [1, 2], types: ['int4', 'bpchar'] as LaneType[], delimiter: 0x2c, nullMarker: Buffer.from('NULL'), csv: { quote: 0x22, escape: 0x22 } };
+    const r = keyedRecords(data, spec);
+    assert.equal(r.ends.length, 5, 'five records: the quoted newline is data');
+    assert.equal(r.keys[0], r.keys[1]);
+    assert.equal(r.keys[1], r.keys[2], 'b and "b  " are equal as char(n)');
+    assert.equal(r.keys[3], undefined, 'NULL unquoted is NULL: no key');
+    assert.notEqual(r.keys[4], undefined, '"NULL" quoted is the text NULL');
+  });
 
   it('two-column keys, the key in the middle of the record and at its end (CRLF, escaped delimiters before it)', async () => {
     const lines = ['x\\tq\t 7\tb\r\n', 'y\t7\tb\n', 'z\t+7\tb \n', 'w\t7\tc\n', 'v\t0x7\tb\n'];

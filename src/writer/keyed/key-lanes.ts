@@ -27,8 +27,10 @@ export interface LaneSpec {
   readonly types: readonly LaneType[];
   /** COPY's delimiter byte. */
   readonly delimiter: number;
-  /** COPY's NULL string as bytes, compared before unescaping as COPY does. */
+  /** COPY's NULL string as bytes, compared before unescaping as COPY does (CSV: with the field unquoted). */
   readonly nullMarker: Buffer;
+  /** CSV records (COPY's CSV format): its quote and escape bytes. Absent: COPY text. */
+  readonly csv?: { readonly quote: number; readonly escape: number };
 }
 
 /** A chunk's records and each one's key, as a string equal for two records exactly when the server finds their keys equal. */
@@ -85,6 +87,7 @@ export function canonicalInt(printed: string): string {
  * after it, as COPY reads them) and reads each one's key from its key fields.
  */
 export function keyedRecords(data: Buffer, spec: LaneSpec): KeyedRecords {
+  if (spec.csv !== undefined) return keyedCsvRecords(data, spec, spec.csv);
   const ends: number[] = [];
   const keys: (string | undefined)[] = [];
   const unsure = new Map<number, { column: number; value: string }[]>();
@@ -93,7 +96,6 @@ export function keyedRecords(data: Buffer, spec: LaneSpec): KeyedRecords {
   const starts = new Int32Array(last + 1);
   const stops = new Int32Array(last + 1);
   const escapedField = new Uint8Array(last + 1);
-  let scratch = Buffer.allocUnsafe(256);
   const n = data.length;
   let i = 0;
   // The next newline and backslash at or after a place already passed (-1: none left); 0: not looked for yet.
@@ -135,40 +137,168 @@ export function keyedRecords(data: Buffer, spec: LaneSpec): KeyedRecords {
     const record = ends.length;
     ends.push(end);
     i = end;
-    let key: string | undefined = '';
-    for (let k = 0; k < fields.length && key !== undefined; k++) {
+    const values: (KeyValue | undefined)[] = [];
+    for (let k = 0; k < fields.length; k++) {
       const field = fields[k]!;
       const from = field < 0 ? -1 : starts[field]!;
       const to = field < 0 ? -1 : stops[field]!;
-      if (from < 0 || to < 0) {
-        key = undefined;
+      // Missing, or NULL (compared before unescaping, as COPY does).
+      if (from < 0 || to < 0 || (to - from === nullMarker.length && sameBytes(data, from, nullMarker))) {
+        values.push(undefined);
         break;
       }
-      if (to - from === nullMarker.length && sameBytes(data, from, nullMarker)) {
-        key = undefined;
-        break;
+      if (escapedField[field] !== 1) values.push({ bytes: data, from, to });
+      else {
+        const out = Buffer.allocUnsafe(to - from);
+        values.push({ bytes: out, from: 0, to: unescapeTextInto(data, from, to, out, 0) });
       }
-      let bytes: Uint8Array = data;
-      let a = from;
-      let z = to;
-      if (escapedField[field] === 1) {
-        if (scratch.length < to - from) scratch = Buffer.allocUnsafe(to - from);
-        bytes = scratch;
-        a = 0;
-        z = unescapeTextInto(data, from, to, scratch, 0);
-      }
-      const c = canonical(types[k]!, bytes, a, z);
-      if (c === undefined) key = undefined;
-      else if (c === null) {
-        let list = unsure.get(record);
-        if (list === undefined) unsure.set(record, (list = []));
-        list.push({ column: k, value: Buffer.from(bytes.subarray(a, z)).toString('utf8') });
-        key += `${k === 0 ? '' : SEP}?`;
-      } else key += k === 0 ? c : `${SEP}${c}`;
     }
+    const key = keyOf(types, values, record, unsure);
     keys.push(key);
   }
   return { ends, keys, unsure };
+}
+
+/** A key field's value: its bytes (unescaped, unquoted). */
+interface KeyValue {
+  readonly bytes: Uint8Array;
+  readonly from: number;
+  readonly to: number;
+}
+
+/**
+ * A record's key from its key fields' values (undefined where one is NULL or missing: no
+ * key); an integer only the server reads goes to `unsure`, its place held by `?`.
+ */
+function keyOf(types: readonly LaneType[], values: readonly (KeyValue | undefined)[], record: number, unsure: KeyedRecords['unsure']): string | undefined {
+  if (values.length < types.length) return undefined;
+  let key = '';
+  for (let k = 0; k < types.length; k++) {
+    const v = values[k];
+    if (v === undefined) return undefined;
+    const c = canonical(types[k]!, v.bytes, v.from, v.to);
+    if (c === undefined) return undefined;
+    if (c === null) {
+      let list = unsure.get(record);
+      if (list === undefined) unsure.set(record, (list = []));
+      list.push({ column: k, value: Buffer.from(v.bytes.subarray(v.from, v.to)).toString('utf8') });
+    }
+    key += `${k === 0 ? '' : SEP}${c ?? '?'}`;
+  }
+  return key;
+}
+
+/**
+ * `keyedRecords` for COPY's CSV format, read as the server reads it
+ * (`CopyReadAttributesCSV`): a quote starts a quoted stretch anywhere in a field, inside
+ * one the escape byte before a quote or an escape makes it a plain byte, and a newline or
+ * delimiter is data; a field is NULL when its raw bytes, with no quote in them, are the
+ * NULL string (empty by default: `""` is an empty string, not NULL). A record ends at a
+ * newline outside quotes (`\r\n`: the `\r` is the line break's).
+ */
+function keyedCsvRecords(data: Buffer, spec: LaneSpec, csv: { readonly quote: number; readonly escape: number }): KeyedRecords {
+  const ends: number[] = [];
+  const keys: (string | undefined)[] = [];
+  const unsure = new Map<number, { column: number; value: string }[]>();
+  const { fields, types, delimiter, nullMarker } = spec;
+  const { quote, escape } = csv;
+  const last = Math.max(...fields);
+  const wanted = new Int32Array(last + 1).fill(-1);
+  fields.forEach((f, k) => {
+    if (f >= 0) wanted[f] = k;
+  });
+  const n = data.length;
+  let i = 0;
+  // The next newline and quote at or after a place already passed (-1: none left); -2: not looked for yet.
+  let nextNewline = -2;
+  let nextQuote = -2;
+  while (i < n) {
+    const values: (KeyValue | undefined)[] = new Array(fields.length).fill(undefined);
+    let f = 0;
+    let ended = false;
+    while (!ended) {
+      // One field, from i: its unquoted bytes gathered where it is a key field.
+      const k = f <= last ? wanted[f]! : -1;
+      const rawStart = i;
+      const out = k >= 0 ? Buffer.allocUnsafe(Math.max(0, Math.min(n, i + 4096) - i)) : undefined;
+      let at = 0;
+      let sawQuote = false;
+      let inQuote = false;
+      let rawEnd = -1;
+      const put = (b: number): void => {
+        if (out === undefined) return;
+        if (at < out.length) out[at] = b;
+        at++;
+      };
+      for (;;) {
+        if (i >= n) {
+          rawEnd = n;
+          ended = true;
+          break;
+        }
+        const b = data[i]!;
+        if (inQuote) {
+          if (b === escape && i + 1 < n && (data[i + 1] === escape || data[i + 1] === quote)) {
+            put(data[i + 1]!);
+            i += 2;
+            continue;
+          }
+          if (b === quote) inQuote = false;
+          else put(b);
+          i++;
+          continue;
+        }
+        if (b === delimiter) {
+          rawEnd = i++;
+          break;
+        }
+        if (b === NEWLINE) {
+          rawEnd = i > rawStart && data[i - 1] === CR ? i - 1 : i;
+          if (rawEnd < i) at--;
+          i++;
+          ended = true;
+          break;
+        }
+        if (b === quote) {
+          inQuote = true;
+          sawQuote = true;
+        } else put(b);
+        i++;
+      }
+      if (k >= 0 && out !== undefined && !(!sawQuote && rawEnd - rawStart === nullMarker.length && sameBytes(data, rawStart, nullMarker))) {
+        // A field longer than the first guess is gathered again, whole (a key over 4 KB).
+        const bytes = at <= out.length ? out : csvField(data, rawStart, rawEnd, quote, escape);
+        values[k] = { bytes, from: 0, to: at <= out.length ? at : bytes.length };
+      }
+      f++;
+      if (!ended && f > last) {
+        // Past the last key field: the record ends at the next newline, unless a quote comes first (it may quote one).
+        if (nextNewline !== -1 && nextNewline < i) nextNewline = data.indexOf(NEWLINE, i);
+        if (nextQuote !== -1 && nextQuote < i) nextQuote = data.indexOf(quote, i);
+        if (nextNewline !== -1 && (nextQuote === -1 || nextQuote > nextNewline)) {
+          i = nextNewline + 1;
+          ended = true;
+        }
+      }
+    }
+    const record = ends.length;
+    ends.push(i);
+    keys.push(fields.some((field) => field < 0 || field >= f) ? undefined : keyOf(types, values, record, unsure));
+  }
+  return { ends, keys, unsure };
+}
+
+/** A CSV field's bytes without its quotes and escapes (`data[from, to)`, raw). */
+function csvField(data: Buffer, from: number, to: number, quote: number, escape: number): Buffer {
+  const out: number[] = [];
+  let inQuote = false;
+  for (let i = from; i < to; i++) {
+    const b = data[i]!;
+    if (inQuote && b === escape && i + 1 < to && (data[i + 1] === escape || data[i + 1] === quote)) out.push(data[++i]!);
+    else if (b === quote) inQuote = !inQuote;
+    else out.push(b);
+  }
+  return Buffer.from(out);
 }
 
 /**

@@ -48,6 +48,7 @@ interface LaneKey {
   readonly types: readonly LaneType[];
   readonly delimiter: number;
   readonly nullMarker: Buffer;
+  readonly csv?: { readonly quote: number; readonly escape: number };
 }
 
 /** What a load through key lanes needs of the load: their number, and the router that spreads each chunk over them. */
@@ -70,13 +71,15 @@ export function laneRoutingOf(writer: ChunkWriter | undefined): LaneRouting | un
 /**
  * Why an update input's keys cannot go by lanes (undefined: they can), with how its key's
  * values are read when they can: every key column NOT NULL (NULLs are never equal) and of
- * a type `laneTypeOf` compares, and the input's records in COPY text with a one-byte delimiter.
+ * a type `laneTypeOf` compares, and the input's records in COPY text or CSV with one-byte
+ * delimiter, quote and escape.
  */
 async function laneKeyOf(client: pg.Client, input: LoadTarget, table: string, key: readonly string[]): Promise<LaneKey | undefined> {
   const wire = wireFormat(input);
-  if (wire.format !== 'text') return undefined;
-  const delimiter = Buffer.from(wire.delimiter ?? '\t');
-  if (delimiter.length !== 1) return undefined;
+  const delimiter = Buffer.from(wire.delimiter ?? (wire.format === 'csv' ? ',' : '\t'));
+  const quote = Buffer.from(wire.quote ?? '"');
+  const escape = wire.escape === undefined ? quote : Buffer.from(wire.escape);
+  if (delimiter.length !== 1 || (wire.format === 'csv' && (quote.length !== 1 || escape.length !== 1))) return undefined;
   const r = await client.query<{ name: string; typname: string; notnull: boolean; deterministic: boolean | null }>(
     `SELECT a.attname::text AS name, t.typname::text AS typname, a.attnotnull AS notnull, c.collisdeterministic AS deterministic
        FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid LEFT JOIN pg_collation c ON c.oid = a.attcollation
@@ -90,7 +93,12 @@ async function laneKeyOf(client: pg.Client, input: LoadTarget, table: string, ke
     if (type === undefined) return undefined;
     types.push(type);
   }
-  return { types, delimiter: delimiter[0]!, nullMarker: Buffer.from(wire.null ?? '\\N') };
+  return {
+    types,
+    delimiter: delimiter[0]!,
+    nullMarker: Buffer.from(wire.null ?? (wire.format === 'csv' ? '' : '\\N')),
+    ...(wire.format === 'csv' ? { csv: { quote: quote[0]!, escape: escape[0]! } } : {}),
+  };
 }
 
 /** One input's plan, decided once before the load. */
@@ -212,8 +220,8 @@ function statementsFor(plan: InputPlan, action: KeyedAction, columns: readonly s
  */
 function laneStatements(plan: InputPlan, columns: readonly string[], staged: readonly string[], update: readonly string[], set: string): Statements {
   const { table, key } = plan;
-  // A staging table per set of columns (NDJSON records under --missing default fill several), made once a session.
-  const stage = columns.join('\u0000') === plan.columns.join('\u0000') ? plan.stage : `${plan.stage}_${createHash('sha256').update(columns.join('\u0000')).digest('hex').slice(0, 8)}`;
+  // A staging table per set of columns (files with other headers, NDJSON records under --missing default), made once a session.
+  const stage = `${plan.stage}_${createHash('sha256').update(staged.join('\u0000')).digest('hex').slice(0, 8)}`;
   const stageSql = `DO $pgsurge$ BEGIN
         IF to_regclass('pg_temp.${stage}') IS NULL THEN
           CREATE TEMP TABLE ${stage} ON COMMIT DELETE ROWS AS SELECT ${q(staged)} FROM ${table} WITH NO DATA;
@@ -290,7 +298,8 @@ function laneRoutingFor(plans: ReadonlyMap<string, InputPlan>, lanes: number): L
           const plan = plans.get(chunk.target.file);
           if (plan?.lanes === undefined) return undefined;
           const columns = chunk.target.columns ?? plan.columns;
-          return { fields: plan.key.map((k) => columns.indexOf(k)), types: plan.lanes.types, delimiter: plan.lanes.delimiter, nullMarker: plan.lanes.nullMarker };
+          const { types, delimiter, nullMarker, csv } = plan.lanes;
+          return { fields: plan.key.map((k) => columns.indexOf(k)), types, delimiter, nullMarker, ...(csv ? { csv } : {}) };
         },
       });
       return () => router.open();
