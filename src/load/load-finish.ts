@@ -44,6 +44,7 @@ export async function finishLoad(
       ...(withLedger ? { loadId } : {}),
       rejectFiles: rejects.written(),
       ...wireOf(run.writer, inputs),
+      ...(run.writer.name === 'delete' ? { deletes: true } : {}),
     });
   // A stopped load's summary says what the ledger holds: this run's counters miss chunks whose commit it could not confirm.
   const stopped = async (error: LoadError): Promise<LoadStopped> => {

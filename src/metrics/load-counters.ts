@@ -51,6 +51,8 @@ export interface LoadSummary {
   readonly rejectFiles?: readonly { path: string; rows: number }[];
   readonly workers: number;
   readonly target: string;
+  /** A load of keys to delete (`--mode delete`): its `loaded` rows were deleted, its `skipped` keys matched no row. */
+  readonly deletes?: boolean;
   /** Which wire (binary or text COPY) each table went through, and why when text; absent for writers without a wire (INSERT). */
   readonly wire?: readonly TableWire[];
   /** The durability preset and the settings the load ran with (set by `loadWithDurability`). */

@@ -21,8 +21,14 @@ export function renderTable(header: readonly string[], rows: readonly (readonly 
  */
 function totalsLine(summary: LoadSummary): string {
   const s = summary.total;
-  const accounting = s.rejected + s.skipped > 0 ? ` (read ${formatCount(s.read)} = loaded ${formatCount(s.loaded)} + rejected ${formatCount(s.rejected)} + skipped ${formatCount(s.skipped)})` : '';
-  return `loaded ${formatCount(s.loaded)} of ${formatCount(s.read)} rows read${accounting} in ${s.seconds.toFixed(2)} s (${formatCount(s.rowsPerSecond)} rows/s${s.elapsedSeconds.toFixed(2) !== s.seconds.toFixed(2) ? `; ${s.elapsedSeconds.toFixed(2)} s with connecting, planning and the end checks` : ''}) with ${summary.workers} worker${summary.workers === 1 ? '' : 's'} into ${summary.target}`;
+  const [loaded, skipped] = countNames(summary);
+  const accounting = s.rejected + s.skipped > 0 ? ` (read ${formatCount(s.read)} = ${loaded} ${formatCount(s.loaded)} + rejected ${formatCount(s.rejected)} + ${skipped} ${formatCount(s.skipped)})` : '';
+  return `${loaded} ${formatCount(s.loaded)} of ${formatCount(s.read)} ${summary.deletes ? 'keys' : 'rows'} read${accounting} in ${s.seconds.toFixed(2)} s (${formatCount(s.rowsPerSecond)} rows/s${s.elapsedSeconds.toFixed(2) !== s.seconds.toFixed(2) ? `; ${s.elapsedSeconds.toFixed(2)} s with connecting, planning and the end checks` : ''}) with ${summary.workers} worker${summary.workers === 1 ? '' : 's'} into ${summary.target}`;
+}
+
+/** What the summary calls its loaded and skipped counts: a delete's are the rows deleted and the keys that matched none. */
+function countNames(summary: LoadSummary): readonly [string, string] {
+  return summary.deletes ? ['deleted', 'not found'] : ['loaded', 'skipped'];
 }
 
 /** Where the load's rejected rows are, a line per reject file. */
@@ -53,13 +59,14 @@ export function formatSummary(summary: LoadSummary): string {
   if (summary.tables.length > 1) {
     rows.push(['total', formatCount(s.read), formatCount(s.loaded), formatCount(s.rejected), formatCount(s.skipped), (s.bytes / MB).toFixed(1), s.seconds.toFixed(2), formatCount(s.rowsPerSecond), s.mbPerSecond.toFixed(1)]);
   }
-  const parts = [renderTable(['table', 'read', 'loaded', 'rejected', 'skipped', 'MB', 'seconds', 'rows/s', 'MB/s'], rows)];
+  const [loaded, skipped] = countNames(summary);
+  const parts = [renderTable(['table', 'read', loaded, 'rejected', skipped, 'MB', 'seconds', 'rows/s', 'MB/s'], rows)];
 
   // Per input: the accounting (read = loaded + rejected + skipped), and what earlier runs of the load committed.
   const files = summary.files ?? [];
   const resumed = files.some((f) => f.earlier.loaded + f.earlier.rejected + f.earlier.skipped > 0);
   if (files.length > 0) {
-    const header = ['file', 'table', 'read', 'loaded', 'rejected', 'skipped', ...(resumed ? ['earlier runs: loaded', 'rejected', 'skipped'] : [])];
+    const header = ['file', 'table', 'read', loaded, 'rejected', skipped, ...(resumed ? [`earlier runs: ${loaded}`, 'rejected', skipped] : [])];
     const fileRows = files.map((f) => [
       f.file,
       f.table,
