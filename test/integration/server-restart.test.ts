@@ -125,8 +125,11 @@ describe(`the server restarts or goes away mid-load (own cluster)`, () => {
   it("a chunk committed without waiting for its WAL flush, then lost in a crash before the flush, is loaded again (not counted as loaded)", async () => {
     // The WAL writer is stopped, so the held chunk's commit record stays in the server's WAL
     // buffers; killing the WAL writer then crashes the server (every backend ends, shared
-    // memory is reset), and crash recovery comes back without that commit.
-    const walWriter = async (): Promise<number> => (await query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE backend_type = 'walwriter'")).rows[0]!.pid;
+    // memory is reset), and crash recovery comes back without that commit. The background
+    // writer and the checkpointer are stopped too: writing out a dirty page of the table
+    // first writes the WAL up to it, and the page of WAL it is on (the commit record with it).
+    const pidsOf = async (types: readonly string[]): Promise<number[]> =>
+      (await query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE backend_type = ANY($1::text[])', [types])).rows.map((r) => r.pid);
     const rows = lineitemFields(1200);
     const input = Buffer.concat(rows.map(tblLine));
     const cut = input.indexOf(10, 100 * 1024) + 1; // the first 64 KB chunk is complete, the rest waits for more input
@@ -145,8 +148,9 @@ describe(`the server restarts or goes away mid-load (own cluster)`, () => {
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     // A failed assertion leaves the load waiting for the rest of its stdin: it is killed, so the test file ends.
     try {
-      const stopped = await walWriter();
-      process.kill(stopped, 'SIGSTOP');
+      const [walWriter] = await pidsOf(['walwriter']);
+      const others = await pidsOf(['background writer', 'checkpointer', 'autovacuum launcher']);
+      for (const pid of [walWriter!, ...others]) process.kill(pid, 'SIGSTOP');
       try {
         child.stdin.write(input.subarray(0, cut));
         let chunks = 0;
@@ -158,7 +162,15 @@ describe(`the server restarts or goes away mid-load (own cluster)`, () => {
         }
         assert.equal(chunks, 1);
       } finally {
-        process.kill(stopped, 'SIGKILL');
+        // The crash: the postmaster tells every other process to quit at once; the stopped ones quit as they wake.
+        process.kill(walWriter!, 'SIGKILL');
+        for (const pid of others) {
+          try {
+            process.kill(pid, 'SIGCONT');
+          } catch {
+            // gone already
+          }
+        }
       }
       // Crash recovery: the commit was never written, so the chunk is gone from table and ledger alike.
       for (let waited = 0; ; waited += 100) {
