@@ -84,3 +84,17 @@ export class ChunkRecords implements SplittableRecords {
     return -1;
   }
 }
+
+/**
+ * The records `idx` of a chunk (in input order) as records of their own: a part of the
+ * chunk (a Citus node's, an upsert lane's) split to find its bad rows; `slice` cuts the part.
+ */
+export function pickedRecords(recs: ChunkRecords, idx: readonly number[], slice: (from: number, to: number) => Chunk): SplittableRecords {
+  return {
+    count: idx.length,
+    start: (i) => recs.start(idx[i]!),
+    linesBefore: (i) => recs.linesBefore(idx[i]!),
+    sourceOf: (i) => recs.sourceOf(idx[i]!),
+    slice,
+  };
+}

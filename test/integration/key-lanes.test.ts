@@ -57,6 +57,21 @@ async function serverClasses(type: string, fields: readonly string[], csv = fals
   return classes;
 }
 
+/** Every pair of spellings the server takes: equal keys (and lanes) exactly where the server's values are equal. */
+function sameAsServer(spellings: readonly string[], classes: readonly (string | null)[], keys: readonly (string | undefined)[]): void {
+  assert.equal(keys.length, spellings.length);
+  for (let i = 0; i < spellings.length; i++) {
+    if (classes[i] === null) continue;
+    assert.notEqual(keys[i], undefined, `${JSON.stringify(spellings[i])}: the server takes it, pgsurge has no key for it`);
+    for (let j = 0; j < i; j++) {
+      if (classes[j] === null) continue;
+      const server = classes[i] === classes[j];
+      assert.equal(keys[i] === keys[j], server, `${JSON.stringify(spellings[i])} and ${JSON.stringify(spellings[j])}: the server finds them ${server ? 'equal' : 'different'}`);
+      if (server) assert.equal(laneOf(keys[i]!, 4), laneOf(keys[j]!, 4));
+    }
+  }
+}
+
 before(async () => {
   client = await testClient();
 });
@@ -71,17 +86,7 @@ describe('key lanes: keys equal exactly when the server finds them equal', () =>
       const data = Buffer.from(spellings.map((s) => `${s}\n`).join(''));
       const spec = { fields: [0], types: [LANE[type]!], delimiter: 0x09, nullMarker: Buffer.from('\\N') };
       const keys = await settledKeys(client, keyedRecords(data, spec), spec, new Map());
-      assert.equal(keys.length, spellings.length);
-      for (let i = 0; i < spellings.length; i++) {
-        if (classes[i] === null) continue;
-        assert.notEqual(keys[i], undefined, `${JSON.stringify(spellings[i])}: the server takes it, pgsurge has no key for it`);
-        for (let j = 0; j < i; j++) {
-          if (classes[j] === null) continue;
-          const server = classes[i] === classes[j];
-          assert.equal(keys[i] === keys[j], server, `${JSON.stringify(spellings[i])} and ${JSON.stringify(spellings[j])}: the server finds them ${server ? 'equal' : 'different'}`);
-          if (server) assert.equal(laneOf(keys[i]!, 4), laneOf(keys[j]!, 4));
-        }
-      }
+      sameAsServer(spellings, classes, keys);
     });
   }
 
@@ -91,16 +96,7 @@ describe('key lanes: keys equal exactly when the server finds them equal', () =>
       const data = Buffer.from(spellings.map((f, i) => `${i},${f}\n`).join(''));
       const spec = { fields: [1], types: [LANE[type]!], delimiter: 0x2c, nullMarker: Buffer.alloc(0), csv: { quote: 0x22, escape: 0x22 } };
       const keys = await settledKeys(client, keyedRecords(data, spec), spec, new Map());
-      assert.equal(keys.length, spellings.length);
-      for (let i = 0; i < spellings.length; i++) {
-        if (classes[i] === null) continue;
-        assert.notEqual(keys[i], undefined, `${JSON.stringify(spellings[i])}: the server takes it, pgsurge has no key for it`);
-        for (let j = 0; j < i; j++) {
-          if (classes[j] === null) continue;
-          const server = classes[i] === classes[j];
-          assert.equal(keys[i] === keys[j], server, `${JSON.stringify(spellings[i])} and ${JSON.stringify(spellings[j])}: the server finds them ${server ? 'equal' : 'different'}`);
-        }
-      }
+      sameAsServer(spellings, classes, keys);
     });
   }
 

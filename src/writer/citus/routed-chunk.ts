@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { chunkSource, type Chunk } from '../../core/chunk.js';
-import { ChunkRecords } from '../../input/chunk-split.js';
+import { ChunkRecords, pickedRecords } from '../../input/chunk-split.js';
 import type { SplittableRecords } from '../../core/chunk.js';
 import { quoteIdent } from '../../core/identifiers.js';
 import { copyLineFromWhere, LoadError } from '../../core/load-error.js';
@@ -390,16 +390,7 @@ function partChunk(chunk: Chunk, routed: RoutedRecords, shards: Int32Array, reco
     records: idx.length,
     lines: idx.length,
     target: chunk.target,
-    splitRecords: async (): Promise<SplittableRecords> => {
-      const recs = await records();
-      return {
-        count: idx.length,
-        start: (i) => recs.start(idx[i]!),
-        linesBefore: (i) => recs.linesBefore(idx[i]!),
-        sourceOf: (i) => recs.sourceOf(idx[i]!),
-        slice: (from, to) => partChunk(chunk, routed, shards, idx.slice(from, to), records),
-      };
-    },
+    splitRecords: async (): Promise<SplittableRecords> => pickedRecords(await records(), idx, (from, to) => partChunk(chunk, routed, shards, idx.slice(from, to), records)),
   };
   PARTS.set(part, { ends, shards: partShards });
   return part;

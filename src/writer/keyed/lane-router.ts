@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { Chunk, SplittableRecords } from '../../core/chunk.js';
 import { backendOf, endOldBackend, type Backend } from '../../core/old-backend.js';
 import { backoffMs, isRetryable, sleep } from '../../core/retry.js';
-import type { ChunkRecords } from '../../input/chunk-split.js';
+import { pickedRecords, type ChunkRecords } from '../../input/chunk-split.js';
 import { NO_LEDGER, type RejectedRow } from '../ledger/ledger.js';
 import { commitChunk, isRowError, type ChunkOutcome, type ChunkRouter, type ChunkTransactionContext } from '../chunk-transaction.js';
 import { brokenChunk } from '../count-guard.js';
@@ -323,15 +323,6 @@ function laneChunk(chunk: Chunk, keyed: Pick<KeyedRecords, 'ends'>, idx: readonl
     records: idx.length,
     lines: idx.length,
     target: chunk.target,
-    splitRecords: async (): Promise<SplittableRecords> => {
-      const recs = await records();
-      return {
-        count: idx.length,
-        start: (i) => recs.start(idx[i]!),
-        linesBefore: (i) => recs.linesBefore(idx[i]!),
-        sourceOf: (i) => recs.sourceOf(idx[i]!),
-        slice: (from, to) => laneChunk(chunk, keyed, idx.slice(from, to), records),
-      };
-    },
+    splitRecords: async (): Promise<SplittableRecords> => pickedRecords(await records(), idx, (from, to) => laneChunk(chunk, keyed, idx.slice(from, to), records)),
   };
 }
