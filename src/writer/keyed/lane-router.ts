@@ -135,14 +135,10 @@ export class LaneRouter implements ChunkRouter {
     let parts = this.handedOut.get(place);
     if (parts === undefined) {
       await this.handing.wait(place);
-      try {
-        // A chunk of one record pgsurge could not frame has no parts: only its reject and ledger row, in its turn.
-        parts = chunk.unframable !== undefined ? Promise.resolve(undefined) : (await this.handOut(worker, chunk, ctx)).outcome;
-      } catch (error) {
-        // Its parts could not be handed out: the chunks after it must not be, before it.
-        this.handing.fail(error);
-        throw error;
-      }
+      // A chunk of one record pgsurge could not frame has no parts: only its reject and ledger row, in its turn.
+      // Parts that could not be handed out (the server's reading of a key failed) leave the turn where it is: the
+      // chunks after it wait for this worker's retry, or, if it gives up, for its `close`.
+      parts = chunk.unframable !== undefined ? Promise.resolve(undefined) : (await this.handOut(worker, chunk, ctx)).outcome;
       // A failed part fails the chunk, not the process (the worker's error says which).
       parts.catch(() => undefined);
       this.handedOut.set(place, parts);
