@@ -86,6 +86,7 @@ export async function load(named: readonly LoadTarget[], asked: LoadOptions, tar
             connect: (lane) => laneSession(target, `${lanePrefix}${lane}`, writer),
             placeOf: (chunk) => queue.placeOf(chunk),
             retryForMs: options.retryForMs ?? DEFAULT_RETRY_FOR_MS,
+            chunkBytes: options.chunkBytes,
           })
         : routing?.router;
       const run = { clients, queue, writer, signal, ledger: plan.ledger, rejects, earlierRejects, router, counters, progress };

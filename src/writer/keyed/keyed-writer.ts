@@ -55,7 +55,7 @@ interface LaneKey {
 export interface LaneRouting {
   readonly lanes: number;
   /** The router the load's workers share (each call opens it for one more worker). */
-  router(how: Pick<LaneLoad, 'connect' | 'placeOf' | 'retryForMs'>): () => ChunkRouter;
+  router(how: Pick<LaneLoad, 'connect' | 'placeOf' | 'retryForMs' | 'chunkBytes'>): () => ChunkRouter;
 }
 
 /** A keyed writer, as the load sees it: `laneRouting` once `planLoad` has run (undefined: chunks go to the workers as they come). */

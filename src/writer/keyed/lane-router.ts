@@ -21,6 +21,8 @@ export interface LaneLoad {
   placeOf(chunk: Chunk): number;
   /** How long a lane tries to get its session back after losing it. */
   readonly retryForMs: number;
+  /** The load's chunk size: a lane's staging table is given local buffers to hold a part of it in memory. */
+  readonly chunkBytes: number;
 }
 
 /**
@@ -233,7 +235,9 @@ export class LaneRouter implements ChunkRouter {
     // A part's COMMIT need not wait for its WAL flush: the chunk's ledger row commits after every part of it, on a session
     // whose COMMIT waits, and a flush covers the WAL written before it. A crash before that row loses at most parts of
     // chunks the ledger does not cover, and each lane keeps the parts it committed first: a resume applies them again.
-    await client.query(`SELECT set_config('synchronous_commit', 'off', false)`).catch(async (error: unknown) => {
+    // Its staging table in memory (temp_buffers, 8 MB by default, is set before the session's first temporary table).
+    const tempKb = Math.max(8192, Math.ceil((2 * this.load.chunkBytes) / 1024));
+    await client.query(`SELECT set_config('synchronous_commit', 'off', false), set_config('temp_buffers', '${tempKb}kB', false)`).catch(async (error: unknown) => {
       await client.end().catch(() => undefined);
       throw error;
     });
