@@ -316,12 +316,12 @@ export function settledKey(keys: readonly (string | undefined)[], record: number
   return parts.join(SEP);
 }
 
-/** The lane of a key: FNV-1a of its string, modulo the lanes. */
-export function laneOf(key: string, lanes: number): number {
+/** A key's hash: FNV-1a of its string (32 bits, unsigned). */
+export function keyHash(key: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) {
     h ^= key.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
   }
-  return (h >>> 0) % lanes;
+  return h >>> 0;
 }

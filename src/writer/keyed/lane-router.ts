@@ -8,7 +8,7 @@ import { commitChunk, isRowError, type ChunkOutcome, type ChunkRouter, type Chun
 import { brokenChunk } from '../count-guard.js';
 import { recordBytes } from '../citus/route-records.js';
 import { commitMarker, recordsOf } from '../citus/routed-chunk.js';
-import { canonicalInt, keyedRecords, laneOf, settledKey, type KeyedRecords, type LaneSpec } from './key-lanes.js';
+import { canonicalInt, keyedRecords, keyHash, settledKey, type KeyedRecords, type LaneSpec } from './key-lanes.js';
 
 /** What the lanes of an upsert share: their number, how to open one, each input's key fields, and each chunk's place. */
 export interface LaneLoad {
@@ -170,10 +170,14 @@ export class LaneRouter implements ChunkRouter {
     const count = this.lanes.length;
     const byLane: number[][] = Array.from({ length: count }, () => []);
     // A record without a key (NULL, missing, refused) can equal no other: any lane; the server refuses it there.
-    keys.forEach((key, i) => byLane[key === undefined ? i % count : laneOf(key, count)]!.push(i));
+    const hashes = new Uint32Array(keys.length);
+    keys.forEach((key, i) => {
+      if (key === undefined) byLane[i % count]!.push(i);
+      else byLane[(hashes[i] = keyHash(key)) % count]!.push(i);
+    });
     let sourceRecords: Promise<ChunkRecords> | undefined;
     const records = (): Promise<ChunkRecords> => (sourceRecords ??= recordsOf(chunk));
-    const parts = byLane.flatMap((idx, lane) => (idx.length === 0 ? [] : [this.enqueue(this.lanes[lane]!, lastOfEachKey(chunk, keyed, keys, idx, records), ctx)]));
+    const parts = byLane.flatMap((idx, lane) => (idx.length === 0 ? [] : [this.enqueue(this.lanes[lane]!, lastOfEachKey(chunk, keyed, { keys, hashes }, idx, records), ctx)]));
     return { outcome: this.sum(chunk, ctx, parts) };
   }
 
@@ -269,16 +273,50 @@ export class LaneRouter implements ChunkRouter {
  * a refused part is split to find its bad rows from all its records (`splitRecords`), so
  * an earlier row of a key whose last row is bad is applied, as one by one.
  */
-function lastOfEachKey(chunk: Chunk, keyed: Pick<KeyedRecords, 'ends'>, keys: readonly (string | undefined)[], idx: readonly number[], records: () => Promise<ChunkRecords>): Chunk {
-  const last = new Map<string, number>();
-  for (const i of idx) {
-    const key = keys[i];
-    if (key !== undefined) last.set(key, i);
+function lastOfEachKey(chunk: Chunk, keyed: Pick<KeyedRecords, 'ends'>, of: KeysOf, idx: readonly number[], records: () => Promise<ChunkRecords>): Chunk {
+  let kept = idx;
+  if (repeatsKey(of, idx)) {
+    const { keys } = of;
+    const last = new Map<string, number>();
+    for (const i of idx) {
+      const key = keys[i];
+      if (key !== undefined) last.set(key, i);
+    }
+    kept = idx.filter((i) => keys[i] === undefined || last.get(keys[i]!) === i);
   }
-  const kept = last.size === idx.length ? idx : idx.filter((i) => keys[i] === undefined || last.get(keys[i]!) === i);
   const part = laneChunk(chunk, keyed, idx, records, kept);
   SUPERSEDED.set(part, idx.length - kept.length);
   return part;
+}
+
+/** A chunk's records' keys and their hashes (`keyHash`; 0 where there is no key). */
+interface KeysOf {
+  readonly keys: readonly (string | undefined)[];
+  readonly hashes: Uint32Array;
+}
+
+/**
+ * Whether two of the records `idx` have one key: their hashes in an open-addressing table,
+ * the keys themselves compared only where two hashes are equal (most parts repeat no key,
+ * and this costs far less than a map of the keys).
+ */
+function repeatsKey({ keys, hashes }: KeysOf, idx: readonly number[]): boolean {
+  let size = 16;
+  while (size < 2 * idx.length) size *= 2;
+  const table = new Int32Array(size).fill(-1);
+  const mask = size - 1;
+  for (const i of idx) {
+    const key = keys[i];
+    if (key === undefined) continue;
+    const h = hashes[i]!;
+    let slot = h & mask;
+    for (let j = table[slot]!; j !== -1; j = table[slot]!) {
+      if (hashes[j] === h && keys[j] === key) return true;
+      slot = (slot + 1) & mask;
+    }
+    table[slot] = i;
+  }
+  return false;
 }
 
 /**
