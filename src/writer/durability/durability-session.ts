@@ -4,6 +4,7 @@ import type { ChunkWriter } from '../chunk-writer.js';
 import { copyRows } from '../copy-writer.js';
 import { qualifiedName } from '../../core/identifiers.js';
 import { connectionFailure, LoadError } from '../../core/load-error.js';
+import { isRetryable } from '../../core/retry.js';
 import { connect, type Target } from '../../cluster/target.js';
 import { readPostmasterOpts, settingsFromArgs } from '../../cluster/data-dir.js';
 import type { ManagedCluster } from '../../cluster/managed-cluster.js';
@@ -97,10 +98,30 @@ export async function startDurability(target: Target, options: DurabilityOptions
       await clearUnsafe(cluster);
     });
   };
-  const begun = await beginDurability(open, toUnlog, preset, restoreSettings === undefined).catch(async (error: unknown) => {
-    await undoServer();
-    throw error;
-  });
+  const beginning = beginDurability(open, toUnlog, preset, restoreSettings === undefined);
+  // With a table to unlog or a restart, the load starts once they are done. Without (the
+  // `safe` default), the session that reads the settings and the WAL position opens beside
+  // the load's own start instead of before it; the load's sessions wait for it before their
+  // first row (`wrapWriter`'s prepare), and `finish` for its answers.
+  const begun =
+    toUnlog.length > 0 || restoreSettings !== undefined
+      ? Promise.resolve(
+          await beginning.catch(async (error: unknown) => {
+            await undoServer();
+            throw error;
+          }),
+        )
+      : beginning;
+  // Its failure is the load's at the first row (or at `finish`), not an unhandled rejection meanwhile.
+  begun.catch(() => undefined);
+  const ready = (): Promise<void> =>
+    begun.then(
+      () => undefined,
+      (error: unknown) => {
+        // Not a lost connection the worker would retry on a fresh one: this session is not the worker's.
+        throw isRetryable(error) ? new LoadError('server-lost', `--durability ${preset}: reading the settings and the WAL position before the load failed: ${(error as Error).message}`, { cause: error }) : error;
+      },
+    );
 
   const emptied = new Set(tables.filter((t) => t.emptiedByLoad).map((t) => qualifiedName(t.table, t.schema)));
   const frozen: Frozen = { on: preset !== 'safe', gates: new Map(), rows: 0, tables: [] };
@@ -114,7 +135,7 @@ export async function startDurability(target: Target, options: DurabilityOptions
   }
   const finishing: Finishing = { target, options, begun, restarted: restoreSettings !== undefined, undoServer, timed, frozen, steps, notes };
   return {
-    wrapWriter: (inner, workers) => durableWriter(inner, workers, { preset, emptied, frozen, notes }),
+    wrapWriter: (inner, workers) => durableWriter(inner, workers, { preset, emptied, frozen, notes, ready }),
     finish: () => finishDurability(finishing),
   };
 }
@@ -228,8 +249,8 @@ interface Frozen {
 }
 
 /** The load's writer wrapped: the preset's session settings per connection; with one worker, FREEZE on the first chunk of a table the load emptied. */
-function durableWriter(inner: ChunkWriter, workers: number, how: { preset: DurabilityPreset; emptied: ReadonlySet<string>; frozen: Frozen; notes: string[] }): ChunkWriter {
-  const { preset, emptied, frozen, notes } = how;
+function durableWriter(inner: ChunkWriter, workers: number, how: { preset: DurabilityPreset; emptied: ReadonlySet<string>; frozen: Frozen; notes: string[]; ready: () => Promise<void> }): ChunkWriter {
+  const { preset, emptied, frozen, notes, ready } = how;
   const gates = frozen.gates;
   const session = SESSION_SETTINGS[preset];
   // FREEZE needs the COPY in the transaction that emptied the table, and a table is
@@ -246,6 +267,8 @@ function durableWriter(inner: ChunkWriter, workers: number, how: { preset: Durab
   return {
     name: inner.name,
     async prepare(c: pg.Client) {
+      // The WAL position is read before the first row.
+      await ready();
       await applySessionSettings(c, session);
       await inner.prepare?.(c);
     },
@@ -291,7 +314,7 @@ function durableWriter(inner: ChunkWriter, workers: number, how: { preset: Durab
 interface Finishing {
   readonly target: Target;
   readonly options: DurabilityOptions;
-  readonly begun: Begun;
+  readonly begun: Promise<Begun>;
   /** The server was restarted with other settings (`unsafe`). */
   readonly restarted: boolean;
   undoServer(): Promise<void>;
@@ -303,7 +326,8 @@ interface Finishing {
 
 /** SET LOGGED, the server's settings restored, CHECKPOINT; what was traded. */
 async function finishDurability(finishing: Finishing): Promise<DurabilityReport> {
-  const { target, options, begun, restarted, undoServer, timed, frozen, steps, notes } = finishing;
+  const { target, options, restarted, undoServer, timed, frozen, steps, notes } = finishing;
+  const begun = await finishing.begun;
   const { preset } = options;
   /** The held session with its settings back to the server's (RESET ALL: what a fresh one would read), else a fresh one (it was lost: a server restart under the load). */
   const sessionForFinish = async (): Promise<pg.Client> => {
@@ -372,7 +396,9 @@ export async function runWithDurability<T>(
     result = await body(session.wrapWriter(load.writer, load.workers));
   } catch (error) {
     await session.finish().catch((finishError: unknown) => {
-      if (error instanceof Error) error.message += `; then undoing --durability ${options.preset} failed too: ${(finishError as Error).message}`;
+      // (a session that could not begin fails the load and its finish alike: said once)
+      const said = error instanceof Error && (error === finishError || error.cause === finishError || error.message.includes((finishError as Error).message));
+      if (error instanceof Error && !said) error.message += `; then undoing --durability ${options.preset} failed too: ${(finishError as Error).message}`;
     });
     throw error;
   }
