@@ -4,11 +4,11 @@ import type { Target } from '../cluster/target.js';
 import type { LoadReporter } from './load-counters.js';
 import type { SampleEvery } from './sample-every.js';
 import { intervalBetween, type Interval, type Sample } from './series.js';
-import { countRowsBefore, readServerStart, type ServerFacts, type ServerSnapshot } from './server-snapshot.js';
+import { countRowsBefore, readServerSnapshot, readServerStart, type ServerFacts, type ServerSnapshot } from './server-snapshot.js';
 import { snapshotReaderFor, type SnapshotReader } from './citus-snapshot.js';
 import { SamplerConnection } from './sampler-connection.js';
 import { DEFAULT_SPACING, SpacedSeries, spreadChunk, type SampleSpacing, type Streamed } from './sample-spacing.js';
-import { DEFAULT_WAIT_EVERY_MS, serverIsLocal, WaitSampler, type WaitSnapshot, type WaitSummary } from './wait-sampler.js';
+import { DEFAULT_WAIT_EVERY_MS, prepareLooks, serverIsLocal, WaitSampler, type WaitSnapshot, type WaitSummary } from './wait-sampler.js';
 
 /** What a sample tells whoever listens (the progress output, a report, a test). */
 export interface SampleListener {
@@ -96,10 +96,21 @@ export class Sampler implements LoadReporter {
    */
   static async open(target: Target, options: SamplerOptions, listeners: readonly SampleListener[] = []): Promise<Sampler> {
     const looking = (options.waitEveryMs ?? DEFAULT_WAIT_EVERY_MS) !== 'off';
+    // Each session's statements are prepared here too (a snapshot of no table, a look for no backend): the sampler
+    // opens while the load plans, and its start, which holds up the load's first row, then only runs them.
     const [opened, waits] = await Promise.allSettled([
-      SamplerConnection.open(target, SAMPLER_NAME, (c, sessionSql) => readServerStart(c, sessionSql)),
+      SamplerConnection.open(target, SAMPLER_NAME, async (c, sessionSql) => {
+        const start = await readServerStart(c, sessionSql);
+        if (!start.citus) await readServerSnapshot(c, [], start.facts.versionNum);
+        return start;
+      }),
       // a server with no connection to spare: the looks share the samples' (node-postgres queues a sample behind a batch)
-      looking ? SamplerConnection.open(target, `${SAMPLER_NAME} waits`, (c, sessionSql) => c.query(sessionSql)) : Promise.resolve(undefined),
+      looking
+        ? SamplerConnection.open(target, `${SAMPLER_NAME} waits`, async (c, sessionSql) => {
+            await c.query(sessionSql);
+            await prepareLooks(c);
+          })
+        : Promise.resolve(undefined),
     ]);
     const waitConnection = waits.status === 'fulfilled' ? waits.value?.connection : undefined;
     if (opened.status === 'rejected') {

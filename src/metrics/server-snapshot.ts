@@ -148,19 +148,22 @@ export async function countRowsBefore(client: pg.Client, tables: readonly string
   let rows = 0;
   let estimated = false;
   for (const table of tables) {
-    // a partitioned table's rows are in its leaves: their heaps and the planner's estimates, summed
-    const r = await client.query<{ bytes: string; est: string }>(
-      `SELECT coalesce(sum(pg_relation_size(c.oid)), 0)::text AS bytes, coalesce(sum(greatest(c.reltuples, 0)), 0)::bigint::text AS est
-         FROM (${LEAVES_SQL}) leaf JOIN pg_class c ON c.oid = leaf.oid`,
-      [[table]],
+    // A partitioned table's rows are in its leaves: their heaps and the planner's estimates, summed. The exact
+    // count is a subquery the server runs only when its CASE arm is taken (an InitPlan is evaluated on first use):
+    // one round trip per table, and a big table is never scanned.
+    const r = await client.query<{ bytes: string; est: string; n: string | null }>(
+      `SELECT s.bytes::text AS bytes, s.est::text AS est, CASE WHEN s.bytes > 0 AND s.bytes <= $2::bigint THEN (SELECT count(*) FROM ${table}) END::text AS n
+         FROM (SELECT coalesce(sum(pg_relation_size(c.oid)), 0) AS bytes, coalesce(sum(greatest(c.reltuples, 0)), 0)::bigint AS est
+                 FROM (${LEAVES_SQL}) leaf JOIN pg_class c ON c.oid = leaf.oid) s`,
+      [[table], exactUpTo],
     );
-    const bytes = Number(r.rows[0]?.bytes ?? 0);
+    const row = r.rows[0];
+    const bytes = Number(row?.bytes ?? 0);
     if (bytes === 0) continue;
-    if (bytes <= exactUpTo) {
-      const c = await client.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${table}`);
-      rows += Number(c.rows[0]?.n ?? 0);
+    if (row?.n !== null && row?.n !== undefined) {
+      rows += Number(row.n);
     } else {
-      rows += Number(r.rows[0]?.est ?? 0);
+      rows += Number(row?.est ?? 0);
       estimated = true;
     }
   }

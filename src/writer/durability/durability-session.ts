@@ -342,18 +342,25 @@ async function finishDurability(finishing: Finishing): Promise<DurabilityReport>
     }
     return connect(target.config);
   };
-  let walBytes = 0;
-  let settingsAfter: Record<string, string> | undefined;
-  const c = await sessionForFinish();
-  try {
-    for (const name of begun.unloggedTables) await timed(`SET LOGGED ${name}`, () => setLogged(c, name, true));
-    walBytes = Number((await c.query<{ b: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::text AS b', [begun.walStart])).rows[0]!.b);
-    // No server settings to put back (no restart): the settings after are this connection's to read, not a new one's
-    // (a connection is a backend forked and authenticated, at the end of every load).
-    if (!restarted) settingsAfter = await readSettings(c);
-  } finally {
-    await c.end();
+  // The usual end (nothing to set logged, no restart): on the held session, its settings reset, the WAL position
+  // and the settings read in one round trip; if that session is gone, the steps below on a fresh one.
+  const held = begun.unloggedTables.length === 0 && !restarted ? begun.takeHeld() : undefined;
+  let read: { walBytes: number; settingsAfter: Record<string, string> | undefined } | undefined = held && (await readWalAndSettings(held, begun.walStart).catch(() => undefined));
+  await held?.end().catch(() => undefined);
+  if (read === undefined) {
+    const c = await sessionForFinish();
+    try {
+      for (const name of begun.unloggedTables) await timed(`SET LOGGED ${name}`, () => setLogged(c, name, true));
+      const walBytes = Number((await c.query<{ b: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::text AS b', [begun.walStart])).rows[0]!.b);
+      // No server settings to put back (no restart): the settings after are this connection's to read, not a new one's
+      // (a connection is a backend forked and authenticated, at the end of every load).
+      read = { walBytes, settingsAfter: restarted ? undefined : await readSettings(c) };
+    } finally {
+      await c.end();
+    }
   }
+  const { walBytes } = read;
+  let { settingsAfter } = read;
   if (settingsAfter === undefined) {
     await undoServer();
     const after = await connect(target.config);
@@ -415,6 +422,17 @@ export function unsafeRefused(target: Target): LoadError {
 async function startedSettings(cluster: ManagedCluster): Promise<Record<string, string>> {
   const args = await readPostmasterOpts(cluster.dataDir);
   return args === undefined ? {} : settingsFromArgs(args);
+}
+
+/** `RESET ALL`, then the WAL written since `walStart` and the settings a fresh session reads: one simple query. */
+async function readWalAndSettings(client: pg.Client, walStart: string): Promise<{ walBytes: number; settingsAfter: Record<string, string> }> {
+  const names = DURABILITY_SETTINGS.map((n) => client.escapeLiteral(n)).join(', ');
+  const replies = (await client.query(
+    `RESET ALL; SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), ${client.escapeLiteral(walStart)}::pg_lsn)::text AS b,
+       (SELECT json_object_agg(name, current_setting(name)) FROM unnest(ARRAY[${names}]) AS name) AS s`,
+  )) as unknown as pg.QueryResult<{ b: string; s: Record<string, string> }>[];
+  const row = replies.at(-1)!.rows[0]!;
+  return { walBytes: Number(row.b), settingsAfter: row.s };
 }
 
 async function readSettings(client: pg.Client): Promise<Record<string, string>> {
