@@ -6,6 +6,7 @@ interface CopyStreamInternals extends CopyStreamQuery {
   handleCopyInResponse(connection: unknown): void;
   flushChunk(chunk: Buffer): boolean;
   _final(callback: (error?: Error | null) => void): void;
+  _destroy(error: Error | null, callback: (error?: Error | null) => void): void;
 }
 
 /** pg-copy-streams exports a function that makes its stream, not the class: its constructor, from one. */
@@ -44,9 +45,16 @@ class EagerCopyStream extends CopyStream {
     return this.connection ? super.flushChunk(chunk) : true;
   }
 
+  // After the COPY failed (its connection taken back: null; not yet submitted is undefined), nothing more to send:
+  // no CopyDone, and no CopyFail.
   override _final(callback: (error?: Error | null) => void): void {
-    if (this.connection) super._final(callback);
-    else callback();
+    if (this.connection === null) callback();
+    else super._final(callback);
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    if (this.connection === null) callback(error);
+    else super._destroy(error, callback);
   }
 }
 
