@@ -66,6 +66,7 @@ export function addObserveOptions(cmd: Command, options: { sampleEvery?: boolean
 
 export interface ObservedLoad {
   readonly reporter: LoadReporter;
+  /** Once the load started (its reporter's `start`): the sampler, when sampling. */
   readonly sampler: Sampler | undefined;
   readonly progress: ProgressReporter;
   /** Stops sampling and the progress output; the samples as a report series. */
@@ -85,7 +86,24 @@ export interface ObservedLoad {
 export async function observeLoad(flags: ObserveFlags, target: Target, options: { totalRows?: number; argv?: readonly string[] } = {}): Promise<ObservedLoad> {
   if (flags.report !== undefined && flags.sampleEvery === 'off') throw new LoadError('bad-option', '--report needs samples: drop `--sample-every off`');
   const progress = progressReporter({ mode: progressMode(flags, process.stderr), stream: process.stderr, out: process.stdout, totalRows: options.totalRows });
-  const sampler = flags.sampleEvery === 'off' ? undefined : await Sampler.open(target, { every: flags.sampleEvery }, [progress]);
+  // The sampler's sessions open while the load plans (it is needed at the load's start, before the first row):
+  // its failure to connect is the load's there (or at the end), not before.
+  const opening = flags.sampleEvery === 'off' ? undefined : Sampler.open(target, { every: flags.sampleEvery }, [progress]);
+  opening?.catch(() => undefined);
+  let sampler: Sampler | undefined;
+  const opened = async (): Promise<Sampler | undefined> => (sampler ??= await opening);
+  const sampling: LoadReporter = {
+    async start(info) {
+      await (await opened())?.start(info);
+    },
+    chunkLoaded(info) {
+      sampler?.chunkLoaded(info);
+    },
+    workersNamed(prefix) {
+      if (sampler) sampler.workersNamed(prefix);
+      else void opened().then((s) => s?.workersNamed(prefix), () => undefined);
+    },
+  };
   let finished = false;
   // The load names its target as it found it (e.g. with the Citus cluster's nodes and shards).
   let described = target.description;
@@ -95,12 +113,15 @@ export async function observeLoad(flags: ObserveFlags, target: Target, options: 
     },
   };
   return {
-    reporter: allReporters(sampler, progress, named),
-    sampler,
+    reporter: allReporters(opening ? sampling : undefined, progress, named),
+    get sampler() {
+      return sampler;
+    },
     progress,
     async finish(name, extra = {}) {
       finished = true;
       try {
+        const sampler = await opened();
         const samples = sampler ? await sampler.stop() : undefined;
         if (!samples) return undefined;
         const spacing = sampler?.spacing;
@@ -129,7 +150,7 @@ export async function observeLoad(flags: ObserveFlags, target: Target, options: 
     },
     async close() {
       progress.finish();
-      if (!finished) await sampler?.stop().catch(() => undefined);
+      if (!finished) await (await opened().catch(() => undefined))?.stop().catch(() => undefined);
     },
   };
 }

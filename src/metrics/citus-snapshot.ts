@@ -36,10 +36,9 @@ export interface SnapshotReader {
  */
 export const NODE_COUNTERS_EVERY_MS = 10_000;
 
-/** The reader for this server: Citus's when the extension is there, else the plain one. Asked once per sampler. */
-export async function snapshotReaderFor(client: pg.Client, versionNum: number, now: () => number = () => performance.now()): Promise<SnapshotReader> {
-  const r = await client.query<{ ok: boolean }>("SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS ok");
-  if (r.rows[0]?.ok !== true) return (c, tables) => readServerSnapshot(c, tables, versionNum);
+/** The reader for this server: Citus's when the extension is there (`citus`, as the sampler read it), else the plain one. */
+export async function snapshotReaderFor(client: pg.Client, versionNum: number, citus: boolean, now: () => number = () => performance.now()): Promise<SnapshotReader> {
+  if (!citus) return (c, tables) => readServerSnapshot(c, tables, versionNum);
   const counters = new ThrottledRead((c: pg.Client) => readNodeCounters(c, versionNum), NODE_COUNTERS_EVERY_MS, now);
   // The load's Citus session settings on the sampler's connection too (a new one after a
   // reconnect as well): `citus_table_size` over many shards then goes through one cached

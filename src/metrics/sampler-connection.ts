@@ -2,9 +2,12 @@ import type pg from 'pg';
 import { connectionFailure } from '../core/load-error.js';
 import { connect, type Target } from '../cluster/target.js';
 
-/** Names the session; and no statement_timeout from the role or database: a batch of wait looks runs for half a second. */
+/** No statement_timeout from the role or database: a batch of wait looks runs for half a second. */
+const SESSION_SQL = 'SET statement_timeout = 0';
+
+/** Names the session (a fresh one, after a lost connection). */
 function nameSession(client: pg.Client, name: string): Promise<unknown> {
-  return client.query(`SET application_name = '${name.replaceAll("'", "''")}'; SET statement_timeout = 0`);
+  return client.query(`SET application_name = '${name.replaceAll("'", "''")}'; ${SESSION_SQL}`);
 }
 
 /**
@@ -19,18 +22,22 @@ export class SamplerConnection {
     private readonly name: string,
   ) {}
 
-  /** Connects and names the session; a failure to connect says where it tried. */
-  static async open(target: Target, name: string): Promise<SamplerConnection> {
-    const client = await connect(target.config).catch((e: unknown) => {
+  /**
+   * Connects as `name` (application_name, in the startup packet) and runs `first` on the
+   * session, handed the session's setting to send first (`sessionSql`, a statement without
+   * parameters: it and the first query go in one simple query, one round trip); a failure
+   * to connect says where it tried.
+   */
+  static async open<T>(target: Target, name: string, first: (c: pg.Client, sessionSql: string) => Promise<T>): Promise<{ connection: SamplerConnection; first: T }> {
+    const client = await connect(target.config, name).catch((e: unknown) => {
       throw connectionFailure(e, target.description);
     });
     try {
-      await nameSession(client, name);
+      return { connection: new SamplerConnection(client, target, name), first: await first(client, SESSION_SQL) };
     } catch (error) {
       await client.end().catch(() => undefined);
       throw error;
     }
-    return new SamplerConnection(client, target, name);
   }
 
   /** Runs `fn` on the connection, or, once, on a fresh one if that fails. */

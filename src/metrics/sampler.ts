@@ -4,11 +4,11 @@ import type { Target } from '../cluster/target.js';
 import type { LoadReporter } from './load-counters.js';
 import type { SampleEvery } from './sample-every.js';
 import { intervalBetween, type Interval, type Sample } from './series.js';
-import { countRowsBefore, readServerFacts, type ServerFacts, type ServerSnapshot } from './server-snapshot.js';
+import { countRowsBefore, readServerSnapshot, readServerStart, type ServerFacts, type ServerSnapshot } from './server-snapshot.js';
 import { snapshotReaderFor, type SnapshotReader } from './citus-snapshot.js';
 import { SamplerConnection } from './sampler-connection.js';
 import { DEFAULT_SPACING, SpacedSeries, spreadChunk, type SampleSpacing, type Streamed } from './sample-spacing.js';
-import { DEFAULT_WAIT_EVERY_MS, serverIsLocal, WaitSampler, type WaitSnapshot, type WaitSummary } from './wait-sampler.js';
+import { DEFAULT_WAIT_EVERY_MS, prepareLooks, serverIsLocal, WaitSampler, type WaitSnapshot, type WaitSummary } from './wait-sampler.js';
 
 /** What a sample tells whoever listens (the progress output, a report, a test). */
 export interface SampleListener {
@@ -68,6 +68,8 @@ export class Sampler implements LoadReporter {
   private waitSampler: WaitSampler | undefined;
   /** The wait looks' own connection (a batch of looks runs for up to half a second: on the samples' connection it would hold them up). */
   private waitConnection: SamplerConnection | undefined;
+  /** The samples' session's backend (whether the server is on this machine: its process is here). */
+  private backendPid = 0;
   /** Where the load's backends spent their time, once stopped (undefined without wait sampling). */
   waitSummary: WaitSummary | undefined;
   /** The last sample recorded was read `fresh`. */
@@ -88,16 +90,43 @@ export class Sampler implements LoadReporter {
     private readonly read: SnapshotReader,
   ) {}
 
+  /**
+   * Opens the samples' connection and, with wait looks, the looks' one, side by side; the
+   * first reads the server's facts in the round trip that sets up its session.
+   */
   static async open(target: Target, options: SamplerOptions, listeners: readonly SampleListener[] = []): Promise<Sampler> {
-    const connection = await SamplerConnection.open(target, SAMPLER_NAME);
+    const looking = (options.waitEveryMs ?? DEFAULT_WAIT_EVERY_MS) !== 'off';
+    // Each session's statements are prepared here too (a snapshot of no table, a look for no backend): the sampler
+    // opens while the load plans, and its start, which holds up the load's first row, then only runs them.
+    const [opened, waits] = await Promise.allSettled([
+      SamplerConnection.open(target, SAMPLER_NAME, async (c, sessionSql) => {
+        const start = await readServerStart(c, sessionSql);
+        if (!start.citus) await readServerSnapshot(c, [], start.facts.versionNum);
+        return start;
+      }),
+      // a server with no connection to spare: the looks share the samples' (node-postgres queues a sample behind a batch)
+      looking
+        ? SamplerConnection.open(target, `${SAMPLER_NAME} waits`, async (c, sessionSql) => {
+            await c.query(sessionSql);
+            await prepareLooks(c);
+          })
+        : Promise.resolve(undefined),
+    ]);
+    const waitConnection = waits.status === 'fulfilled' ? waits.value?.connection : undefined;
+    if (opened.status === 'rejected') {
+      await waitConnection?.end();
+      throw opened.reason;
+    }
+    const { connection, first: start } = opened.value;
     try {
-      const { facts, read } = await connection.run(async (c) => {
-        const facts = await readServerFacts(c);
-        return { facts, read: await snapshotReaderFor(c, facts.versionNum) };
-      });
-      return new Sampler(connection, target, facts, options, listeners, read);
+      const read = await connection.run((c) => snapshotReaderFor(c, start.facts.versionNum, start.citus));
+      const sampler = new Sampler(connection, target, start.facts, options, listeners, read);
+      sampler.backendPid = start.backendPid;
+      sampler.waitConnection = waitConnection;
+      return sampler;
     } catch (error) {
       await connection.end();
+      await waitConnection?.end();
       throw error;
     }
   }
@@ -128,18 +157,20 @@ export class Sampler implements LoadReporter {
   async start(info: { inputs: readonly { table: string; schema: string | undefined }[]; workerPrefix?: string }): Promise<void> {
     this.tables = [...new Set(info.inputs.map((i) => qualifiedName(i.table, i.schema)))];
     const waitEvery = this.options.waitEveryMs ?? DEFAULT_WAIT_EVERY_MS;
+    let looks: Promise<void> | undefined;
     if (waitEvery !== 'off' && this.waitSampler === undefined) {
-      const pid = await this.connection.run(async (c) => (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0);
-      const local = serverIsLocal(this.target, pid);
-      // a server with no connection to spare: the looks share the samples' (node-postgres queues a sample behind a batch)
-      this.waitConnection = await SamplerConnection.open(this.target, `${SAMPLER_NAME} waits`).catch(() => undefined);
+      const local = serverIsLocal(this.target, this.backendPid);
       const waits = this.waitConnection ?? this.connection;
       this.waitSampler = new WaitSampler((fn) => waits.run(fn), info.workerPrefix === undefined ? [] : [info.workerPrefix], { everyMs: waitEvery, local, versionNum: this.facts.versionNum });
-      await this.waitSampler.start();
+      // on the looks' own connection, while the samples' reads the baseline
+      looks = this.waitSampler.start();
     }
-    const before = await this.connection.run((c) => countRowsBefore(c, this.tables));
+    const baseline = async (): Promise<{ before: { rows: number; estimated: boolean }; snapshot: ServerSnapshot }> => {
+      const before = await this.connection.run((c) => countRowsBefore(c, this.tables));
+      return { before, snapshot: await this.connection.run((c) => this.read(c, this.tables, true)) };
+    };
+    const [{ before, snapshot }] = await Promise.all([baseline(), looks]);
     this.rowsBeforeEstimated = before.estimated;
-    const snapshot = await this.connection.run((c) => this.read(c, this.tables, true));
     this.base = { snapshot, at: this.now(), cpu: this.cpu(), rowsBefore: before.rows };
     const { every } = this.options;
     if ('ms' in every) this.spaced = new SpacedSeries(this.options.spacing ?? DEFAULT_SPACING, every.ms);

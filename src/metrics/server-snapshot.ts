@@ -26,22 +26,48 @@ export interface ServerFacts {
   readonly sharedBuffersBytes: number;
 }
 
-export async function readServerFacts(client: pg.Client): Promise<ServerFacts> {
-  const v = await client.query<{ version: string; num: string }>("SELECT version() AS version, current_setting('server_version_num') AS num");
-  const s = await client.query<{ name: string; shown: string; bytes: string | null }>(
-    `SELECT name, current_setting(name) AS shown,
-            CASE unit WHEN 'B' THEN setting::numeric WHEN 'kB' THEN setting::numeric * 1024
-                      WHEN '8kB' THEN setting::numeric * 8192 WHEN 'MB' THEN setting::numeric * 1048576 END::text AS bytes
-       FROM pg_settings WHERE name = ANY($1::text[])`,
-    [REPORTED_SETTINGS],
-  );
+/** What the sampler reads once, as it opens: the server's facts, whether Citus is there, its own backend's pid. */
+export interface ServerStart {
+  readonly facts: ServerFacts;
+  readonly citus: boolean;
+  readonly backendPid: number;
+}
+
+/**
+ * The settings as text, one statement (no parameters: it goes in one simple query with the
+ * session's SET). The names are the constants above.
+ */
+const START_SQL = `SELECT version() AS version, current_setting('server_version_num') AS num, pg_backend_pid() AS pid,
+       EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS citus,
+       (SELECT json_agg(json_build_array(name, current_setting(name),
+               CASE unit WHEN 'B' THEN setting::numeric WHEN 'kB' THEN setting::numeric * 1024
+                         WHEN '8kB' THEN setting::numeric * 8192 WHEN 'MB' THEN setting::numeric * 1048576 END::text))
+          FROM pg_settings WHERE name IN (${REPORTED_SETTINGS.map((n) => `'${n}'`).join(', ')})) AS settings`;
+
+type StartRow = { version: string; num: string; pid: number; citus: boolean; settings: [string, string, string | null][] | null };
+
+/**
+ * The server's facts, whether Citus is installed, and this session's backend pid, in one
+ * round trip; `before` (statements without parameters, e.g. the session's SETs) goes first
+ * in the same simple query.
+ */
+export async function readServerStart(client: pg.Client, before = ''): Promise<ServerStart> {
+  const sql = before === '' ? START_SQL : `${before}; ${START_SQL}`;
+  const results = (await client.query<StartRow>(sql)) as unknown as pg.QueryResult<StartRow> | pg.QueryResult<StartRow>[];
+  const row = (Array.isArray(results) ? results.at(-1)! : results).rows[0];
   const settings: Record<string, string> = {};
+  let sharedBuffersBytes = 0;
   for (const name of REPORTED_SETTINGS) {
-    const row = s.rows.find((r) => r.name === name);
-    if (row) settings[name] = row.shown;
+    const found = row?.settings?.find((s) => s[0] === name);
+    if (found === undefined) continue;
+    settings[name] = found[1];
+    if (name === 'shared_buffers') sharedBuffersBytes = Number(found[2] ?? 0);
   }
-  const sb = s.rows.find((r) => r.name === 'shared_buffers');
-  return { version: v.rows[0]?.version ?? '', versionNum: Number(v.rows[0]?.num ?? 0), settings, sharedBuffersBytes: Number(sb?.bytes ?? 0) };
+  return {
+    facts: { version: row?.version ?? '', versionNum: Number(row?.num ?? 0), settings, sharedBuffersBytes },
+    citus: row?.citus === true,
+    backendPid: row?.pid ?? 0,
+  };
 }
 
 /** Checkpoint counters moved from pg_stat_bgwriter to pg_stat_checkpointer in PostgreSQL 17. */
@@ -62,34 +88,41 @@ const LEAVES_SQL = `SELECT DISTINCT coalesce(p.relid, t.oid) AS oid
  WHERE coalesce(p.isleaf, true)`;
 
 /**
- * Sizes, WAL position and buffer counters summed over the tables' leaves (qualified names,
- * quoted): the table's size is `pg_table_size` (heap, TOAST, free space and visibility
- * maps), the indexes' `pg_indexes_size`, so the two add up to `pg_total_relation_size`.
+ * Sizes, WAL position, checkpoint and buffer counters summed over the tables' leaves
+ * (qualified names, quoted): the table's size is `pg_table_size` (heap, TOAST, free space
+ * and visibility maps), the indexes' `pg_indexes_size`, so the two add up to
+ * `pg_total_relation_size`. One statement, prepared once per session (a sample is then
+ * one Bind/Execute, not a parse and plan each time: the server's core is the load's).
  */
-export const SNAPSHOT_SQL = `
-WITH leaf AS (${LEAVES_SQL})
+export function snapshotSql(versionNum: number): string {
+  return `
+WITH leaf AS (${LEAVES_SQL}), cp AS (${checkpointSql(versionNum)})
 SELECT coalesce(sum(pg_table_size(leaf.oid)), 0)::text AS heap,
        coalesce(sum(pg_indexes_size(leaf.oid)), 0)::text AS idx,
        pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text AS wal,
+       (SELECT timed FROM cp) AS timed,
+       (SELECT requested FROM cp) AS requested,
        coalesce(sum(s.heap_blks_read), 0)::text AS heap_read,
        coalesce(sum(s.heap_blks_hit), 0)::text AS heap_hit,
        coalesce(sum(s.idx_blks_read), 0)::text AS idx_read,
        coalesce(sum(s.idx_blks_hit), 0)::text AS idx_hit
   FROM leaf
   LEFT JOIN pg_statio_user_tables s ON s.relid = leaf.oid`;
+}
 
 export async function readServerSnapshot(client: pg.Client, tables: readonly string[], versionNum: number): Promise<ServerSnapshot> {
-  // one after the other: node-postgres deprecates a query issued while another is running on the client
-  const r = await client.query<Record<'heap' | 'idx' | 'wal' | 'heap_read' | 'heap_hit' | 'idx_read' | 'idx_hit', string>>(SNAPSHOT_SQL, [tables]);
-  const c = await client.query<{ timed: string; requested: string }>(checkpointSql(versionNum));
+  const r = await client.query<Record<'heap' | 'idx' | 'wal' | 'timed' | 'requested' | 'heap_read' | 'heap_hit' | 'idx_read' | 'idx_hit', string>>({
+    name: 'pgsurge-snapshot',
+    text: snapshotSql(versionNum),
+    values: [tables],
+  });
   const row = r.rows[0];
-  const cp = c.rows[0];
   return {
     heapBytes: Number(row?.heap ?? 0),
     indexBytes: Number(row?.idx ?? 0),
     walPosition: Number(row?.wal ?? 0),
-    checkpointsTimed: Number(cp?.timed ?? 0),
-    checkpointsRequested: Number(cp?.requested ?? 0),
+    checkpointsTimed: Number(row?.timed ?? 0),
+    checkpointsRequested: Number(row?.requested ?? 0),
     heapBlocksRead: Number(row?.heap_read ?? 0),
     heapBlocksHit: Number(row?.heap_hit ?? 0),
     indexBlocksRead: Number(row?.idx_read ?? 0),
@@ -115,19 +148,22 @@ export async function countRowsBefore(client: pg.Client, tables: readonly string
   let rows = 0;
   let estimated = false;
   for (const table of tables) {
-    // a partitioned table's rows are in its leaves: their heaps and the planner's estimates, summed
-    const r = await client.query<{ bytes: string; est: string }>(
-      `SELECT coalesce(sum(pg_relation_size(c.oid)), 0)::text AS bytes, coalesce(sum(greatest(c.reltuples, 0)), 0)::bigint::text AS est
-         FROM (${LEAVES_SQL}) leaf JOIN pg_class c ON c.oid = leaf.oid`,
-      [[table]],
+    // A partitioned table's rows are in its leaves: their heaps and the planner's estimates, summed. The exact
+    // count is a subquery the server runs only when its CASE arm is taken (an InitPlan is evaluated on first use):
+    // one round trip per table, and a big table is never scanned.
+    const r = await client.query<{ bytes: string; est: string; n: string | null }>(
+      `SELECT s.bytes::text AS bytes, s.est::text AS est, CASE WHEN s.bytes > 0 AND s.bytes <= $2::bigint THEN (SELECT count(*) FROM ${table}) END::text AS n
+         FROM (SELECT coalesce(sum(pg_relation_size(c.oid)), 0) AS bytes, coalesce(sum(greatest(c.reltuples, 0)), 0)::bigint AS est
+                 FROM (${LEAVES_SQL}) leaf JOIN pg_class c ON c.oid = leaf.oid) s`,
+      [[table], exactUpTo],
     );
-    const bytes = Number(r.rows[0]?.bytes ?? 0);
+    const row = r.rows[0];
+    const bytes = Number(row?.bytes ?? 0);
     if (bytes === 0) continue;
-    if (bytes <= exactUpTo) {
-      const c = await client.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${table}`);
-      rows += Number(c.rows[0]?.n ?? 0);
+    if (row?.n !== null && row?.n !== undefined) {
+      rows += Number(row.n);
     } else {
-      rows += Number(r.rows[0]?.est ?? 0);
+      rows += Number(row?.est ?? 0);
       estimated = true;
     }
   }

@@ -57,6 +57,14 @@ SELECT (SELECT max(n) FROM look) AS looks, (SELECT array_agg(DISTINCT pid) FROM 
   FROM (SELECT state, type, event, count(*)::int AS n FROM seen GROUP BY 1, 2, 3) AS g`;
 const WAIT_LOOK_NAME = 'pgsurge-wait-looks';
 
+/**
+ * Prepares the looks' statement on `client` (a look for no backend, which ends at once),
+ * so the first batch at the load's start is not also the one that parses and plans it.
+ */
+export async function prepareLooks(client: pg.Client): Promise<void> {
+  await client.query({ name: WAIT_LOOK_NAME, text: WAIT_LOOK_SQL, values: [[], 1, 0], rowMode: 'array' });
+}
+
 /** The batch's answer, as rowMode 'array' gives it. */
 type BatchRow = [looks: number, pids: number[] | null, states: (string | null)[] | null, types: (string | null)[] | null, events: (string | null)[] | null, counts: number[] | null];
 

@@ -1,13 +1,13 @@
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import type pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
 import type { Chunk, LoadTarget } from '../core/chunk.js';
 import { qualifiedName, quoteIdent } from '../core/identifiers.js';
 import { copyLineFromWhere } from '../core/load-error.js';
 import { wireFramer } from '../input/framer-for.js';
 import { copyOptions, wireFormat } from '../wire/wire-format.js';
 import type { ChunkWriter } from './chunk-writer.js';
+import { copyFromStdin } from './eager-copy.js';
 
 /**
  * Pieces written to the COPY stream, so the server parses while the rest is still in
@@ -37,7 +37,7 @@ export async function copyRows(client: pg.Client, chunk: Chunk, options: { freez
 
 /** Runs one `COPY … FROM STDIN` statement with `data` as its input; returns the server's row count. */
 export async function streamCopy(client: pg.Client, sql: string, data: Buffer): Promise<number> {
-  const stream = client.query(copyFrom(sql));
+  const stream = client.query(copyFromStdin(sql));
   const done = finished(stream);
   for (let at = 0; at < data.length; at += WRITE_PIECE) {
     if (!stream.write(data.subarray(at, at + WRITE_PIECE))) {

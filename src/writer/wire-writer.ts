@@ -4,7 +4,7 @@ import { copySql, copyWriter, streamCopy } from './copy-writer.js';
 import { RedoAsText, type ChunkResult, type ChunkWriter } from './chunk-writer.js';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
-import { from as copyFrom } from 'pg-copy-streams';
+import { copyFromStdin } from './eager-copy.js';
 import { wireFormat } from '../wire/wire-format.js';
 import { readSessionFacts, readWireColumns, type WireColumn } from '../codecs/catalog.js';
 import { WireBuffer, type EncoderLookup, type SessionFacts } from '../codecs/field-encoder.js';
@@ -293,7 +293,7 @@ export interface Drainable {
  * The pieces' buffers, reused instead of copying each piece into a fresh Buffer for the
  * socket (a 112 KB copy and allocation per piece; ~15% of the binary wire's client CPU in
  * bench/wire-encode.ts's profile). A written piece is held until every writer that may
- * still read it — the COPY stream (which queues pieces until the server's CopyInResponse)
+ * still read it — the COPY stream (which may queue pieces while the socket is full)
  * and the socket (whose write may finish asynchronously, after its callback-less return) —
  * holds no bytes at all; then the kernel has them and the buffer is free again. While they
  * are busy, `take` hands out another buffer: a connection ends up with the two or three
@@ -339,7 +339,7 @@ function socketOf(client: pg.Client): Drainable | undefined {
  * already (then the COPY was failed, and the transaction with it).
  */
 async function streamPieces(client: pg.Client, sql: string, next: NextPiece, buffers: PieceBuffers): Promise<PiecesResult> {
-  let stream: ReturnType<typeof copyFrom> | undefined;
+  let stream: ReturnType<typeof copyFromStdin> | undefined;
   let done: Promise<void> | undefined;
   const socket = socketOf(client);
   // The buffer being made into (nothing of an earlier chunk is still being written once the socket is idle: its
@@ -347,7 +347,7 @@ async function streamPieces(client: pg.Client, sql: string, next: NextPiece, buf
   let spare = buffers.take(socket === undefined ? [] : [socket]);
   const made = await makePieces(spare, next, async (piece) => {
     if (stream === undefined) {
-      stream = client.query(copyFrom(sql));
+      stream = client.query(copyFromStdin(sql));
       done = finished(stream);
     }
     const bytes = Buffer.from(piece.bytes.buffer, piece.bytes.byteOffset, piece.pos);

@@ -140,4 +140,36 @@ describe('createOnce: the creation every first use goes through', () => {
       await Promise.all(sessions.map((c) => c.end()));
     }
   });
+
+  it('an object already there is found without its creation lock (a session holding it does not hold up the look); a missing one still waits for the lock', async () => {
+    const table = `${SCHEMA}.there_already`;
+    await client.query(`DROP TABLE IF EXISTS ${table}`);
+    await client.query(`CREATE TABLE ${table} (id int)`);
+    const object = `test ${table}`;
+    const looker = new pg.Client({ connectionString: testUrl() });
+    await looker.connect();
+    // another process in the middle of a creation: it holds the object's creation lock
+    await client.query("SELECT pg_advisory_lock(hashtext('pgsurge create'), hashtext($1))", [object]);
+    try {
+      const steps = (missing: boolean): Parameters<typeof createOnce>[2] => ({
+        missing: async (s) => missing && (await s.query('SELECT to_regclass($1) IS NOT NULL AS there', [table])).rows[0].there === true,
+        create: async () => assert.fail('nothing to create'),
+      });
+      const timeout = <T>(p: Promise<T>, ms: number): Promise<T | 'timed out'> => Promise.race([p, new Promise<'timed out'>((r) => setTimeout(() => r('timed out'), ms))]);
+      assert.equal(await timeout(createOnce(looker, object, steps(false)), 2000), false, 'found at once, the lock held elsewhere');
+      // said missing: it waits for the lock (and, once it has it, finds it there after all)
+      let asked = 0;
+      const waiting = createOnce(looker, object, {
+        missing: async (s) => ++asked === 1 || (await s.query('SELECT to_regclass($1) IS NULL AS missing', [table])).rows[0].missing === true,
+        create: async () => assert.fail('nothing to create'),
+      });
+      assert.equal(await timeout(waiting, 300), 'timed out', 'a missing object waits for the creation lock');
+      await client.query("SELECT pg_advisory_unlock(hashtext('pgsurge create'), hashtext($1))", [object]);
+      assert.equal(await waiting, false);
+      assert.equal(asked, 2);
+    } finally {
+      await client.query("SELECT pg_advisory_unlock_all()");
+      await looker.end();
+    }
+  });
 });

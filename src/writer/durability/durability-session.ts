@@ -5,6 +5,7 @@ import type { ChunkWriter } from '../chunk-writer.js';
 import { copyRows } from '../copy-writer.js';
 import { qualifiedName } from '../../core/identifiers.js';
 import { connectionFailure, LoadError } from '../../core/load-error.js';
+import { isRetryable } from '../../core/retry.js';
 import { connect, type Target } from '../../cluster/target.js';
 import { readPostmasterOpts, settingsFromArgs } from '../../cluster/data-dir.js';
 import type { ManagedCluster } from '../../cluster/managed-cluster.js';
@@ -98,10 +99,30 @@ export async function startDurability(target: Target, options: DurabilityOptions
       await clearUnsafe(cluster);
     });
   };
-  const begun = await beginDurability(open, toUnlog, preset, restoreSettings === undefined).catch(async (error: unknown) => {
-    await undoServer();
-    throw error;
-  });
+  const beginning = beginDurability(open, toUnlog, preset, restoreSettings === undefined);
+  // With a table to unlog or a restart, the load starts once they are done. Without (the
+  // `safe` default), the session that reads the settings and the WAL position opens beside
+  // the load's own start instead of before it; the load's sessions wait for it before their
+  // first row (`wrapWriter`'s prepare), and `finish` for its answers.
+  const begun =
+    toUnlog.length > 0 || restoreSettings !== undefined
+      ? Promise.resolve(
+          await beginning.catch(async (error: unknown) => {
+            await undoServer();
+            throw error;
+          }),
+        )
+      : beginning;
+  // Its failure is the load's at the first row (or at `finish`), not an unhandled rejection meanwhile.
+  begun.catch(() => undefined);
+  const ready = (): Promise<void> =>
+    begun.then(
+      () => undefined,
+      (error: unknown) => {
+        // Not a lost connection the worker would retry on a fresh one: this session is not the worker's.
+        throw isRetryable(error) ? new LoadError('server-lost', `--durability ${preset}: reading the settings and the WAL position before the load failed: ${(error as Error).message}`, { cause: error }) : error;
+      },
+    );
 
   const emptied = new Set(tables.filter((t) => t.emptiedByLoad).map((t) => qualifiedName(t.table, t.schema)));
   const frozen: Frozen = { on: preset !== 'safe', gates: new Map(), rows: 0, tables: [] };
@@ -115,7 +136,7 @@ export async function startDurability(target: Target, options: DurabilityOptions
   }
   const finishing: Finishing = { target, options, begun, restarted: restoreSettings !== undefined, undoServer, timed, frozen, steps, notes };
   return {
-    wrapWriter: (inner, workers) => durableWriter(inner, workers, { preset, emptied, frozen, notes }),
+    wrapWriter: (inner, workers) => durableWriter(inner, workers, { preset, emptied, frozen, notes, ready }),
     finish: () => finishDurability(finishing),
   };
 }
@@ -229,8 +250,8 @@ interface Frozen {
 }
 
 /** The load's writer wrapped: the preset's session settings per connection; with one worker, FREEZE on the first chunk of a table the load emptied. */
-function durableWriter(inner: ChunkWriter, workers: number, how: { preset: DurabilityPreset; emptied: ReadonlySet<string>; frozen: Frozen; notes: string[] }): ChunkWriter {
-  const { preset, emptied, frozen, notes } = how;
+function durableWriter(inner: ChunkWriter, workers: number, how: { preset: DurabilityPreset; emptied: ReadonlySet<string>; frozen: Frozen; notes: string[]; ready: () => Promise<void> }): ChunkWriter {
+  const { preset, emptied, frozen, notes, ready } = how;
   const gates = frozen.gates;
   const session = SESSION_SETTINGS[preset];
   // FREEZE needs the COPY in the transaction that emptied the table, and a table is
@@ -247,6 +268,8 @@ function durableWriter(inner: ChunkWriter, workers: number, how: { preset: Durab
   return {
     name: inner.name,
     async prepare(c: pg.Client) {
+      // The WAL position is read before the first row.
+      await ready();
       await applySessionSettings(c, session);
       await inner.prepare?.(c);
     },
@@ -295,7 +318,7 @@ function durableWriter(inner: ChunkWriter, workers: number, how: { preset: Durab
 interface Finishing {
   readonly target: Target;
   readonly options: DurabilityOptions;
-  readonly begun: Begun;
+  readonly begun: Promise<Begun>;
   /** The server was restarted with other settings (`unsafe`). */
   readonly restarted: boolean;
   undoServer(): Promise<void>;
@@ -307,7 +330,8 @@ interface Finishing {
 
 /** SET LOGGED, the server's settings restored, CHECKPOINT; what was traded. */
 async function finishDurability(finishing: Finishing): Promise<DurabilityReport> {
-  const { target, options, begun, restarted, undoServer, timed, frozen, steps, notes } = finishing;
+  const { target, options, restarted, undoServer, timed, frozen, steps, notes } = finishing;
+  const begun = await finishing.begun;
   const { preset } = options;
   /** The held session with its settings back to the server's (RESET ALL: what a fresh one would read), else a fresh one (it was lost: a server restart under the load). */
   const sessionForFinish = async (): Promise<pg.Client> => {
@@ -322,18 +346,25 @@ async function finishDurability(finishing: Finishing): Promise<DurabilityReport>
     }
     return connect(target.config);
   };
-  let walBytes = 0;
-  let settingsAfter: Record<string, string> | undefined;
-  const c = await sessionForFinish();
-  try {
-    for (const name of begun.unloggedTables) await timed(`SET LOGGED ${name}`, () => setLogged(c, name, true));
-    walBytes = Number((await c.query<{ b: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::text AS b', [begun.walStart])).rows[0]!.b);
-    // No server settings to put back (no restart): the settings after are this connection's to read, not a new one's
-    // (a connection is a backend forked and authenticated, at the end of every load).
-    if (!restarted) settingsAfter = await readSettings(c);
-  } finally {
-    await c.end();
+  // The usual end (nothing to set logged, no restart): on the held session, its settings reset, the WAL position
+  // and the settings read in one round trip; if that session is gone, the steps below on a fresh one.
+  const held = begun.unloggedTables.length === 0 && !restarted ? begun.takeHeld() : undefined;
+  let read: { walBytes: number; settingsAfter: Record<string, string> | undefined } | undefined = held && (await readWalAndSettings(held, begun.walStart).catch(() => undefined));
+  await held?.end().catch(() => undefined);
+  if (read === undefined) {
+    const c = await sessionForFinish();
+    try {
+      for (const name of begun.unloggedTables) await timed(`SET LOGGED ${name}`, () => setLogged(c, name, true));
+      const walBytes = Number((await c.query<{ b: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::text AS b', [begun.walStart])).rows[0]!.b);
+      // No server settings to put back (no restart): the settings after are this connection's to read, not a new one's
+      // (a connection is a backend forked and authenticated, at the end of every load).
+      read = { walBytes, settingsAfter: restarted ? undefined : await readSettings(c) };
+    } finally {
+      await c.end();
+    }
   }
+  const { walBytes } = read;
+  let { settingsAfter } = read;
   if (settingsAfter === undefined) {
     await undoServer();
     const after = await connect(target.config);
@@ -376,7 +407,9 @@ export async function runWithDurability<T>(
     result = await body(session.wrapWriter(load.writer, load.workers));
   } catch (error) {
     await session.finish().catch((finishError: unknown) => {
-      if (error instanceof Error) error.message += `; then undoing --durability ${options.preset} failed too: ${(finishError as Error).message}`;
+      // (a session that could not begin fails the load and its finish alike: said once)
+      const said = error instanceof Error && (error === finishError || error.cause === finishError || error.message.includes((finishError as Error).message));
+      if (error instanceof Error && !said) error.message += `; then undoing --durability ${options.preset} failed too: ${(finishError as Error).message}`;
     });
     throw error;
   }
@@ -393,6 +426,17 @@ export function unsafeRefused(target: Target): LoadError {
 async function startedSettings(cluster: ManagedCluster): Promise<Record<string, string>> {
   const args = await readPostmasterOpts(cluster.dataDir);
   return args === undefined ? {} : settingsFromArgs(args);
+}
+
+/** `RESET ALL`, then the WAL written since `walStart` and the settings a fresh session reads: one simple query. */
+async function readWalAndSettings(client: pg.Client, walStart: string): Promise<{ walBytes: number; settingsAfter: Record<string, string> }> {
+  const names = DURABILITY_SETTINGS.map((n) => client.escapeLiteral(n)).join(', ');
+  const replies = (await client.query(
+    `RESET ALL; SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), ${client.escapeLiteral(walStart)}::pg_lsn)::text AS b,
+       (SELECT json_object_agg(name, current_setting(name)) FROM unnest(ARRAY[${names}]) AS name) AS s`,
+  )) as unknown as pg.QueryResult<{ b: string; s: Record<string, string> }>[];
+  const row = replies.at(-1)!.rows[0]!;
+  return { walBytes: Number(row.b), settingsAfter: row.s };
 }
 
 async function readSettings(client: pg.Client): Promise<Record<string, string>> {
