@@ -107,8 +107,9 @@ function outcomeOf(r: CheckedResult, rejects: readonly RejectedRow[]): ChunkOutc
  * a record whose count still differs alone is rejected with what the server did.
  */
 export async function commitChunk(client: pg.Client, chunk: Chunk, ctx: ChunkTransactionContext): Promise<ChunkOutcome> {
-  if (chunk.unframable !== undefined) return commitUnframable(client, chunk, chunk.unframable, ctx);
+  // A router that takes unframable chunks keeps them in its order (key lanes: each chunk's ledger row in input order).
   if (ctx.router?.routes(chunk)) return ctx.router.commit(client, chunk, ctx);
+  if (chunk.unframable !== undefined) return commitUnframable(client, chunk, chunk.unframable, ctx);
   if (ctx.writer.ownsTransactions) {
     // --commit-every / autocommit: the writer's own transactions, no ledger, a bad row stops the load.
     // A count that differs cannot be rolled back (its rows are committed): it stops the load too.

@@ -440,3 +440,42 @@ describe('--mode delete: each key deleted once, in parallel', () => {
     assert.equal(digest(await tableRecords(client, `${SCHEMA}.del`)), digest(await tableRecords(client, `${SCHEMA}.del_ref`)));
   });
 });
+
+/** A load that must end within `ms` (a hang fails the test instead of the suite): killed then. */
+async function runWithin(args: readonly string[], ms: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const run = startCli(args);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), ms)));
+  const ended = await Promise.race([run.exited, late]);
+  clearTimeout(timer);
+  if (ended === 'late') {
+    run.child.kill('SIGKILL');
+    await run.exited;
+    assert.fail(`the load did not end within ${ms / 1000} s; stderr:\n${run.stderr()}`);
+  }
+  return { code: ended.code, stdout: run.stdout(), stderr: run.stderr() };
+}
+
+/** The table as `id|v` lines, by id. */
+async function idValues(table: string): Promise<string[]> {
+  return (await client.query<{ id: number; v: string }>(`SELECT id, v FROM ${SCHEMA}.${table} ORDER BY id`)).rows.map((r) => `${r.id}|${r.v}`);
+}
+
+describe('--on-conflict update by key lanes: the load ends, whatever stops a chunk', () => {
+  it('-w 2: an NDJSON line that cannot be read, in the middle of many chunks, is rejected and the load goes on to the end (last row of each key wins)', async () => {
+    await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.unframable`);
+    await client.query(`CREATE TABLE ${SCHEMA}.unframable (id int PRIMARY KEY, v text)`);
+    const lines = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ id: i % 400, v: `r${i}` }));
+    lines[1500] = '{"id": 3, broken';
+    const f = path.join(dir, 'unframable.ndjson');
+    await fs.writeFile(f, lines.join('\n') + '\n');
+    const last = new Map<number, string>();
+    for (const [i, line] of lines.entries()) if (i !== 1500) last.set(i % 400, `r${i}`);
+    const r = await runWithin(['load', f, '-t', 'unframable', '--on-conflict', 'update', '-w', '2', '--chunk-size', '8KB', '--db', testUrl(), '--schema', SCHEMA, '--json'], 30_000);
+    assert.equal(r.code, 3, r.stderr);
+    const s = summaryOf(r.stdout);
+    assert.deepEqual({ read: s.read, rejected: s.rejected }, { read: 3000, rejected: 1 });
+    assert.equal(s.read, s.loaded + s.rejected + s.skipped);
+    assert.deepEqual(await idValues('unframable'), [...last.entries()].sort((a, b) => a[0] - b[0]).map(([id, v]) => `${id}|${v}`));
+  });
+});
