@@ -160,6 +160,7 @@ export class LoadWorker {
 
   /** Ctrl-C: cut the connection of a chunk in flight (the server rolls it back), but let a COMMIT already sent finish. */
   interrupt(): void {
+    this.router?.interrupt?.();
     if (this.busy && !this.committing && this.client) {
       (this.client as unknown as { connection?: { stream?: Socket } }).connection?.stream?.destroy();
     }

@@ -36,6 +36,8 @@ export interface ChunkRouter {
   /** The chunk, exactly once, its ledger row on `client` (the coordinator) last. */
   commit(client: pg.Client, chunk: Chunk, ctx: ChunkTransactionContext): Promise<ChunkOutcome>;
   close(): Promise<void>;
+  /** Ctrl-C: the load stops; what the router's own sessions are doing is cut short (a chunk without its ledger row is loaded again by a resume). */
+  interrupt?(): void;
 }
 
 export interface ChunkTransactionContext {

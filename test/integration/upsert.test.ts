@@ -478,4 +478,36 @@ describe('--on-conflict update by key lanes: the load ends, whatever stops a chu
     assert.equal(s.read, s.loaded + s.rejected + s.skipped);
     assert.deepEqual(await idValues('unframable'), [...last.entries()].sort((a, b) => a[0] - b[0]).map(([id, v]) => `${id}|${v}`));
   });
+
+  it('-w 2: Ctrl-C while a lane waits on a row lock ends the load at once (the lanes\' parts rolled back too); --resume then ends as the file applied in order', async () => {
+    const f = path.join(dir, 'interrupted.txt');
+    await fs.writeFile(f, upsertLines(47).join('\n') + '\n');
+    const want = await reference(f);
+    await freshTable('kv');
+    const holder = await testClient();
+    try {
+      // Key 1 is in the table: its lane waits on this lock, and every chunk after its part with it.
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM ${SCHEMA}.kv WHERE id = 1 FOR UPDATE`);
+      const run = startCli(upsertArgs(f, 'kv', ['-w', '2', '--load-id', 'upsert-ctrl-c']));
+      await run.waitFor(/pgsurge: load upsert-ctrl-c/);
+      for (let i = 0; i < 200 && run.child.exitCode === null; i++) {
+        const waiting = (await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND application_name LIKE 'pgsurge upsert-ctrl-c%'")).rows[0]!.n;
+        if (waiting > 0) break;
+        await sleep(50);
+      }
+      assert.equal(run.child.exitCode, null, 'the load waits on the lock');
+      run.child.kill('SIGINT');
+      const ended = await Promise.race([run.exited, sleep(10_000).then(() => 'late' as const)]);
+      if (ended === 'late') run.child.kill('SIGKILL');
+      assert.notEqual(ended, 'late', `Ctrl-C did not end the load within 10 s (the lock still held); stderr:\n${run.stderr()}`);
+      assert.equal((ended as { code: number | null }).code, 130, run.stderr());
+    } finally {
+      await holder.query('ROLLBACK');
+      await holder.end();
+    }
+    const r = await runWithin(upsertArgs(f, 'kv', ['-w', '2', '--load-id', 'upsert-ctrl-c', '--resume', '--json']), 60_000);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(digest(await tableRecords(client, `${SCHEMA}.kv`)), want);
+  });
 });

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type pg from 'pg';
 import type { Chunk, SplittableRecords } from '../../core/chunk.js';
 import { backendOf, endOldBackend, type Backend } from '../../core/old-backend.js';
@@ -101,6 +102,8 @@ export class LaneRouter implements ChunkRouter {
   private readonly marking = new Turns();
   /** Integer spellings the server has read (`0x10`, `1_000`): their decimal, or undefined where it refused them. */
   private readonly spelled = new Map<string, string | undefined>();
+  /** Ctrl-C: the lanes apply nothing more, and retry nothing. */
+  private interrupted: Error | undefined;
 
   constructor(private readonly load: LaneLoad) {
     this.lanes = Array.from({ length: load.lanes }, (_, index) => ({ index, client: undefined, lost: undefined, tail: Promise.resolve(), failed: undefined }));
@@ -114,6 +117,19 @@ export class LaneRouter implements ChunkRouter {
 
   routes(): boolean {
     return true;
+  }
+
+  /**
+   * Ctrl-C: each lane's connection is cut (the server rolls its part back; a part whose
+   * COMMIT got through is past the ledger, applied again by a resume), and workers waiting
+   * for their chunk's turn are told the load stopped.
+   */
+  interrupt(): void {
+    if (this.interrupted) return;
+    this.interrupted = new Error('the load was interrupted');
+    this.handing.fail(this.interrupted);
+    this.marking.fail(this.interrupted);
+    for (const lane of this.lanes) (lane.client as unknown as { connection?: { stream?: Socket } } | undefined)?.connection?.stream?.destroy();
   }
 
   /**
@@ -205,6 +221,7 @@ export class LaneRouter implements ChunkRouter {
   private enqueue(lane: Lane, part: Chunk, ctx: ChunkTransactionContext): Promise<ChunkOutcome> {
     const run = lane.tail.then(async () => {
       if (lane.failed) throw lane.failed.error;
+      if (this.interrupted) throw this.interrupted;
       return this.apply(lane, part, ctx);
     });
     lane.tail = run.then(
@@ -224,7 +241,7 @@ export class LaneRouter implements ChunkRouter {
         const client = await this.laneClient(lane);
         return await commitChunk(client, part, { writer: ctx.writer, ledger: NO_LEDGER, budget: ctx.budget, firstLineOf: ctx.firstLineOf, ...(ctx.triggers ? { triggers: ctx.triggers } : {}) });
       } catch (error) {
-        if (!isRetryable(error)) throw error;
+        if (!isRetryable(error) || this.interrupted) throw error;
         this.drop(lane);
         failingSince ??= Date.now();
         if (Date.now() - failingSince > this.load.retryForMs) throw error;
