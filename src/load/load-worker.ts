@@ -232,6 +232,7 @@ export class LoadWorker {
       await this.confirmHeld(client);
       const done = await this.committedInLedger(client, chunk);
       if (done) {
+        if (this.router?.routes(chunk)) this.router.foundCommitted?.(chunk);
         // Seen committed, so its commit record is in the WAL; it may have been a COMMIT that did not wait.
         if (this.deferred) await flushWal(client);
         return done;

@@ -38,6 +38,8 @@ export interface ChunkRouter {
   close(): Promise<void>;
   /** Ctrl-C: the load stops; what the router's own sessions are doing is cut short (a chunk without its ledger row is loaded again by a resume). */
   interrupt?(): void;
+  /** A chunk it routes was found in the ledger after a lost connection (its COMMIT's reply was lost): done, without `commit`. */
+  foundCommitted?(chunk: Chunk): void;
 }
 
 export interface ChunkTransactionContext {

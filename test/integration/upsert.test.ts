@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { finished } from 'node:stream/promises';
 import { after, before, describe, it } from 'node:test';
@@ -510,4 +511,77 @@ describe('--on-conflict update by key lanes: the load ends, whatever stops a chu
     assert.equal(r.code, 0, r.stderr);
     assert.equal(digest(await tableRecords(client, `${SCHEMA}.kv`)), want);
   });
+});
+
+/**
+ * A proxy in front of the test server that loses, once, the reply to the `nth` COMMIT on
+ * the first connection whose application_name ends in ` <name>` (a worker's `w0`, a
+ * lane's `wL0`): the server committed, the client sees its connection lost.
+ */
+async function commitReplyLoser(name: string, nth: number): Promise<{ url: string; lost(): boolean; close(): Promise<void> }> {
+  const u = new URL(testUrl().replace('@/', '@localhost/'));
+  const socket = path.join(u.searchParams.get('host')!, `.s.PGSQL.${u.searchParams.get('port') ?? '5432'}`);
+  const sockets: net.Socket[] = [];
+  // CommandComplete "COMMIT": 'C', its length (4 + 7), the tag.
+  const commit = Buffer.concat([Buffer.from([0x43, 0, 0, 0, 11]), Buffer.from('COMMIT\0')]);
+  let seen = 0;
+  let lost = false;
+  const proxy = net.createServer((c) => {
+    const s = net.connect(socket);
+    sockets.push(c, s);
+    c.on('error', () => {});
+    s.on('error', () => {});
+    c.once('data', (first: Buffer) => {
+      const watched = !lost && first.includes(Buffer.from(` ${name}\0`));
+      s.write(first);
+      c.pipe(s);
+      s.on('data', (d: Buffer) => {
+        if (watched && !lost && d.includes(commit) && ++seen === nth) {
+          lost = true;
+          c.destroy();
+          s.destroy();
+          return;
+        }
+        if (!c.destroyed) c.write(d);
+      });
+    });
+    c.on('close', () => s.destroy());
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  const port = (proxy.address() as net.AddressInfo).port;
+  return {
+    url: `postgresql://${u.username || 'postgres'}@127.0.0.1:${port}${u.pathname}`,
+    lost: () => lost,
+    close: async () => {
+      for (const x of sockets) x.destroy();
+      await new Promise((r) => proxy.close(r));
+    },
+  };
+}
+
+describe('--on-conflict update by key lanes: a COMMIT whose reply is lost', () => {
+  for (const [name, what] of [
+    ['w0', "a worker's ledger row (the retry finds it in the ledger)"],
+    ['wL0', "a lane's part (applied again on a new session)"],
+  ] as const) {
+    it(`-w 2: the reply to ${what} lost: the load goes on to the end, as the file applied in order`, async () => {
+      const f = path.join(dir, `lost-commit-${name}.txt`);
+      await fs.writeFile(f, upsertLines(48).join('\n') + '\n');
+      const want = await reference(f);
+      await freshTable('kv');
+      const proxy = await commitReplyLoser(name, 3);
+      try {
+        const args = ['load', f, '-t', 'kv', '-f', 'text', '--columns', 'id,v,n,u', '--on-conflict', 'update', '--chunk-size', '2KB', '-w', '2', '--db', proxy.url, '--schema', SCHEMA, '--json'];
+        const r = await runWithin(args, 60_000);
+        assert.ok(proxy.lost(), 'a COMMIT reply was lost');
+        assert.equal(r.code, 0, r.stderr);
+        const s = summaryOf(r.stdout);
+        assert.equal(s.read, KEYS * REPEATS);
+        assert.equal(s.read, s.loaded + s.rejected + s.skipped);
+        assert.equal(digest(await tableRecords(client, `${SCHEMA}.kv`)), want);
+      } finally {
+        await proxy.close();
+      }
+    });
+  }
 });

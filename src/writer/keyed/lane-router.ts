@@ -148,6 +148,14 @@ export class LaneRouter implements ChunkRouter {
     for (const lane of this.lanes) lane.client = undefined;
   }
 
+  /** Its ledger row committed (all its parts before it), its reply lost: the chunks after it take their turns. */
+  foundCommitted(chunk: Chunk): void {
+    const place = this.load.placeOf(chunk);
+    this.handedOut.delete(place);
+    this.handing.advance(place);
+    this.marking.advance(place);
+  }
+
   async commit(worker: pg.Client, chunk: Chunk, ctx: ChunkTransactionContext): Promise<ChunkOutcome> {
     const place = this.load.placeOf(chunk);
     let parts = this.handedOut.get(place);
