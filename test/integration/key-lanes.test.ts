@@ -23,16 +23,21 @@ const SPELLINGS: Record<string, readonly string[]> = {
   int8: ['9223372036854775807', '9223372036854775808', '-9223372036854775808', '000000000000000000000000000001', '1', '123456789012345', '123456789012345678', '0x7FFFFFFFFFFFFFFF', ' 42', '42'],
   text: ['a', 'a ', 'A', 'é', '\\303\\251', '\\\\', '\\x5c', 'a\\tb', 'a\\011b', '\\N', 'N', '', 'ab', 'a\\b'],
   'varchar(8)': ['x', 'x ', 'xx', '\\170', 'toolongvalue'],
+  // Longer than n: cut to n when the rest is spaces (so 'ab ' and 'ab  ' are one value of varchar(3)), else refused; n counts characters.
+  'varchar(3)': ['ab', 'ab ', 'ab  ', 'ab   ', 'ab\\040\\040', 'ab\\t', 'abc', 'abc ', 'abc  ', 'abcd', 'abcd ', 'é', 'é  ', 'é   ', 'ééé', 'ééé ', 'éééé', '', '   ', '    '],
   'char(5)': ['ab', 'ab ', 'ab   ', ' ab', 'AB', 'abc', 'ab\\t', '', ' ', 'toolong'],
 };
 
-const LANE: Record<string, LaneType> = { int2: 'int2', int4: 'int4', int8: 'int8', text: 'text', 'varchar(8)': 'text', 'char(5)': 'bpchar' };
+const LANE: Record<string, LaneType> = { int2: 'int2', int4: 'int4', int8: 'int8', text: 'text', 'varchar(8)': 'text', 'varchar(3)': 'text', 'char(5)': 'bpchar' };
+/** A type's length limit in characters (varchar(n)'s n), as the catalog's typmod gives it. */
+const LENGTH: Record<string, number> = { 'varchar(8)': 8, 'varchar(3)': 3 };
 
 /** The same values as CSV fields (quoted stretches anywhere, doubled quotes, NULL as the empty unquoted field). */
 const CSV_SPELLINGS: Record<string, readonly string[]> = {
   int4: ['1', '"1"', '" 1"', '"0"1', '01', '+1', '', '""', '2147483648', '"0x10"', '16', '1"0"'],
   text: ['a', '"a"', 'a""b', '"a""b"', 'ab', 'a"b"', '"a,b"', '"a\nb"', '', '""', ' a', '"é"', 'é'],
   'char(5)': ['ab', '"ab "', 'ab  ', '"ab\n"', '""', ''],
+  'varchar(3)': ['ab', '"ab "', 'ab  ', '"ab   "', 'abc ', '"abc"', 'abcd', '"é  "', 'é   '],
 };
 
 /** What the server makes of each COPY text field as a `type` column: its value as text (the equality class), or null (refused, or NULL). */
@@ -83,7 +88,7 @@ describe('key lanes: keys equal exactly when the server finds them equal', () =>
     it(`${type}: every pair of ${spellings.length} spellings the server takes`, async () => {
       const classes = await serverClasses(type, spellings);
       const data = Buffer.from(spellings.map((s) => `${s}\n`).join(''));
-      const spec = { fields: [0], types: [LANE[type]!], delimiter: 0x09, nullMarker: Buffer.from('\\N') };
+      const spec = { fields: [0], types: [LANE[type]!], lengths: [LENGTH[type]], delimiter: 0x09, nullMarker: Buffer.from('\\N') };
       const keys = await settledKeys(client, keyedRecords(data, spec), spec, new Map());
       sameAsServer(spellings, classes, keys);
     });
@@ -93,7 +98,7 @@ describe('key lanes: keys equal exactly when the server finds them equal', () =>
     it(`CSV, ${type}: every pair of ${spellings.length} spellings the server takes`, async () => {
       const classes = await serverClasses(type, spellings, true);
       const data = Buffer.from(spellings.map((f, i) => `${i},${f}\n`).join(''));
-      const spec = { fields: [1], types: [LANE[type]!], delimiter: 0x2c, nullMarker: Buffer.alloc(0), csv: { quote: 0x22, escape: 0x22 } };
+      const spec = { fields: [1], types: [LANE[type]!], lengths: [LENGTH[type]], delimiter: 0x2c, nullMarker: Buffer.alloc(0), csv: { quote: 0x22, escape: 0x22 } };
       const keys = await settledKeys(client, keyedRecords(data, spec), spec, new Map());
       sameAsServer(spellings, classes, keys);
     });

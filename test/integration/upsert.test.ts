@@ -463,6 +463,34 @@ async function idValues(table: string): Promise<string[]> {
 }
 
 describe('--on-conflict update by key lanes: the load ends, whatever stops a chunk', () => {
+  it('-w 2: a varchar(3) key written with more trailing spaces than fit (the server cuts them: one key) ends as the rows applied one by one', async () => {
+    await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.vc, ${SCHEMA}.vc_ref`);
+    await client.query(`CREATE TABLE ${SCHEMA}.vc (k varchar(3) PRIMARY KEY, v text)`);
+    await client.query(`CREATE TABLE ${SCHEMA}.vc_ref (k varchar(3) PRIMARY KEY, v text)`);
+    const spellings = ['ab', 'ab ', 'ab  ', 'ab   ', 'ab\\040\\040', 'é', 'é  ', 'é    ', 'xyz', 'xyz ', 'xyz   '];
+    const random = prng(49);
+    const lines = Array.from({ length: 2000 }, (_, i) => `${spellings[Math.floor(random() * spellings.length)]}\tv${i}`);
+    const f = path.join(dir, 'varchar-key.txt');
+    await fs.writeFile(f, lines.join('\n') + '\n');
+    // The reference: the server's COPY of the file, then each row applied on its own, in file order.
+    await client.query('DROP TABLE IF EXISTS pg_temp.vc_stage');
+    await client.query('CREATE TEMP TABLE vc_stage (k varchar(3), v text, pos bigint GENERATED ALWAYS AS IDENTITY)');
+    const stream = client.query(copyFrom('COPY vc_stage (k, v) FROM STDIN'));
+    stream.end(await fs.readFile(f));
+    await finished(stream);
+    await client.query(`DO $$ DECLARE r record; BEGIN
+        FOR r IN SELECT * FROM vc_stage ORDER BY pos LOOP
+          INSERT INTO ${SCHEMA}.vc_ref VALUES (r.k, r.v) ON CONFLICT (k) DO UPDATE SET v = excluded.v;
+        END LOOP;
+      END $$`);
+    const r = await runWithin(['load', f, '-t', 'vc', '-f', 'text', '--on-conflict', 'update', '-w', '2', '--chunk-size', '2KB', '--db', testUrl(), '--schema', SCHEMA, '--json'], 30_000);
+    assert.equal(r.code, 0, r.stderr);
+    const s = summaryOf(r.stdout);
+    assert.equal(s.read, lines.length);
+    assert.equal(s.read, s.loaded + s.rejected + s.skipped);
+    assert.equal(digest(await tableRecords(client, `${SCHEMA}.vc`)), digest(await tableRecords(client, `${SCHEMA}.vc_ref`)));
+  });
+
   it('-w 2: an NDJSON line that cannot be read, in the middle of many chunks, is rejected and the load goes on to the end (last row of each key wins)', async () => {
     await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.unframable`);
     await client.query(`CREATE TABLE ${SCHEMA}.unframable (id int PRIMARY KEY, v text)`);

@@ -25,6 +25,8 @@ export interface LaneSpec {
   /** The 0-based field of each key column in the records, in the key's order (-1: the chunk does not fill it). */
   readonly fields: readonly number[];
   readonly types: readonly LaneType[];
+  /** `varchar(n)`'s n, by key column (undefined: no limit): the server cuts a longer value's trailing spaces to n characters. */
+  readonly lengths?: readonly (number | undefined)[];
   /** COPY's delimiter byte. */
   readonly delimiter: number;
   /** COPY's NULL string as bytes, compared before unescaping as COPY does (CSV: with the field unquoted). */
@@ -57,12 +59,21 @@ const SEP = '\u0000';
 /**
  * The canonical text of one key value (undefined: the server would refuse it; null: not
  * decided here, ask the server). Integers as decimal without sign, spaces or leading zeros
- * (`-0` is `0`); text as its bytes (latin1, one char per byte); bpchar without trailing spaces.
+ * (`-0` is `0`); text as its bytes (latin1, one char per byte); bpchar without trailing spaces;
+ * varchar(n) longer than n characters cut to n when the rest is spaces (else refused), as `varchar_input` does.
  */
-function canonical(type: LaneType, bytes: Uint8Array, from: number, to: number): string | null | undefined {
+function canonical(type: LaneType, bytes: Uint8Array, from: number, to: number, length?: number): string | null | undefined {
   if (type === 'text' || type === 'bpchar') {
     let end = to;
     if (type === 'bpchar') while (end > from && bytes[end - 1] === SPACE) end--;
+    else if (length !== undefined) {
+      // The byte after the n-th character (UTF-8: a character starts at each byte that is not 10xxxxxx).
+      let chars = 0;
+      let cut = from;
+      while (cut < to && (chars < length || (bytes[cut]! & 0xc0) === 0x80)) if ((bytes[cut++]! & 0xc0) !== 0x80) chars++;
+      for (let i = cut; i < to; i++) if (bytes[i] !== SPACE) return undefined;
+      end = cut;
+    }
     return Buffer.from(bytes.buffer, bytes.byteOffset + from, end - from).toString('latin1');
   }
   const small = plainSmallInteger(bytes, from, to);
@@ -153,7 +164,7 @@ export function keyedRecords(data: Buffer, spec: LaneSpec): KeyedRecords {
         values.push({ bytes: out, from: 0, to: unescapeTextInto(data, from, to, out, 0) });
       }
     }
-    const key = keyOf(types, values, record, unsure);
+    const key = keyOf(types, spec.lengths, values, record, unsure);
     keys.push(key);
   }
   return { ends, keys, unsure };
@@ -170,13 +181,13 @@ interface KeyValue {
  * A record's key from its key fields' values (undefined where one is NULL or missing: no
  * key); an integer only the server reads goes to `unsure`, its place held by `?`.
  */
-function keyOf(types: readonly LaneType[], values: readonly (KeyValue | undefined)[], record: number, unsure: KeyedRecords['unsure']): string | undefined {
+function keyOf(types: readonly LaneType[], lengths: LaneSpec['lengths'], values: readonly (KeyValue | undefined)[], record: number, unsure: KeyedRecords['unsure']): string | undefined {
   if (values.length < types.length) return undefined;
   let key = '';
   for (let k = 0; k < types.length; k++) {
     const v = values[k];
     if (v === undefined) return undefined;
-    const c = canonical(types[k]!, v.bytes, v.from, v.to);
+    const c = canonical(types[k]!, v.bytes, v.from, v.to, lengths?.[k]);
     if (c === undefined) return undefined;
     if (c === null) {
       let list = unsure.get(record);
@@ -283,7 +294,7 @@ function keyedCsvRecords(data: Buffer, spec: LaneSpec, csv: { readonly quote: nu
     }
     const record = ends.length;
     ends.push(i);
-    keys.push(fields.some((field) => field < 0 || field >= f) ? undefined : keyOf(types, values, record, unsure));
+    keys.push(fields.some((field) => field < 0 || field >= f) ? undefined : keyOf(types, spec.lengths, values, record, unsure));
   }
   return { ends, keys, unsure };
 }

@@ -46,6 +46,8 @@ const FILE_BITS = 44n;
 /** How an input's key values are read for key lanes: their types, and COPY text's delimiter and NULL marker. */
 interface LaneKey {
   readonly types: readonly LaneType[];
+  /** varchar(n)'s n, by key column. */
+  readonly lengths: readonly (number | undefined)[];
   readonly delimiter: number;
   readonly nullMarker: Buffer;
   readonly csv?: { readonly quote: number; readonly escape: number };
@@ -80,21 +82,25 @@ async function laneKeyOf(client: pg.Client, input: LoadTarget, table: string, ke
   const quote = Buffer.from(wire.quote ?? '"');
   const escape = wire.escape === undefined ? quote : Buffer.from(wire.escape);
   if (delimiter.length !== 1 || (wire.format === 'csv' && (quote.length !== 1 || escape.length !== 1))) return undefined;
-  const r = await client.query<{ name: string; typname: string; notnull: boolean; deterministic: boolean | null }>(
-    `SELECT a.attname::text AS name, t.typname::text AS typname, a.attnotnull AS notnull, c.collisdeterministic AS deterministic
+  const r = await client.query<{ name: string; typname: string; typmod: number; notnull: boolean; deterministic: boolean | null }>(
+    `SELECT a.attname::text AS name, t.typname::text AS typname, a.atttypmod AS typmod, a.attnotnull AS notnull, c.collisdeterministic AS deterministic
        FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid LEFT JOIN pg_collation c ON c.oid = a.attcollation
       WHERE a.attrelid = to_regclass($1) AND a.attname = ANY($2::text[]) AND a.attnum > 0 AND NOT a.attisdropped`,
     [table, key],
   );
   const types: LaneType[] = [];
+  const lengths: (number | undefined)[] = [];
   for (const k of key) {
     const col = r.rows.find((row) => row.name === k);
     const type = col?.notnull ? laneTypeOf(col.typname, col.deterministic !== false) : undefined;
     if (type === undefined) return undefined;
     types.push(type);
+    // varchar(n): its typmod is n + 4 (the varlena header); -1 without a limit.
+    lengths.push(col!.typname === 'varchar' && col!.typmod > 4 ? col!.typmod - 4 : undefined);
   }
   return {
     types,
+    lengths,
     delimiter: delimiter[0]!,
     nullMarker: Buffer.from(wire.null ?? (wire.format === 'csv' ? '' : '\\N')),
     ...(wire.format === 'csv' ? { csv: { quote: quote[0]!, escape: escape[0]! } } : {}),
@@ -298,8 +304,8 @@ function laneRoutingFor(plans: ReadonlyMap<string, InputPlan>, lanes: number): L
           const plan = plans.get(chunk.target.file);
           if (plan?.lanes === undefined) return undefined;
           const columns = chunk.target.columns ?? plan.columns;
-          const { types, delimiter, nullMarker, csv } = plan.lanes;
-          return { fields: plan.key.map((k) => columns.indexOf(k)), types, delimiter, nullMarker, ...(csv ? { csv } : {}) };
+          const { types, lengths, delimiter, nullMarker, csv } = plan.lanes;
+          return { fields: plan.key.map((k) => columns.indexOf(k)), types, lengths, delimiter, nullMarker, ...(csv ? { csv } : {}) };
         },
       });
       return () => router.open();
