@@ -463,6 +463,27 @@ async function idValues(table: string): Promise<string[]> {
 }
 
 describe('--on-conflict update by key lanes: the load ends, whatever stops a chunk', () => {
+  for (const keyType of ['int', 'numeric'] as const) {
+    it(`${keyType} key, -w 2: a row the server cannot read, written over by a later row of its key, is rejected (not counted as written over)`, async () => {
+      await freshTable('kv', keyType);
+      // Key 1's first row has a numeric that is no number; its second row is good. Row by row, the server refuses the first.
+      const lines = ['1\tfirst\tnot-a-number\t201', '2\tx\t2.00\t202', '1\tsecond\t1.50\t203', ...Array.from({ length: 300 }, (_, i) => `${300 + i}\tpad\t0\t${1000 + i}`), '300\tlast\t9.00\t999'];
+      const f = path.join(dir, `superseded-bad-${keyType}.txt`);
+      await fs.writeFile(f, lines.join('\n') + '\n');
+      const r = await runWithin(upsertArgs(f, 'kv', ['-w', '2', '--json']), 30_000);
+      assert.equal(r.code, 3, r.stderr);
+      const s = summaryOf(r.stdout);
+      assert.deepEqual({ read: s.read, rejected: s.rejected }, { read: lines.length, rejected: 1 });
+      assert.equal(s.read, s.loaded + s.rejected + s.skipped);
+      assert.equal(await fs.readFile(rejectFileOf(r), 'utf8'), `${lines[0]}\n`, 'the refused row, verbatim');
+      assert.match(await fs.readFile(`${rejectFileOf(r)}.log`, 'utf8'), /invalid input syntax for type numeric/);
+      assert.deepEqual((await client.query(`SELECT id::int AS id, v, u FROM ${SCHEMA}.kv WHERE id IN (1, 300) ORDER BY id`)).rows, [
+        { id: 1, v: 'second', u: 203 },
+        { id: 300, v: 'last', u: 999 },
+      ]);
+    });
+  }
+
   it('-w 2: a varchar(3) key written with more trailing spaces than fit (the server cuts them: one key) ends as the rows applied one by one', async () => {
     await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.vc, ${SCHEMA}.vc_ref`);
     await client.query(`CREATE TABLE ${SCHEMA}.vc (k varchar(3) PRIMARY KEY, v text)`);

@@ -216,13 +216,13 @@ function statementsFor(plan: InputPlan, action: KeyedAction, columns: readonly s
 
 /**
  * An update's statements through key lanes: a lane applies its parts chunk after chunk, so
- * a part's rows only need to land as applied one by one, in order. The lanes hand each
- * part over with its last row of each key only (`distinctSql`: one `INSERT … SELECT … ON
- * CONFLICT DO UPDATE`, as by hand); the keys lanes take (integers, deterministic text)
- * are stored alike however they are written, so the last row is the key's row whole. A
- * part cut out of one to find a bad row holds all its rows: its last row of each key is
- * found by the server (`applySql`), in COPY's order (the staging table's physical order:
- * emptied, then filled by that one COPY).
+ * a part's rows only need to land as applied one by one, in order. Every row of a part is
+ * staged (the server reads each, and refuses one it cannot read, as one by one); a part
+ * whose keys all differ is applied as it is (`distinctSql`: one `INSERT … SELECT … ON
+ * CONFLICT DO UPDATE`, as by hand). Else its last row of each key is found by the server
+ * (`applySql`), in COPY's order (the staging table's physical order: emptied, then filled
+ * by that one COPY); the keys lanes take (integers, deterministic text) are stored alike
+ * however they are written, so the last row is the key's row whole.
  */
 function laneStatements(plan: InputPlan, columns: readonly string[], staged: readonly string[], update: readonly string[], set: string): Statements {
   const { table, key } = plan;
@@ -421,21 +421,21 @@ export function keyedWriter(spec: KeyedSpec): KeyedWriter {
       let sql = plan.statements.get(id);
       if (sql === undefined) plan.statements.set(id, (sql = statementsFor(plan, spec.action, columns)));
       if (!stageTables.has(sql.stage)) stageTables.set(sql.stage, chunk.target.table);
-      // A kept staging table is empty at a transaction's start (its last COMMIT emptied it, a ROLLBACK undid its rows).
-      await client.query(`${begin ? 'BEGIN; ' : ''}${sql.stageSql}${sql.kept && !begin ? `; TRUNCATE pg_temp.${sql.stage}` : ''}`);
-      // A lane's part with its last row of each key only: the rows it left out are counted as skipped (written over).
+      // A lane's part whose keys all differ is applied as it is; else each key's last row is found by ctid.
       const superseded = sql.kept ? supersededIn(chunk) : undefined;
-      const sent = superseded === undefined ? chunk : { ...chunk, records: chunk.records - superseded, lines: chunk.records - superseded };
-      const staged: Chunk = { ...sent, target: { ...chunk.target, table: sql.stage, schema: 'pg_temp', columns } };
+      // A kept staging table is empty at a transaction's start (its last COMMIT emptied it, a ROLLBACK undid its rows);
+      // emptied again where ctid must follow COPY's order (a table emptied in this transaction, then filled by one COPY).
+      await client.query(`${begin ? 'BEGIN; ' : ''}${sql.stageSql}${sql.kept && (!begin || superseded !== 0) ? `; TRUNCATE pg_temp.${sql.stage}` : ''}`);
+      const staged: Chunk = { ...chunk, target: { ...chunk.target, table: sql.stage, schema: 'pg_temp', columns } };
       const read = inner !== undefined ? (await inner.writeRows(client, staged)).loaded : await streamCopy(client, copySql(staged.target), chunk.data);
       const applied =
         plan.lanes !== undefined
-          ? await client.query(superseded !== undefined ? sql.distinctSql! : sql.applySql)
+          ? await client.query(superseded === 0 ? sql.distinctSql! : sql.applySql)
           : await client.query(sql.applySql, spec.action === 'update' ? [firstPosition(chunk, plan)] : []);
       // The two-step form counts its rows in its one result row; the one-step form in its row count.
       const counted = (applied.rows[0] as { applied?: string } | undefined)?.applied;
       const done = counted !== undefined ? Number(counted) : (applied.rowCount ?? 0);
-      return { loaded: done, skipped: read - done + (superseded ?? 0) };
+      return { loaded: done, skipped: read - done };
     }
     return {
       name: spec.action === 'update' ? 'upsert' : 'delete',

@@ -27,12 +27,12 @@ export interface LaneLoad {
 }
 
 /**
- * A lane's part as the router hands it over: its data holds each key's last row only, and
- * this many rows before them were left out (written over by those, as applied one by one).
+ * A lane's part as the router hands it over: this many of its rows are written over by a
+ * later row of their key in the part (0: its keys all differ, so no key's last row need be found).
  */
 const SUPERSEDED = new WeakMap<Chunk, number>();
 
-/** Rows of a lane's part left out of its data because a later row of their key follows (undefined: a part cut out of one, with all its rows). */
+/** Rows of a lane's part written over by a later row of their key in it (undefined: a part cut out of one to find a bad row). */
 export function supersededIn(chunk: Chunk): number | undefined {
   return SUPERSEDED.get(chunk);
 }
@@ -292,11 +292,13 @@ export class LaneRouter implements ChunkRouter {
 }
 
 /**
- * A lane's part of `chunk`, the records `idx`: its data holds the last record of each key
- * only (a record without a key equals none: kept). Applying those rows in one statement
- * leaves the table as applying all of them one by one would, as long as none is refused:
- * a refused part is split to find its bad rows from all its records (`splitRecords`), so
- * an earlier row of a key whose last row is bad is applied, as one by one.
+ * A lane's part of `chunk`, the records `idx`, with how many of them a later record of
+ * their key writes over (a record without a key equals none). All of them are sent: the
+ * server reads every row (one it cannot read is rejected, as one by one, though a later
+ * row writes over it), and the part's last row of each key is applied. That leaves the
+ * table as applying them one by one would, as long as none is refused: a refused part is
+ * split to find its bad rows (`splitRecords`), so an earlier row of a key whose last row
+ * is bad is applied, as one by one.
  */
 function lastOfEachKey(chunk: Chunk, keyed: Pick<KeyedRecords, 'ends'>, of: KeysOf, idx: readonly number[], records: () => Promise<ChunkRecords>): Chunk {
   let kept = idx;
@@ -309,7 +311,7 @@ function lastOfEachKey(chunk: Chunk, keyed: Pick<KeyedRecords, 'ends'>, of: Keys
     }
     kept = idx.filter((i) => keys[i] === undefined || last.get(keys[i]!) === i);
   }
-  const part = laneChunk(chunk, keyed, idx, records, kept);
+  const part = laneChunk(chunk, keyed, idx, records);
   SUPERSEDED.set(part, idx.length - kept.length);
   return part;
 }
@@ -374,15 +376,14 @@ export async function settledKeys(client: pg.Client, keyed: KeyedRecords, spec: 
 }
 
 /**
- * The records `idx` of `chunk` (in input order) as a chunk of their own (its data: the
- * records `sent`, all of them unless said otherwise): the whole chunk's location (its
+ * The records `idx` of `chunk` (in input order) as a chunk of their own: the whole chunk's location (its
  * rejects keep their own offsets and lines), and its records one by one for isolating a
  * bad row.
  */
-function laneChunk(chunk: Chunk, keyed: Pick<KeyedRecords, 'ends'>, idx: readonly number[], records: () => Promise<ChunkRecords>, sent: readonly number[] = idx): Chunk {
+function laneChunk(chunk: Chunk, keyed: Pick<KeyedRecords, 'ends'>, idx: readonly number[], records: () => Promise<ChunkRecords>): Chunk {
   return {
     location: chunk.location,
-    data: recordBytes(chunk.data, keyed, sent),
+    data: recordBytes(chunk.data, keyed, idx),
     records: idx.length,
     lines: idx.length,
     target: chunk.target,
