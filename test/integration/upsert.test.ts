@@ -463,6 +463,29 @@ async function idValues(table: string): Promise<string[]> {
 }
 
 describe('--on-conflict update by key lanes: the load ends, whatever stops a chunk', () => {
+  for (const [what, tail] of [
+    ['a key written twice', ['50\ty2\t1\t7000']],
+    ['a row the server cannot read after them', ['70\tz\tnot-a-number\t7001']],
+  ] as const) {
+    it(`-w 1, one chunk with ${what}: rows of other keys meet another unique key in file order, as one by one`, async () => {
+      await freshTable('kv');
+      // Key 60's row takes u = 50, which key 50 holds until the next row moves it: row by row, the first is refused.
+      const lines = ['60\tx\t1\t50', '50\ty\t1\t7000', ...tail];
+      const f = path.join(dir, `unique-order-${tail.length}-${what.length}.txt`);
+      await fs.writeFile(f, lines.join('\n') + '\n');
+      const r = await runWithin(upsertArgs(f, 'kv', ['-w', '1', '--json']), 30_000);
+      assert.equal(r.code, 3, r.stderr);
+      const s = summaryOf(r.stdout);
+      assert.equal(s.read, s.loaded + s.rejected + s.skipped);
+      const rejected = (await fs.readFile(rejectFileOf(r), 'utf8')).split('\n').filter(Boolean);
+      assert.equal(rejected[0], lines[0], 'key 60\'s row is refused: u = 50 is key 50\'s when it comes');
+      assert.deepEqual((await client.query(`SELECT id, u FROM ${SCHEMA}.kv WHERE id IN (50, 60) ORDER BY id`)).rows, [
+        { id: 50, u: 7000 },
+        { id: 60, u: 60 },
+      ]);
+    });
+  }
+
   for (const keyType of ['int', 'numeric'] as const) {
     it(`${keyType} key, -w 2: a row the server cannot read, written over by a later row of its key, is rejected (not counted as written over)`, async () => {
       await freshTable('kv', keyType);

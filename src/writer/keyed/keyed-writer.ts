@@ -236,7 +236,8 @@ function laneStatements(plan: InputPlan, columns: readonly string[], staged: rea
   const keys = q(key);
   const sKeys = q(key, 's.');
   const match = (a: string, b: string): string => key.map((k) => `${a}.${quoteIdent(k)} = ${b}.${quoteIdent(k)}`).join(' AND ');
-  const latest = `SELECT DISTINCT ON (${sKeys}) ${q(staged, 's.')} FROM pg_temp.${stage} AS s ORDER BY ${sKeys}, s.ctid DESC`;
+  // The last row of each key, then those rows in COPY's order: rows of different keys meet another unique key as one by one.
+  const latest = `SELECT * FROM (SELECT DISTINCT ON (${sKeys}) ${q(staged, 's.')}, s.ctid AS pgsurge_at FROM pg_temp.${stage} AS s ORDER BY ${sKeys}, s.ctid DESC) AS d ORDER BY d.pgsurge_at`;
   // ctes: the WITH list the statement starts with (the part's latest rows), from: the rows it applies.
   const apply = (ctes: readonly string[], from: string): string => {
     const insert = (where: string): string => `INSERT INTO ${table} AS t (${q(staged)}) OVERRIDING SYSTEM VALUE SELECT ${q(staged, 'l.')} FROM ${from} AS l${where} ON CONFLICT (${keys}) ${set}`;
