@@ -201,4 +201,35 @@ describe(`the server restarts or goes away mid-load (own cluster)`, () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
   });
+
+  it('--on-conflict update by key lanes, --no-ledger: the rows of a load that ended are on disk (a crash right after it loses none)', async () => {
+    // The lanes' parts commit without waiting for their WAL flush; without a ledger row after them, something else must flush.
+    const walWriter = async (): Promise<number> => (await query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE backend_type = 'walwriter'")).rows[0]!.pid;
+    await query('DROP TABLE IF EXISTS lanes_nl');
+    await query('CREATE TABLE lanes_nl (id int PRIMARY KEY, v text)');
+    const lines = Array.from({ length: 3000 }, (_, i) => `${(i * 7) % 500}\tr${i}`);
+    const input = path.join(tmp, 'lanes-no-ledger.txt');
+    await fs.writeFile(input, lines.join('\n') + '\n');
+    const last = new Map<number, string>();
+    for (const l of lines) last.set(Number(l.split('\t')[0]), l.split('\t')[1]!);
+    const stopped = await walWriter();
+    process.kill(stopped, 'SIGSTOP');
+    try {
+      const r = await runCli(['load', input, '-t', 'lanes_nl', '-f', 'text', '--on-conflict', 'update', '--no-ledger', '-w', '2', '--chunk-size', '2KB', '--sample-every', 'off', '--db', cluster.url(), '-q'], { env: { PGSURGE_WAL_FLUSHER: '0' } });
+      assert.equal(r.code, 0, r.stderr);
+    } finally {
+      // A crash: every backend ends, shared memory (the WAL buffers) is reset, crash recovery replays what reached the WAL files.
+      process.kill(stopped, 'SIGKILL');
+    }
+    let rows: { id: number; v: string }[] | undefined;
+    for (let waited = 0; rows === undefined; waited += 100) {
+      assert.ok(waited < 30_000, 'the server did not come back');
+      await sleep(100);
+      rows = await query<{ id: number; v: string }>('SELECT id, v FROM lanes_nl ORDER BY id').then(
+        (q) => q.rows,
+        () => undefined,
+      );
+    }
+    assert.deepEqual(rows.map((row) => `${row.id}:${row.v}`), [...last.entries()].sort((a, b) => a[0] - b[0]).map(([id, v]) => `${id}:${v}`));
+  });
 });

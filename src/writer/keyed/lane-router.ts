@@ -9,6 +9,7 @@ import { commitChunk, isRowError, type ChunkOutcome, type ChunkRouter, type Chun
 import { brokenChunk } from '../count-guard.js';
 import { recordBytes } from '../citus/route-records.js';
 import { commitMarker, recordsOf } from '../citus/routed-chunk.js';
+import { flushWal } from '../wal-flush.js';
 import { canonicalInt, keyedRecords, keyHash, settledKey, type KeyedRecords, type LaneSpec } from './key-lanes.js';
 
 /** What the lanes of an upsert share: their number, how to open one, each input's key fields, and each chunk's place. */
@@ -181,6 +182,8 @@ export class LaneRouter implements ChunkRouter {
   /** The chunk's ledger row with its parts' rejects, on the worker's session. */
   private async mark(worker: pg.Client, chunk: Chunk, ctx: ChunkTransactionContext, outcome: ChunkOutcome): Promise<ChunkOutcome> {
     await commitMarker(worker, chunk, ctx, { loaded: outcome.loaded, skipped: outcome.skipped, rejects: outcome.rejects, refusedHere: 0 });
+    // Without a ledger row (--no-ledger) no COMMIT after the parts waits for their WAL flush: the chunk counts once it is flushed.
+    if (ctx.ledger === NO_LEDGER) await flushWal(worker);
     return outcome;
   }
 
