@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { formatCount } from '../core/format-count.js';
+import { formatBytes, formatCount } from '../core/format-count.js';
 import { LoadError } from '../core/load-error.js';
 import { openTarget } from './open-target.js';
 import { LoadStopped } from '../load/load-stopped.js';
@@ -19,7 +19,7 @@ import { chooseKey } from '../writer/keyed/table-key.js';
 import { connect, type Target } from '../cluster/target.js';
 import type { LoadTarget } from '../core/chunk.js';
 import { addObserveOptions, observeWithStop, seriesLabel, stoppedEvent, summaryEvent, writeReportIfAsked, type ObserveFlags } from './observe-options.js';
-import { parseLoadId, parseSample } from './parse-options.js';
+import { DEFAULT_CHUNK_BYTES, parseLoadId, parseSample, UPSERT_CHUNK_BYTES } from './parse-options.js';
 import { planInputs } from './plan-inputs.js';
 import { rerunCommand, resumeCommand, startOverCommand } from './resume-command.js';
 import { formatDiagnosis, formatQuietSummary, formatSummary, rejectLines } from '../report/summary-format.js';
@@ -77,6 +77,8 @@ export function registerLoadCommand(program: Command): void {
     .option('--no-ledger', 'no ledger (schema pgsurge) in the target database, for a user who may not create it: rejects still work, but a stopped load cannot be resumed');
   addInputOptions(cmd);
   addLoadOptions(cmd);
+  const chunkSize = cmd.options.find((o) => o.long === '--chunk-size');
+  if (chunkSize) chunkSize.defaultValueDescription = `${formatBytes(DEFAULT_CHUNK_BYTES)}; ${formatBytes(UPSERT_CHUNK_BYTES)} with --on-conflict update`;
   addWriterOptions(cmd);
   addObserveOptions(cmd);
   addTargetOptions(cmd);
@@ -110,7 +112,9 @@ Examples:
   pgsurge load export.json --json-path data.items -t items
   pgsurge load people.csv --header match --encoding WIN1252 --null NA`,
   );
-  cmd.action(async (files: string[], flags: LoadCommandFlags) => {
+  cmd.action(async (files: string[], given: LoadCommandFlags) => {
+    // An upsert's chunks are smaller unless --chunk-size says otherwise.
+    const flags = given.onConflict === 'update' && cmd.getOptionValueSource('chunkSize') === 'default' ? { ...given, chunkSize: UPSERT_CHUNK_BYTES } : given;
     try {
       await runLoad(files, flags);
     } catch (error) {

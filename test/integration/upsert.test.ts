@@ -311,6 +311,21 @@ describe('--on-conflict update: the last row of a key in the file wins, at any -
     assert.deepEqual((await client.query(`SELECT k::text, v FROM ${SCHEMA}.num_key2 WHERE k = 1`)).rows, [{ k: '1.0', v: 'last' }]);
   });
 
+  it('an upsert\'s chunks are 2 MB unless --chunk-size says otherwise', async () => {
+    await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.big_rows`);
+    await client.query(`CREATE TABLE ${SCHEMA}.big_rows (k int PRIMARY KEY, v text)`);
+    const f = path.join(dir, 'big-rows.txt');
+    // ~5 MB: three chunks of 2 MB, one of 8 MB.
+    await fs.writeFile(f, Array.from({ length: 5000 }, (_, i) => `${i}\t${'x'.repeat(1000)}\n`).join(''));
+    const chunks = async (extra: readonly string[]): Promise<number> => {
+      const r = await runCli(['load', f, '-t', 'big_rows', '-f', 'text', '--on-conflict', 'update', '--db', testUrl(), '--schema', SCHEMA, '--json', '--again', ...extra]);
+      assert.equal(r.code, 0, r.stderr);
+      return (JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { total: { chunks: number } }).total.chunks;
+    };
+    assert.equal(await chunks([]), 3);
+    assert.equal(await chunks(['--chunk-size', '8MB']), 1);
+  });
+
   it('a GENERATED ALWAYS identity key: the file\'s values, the last row winning (the key never set by an UPDATE)', async () => {
     await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.id_key`);
     await client.query(`CREATE TABLE ${SCHEMA}.id_key (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v text)`);
