@@ -57,20 +57,30 @@ async function freshTable(name: string, key: KeyType = 'int'): Promise<void> {
  */
 async function reference(file: string): Promise<string> {
   await freshTable('ref');
+  const columns = [['id', 'int'], ['v', 'text'], ['n', 'numeric(12,2)'], ['u', 'int']] as const;
+  await applyRowByRow(file, columns, `INSERT INTO ${SCHEMA}.ref (id, v, n, u) VALUES (r.id, r.v, r.n, r.u) ON CONFLICT (id) DO UPDATE SET v = excluded.v, n = excluded.n, u = excluded.u`);
+  return digest(await tableRecords(client, `${SCHEMA}.ref`));
+}
+
+/**
+ * The server's COPY of `file` into a temporary table of `columns` (name, type; each row's place kept),
+ * then `insert` run for each row `r` on its own, in file order; a row that breaks a unique
+ * key is left out.
+ */
+async function applyRowByRow(file: string, columns: readonly (readonly [string, string])[], insert: string): Promise<void> {
   await client.query('DROP TABLE IF EXISTS pg_temp.ref_stage');
-  await client.query('CREATE TEMP TABLE ref_stage (id int, v text, n numeric(12,2), u int, pos bigint GENERATED ALWAYS AS IDENTITY)');
-  const stream = client.query(copyFrom('COPY ref_stage (id, v, n, u) FROM STDIN'));
+  await client.query(`CREATE TEMP TABLE ref_stage (${columns.map(([n, t]) => `${n} ${t}`).join(', ')}, pos bigint GENERATED ALWAYS AS IDENTITY)`);
+  const stream = client.query(copyFrom(`COPY ref_stage (${columns.map(([n]) => n).join(', ')}) FROM STDIN`));
   stream.end(await fs.readFile(file));
   await finished(stream);
   await client.query(`DO $$ DECLARE r record; BEGIN
       FOR r IN SELECT * FROM ref_stage ORDER BY pos LOOP
         BEGIN
-          INSERT INTO ${SCHEMA}.ref (id, v, n, u) VALUES (r.id, r.v, r.n, r.u) ON CONFLICT (id) DO UPDATE SET v = excluded.v, n = excluded.n, u = excluded.u;
+          ${insert};
         EXCEPTION WHEN unique_violation THEN NULL;
         END;
       END LOOP;
     END $$`);
-  return digest(await tableRecords(client, `${SCHEMA}.ref`));
 }
 
 interface Counts {
@@ -532,16 +542,7 @@ describe('--on-conflict update by key lanes: the load ends, whatever stops a chu
     const f = path.join(dir, 'varchar-key.txt');
     await fs.writeFile(f, lines.join('\n') + '\n');
     // The reference: the server's COPY of the file, then each row applied on its own, in file order.
-    await client.query('DROP TABLE IF EXISTS pg_temp.vc_stage');
-    await client.query('CREATE TEMP TABLE vc_stage (k varchar(3), v text, pos bigint GENERATED ALWAYS AS IDENTITY)');
-    const stream = client.query(copyFrom('COPY vc_stage (k, v) FROM STDIN'));
-    stream.end(await fs.readFile(f));
-    await finished(stream);
-    await client.query(`DO $$ DECLARE r record; BEGIN
-        FOR r IN SELECT * FROM vc_stage ORDER BY pos LOOP
-          INSERT INTO ${SCHEMA}.vc_ref VALUES (r.k, r.v) ON CONFLICT (k) DO UPDATE SET v = excluded.v;
-        END LOOP;
-      END $$`);
+    await applyRowByRow(f, [['k', 'varchar(3)'], ['v', 'text']], `INSERT INTO ${SCHEMA}.vc_ref VALUES (r.k, r.v) ON CONFLICT (k) DO UPDATE SET v = excluded.v`);
     const r = await runWithin(['load', f, '-t', 'vc', '-f', 'text', '--on-conflict', 'update', '-w', '2', '--chunk-size', '2KB', '--db', testUrl(), '--schema', SCHEMA, '--json'], 30_000);
     assert.equal(r.code, 0, r.stderr);
     const s = summaryOf(r.stdout);
