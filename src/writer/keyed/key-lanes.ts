@@ -41,7 +41,7 @@ export interface KeyedRecords {
   readonly ends: number[];
   /** Record i's key; undefined when no other record's key can equal it (a NULL, a missing field, a value the server refuses). */
   readonly keys: (string | undefined)[];
-  /** Integer values not in plain decimal, by record: the caller asks the server what they are (`canonicalInt`), then calls `settle`. */
+  /** Integer values not in plain decimal, by record: the caller asks the server what they are (`settledKeys` in lane-router.ts). */
   readonly unsure: Map<number, { readonly column: number; readonly value: string }[]>;
 }
 
@@ -228,19 +228,12 @@ function keyedCsvRecords(data: Buffer, spec: LaneSpec, csv: { readonly quote: nu
     let f = 0;
     let ended = false;
     while (!ended) {
-      // One field, from i: its unquoted bytes gathered where it is a key field.
+      // One field, from i: its raw bytes [rawStart, rawEnd), and whether a quote is among them.
       const k = f <= last ? wanted[f]! : -1;
       const rawStart = i;
-      const out = k >= 0 ? Buffer.allocUnsafe(Math.max(0, Math.min(n, i + 4096) - i)) : undefined;
-      let at = 0;
       let sawQuote = false;
       let inQuote = false;
       let rawEnd = -1;
-      const put = (b: number): void => {
-        if (out === undefined) return;
-        if (at < out.length) out[at] = b;
-        at++;
-      };
       for (;;) {
         if (i >= n) {
           rawEnd = n;
@@ -249,14 +242,12 @@ function keyedCsvRecords(data: Buffer, spec: LaneSpec, csv: { readonly quote: nu
         }
         const b = data[i]!;
         if (inQuote) {
-          if (b === escape && i + 1 < n && (data[i + 1] === escape || data[i + 1] === quote)) {
-            put(data[i + 1]!);
-            i += 2;
-            continue;
+          // The escape before a quote or an escape makes it a plain byte (`""` inside quotes, with the default escape).
+          if (b === escape && i + 1 < n && (data[i + 1] === escape || data[i + 1] === quote)) i += 2;
+          else {
+            if (b === quote) inQuote = false;
+            i++;
           }
-          if (b === quote) inQuote = false;
-          else put(b);
-          i++;
           continue;
         }
         if (b === delimiter) {
@@ -265,21 +256,17 @@ function keyedCsvRecords(data: Buffer, spec: LaneSpec, csv: { readonly quote: nu
         }
         if (b === NEWLINE) {
           rawEnd = i > rawStart && data[i - 1] === CR ? i - 1 : i;
-          if (rawEnd < i) at--;
           i++;
           ended = true;
           break;
         }
-        if (b === quote) {
-          inQuote = true;
-          sawQuote = true;
-        } else put(b);
+        if (b === quote) inQuote = sawQuote = true;
         i++;
       }
-      if (k >= 0 && out !== undefined && !(!sawQuote && rawEnd - rawStart === nullMarker.length && sameBytes(data, rawStart, nullMarker))) {
-        // A field longer than the first guess is gathered again, whole (a key over 4 KB).
-        const bytes = at <= out.length ? out : csvField(data, rawStart, rawEnd, quote, escape);
-        values[k] = { bytes, from: 0, to: at <= out.length ? at : bytes.length };
+      // A key field, not NULL (the NULL string unquoted): its value, unquoted where it holds a quote.
+      if (k >= 0 && (sawQuote || rawEnd - rawStart !== nullMarker.length || !sameBytes(data, rawStart, nullMarker))) {
+        const bytes = sawQuote ? csvField(data, rawStart, rawEnd, quote, escape) : data;
+        values[k] = sawQuote ? { bytes, from: 0, to: bytes.length } : { bytes, from: rawStart, to: rawEnd };
       }
       f++;
       if (!ended && f > last) {

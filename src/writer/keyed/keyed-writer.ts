@@ -14,7 +14,7 @@ import { wireFormat } from '../../wire/wire-format.js';
 import type { ChunkRouter } from '../chunk-transaction.js';
 import { chooseKey } from './table-key.js';
 import { laneTypeOf, type LaneSpec, type LaneType } from './key-lanes.js';
-import { LaneRouter, supersededIn, type LaneLoad } from './lane-router.js';
+import { hasDistinctKeys, LaneRouter, type LaneLoad } from './lane-router.js';
 
 /** What a keyed load does with each row's key: replace the row (`--on-conflict update`) or delete it (`--mode delete`). */
 export type KeyedAction = 'update' | 'delete';
@@ -423,15 +423,15 @@ export function keyedWriter(spec: KeyedSpec): KeyedWriter {
       if (sql === undefined) plan.statements.set(id, (sql = statementsFor(plan, spec.action, columns)));
       if (!stageTables.has(sql.stage)) stageTables.set(sql.stage, chunk.target.table);
       // A lane's part whose keys all differ is applied as it is; else each key's last row is found by ctid.
-      const superseded = sql.kept ? supersededIn(chunk) : undefined;
+      const distinct = sql.kept === true && hasDistinctKeys(chunk);
       // A kept staging table is empty at a transaction's start (its last COMMIT emptied it, a ROLLBACK undid its rows);
       // emptied again where ctid must follow COPY's order (a table emptied in this transaction, then filled by one COPY).
-      await client.query(`${begin ? 'BEGIN; ' : ''}${sql.stageSql}${sql.kept && (!begin || superseded !== 0) ? `; TRUNCATE pg_temp.${sql.stage}` : ''}`);
+      await client.query(`${begin ? 'BEGIN; ' : ''}${sql.stageSql}${sql.kept && (!begin || !distinct) ? `; TRUNCATE pg_temp.${sql.stage}` : ''}`);
       const staged: Chunk = { ...chunk, target: { ...chunk.target, table: sql.stage, schema: 'pg_temp', columns } };
       const read = inner !== undefined ? (await inner.writeRows(client, staged)).loaded : await streamCopy(client, copySql(staged.target), chunk.data);
       const applied =
         plan.lanes !== undefined
-          ? await client.query(superseded === 0 ? sql.distinctSql! : sql.applySql)
+          ? await client.query(distinct ? sql.distinctSql! : sql.applySql)
           : await client.query(sql.applySql, spec.action === 'update' ? [firstPosition(chunk, plan)] : []);
       // The two-step form counts its rows in its one result row; the one-step form in its row count.
       const counted = (applied.rows[0] as { applied?: string } | undefined)?.applied;

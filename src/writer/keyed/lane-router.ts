@@ -27,15 +27,12 @@ export interface LaneLoad {
   readonly chunkBytes: number;
 }
 
-/**
- * A lane's part as the router hands it over: this many of its rows are written over by a
- * later row of their key in the part (0: its keys all differ, so no key's last row need be found).
- */
-const SUPERSEDED = new WeakMap<Chunk, number>();
+/** Lane parts as the router hands them over whose keys all differ: applied as they are, no key's last row to find. */
+const DISTINCT_KEYS = new WeakSet<Chunk>();
 
-/** Rows of a lane's part written over by a later row of their key in it (undefined: a part cut out of one to find a bad row). */
-export function supersededIn(chunk: Chunk): number | undefined {
-  return SUPERSEDED.get(chunk);
+/** A lane's part whose keys all differ (false also for a part cut out of one to find a bad row: its rows are not looked at). */
+export function hasDistinctKeys(chunk: Chunk): boolean {
+  return DISTINCT_KEYS.has(chunk);
 }
 
 /** One lane: its session, and the parts it applies one after another, in the order they were handed to it. */
@@ -204,7 +201,7 @@ export class LaneRouter implements ChunkRouter {
     });
     let sourceRecords: Promise<ChunkRecords> | undefined;
     const records = (): Promise<ChunkRecords> => (sourceRecords ??= recordsOf(chunk));
-    const parts = byLane.flatMap((idx, lane) => (idx.length === 0 ? [] : [this.enqueue(this.lanes[lane]!, lastOfEachKey(chunk, keyed, { keys, hashes }, idx, records), ctx)]));
+    const parts = byLane.flatMap((idx, lane) => (idx.length === 0 ? [] : [this.enqueue(this.lanes[lane]!, lanePart(chunk, keyed, { keys, hashes }, idx, records), ctx)]));
     return { outcome: this.sum(chunk, ctx, parts) };
   }
 
@@ -295,27 +292,16 @@ export class LaneRouter implements ChunkRouter {
 }
 
 /**
- * A lane's part of `chunk`, the records `idx`, with how many of them a later record of
- * their key writes over (a record without a key equals none). All of them are sent: the
- * server reads every row (one it cannot read is rejected, as one by one, though a later
- * row writes over it), and the part's last row of each key is applied. That leaves the
- * table as applying them one by one would, as long as none is refused: a refused part is
- * split to find its bad rows (`splitRecords`), so an earlier row of a key whose last row
- * is bad is applied, as one by one.
+ * A lane's part of `chunk`, the records `idx`. All of them are sent: the server reads every
+ * row (one it cannot read is rejected, as one by one, though a later row of its key writes
+ * over it), and the part's last row of each key is applied (the earlier ones are counted
+ * as skipped by the apply's row count); a part whose keys all differ is marked so, and
+ * applied as it is. A refused part is split to find its bad rows (`splitRecords`), so an
+ * earlier row of a key whose last row is bad is applied, as one by one.
  */
-function lastOfEachKey(chunk: Chunk, keyed: Pick<KeyedRecords, 'ends'>, of: KeysOf, idx: readonly number[], records: () => Promise<ChunkRecords>): Chunk {
-  let kept = idx;
-  if (repeatsKey(of, idx)) {
-    const { keys } = of;
-    const last = new Map<string, number>();
-    for (const i of idx) {
-      const key = keys[i];
-      if (key !== undefined) last.set(key, i);
-    }
-    kept = idx.filter((i) => keys[i] === undefined || last.get(keys[i]!) === i);
-  }
+function lanePart(chunk: Chunk, keyed: Pick<KeyedRecords, 'ends'>, of: KeysOf, idx: readonly number[], records: () => Promise<ChunkRecords>): Chunk {
   const part = laneChunk(chunk, keyed, idx, records);
-  SUPERSEDED.set(part, idx.length - kept.length);
+  if (!repeatsKey(of, idx)) DISTINCT_KEYS.add(part);
   return part;
 }
 
