@@ -61,14 +61,12 @@ export async function openClients(target: Target, n: number, appName: (i: number
 
 /** A session of an upsert's key lanes: a worker's, set up by the writer as a worker's is. */
 export async function laneSession(target: Target, appName: string, writer: ChunkWriter): Promise<pg.Client> {
-  const client = await connect(target.config, appName).catch((error: unknown) => {
-    throw connectionFailure(error, target.description);
-  });
+  const [client] = await openClients(target, 1, () => appName);
   try {
-    await writer.prepare?.(client);
+    await writer.prepare?.(client!);
   } catch (error) {
-    await client.end().catch(() => undefined);
+    await client!.end().catch(() => undefined);
     throw error;
   }
-  return client;
+  return client!;
 }

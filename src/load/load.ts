@@ -58,7 +58,7 @@ export async function load(named: readonly LoadTarget[], asked: LoadOptions, tar
       part: plan.part !== undefined,
       citus: plan.citus !== undefined,
     });
-    // An upsert by key lanes: one worker takes the chunks in input order and spreads each over the lanes' sessions.
+    // An upsert by key lanes: the chunks are read in input order, and each is spread over the lanes' sessions.
     const lanes = laneRoutingOf(keyed);
 
     // Open. Reject files: rebuilt from the ledger, so a crash between a chunk's COMMIT and the file write loses nothing.
