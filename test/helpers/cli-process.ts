@@ -12,8 +12,9 @@ export interface RunningCli {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): RunningCli {
-  const child = spawn(process.execPath, [PGSURGE, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `stdin: 'pipe'` leaves the child's stdin open for the test to write (`child.stdin`). */
+export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, stdin: 'ignore' | 'pipe' = 'ignore'): RunningCli {
+  const child = spawn(process.execPath, [PGSURGE, ...args], { env: { ...process.env, ...env }, stdio: [stdin, 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   const listeners = new Set<() => void>();
