@@ -118,8 +118,16 @@ describe(`the server restarts or goes away mid-load (own cluster)`, () => {
     // away under the workers, not during the set-up (a busy machine can still be there 150 ms
     // after the banner, and a lost connection there ends the load before any worker retries).
     await firstChunkCommitted('gone', run);
-    await sleep(20);
+    // The table locked from here on holds the workers mid-load, however fast they load, until
+    // the server goes (the locking session with it).
+    const locker = new pg.Client(cluster.connection());
+    locker.on('error', () => {});
+    await locker.connect();
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE lineitem IN ACCESS EXCLUSIVE MODE');
+    assert.equal(run.child.exitCode, null, 'the load still under way when the server goes');
     await cluster.stop();
+    await locker.end().catch(() => undefined);
     const { code } = await run.exited;
     await cluster.start({ fsync: 'off' });
     assert.equal(code, 1, run.stderr());
