@@ -5,7 +5,7 @@ import type { ChunkSource } from './chunk-queue.js';
 import { chunkRecords, readStepFor } from './chunker.js';
 import { readRange, recordEndRuleFor, splitFileRange, uncoveredRanges, type ByteRange } from './byte-ranges.js';
 import { rangeReader } from './byte-reader.js';
-import { compressionOf, fileBlocks } from './file-blocks.js';
+import { compressionOf, fileBlocks, readOnce } from './file-blocks.js';
 import type { Framer } from './framer.js';
 import { recordEndsFor } from './header.js';
 import type { OpenedInput, OpenOptions } from './input-format.js';
@@ -29,7 +29,7 @@ export interface ByteReading {
  */
 export function cutsIntoRanges(target: LoadTarget, lineFramed: boolean): boolean {
   const input = target.input ?? {};
-  return target.file !== '-' && compressionOf(target) === undefined && lineFramed && input.skip === undefined && input.limit === undefined;
+  return !readOnce(target.file) && compressionOf(target) === undefined && lineFramed && input.skip === undefined && input.limit === undefined;
 }
 
 /**
@@ -51,7 +51,7 @@ export async function openBytes(target: LoadTarget, options: OpenOptions, readin
       const st = await fs.stat(target.file);
       if (st.isFile() && compressionOf(target) === undefined) size = st.size;
     }
-    const reopen = target.file === '-' ? undefined : () => fileBlocks(target, chunkBytes);
+    const reopen = readOnce(target.file) ? undefined : () => fileBlocks(target, chunkBytes);
     return { sources: [sequential(fromStart(fileBlocks(target, chunkBytes, options.stdin), target, reading, { ...options, ...(reopen ? { reopen } : {}) }))], size };
   }
   const fh = await fs.open(target.file, 'r');

@@ -1,9 +1,30 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { LoadTarget } from '../core/chunk.js';
 import { LoadError } from '../core/load-error.js';
 import { compressionFromFileName, type Compression } from './formats.js';
+
+/**
+ * An input that can be read once only, from its start: stdin, and a path that is not a
+ * regular file (a named pipe, `<(zcat x.gz)`'s /dev/fd/N, a character device). Nothing may
+ * read its head before the load (what it reads the load would not see: a named pipe's
+ * writer gone, its reopening waits for ever), nor read it again after. A path that cannot
+ * be stat'ed is not one: the load says what is wrong with it.
+ */
+export function readOnce(file: string): boolean {
+  if (file === '-') return true;
+  try {
+    return !statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** What a read-once input is, for a message that refuses what it cannot do (`/dev/fd/63 is a pipe`). */
+export function readOnceWhat(file: string): string {
+  return file === '-' ? 'stdin' : `${file} is a pipe or device, read once as it streams`;
+}
 
 export function compressionOf(target: LoadTarget): Compression | undefined {
   const c = target.input?.compression;

@@ -1,4 +1,6 @@
 import type { LoadTarget } from '../core/chunk.js';
+import { LoadError } from '../core/load-error.js';
+import { readOnce, readOnceWhat } from './file-blocks.js';
 import type { Format } from './formats.js';
 import type { DescribeOptions, FileDescription, InputFormat } from './input-format.js';
 import { jsonFormat } from './json/json-format.js';
@@ -19,5 +21,7 @@ export function inputFormat(format: Format): InputFormat {
 
 /** The columns an input declares (a Parquet schema, with types) or shows (a header line, JSON keys, sniffed values), and its dialect. */
 export async function describeInput(target: LoadTarget, options: DescribeOptions = {}): Promise<FileDescription> {
+  // Reading a sample would use up what the load is to read.
+  if (readOnce(target.file)) throw new LoadError('bad-option', `describing an input needs a regular file, not ${readOnceWhat(target.file)}`, { hint: 'save the input to a file first, or create the table and load into it' });
   return inputFormat(target.format).describe(target, options);
 }

@@ -1,7 +1,7 @@
 import type { LoadTarget } from '../core/chunk.js';
 import { LoadError } from '../core/load-error.js';
 import { decoderFor } from './encodings.js';
-import { fileBlocks } from './file-blocks.js';
+import { fileBlocks, readOnce, readOnceWhat } from './file-blocks.js';
 import { dropBom, dropRecords, RecordEnds } from './record-window.js';
 
 /** Record ends for an input's raw bytes: CSV's quotes matter, text's backslashes, every format's line ending. */
@@ -15,8 +15,8 @@ export function recordEndsFor(target: LoadTarget): RecordEnds {
 
 /** The column names in an input's first record (`--header match`), read before the load. */
 export async function readHeaderNames(target: LoadTarget): Promise<string[]> {
-  if (target.file === '-') {
-    throw new LoadError('bad-option', '`--header match` needs a file, not stdin', { hint: 'name the columns with --columns a,b,c and use --header to skip the line' });
+  if (readOnce(target.file)) {
+    throw new LoadError('bad-option', `\`--header match\` reads the first line before the load: it needs a regular file, and ${target.file === '-' ? 'the input is stdin' : readOnceWhat(target.file)}`, { hint: 'name the columns with --columns a,b,c and use --header to skip the line' });
   }
   const blocks = fileBlocks(target, 64 * 1024);
   let head: Buffer | undefined;

@@ -1,6 +1,7 @@
 import type { LoadTarget } from '../core/chunk.js';
 import { LoadError, START_OVER_HINT } from '../core/load-error.js';
 import type { RecordError } from './record-error.js';
+import { readOnce } from './file-blocks.js';
 import { compressionFromFileName } from './formats.js';
 import { lineAtOffset } from './line-numbers.js';
 
@@ -12,7 +13,7 @@ import { lineAtOffset } from './line-numbers.js';
 export async function recordFailure(error: RecordError, target: LoadTarget, blockOffset: number, blockLine: number | undefined): Promise<LoadError> {
   const byteOffset = blockOffset + error.byteInBlock;
   let line = blockLine === undefined ? undefined : blockLine + error.linesBefore;
-  if (line === undefined && target.file !== '-' && compressionFromFileName(target.file) === undefined) {
+  if (line === undefined && !readOnce(target.file) && compressionFromFileName(target.file) === undefined) {
     line = await lineAtOffset(target.file, byteOffset).catch(() => undefined);
   }
   const where = line !== undefined ? `${target.file}:${line}${error.column !== undefined ? `:${error.column}` : ''}` : `${target.file} (byte ${byteOffset})`;

@@ -3,6 +3,7 @@ import { sqlIdent, sqlQualifiedName } from '../core/identifiers.js';
 import { LoadError } from '../core/load-error.js';
 import { createTableSql } from '../datasets/table-ddl.js';
 import { parseEncoding } from './encodings.js';
+import { readOnce } from './file-blocks.js';
 import { describeInput } from './format-registry.js';
 import type { FileDescription, SniffedDialect } from './input-format.js';
 import type { InputOptions } from './input-options.js';
@@ -80,12 +81,12 @@ export function dialectFlags(format: LoadTarget['format'], dialect: SniffedDiale
  * its CREATE TABLE made, and a delimited text file read with its sniffed dialect where
  * the user gave no dialect flag (a flag given wins for what it says). Inputs of the
  * DBT-3 and narrow tables keep their built-in DDL and are returned as they are. stdin
- * cannot be described (reading it for a sample would use it up).
+ * and pipes cannot be described (reading them for a sample would use them up).
  */
 export async function describeForCreate(inputs: readonly LoadTarget[], options: DescribeForCreate): Promise<LoadTarget[]> {
   const out: LoadTarget[] = [];
   for (const input of inputs) {
-    if (input.described !== undefined || createTableSql(input.table, input.schema) !== undefined || input.file === '-') {
+    if (input.described !== undefined || createTableSql(input.table, input.schema) !== undefined || readOnce(input.file)) {
       out.push(input);
       continue;
     }

@@ -11,6 +11,7 @@ import { LoadWorker, type WorkerContext } from './load-worker.js';
 import { sharedFlusher } from '../writer/wal-flusher.js';
 import type { LoadCounters, LoadReporter } from '../metrics/load-counters.js';
 import { DEFAULT_MAX_REJECTS, RejectBudget } from '../writer/rejects/reject-budget.js';
+import { readOnce } from '../input/file-blocks.js';
 import { LineIndex } from '../input/line-index.js';
 import { lineByte } from '../input/line-ends.js';
 import type { ChunkWriter } from '../writer/chunk-writer.js';
@@ -106,7 +107,7 @@ function workerContext(run: WorkerRun, plan: LoadPlan, options: LoadOptions, tar
       ledger,
       budget,
       // A JSON array's chunks have element numbers, not lines.
-      firstLineOf: async (chunk) => (chunk.location.file === '-' || chunk.location.firstRecord !== undefined ? undefined : lineIndex.lineAt(chunk.location.file, chunk.location.byteOffset, lineByte(chunk.target.lineEnd)).catch(() => undefined)),
+      firstLineOf: async (chunk) => (readOnce(chunk.location.file) || chunk.location.firstRecord !== undefined ? undefined : lineIndex.lineAt(chunk.location.file, chunk.location.byteOffset, lineByte(chunk.target.lineEnd)).catch(() => undefined)),
       triggers: (chunk) => rowTriggers.get(chunk.target.file),
       ...(options.dryRun ? { dryRun: true } : {}),
       stopAtConflict: ON_CONFLICT_RULES[options.onConflict ?? DEFAULT_ON_CONFLICT].stops,
@@ -174,7 +175,7 @@ async function countCommitted(
     skipped: outcome.skipped,
     triggerSkipped: outcome.triggerSkipped ?? 0,
   });
-  if (chunk.location.firstLine !== undefined && chunk.location.file !== '-') {
+  if (chunk.location.firstLine !== undefined && !readOnce(chunk.location.file)) {
     lineIndex.remember(chunk.location.file, chunk.location.byteOffset + chunk.location.byteLength, chunk.location.firstLine + chunk.lines);
   }
   await run.rejects.append(chunk.target.file, outcome.rejects);

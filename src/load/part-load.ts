@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { LoadTarget } from '../core/chunk.js';
 import { LoadError } from '../core/load-error.js';
 import type { ByteRange } from '../input/byte-ranges.js';
+import { readOnce } from '../input/file-blocks.js';
 import { readsInRanges } from '../input/open-input.js';
 import { partRange, type LoadPart } from '../input/load-part.js';
 import { fileLineEnd, recordEndRuleFor } from '../input/byte-ranges.js';
@@ -27,6 +28,7 @@ export function checkPartOptions(inputs: readonly LoadTarget[], options: { trunc
 function whyNotInRanges(input: LoadTarget): string {
   const options = input.input ?? {};
   if (input.file === '-') return 'it is stdin';
+  if (readOnce(input.file)) return 'it is a pipe or device, read once as it streams';
   if (options.skip !== undefined || options.limit !== undefined) return `--skip and --limit count records from the start`;
   switch (input.format) {
     case 'parquet':

@@ -47,7 +47,7 @@ export async function prepareTable(client: pg.Client, table: string, schema: str
     }
     if (ddl === undefined) {
       throw new LoadError('missing-table', `table ${name} does not exist and pgsurge cannot describe its input`, {
-        hint: 'create it first: `pgsurge schema <file>` prints a CREATE TABLE for a file (stdin cannot be described: save it to a file)',
+        hint: 'create it first: `pgsurge schema <file>` prints a CREATE TABLE for a file (stdin or a pipe cannot be described: save it to a file)',
       });
     }
     await client.query(ddl);

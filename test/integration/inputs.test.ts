@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,8 +7,8 @@ import { gzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { closeTestSchema, copyFrom, digest, freshSchema, openTestSchema, rejectFileOf, runCli, tableRecords, testClient, testUrl } from '../helpers/test-db.js';
+import { finished, pipeline } from 'node:stream/promises';
+import { closeTestSchema, copyFrom, digest, freshSchema, openTestSchema, PGSURGE, rejectFileOf, runCli, tableRecords, testClient, testUrl } from '../helpers/test-db.js';
 
 const SCHEMA = 'it_inputs';
 let client: pg.Client;
@@ -462,5 +463,63 @@ describe('bad input stops with its place named, and nothing of its chunk is comm
     assert.match(r.stderr, /ids\.ndjson\.gz: the gzip data is truncated or corrupt after \d+ bytes of content \(unexpected end of file\)/);
     const n = await expectPrefixBefore(5000);
     assert.ok(n > 0, 'chunks before the damage were loaded');
+  });
+});
+
+describe('a pipe named as a file (a named pipe, the shell\'s <(…)) is read once, as stdin is', () => {
+  // A CSV with a header, quoted fields over two lines and one row the server refuses.
+  const csvRows = Array.from({ length: 3000 }, (_, i) => (i === 1700 ? `x${i},"bad id"` : `${i},"row ${i}${i % 7 === 0 ? '\nsecond line' : ''}, ""q"""`));
+  const csv = `id,name\n${csvRows.join('\n')}\n`;
+  let fifo: string;
+  let expected: string;
+  before(async () => {
+    await client.query(`CREATE TABLE ${SCHEMA}.piped (id int, name text)`);
+    await client.query(`CREATE TABLE ${SCHEMA}.piped_ref (id int, name text)`);
+    // The oracle: the server's COPY of the same bytes, the refused row left out.
+    const stream = client.query(copyFrom(`COPY ${SCHEMA}.piped_ref FROM STDIN (FORMAT csv, HEADER)`));
+    stream.end(`id,name\n${csvRows.filter((_, i) => i !== 1700).join('\n')}\n`);
+    await finished(stream);
+    expected = digest(await tableRecords(client, `${SCHEMA}.piped_ref`));
+    fifo = path.join(dir, 'named.pipe');
+    execFileSync('mkfifo', [fifo]);
+  });
+
+  it('a named pipe, -w 2, 1 KB chunks, --header: the server\'s table of the same bytes; the refused row in the reject file beside it; read = loaded + rejected', async () => {
+    await client.query(`TRUNCATE ${SCHEMA}.piped`);
+    const run = runCli(['load', fifo, '-t', 'piped', '-f', 'csv', '--header', '-w', '2', '--chunk-size', '1KB', '--json', ...db()]);
+    await fs.writeFile(fifo, csv); // opens when the load opens it for reading, once
+    const r = await run;
+    assert.equal(r.code, 3, r.stderr);
+    const s = JSON.parse(r.stdout.trim().split('\n').at(-1)!).tables[0] as { read: number; loaded: number; rejected: number; skipped: number };
+    assert.deepEqual(s, { ...s, read: 3000, loaded: 2999, rejected: 1 });
+    assert.equal(s.read, s.loaded + s.rejected + s.skipped);
+    assert.equal(digest(await tableRecords(client, `${SCHEMA}.piped`)), expected);
+    assert.match(await fs.readFile(rejectFileOf(r), 'utf8'), /^x1700,"bad id"\n$/);
+    assert.equal(path.dirname(rejectFileOf(r)), dir);
+  });
+
+  it('<(cat file) in bash (/dev/fd/N), NDJSON at -w 2: the same table; a reject file goes to the folder the load runs in, not /dev/fd', async () => {
+    await client.query(`TRUNCATE ${SCHEMA}.piped`);
+    const lines = Array.from({ length: 2000 }, (_, i) => (i === 999 ? '{"id": "nine", "name": "bad"}' : JSON.stringify({ id: i, name: `row ${i}` })));
+    const file = await writeFile('piped.ndjson', lines.join('\n') + '\n');
+    const cwd = await fs.mkdtemp(path.join(dir, 'cwd-'));
+    const r = await runCli(['-c', `exec "$0" "$1" load <(cat "$2") -t piped -f ndjson -w 2 --chunk-size 2KB --db "$3" --schema ${SCHEMA}`, process.execPath, PGSURGE, file, testUrl()], { command: 'bash', cwd });
+    assert.equal(r.code, 3, r.stderr);
+    const got = await client.query<{ n: number; sum: number }>(`SELECT count(*)::int AS n, sum(id)::int AS sum FROM ${SCHEMA}.piped`);
+    assert.deepEqual(got.rows[0], { n: 1999, sum: (1999 * 2000) / 2 - 999 });
+    assert.equal(path.dirname(rejectFileOf(r)), await fs.realpath(cwd));
+  });
+
+  it('what would read a pipe before the load is refused, and nothing is read from it: --header match and Parquet (exit 2), --create (exit 1, as for stdin)', async () => {
+    const cases: [readonly string[], number, RegExp][] = [
+      [['-t', 'piped', '-f', 'csv', '--header', 'match'], 2, /`--header match` reads the first line before the load: it needs a regular file, and .*named\.pipe is a pipe or device, read once as it streams/],
+      [['-t', 'piped_new', '-f', 'csv', '--header', '--create'], 1, /table .*piped_new.* does not exist and pgsurge cannot describe its input[\s\S]*stdin or a pipe cannot be described/],
+      [['-t', 'piped', '-f', 'parquet'], 2, /named\.pipe \(a pipe or device\) cannot be read as Parquet: .*needs a regular file/],
+    ];
+    for (const [args, code, message] of cases) {
+      const r = await runCli(['load', fifo, ...args, ...db()]);
+      assert.equal(r.code, code, r.stderr);
+      assert.match(r.stderr, message);
+    }
   });
 });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -55,10 +56,11 @@ async function freshTable(name: string, key: KeyType = 'int'): Promise<void> {
  * place kept), then every row applied on its own, in file order; a row the server refuses
  * (another unique key) is left out, as pgsurge rejects it.
  */
-async function reference(file: string): Promise<string> {
+async function reference(file: string, update: readonly string[] = ['v', 'n', 'u']): Promise<string> {
   await freshTable('ref');
   const columns = [['id', 'int'], ['v', 'text'], ['n', 'numeric(12,2)'], ['u', 'int']] as const;
-  await applyRowByRow(file, columns, `INSERT INTO ${SCHEMA}.ref (id, v, n, u) VALUES (r.id, r.v, r.n, r.u) ON CONFLICT (id) DO UPDATE SET v = excluded.v, n = excluded.n, u = excluded.u`);
+  const set = update.map((c) => `${c} = excluded.${c}`).join(', ');
+  await applyRowByRow(file, columns, `INSERT INTO ${SCHEMA}.ref (id, v, n, u) VALUES (r.id, r.v, r.n, r.u) ON CONFLICT (id) DO UPDATE SET ${set}`);
   return digest(await tableRecords(client, `${SCHEMA}.ref`));
 }
 
@@ -344,6 +346,47 @@ describe('--on-conflict update: the last row of a key in the file wins, at any -
     const r = await runCli(['load', f, '-t', 'id_key', '-f', 'text', '--on-conflict', 'update', '--db', testUrl(), '--schema', SCHEMA, '-q']);
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual((await client.query(`SELECT id, v FROM ${SCHEMA}.id_key ORDER BY id`)).rows, [{ id: 1, v: 'b' }, { id: 2, v: 'c' }]);
+  });
+
+  for (const [workers, keyType] of [['1', 'int'], ['2', 'int'], ['4', 'int'], ['2', 'numeric'], ['4', 'numeric']] as const) {
+    it(`--update-columns v, -w ${workers}, ${keyType} key: a new key keeps its first row's n and u, as row by row (the first row inserts, the later ones set v)`, async () => {
+      const want = await reference(file, ['v']);
+      await freshTable('kv', keyType);
+      const r = await runCli(upsertArgs(file, 'kv', ['-w', workers, '--update-columns', 'v', '--json']));
+      assert.equal(r.code, 0, r.stderr);
+      const s = summaryOf(r.stdout);
+      assert.deepEqual({ read: s.read, rejected: s.rejected }, { read: KEYS * REPEATS, rejected: 0 });
+      assert.equal(s.read, s.loaded + s.rejected + s.skipped);
+      assert.equal(digest(await tableRecords(client, `${SCHEMA}.kv`)), want);
+    });
+  }
+
+  it('--update-columns v, numeric key (the order table): the chunk with a new key\'s first row commits after the chunk with its last; the key keeps its first row\'s n and u', async () => {
+    // Two inputs, the first a named pipe written only once the second is in: key 9001's last row (the second
+    // input's) commits first, its first row (the first input's) after, and that row's n and u are the key's.
+    const first = path.join(dir, 'first.pipe');
+    await fs.rm(first, { force: true });
+    execFileSync('mkfifo', [first]);
+    const firstRows = '9001\tfirst\t11.00\t9001\n2\ttwo\t2.00\t2\n';
+    const second = path.join(dir, 'second.txt');
+    await fs.writeFile(second, '9001\tlast\t99.00\t9999\n9002\tnew\t5.00\t9002\n');
+    const both = path.join(dir, 'both.txt');
+    await fs.writeFile(both, firstRows + (await fs.readFile(second, 'utf8')));
+    const want = await reference(both, ['v']);
+    await freshTable('kv', 'numeric');
+    const run = runCli(['load', first, second, '-t', 'kv', '-f', 'text', '--columns', 'id,v,n,u', '--on-conflict', 'update', '--update-columns', 'v', '-w', '2', '--db', testUrl(), '--schema', SCHEMA, '--json']);
+    for (let i = 0; i < 400; i++) {
+      if ((await client.query<{ v: string }>(`SELECT v FROM ${SCHEMA}.kv WHERE id = 9001`)).rows[0]?.v === 'last') break;
+      await sleep(50);
+    }
+    assert.deepEqual((await client.query(`SELECT v, n::text, u FROM ${SCHEMA}.kv WHERE id = 9001`)).rows, [{ v: 'last', n: '99.00', u: 9999 }], 'the second input\'s row first');
+    await fs.writeFile(first, firstRows);
+    const r = await run;
+    assert.equal(r.code, 0, r.stderr);
+    const s = summaryOf(r.stdout);
+    assert.equal(s.read, s.loaded + s.rejected + s.skipped);
+    assert.deepEqual((await client.query(`SELECT v, n::text, u FROM ${SCHEMA}.kv WHERE id = 9001`)).rows, [{ v: 'last', n: '11.00', u: 9001 }]);
+    assert.equal(digest(await tableRecords(client, `${SCHEMA}.kv`)), want);
   });
 
   it('--update-columns: only those are set on a row that is there; the others keep their values', async () => {

@@ -3,7 +3,7 @@ import type { FileHandle } from 'node:fs/promises';
 import type { LoadTarget } from '../../core/chunk.js';
 import { LoadError } from '../../core/load-error.js';
 import { decoderFor, isUtf8 } from '../encodings.js';
-import { compressionOf, fileBlocks } from '../file-blocks.js';
+import { compressionOf, fileBlocks, readOnce } from '../file-blocks.js';
 import { DEFAULT_SAMPLE, type DescribeOptions, type FileDescription } from '../input-format.js';
 import { dropBom } from '../record-window.js';
 import { jsonColumns } from './json-types.js';
@@ -73,7 +73,7 @@ async function readAt(fh: FileHandle, at: number, length: number): Promise<Buffe
  * small enough to read from its start.
  */
 async function ndjsonBlocks(target: LoadTarget, objects: number): Promise<string[][] | undefined> {
-  if (target.file === '-' || compressionOf(target) !== undefined) return undefined;
+  if (readOnce(target.file) || compressionOf(target) !== undefined) return undefined;
   const fh = await fs.open(target.file, 'r');
   try {
     const size = (await fh.stat()).size;

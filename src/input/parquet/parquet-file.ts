@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { parquetMetadataAsync, parquetSchema, type AsyncBuffer, type FileMetaData, type SchemaTree } from 'hyparquet';
 import { LoadError } from '../../core/load-error.js';
+import { readOnce } from '../file-blocks.js';
 
 /** A Parquet file opened for reading: its footer, and ranges of it read on demand. */
 export interface ParquetFile {
@@ -41,6 +42,11 @@ function fileBuffer(fh: FileHandle, size: number): AsyncBuffer {
 
 /** Opens a Parquet file and reads its footer; a file that is not Parquet is a clear error before anything loads. */
 export async function openParquet(path: string): Promise<ParquetFile> {
+  if (readOnce(path)) {
+    throw new LoadError('bad-option', `${path === '-' ? 'stdin' : `${path} (a pipe or device)`} cannot be read as Parquet: a Parquet file is read from its footer, at its end, then by row group, which needs a regular file`, {
+      hint: 'save it to a file first',
+    });
+  }
   const fh = await fs.open(path, 'r');
   try {
     const { size } = await fh.stat();

@@ -201,7 +201,6 @@ async function sniffStream(target: LoadTarget, limit: number): Promise<FileDescr
 
 /** The sniffed dialect and columns of a CSV, text or `.tbl` file. */
 export async function sniffTextFile(target: LoadTarget, options: DescribeOptions): Promise<FileDescription> {
-  if (target.file === '-') throw new LoadError('bad-option', 'sniffing a file needs a file, not stdin', { hint: 'save the input to a file first, or create the table and load into it' });
   const sample = options.sample ?? DEFAULT_SAMPLE;
   if (sample !== 'all' && (!Number.isInteger(sample) || sample < 1)) throw new LoadError('bad-option', `--sample ${sample}: give a number of records (1 or more) or all`);
   if (sample === 'all' || compressionOf(target) !== undefined) return sniffStream(target, sample === 'all' ? Infinity : sample + 1);

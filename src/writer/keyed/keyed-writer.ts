@@ -172,13 +172,16 @@ function statementsFor(plan: InputPlan, action: KeyedAction, columns: readonly s
   // OVERRIDING SYSTEM VALUE: a GENERATED ALWAYS identity column takes the file's value, as COPY gives it.
   // latest: the chunk's last row of each key. won: those whose position is above the one the order table holds
   // for their key (the order row is locked until this transaction ends, in key order: no deadlock between workers).
-  // A new key is inserted with its key columns as the chunk's first row of it writes them (equal keys may differ in text:
-  // numeric 1.0 and 1, citext's case), as row by row, where the first row inserts and the later ones update the rest.
+  // A new key is inserted as row by row leaves it, where the key's first row inserts and the later ones update the
+  // columns set: the first row's key columns (equal keys may differ in text: numeric 1.0 and 1, citext's case) and the
+  // columns the file fills outside the columns set, the last row's columns set (firstOfKey).
   // The staged columns named s.…: DISTINCT ON, the window and ORDER BY then share one sort (a bare name would be the output column).
   const match = (a: string, b: string): string => key.map((k) => `${a}.${quoteIdent(k)} = ${b}.${quoteIdent(k)}`).join(' AND ');
-  const firstKey = staged.map((c) => (key.includes(c) ? `last_value(s.${quoteIdent(c)}) OVER k AS ${quoteIdent(c)}` : `s.${quoteIdent(c)}`)).join(', ');
+  const fromFirst = firstOfKey(key, staged, update);
+  const firstCols = staged.map((c) => (fromFirst.includes(c) ? `last_value(s.${quoteIdent(c)}) OVER k AS ${quoteIdent(c)}` : `s.${quoteIdent(c)}`)).join(', ');
   const sKeys = q(key, 's.');
-  const rekey = key.filter((k) => !plan.identity.includes(k));
+  // A chunk holding a new key's first row, committed after a later chunk wrote the key, sets what its first row sets.
+  const rekey = fromFirst.filter((c) => !plan.identity.includes(c));
   const rekeyed =
     rekey.length === 0
       ? ''
@@ -188,7 +191,7 @@ function statementsFor(plan: InputPlan, action: KeyedAction, columns: readonly s
         ON CONFLICT (${keys}) DO UPDATE SET ${rekey.map((k) => `${quoteIdent(k)} = excluded.${quoteIdent(k)}`).join(', ')}
       )`;
   const head = `WITH latest AS MATERIALIZED (
-        SELECT DISTINCT ON (${sKeys}) ${firstKey}, $1::bigint + s.${POSITION} AS ${POSITION}, $1::bigint + last_value(s.${POSITION}) OVER k AS ${FIRST}
+        SELECT DISTINCT ON (${sKeys}) ${firstCols}, $1::bigint + s.${POSITION} AS ${POSITION}, $1::bigint + last_value(s.${POSITION}) OVER k AS ${FIRST}
           FROM pg_temp.${stage} AS s
         WINDOW k AS (PARTITION BY ${sKeys} ORDER BY s.${POSITION} DESC ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
         ORDER BY ${sKeys}, s.${POSITION} DESC
@@ -215,6 +218,15 @@ function statementsFor(plan: InputPlan, action: KeyedAction, columns: readonly s
 }
 
 /**
+ * The staged columns a new key takes from its first row: its key columns and those outside
+ * the columns set. Row by row, the first row inserts the key whole and each later one sets
+ * only the columns set (`update`), so these keep the first row's values.
+ */
+function firstOfKey(key: readonly string[], staged: readonly string[], update: readonly string[]): string[] {
+  return staged.filter((c) => key.includes(c) || !update.includes(c));
+}
+
+/**
  * An update's statements through key lanes: a lane applies its parts chunk after chunk, so
  * a part's rows only need to land as applied one by one, in order. Every row of a part is
  * staged (the server reads each, and refuses one it cannot read, as one by one); a part
@@ -236,8 +248,16 @@ function laneStatements(plan: InputPlan, columns: readonly string[], staged: rea
   const keys = q(key);
   const sKeys = q(key, 's.');
   const match = (a: string, b: string): string => key.map((k) => `${a}.${quoteIdent(k)} = ${b}.${quoteIdent(k)}`).join(' AND ');
-  // The last row of each key, then those rows in COPY's order: rows of different keys meet another unique key as one by one.
-  const latest = `SELECT * FROM (SELECT DISTINCT ON (${sKeys}) ${q(staged, 's.')}, s.ctid AS pgsurge_at FROM pg_temp.${stage} AS s ORDER BY ${sKeys}, s.ctid DESC) AS d ORDER BY d.pgsurge_at`;
+  // The last row of each key (with the columns outside the columns set as its first row fills them: a new key's row as
+  // row by row leaves it), then those rows in COPY's order: rows of different keys meet another unique key as one by one.
+  const fromFirst = firstOfKey(key, staged, update).filter((c) => !key.includes(c));
+  const latest =
+    fromFirst.length === 0
+      ? `SELECT * FROM (SELECT DISTINCT ON (${sKeys}) ${q(staged, 's.')}, s.ctid AS pgsurge_at FROM pg_temp.${stage} AS s ORDER BY ${sKeys}, s.ctid DESC) AS d ORDER BY d.pgsurge_at`
+      : `SELECT * FROM (SELECT DISTINCT ON (${sKeys}) ${staged.map((c) => (fromFirst.includes(c) ? `last_value(s.${quoteIdent(c)}) OVER k AS ${quoteIdent(c)}` : `s.${quoteIdent(c)}`)).join(', ')}, s.ctid AS pgsurge_at
+          FROM pg_temp.${stage} AS s
+          WINDOW k AS (PARTITION BY ${sKeys} ORDER BY s.ctid DESC ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+          ORDER BY ${sKeys}, s.ctid DESC) AS d ORDER BY d.pgsurge_at`;
   // ctes: the WITH list the statement starts with (the part's latest rows), from: the rows it applies.
   const apply = (ctes: readonly string[], from: string): string => {
     const insert = (where: string): string => `INSERT INTO ${table} AS t (${q(staged)}) OVERRIDING SYSTEM VALUE SELECT ${q(staged, 'l.')} FROM ${from} AS l${where} ON CONFLICT (${keys}) ${set}`;

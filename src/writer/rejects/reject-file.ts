@@ -7,13 +7,14 @@ import type { RejectedRow } from '../ledger/ledger.js';
 
 /**
  * Where a table's rejected rows go: `--reject-file`, else `<table>.<load id>.rejects` in
- * `--reject-dir`, beside the input, or (stdin) here. The load id in the name keeps two loads
+ * `--reject-dir`, beside the input, or (stdin, a pipe under /dev or /proc) here. The load id in the name keeps two loads
  * of one table from sharing a file; a resumed load has the same id, so its file holds every
  * run's rejected rows.
  */
 export function rejectPathFor(input: LoadTarget, options: { rejectFile?: string; rejectDir?: string }, loadId: string, cwd: string = process.cwd()): string {
   if (options.rejectFile !== undefined) return path.resolve(cwd, options.rejectFile);
-  const dir = options.rejectDir ?? (input.file === '-' ? cwd : path.dirname(path.resolve(cwd, input.file)));
+  // Beside the input, unless it is stdin or a pipe the shell named (`<(zcat x.gz)` is /dev/fd/63): then here.
+  const dir = options.rejectDir ?? (input.file === '-' || /^\/(dev|proc)\//.test(path.resolve(cwd, input.file)) ? cwd : path.dirname(path.resolve(cwd, input.file)));
   return path.resolve(cwd, dir, `${safeFileName(input.table)}.${safeFileName(loadId)}.rejects`);
 }
 
