@@ -222,6 +222,28 @@ describe('--on-conflict update: the last row of a key in the file wins, at any -
   });
   }
 
+  // Above -w 1 rows of different keys may meet through another unique key in either order (each key's rows keep theirs).
+  {
+    const workers = '1';
+    it(`-w 1, int key (key lanes): a row a later row of its key writes over still meets the table's other unique key, as one by one`, async () => {
+      // Row by row: key 60 takes u = 500, so key 70's row asking for u = 500 is refused, then key 60 moves on to 600.
+      // Applying only key 60's last row would let key 70's row in.
+      const rows = ['60\tfirst\t1.00\t500', '70\tblocked\t1.00\t500', '60\tlast\t1.00\t600', '61\ta\t1.00\t501', '61\tb\t1.00\t502', '62\tc\t1.00\t503'];
+      const f = path.join(dir, 'between.txt');
+      await fs.writeFile(f, rows.join('\n') + '\n');
+      const want = await reference(f);
+      await freshTable('kv');
+      const r = await runCli(upsertArgs(f, 'kv', ['-w', workers, '--json']));
+      assert.equal(r.code, 3, r.stderr);
+      const s = summaryOf(r.stdout);
+      assert.deepEqual({ read: s.read, rejected: s.rejected }, { read: 6, rejected: 1 });
+      assert.equal(s.read, s.loaded + s.rejected + s.skipped);
+      assert.match(await fs.readFile(rejectFileOf(r), 'utf8'), /^70\tblocked\t1\.00\t500\n$/);
+      assert.equal(digest(await tableRecords(client, `${SCHEMA}.kv`)), want);
+      assert.deepEqual((await client.query(`SELECT id, v, u FROM ${SCHEMA}.kv WHERE id IN (60, 70) ORDER BY id`)).rows, [{ id: 60, v: 'last', u: 600 }, { id: 70, v: 'old', u: 70 }]);
+    });
+  }
+
   it('a row whose values break another unique key is rejected with the server\'s message; the rows around it are applied', async () => {
     // Key 5's last row takes u = 7, which key 7 holds (its last row keeps a u of its own): that row is refused.
     const lines = upsertLines(46);

@@ -33,6 +33,12 @@ export interface LaneSpec {
   readonly nullMarker: Buffer;
   /** CSV records (COPY's CSV format): its quote and escape bytes. Absent: COPY text. */
   readonly csv?: { readonly quote: number; readonly escape: number };
+  /**
+   * The table has a constraint between rows besides the key (another unique index, an
+   * exclusion constraint): a part that repeats a key is applied in runs of rows of distinct
+   * keys, in file order, so that every row meets it, as one by one.
+   */
+  readonly inRuns?: boolean;
 }
 
 /** A chunk's records and each one's key, as a string equal for two records exactly when the server finds their keys equal. */

@@ -14,7 +14,7 @@ import { wireFormat } from '../../wire/wire-format.js';
 import type { ChunkRouter } from '../chunk-transaction.js';
 import { chooseKey } from './table-key.js';
 import { laneTypeOf, type LaneSpec, type LaneType } from './key-lanes.js';
-import { hasDistinctKeys, LaneRouter, type LaneLoad } from './lane-router.js';
+import { hasDistinctKeys, LaneRouter, runsOf, type LaneLoad } from './lane-router.js';
 
 /** What a keyed load does with each row's key: replace the row (`--on-conflict update`) or delete it (`--mode delete`). */
 export type KeyedAction = 'update' | 'delete';
@@ -51,6 +51,8 @@ interface LaneKey {
   readonly delimiter: number;
   readonly nullMarker: Buffer;
   readonly csv?: { readonly quote: number; readonly escape: number };
+  /** The table has a constraint between rows besides the key (`inRuns` in LaneSpec). */
+  readonly inRuns: boolean;
 }
 
 /** What a load through key lanes needs of the load: their number, and the router that spreads each chunk over them. */
@@ -98,9 +100,18 @@ async function laneKeyOf(client: pg.Client, input: LoadTarget, table: string, ke
     // varchar(n): its typmod is n + 4 (the varlena header); -1 without a limit.
     lengths.push(col!.typname === 'varchar' && col!.typmod > 4 ? col!.typmod - 4 : undefined);
   }
+  // Another unique index (on any partition) or an exclusion constraint: a row a later row of its key writes over
+  // can still keep a row of another key out, as one by one.
+  const between = await client.query<{ yes: boolean }>(
+    `WITH rel AS (SELECT $1::regclass::oid AS relid UNION SELECT relid FROM pg_partition_tree($1::regclass))
+     SELECT EXISTS (SELECT 1 FROM rel JOIN pg_index i ON i.indrelid = rel.relid WHERE i.indisunique GROUP BY rel.relid HAVING count(*) > 1)
+         OR EXISTS (SELECT 1 FROM rel JOIN pg_constraint c ON c.conrelid = rel.relid WHERE c.contype = 'x') AS yes`,
+    [table],
+  );
   return {
     types,
     lengths,
+    inRuns: between.rows[0]?.yes === true,
     delimiter: delimiter[0]!,
     nullMarker: Buffer.from(wire.null ?? (wire.format === 'csv' ? '' : '\\N')),
     ...(wire.format === 'csv' ? { csv: { quote: quote[0]!, escape: escape[0]! } } : {}),
@@ -325,8 +336,8 @@ function laneRoutingFor(plans: ReadonlyMap<string, InputPlan>, lanes: number): L
           const plan = plans.get(chunk.target.file);
           if (plan?.lanes === undefined) return undefined;
           const columns = chunk.target.columns ?? plan.columns;
-          const { types, lengths, delimiter, nullMarker, csv } = plan.lanes;
-          return { fields: plan.key.map((k) => columns.indexOf(k)), types, lengths, delimiter, nullMarker, ...(csv ? { csv } : {}) };
+          const { types, lengths, delimiter, nullMarker, csv, inRuns } = plan.lanes;
+          return { fields: plan.key.map((k) => columns.indexOf(k)), types, lengths, delimiter, nullMarker, inRuns, ...(csv ? { csv } : {}) };
         },
       });
       return () => router.open();
@@ -436,6 +447,18 @@ export function keyedWriter(spec: KeyedSpec): KeyedWriter {
 
   function writer(inner: ChunkWriter | undefined): KeyedWriter {
     async function send(client: pg.Client, chunk: Chunk, begin: boolean): Promise<ChunkResult> {
+      const runs = runsOf(chunk);
+      if (runs !== undefined) {
+        // A lane's part in runs of distinct keys, in file order (`LaneSpec.inRuns`), in one transaction.
+        let loaded = 0;
+        let skipped = 0;
+        for (const [i, run] of runs.entries()) {
+          const r = await send(client, run, begin && i === 0);
+          loaded += r.loaded;
+          skipped += r.skipped;
+        }
+        return { loaded, skipped };
+      }
       const plan = planOf(chunk);
       const columns = chunk.target.columns ?? plan.columns;
       const id = columns.join('\u0000');

@@ -30,9 +30,17 @@ export interface LaneLoad {
 /** Lane parts as the router hands them over whose keys all differ: applied as they are, no key's last row to find. */
 const DISTINCT_KEYS = new WeakSet<Chunk>();
 
-/** A lane's part whose keys all differ (false also for a part cut out of one to find a bad row: its rows are not looked at). */
+/** A lane's part whose keys all differ. */
 export function hasDistinctKeys(chunk: Chunk): boolean {
   return DISTINCT_KEYS.has(chunk);
+}
+
+/** Lane parts that repeat a key, of a table with a constraint between rows: their runs of distinct keys (`LaneSpec.inRuns`). */
+const RUNS = new WeakMap<Chunk, readonly Chunk[]>();
+
+/** A lane's part as runs of rows of distinct keys, in file order, each applied as a part of its own (undefined: applied whole). */
+export function runsOf(chunk: Chunk): readonly Chunk[] | undefined {
+  return RUNS.get(chunk);
 }
 
 /** One lane: its session, and the parts it applies one after another, in the order they were handed to it. */
@@ -201,7 +209,7 @@ export class LaneRouter implements ChunkRouter {
     });
     let sourceRecords: Promise<ChunkRecords> | undefined;
     const records = (): Promise<ChunkRecords> => (sourceRecords ??= recordsOf(chunk));
-    const parts = byLane.flatMap((idx, lane) => (idx.length === 0 ? [] : [this.enqueue(this.lanes[lane]!, lanePart(chunk, keyed, { keys, hashes }, idx, records), ctx)]));
+    const parts = byLane.flatMap((idx, lane) => (idx.length === 0 ? [] : [this.enqueue(this.lanes[lane]!, laneChunk(chunk, { ...keyed, keys, hashes, inRuns: spec.inRuns === true }, idx, records), ctx)]));
     return { outcome: this.sum(chunk, ctx, parts) };
   }
 
@@ -291,20 +299,6 @@ export class LaneRouter implements ChunkRouter {
   }
 }
 
-/**
- * A lane's part of `chunk`, the records `idx`. All of them are sent: the server reads every
- * row (one it cannot read is rejected, as one by one, though a later row of its key writes
- * over it), and the part's last row of each key is applied (the earlier ones are counted
- * as skipped by the apply's row count); a part whose keys all differ is marked so, and
- * applied as it is. A refused part is split to find its bad rows (`splitRecords`), so an
- * earlier row of a key whose last row is bad is applied, as one by one.
- */
-function lanePart(chunk: Chunk, keyed: Pick<KeyedRecords, 'ends'>, of: KeysOf, idx: readonly number[], records: () => Promise<ChunkRecords>): Chunk {
-  const part = laneChunk(chunk, keyed, idx, records);
-  if (!repeatsKey(of, idx)) DISTINCT_KEYS.add(part);
-  return part;
-}
-
 /** A chunk's records' keys and their hashes (`keyHash`; 0 where there is no key). */
 interface KeysOf {
   readonly keys: readonly (string | undefined)[];
@@ -364,18 +358,51 @@ export async function settledKeys(client: pg.Client, keyed: KeyedRecords, spec: 
   return keys;
 }
 
+/** A chunk's records, with their keys, as the lanes cut it. */
+interface LaneRecords extends KeysOf, Pick<KeyedRecords, 'ends'> {
+  readonly inRuns: boolean;
+}
+
 /**
- * The records `idx` of `chunk` (in input order) as a chunk of their own: the whole chunk's location (its
- * rejects keep their own offsets and lines), and its records one by one for isolating a
- * bad row.
+ * A lane's part of `chunk`, the records `idx` (in input order), as a chunk of its own: the
+ * whole chunk's location (its rejects keep their own offsets and lines), and its records
+ * one by one for isolating a bad row (`splitRecords`: a refused part is split, so an
+ * earlier row of a key whose last row is bad is applied, as one by one). All its rows are
+ * sent: the server reads every one (one it cannot read is rejected, as one by one, though
+ * a later row of its key writes over it). A part whose keys all differ is marked so, and
+ * applied as it is; else its last row of each key is applied (the earlier ones counted as
+ * skipped by the apply's row count), or, where the table has a constraint between rows,
+ * its runs of distinct keys one after another.
  */
-function laneChunk(chunk: Chunk, keyed: Pick<KeyedRecords, 'ends'>, idx: readonly number[], records: () => Promise<ChunkRecords>): Chunk {
-  return {
+function laneChunk(chunk: Chunk, of: LaneRecords, idx: readonly number[], records: () => Promise<ChunkRecords>): Chunk {
+  const part: Chunk = {
     location: chunk.location,
-    data: recordBytes(chunk.data, keyed, idx),
+    data: recordBytes(chunk.data, of, idx),
     records: idx.length,
     lines: idx.length,
     target: chunk.target,
-    splitRecords: async (): Promise<SplittableRecords> => pickedRecords(await records(), idx, (from, to) => laneChunk(chunk, keyed, idx.slice(from, to), records)),
+    splitRecords: async (): Promise<SplittableRecords> => pickedRecords(await records(), idx, (from, to) => laneChunk(chunk, of, idx.slice(from, to), records)),
   };
+  if (!repeatsKey(of, idx)) DISTINCT_KEYS.add(part);
+  else if (of.inRuns) RUNS.set(part, distinctRuns(of, idx).map((run) => laneChunk(chunk, of, run, records)));
+  return part;
+}
+
+/** The records `idx` cut, in order, into runs without a repeated key: a run ends before the record whose key it holds. */
+function distinctRuns({ keys }: KeysOf, idx: readonly number[]): number[][] {
+  const runs: number[][] = [];
+  let run: number[] = [];
+  let seen = new Set<string>();
+  for (const i of idx) {
+    const key = keys[i];
+    if (key !== undefined && seen.has(key)) {
+      runs.push(run);
+      run = [];
+      seen = new Set();
+    }
+    if (key !== undefined) seen.add(key);
+    run.push(i);
+  }
+  runs.push(run);
+  return runs;
 }
