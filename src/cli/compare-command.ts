@@ -7,6 +7,7 @@ import { runCompare } from '../compare/run-compare.js';
 import { DEFAULT_VARIANTS, parseVariants } from '../compare/variants.js';
 import { LoadError } from '../core/load-error.js';
 import { openTarget } from './open-target.js';
+import { readOnce, readOnceWhat } from '../input/file-blocks.js';
 import { FORMATS, type Format } from '../input/formats.js';
 import { DEFAULT_ON_CONFLICT, ON_CONFLICT_RULES, onConflictHelp, ROW_ON_CONFLICT, type OnConflict } from '../writer/on-conflict.js';
 import { addLoadOptions, addTargetOptions, formatOption, type LoadFlags } from './common-options.js';
@@ -108,7 +109,9 @@ Examples:
     const binary = variants.find((v) => v.wire === 'binary');
     if (binary && ON_CONFLICT_RULES[flags.onConflict].leavesOut) throw new LoadError('bad-option', `\`${binary.label}\` needs plain COPY, and \`--on-conflict skip\` loads through a staging table with INSERT`, { hint: 'drop one of them' });
     const [input] = planInputs([file], flags);
-    if (input === undefined || file === '-') throw new LoadError('bad-option', 'compare reads its input once per run: give a file, not stdin (`-`)');
+    if (input === undefined || readOnce(file)) {
+      throw new LoadError('bad-option', `compare reads its input once per run: give a regular file, not ${readOnceWhat(file)}`, { hint: 'save the input to a file first' });
+    }
     const target = await openTarget(flags);
     const sampled = new Map<string, SampledRun[]>();
     let facts: ServerFacts | undefined;

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { createTableSql } from '../datasets/table-ddl.js';
+import { readOnce, readOnceWhat } from '../input/file-blocks.js';
 import type { Format } from '../input/formats.js';
 import { describeForCreate, dialectFlags, describedLine } from '../input/table-from-file.js';
 import { formatOption } from './common-options.js';
@@ -41,8 +42,11 @@ export function registerSchemaCommand(program: Command): void {
     .addOption(new Option('--encoding <name>', 'input encoding').argParser(parseEncodingFlag))
     .option('--json-path <path>', 'JSON arrays: the array inside the document, keys joined by dots');
   cmd.action(async (file: string, flags: SchemaFlags) => {
-    if (file === '-') throw new LoadError('bad-option', 'pgsurge schema reads a sample from across the file: it needs a file, not stdin', { hint: 'save the input to a file and name it' });
+    const needsFile = (what: string): LoadError => new LoadError('bad-option', `pgsurge schema reads a sample from across the file: it needs a regular file, and ${what}`, { hint: 'save the input to a file and name it' });
+    if (file === '-') throw needsFile('the input is stdin');
     const [named] = planInputs([file], { ...flags, input: flags });
+    // A DBT-3 table's built-in DDL reads nothing; anything else is sniffed from a sample, which would use up a pipe.
+    if (readOnce(file) && createTableSql(named!.table, named!.schema) === undefined) throw needsFile(readOnceWhat(file));
     const [input] = await describeForCreate([named!], flags.sample === undefined ? {} : { sample: flags.sample });
     const builtIn = createTableSql(input!.table, input!.schema);
     const sql = input!.described?.createSql ?? builtIn ?? '';

@@ -70,7 +70,9 @@ function appendable(input: RerunInput): boolean {
 /** How an earlier load of a file relates to this run's reading of it. */
 async function relation(load: EarlierLoad, input: RerunInput): Promise<'same' | 'grew' | 'options' | 'changed'> {
   const sameOptions = load.readOptions === null || load.readOptions === input.readOptions;
-  const content = input.identity !== undefined && sameContent(load.identity, input.identity) ? 'same' : appendable(input) && (await grewFrom(load.identity, input.file, ['tbl', 'text'].includes(input.target.format))) ? 'grew' : 'changed';
+  // No identity: a pipe or device now where the file was, whose bytes nothing may read before the load (nor compare).
+  if (input.identity === undefined) return 'changed';
+  const content = sameContent(load.identity, input.identity) ? 'same' : appendable(input) && (await grewFrom(load.identity, input.file, ['tbl', 'text'].includes(input.target.format))) ? 'grew' : 'changed';
   if (content === 'changed') return 'changed';
   return sameOptions ? content : 'options';
 }
@@ -160,7 +162,9 @@ function refusal(why: 'options' | 'changed' | 'files', load: EarlierLoad, input:
       ? `${input.file} was loaded into ${input.tableName} by load ${load.loadId} read with other options (${readOptionChanges(load.readOptions!, input.readOptions).join('; ')}); ${committed}`
       : why === 'files'
         ? `${input.file} was loaded into ${input.tableName} by load ${load.loadId}, with other files than this command names; ${committed}`
-        : `${input.file} changed since load ${load.loadId} put it into ${input.tableName} (${identityDifference(load.identity, input.identity!)}${input.identity !== undefined && Number(input.identity.split(':')[0]) > Number(load.identity.split(':')[0]) ? ', and the part loaded is not as it was' : ''}); ${committed}`;
+        : input.identity === undefined
+          ? `${input.file} changed since load ${load.loadId} put it into ${input.tableName} (it is now a pipe or device, read once as it streams); ${committed}`
+          : `${input.file} changed since load ${load.loadId} put it into ${input.tableName} (${identityDifference(load.identity, input.identity)}${Number(input.identity.split(':')[0]) > Number(load.identity.split(':')[0]) ? ', and the part loaded is not as it was' : ''}); ${committed}`;
   const old = why === 'options' ? 'rerun with the options it was loaded with to finish that load; ' : why === 'files' ? 'rerun that load\'s command (its files) to finish it; ' : '';
   return new LoadError('bad-option', `${what}: loading it again would put its rows in beside those; nothing was loaded`, {
     hint: `${old}--truncate empties the table and loads the file anew; --again loads it again on top of the rows already there (a new load)`,

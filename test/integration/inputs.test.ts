@@ -522,4 +522,46 @@ describe('a pipe named as a file (a named pipe, the shell\'s <(…)) is read onc
       assert.match(r.stderr, message);
     }
   });
+
+  // No writer feeds these pipes: a command that opened one to read would wait for ever, and `timeout` ends it with 124.
+  const within = (args: readonly string[]): ReturnType<typeof runCli> => runCli(['-k', '5', '20', process.execPath, PGSURGE, ...args], { command: 'timeout' });
+  const newPipe = async (name: string): Promise<string> => {
+    const p = path.join(dir, name);
+    await fs.rm(p, { force: true });
+    execFileSync('mkfifo', [p]);
+    return p;
+  };
+
+  it('pgsurge compare of a named pipe is refused before it is opened (each variant reads the input again: the second would wait for ever)', async () => {
+    const r = await within(['compare', fifo, '-t', 'piped', '-f', 'text', '--variants', 'copy:w1,copy:w2', ...db()]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /compare reads its input once per run: .*named\.pipe is a pipe or device, read once as it streams/);
+  });
+
+  it('pgsurge schema of a named pipe is refused (exit 2), not an empty CREATE TABLE; a DBT-3 table\'s built-in DDL is still printed', async () => {
+    const csvPipe = await newPipe('sniffed.csv');
+    for (const json of [[], ['--json']]) {
+      const r = await within(['schema', csvPipe, ...json]);
+      assert.equal(r.code, 2, r.stdout + r.stderr);
+      assert.match(r.stderr, /pgsurge schema reads a sample from across the file: it needs a regular file, and .*sniffed\.csv is a pipe or device/);
+      assert.equal(r.stdout, '');
+    }
+    const builtIn = await within(['schema', await newPipe('region.tbl')]);
+    assert.equal(builtIn.code, 0, builtIn.stderr);
+    assert.match(builtIn.stdout, /CREATE TABLE "region" \(/);
+  });
+
+  it('a named pipe where a file loaded before was (its rows in the table): refused as a changed file, without opening the pipe', async () => {
+    await client.query(`TRUNCATE ${SCHEMA}.piped`);
+    const file = path.join(dir, 'was-a-file.csv');
+    await fs.writeFile(file, 'id,name\n1,a\n2,b\n');
+    const first = await runCli(['load', file, '-t', 'piped', '--header', ...db(), '-q']);
+    assert.equal(first.code, 0, first.stderr);
+    await newPipe('was-a-file.csv');
+    const r = await within(['load', file, '-t', 'piped', '--header', ...db(), '-q']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /was-a-file\.csv changed since load .* put it into .*piped.* \(it is now a pipe or device, read once as it streams\)/);
+    assert.match(r.stderr, /--again loads it again/);
+    assert.deepEqual((await client.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.piped`)).rows, [{ n: 2 }]);
+  });
 });
