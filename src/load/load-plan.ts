@@ -80,7 +80,27 @@ export async function checkLoadInputs(inputs: readonly LoadTarget[], options: Lo
   const part = options.part && shares ? { label: partLabel(options.part), shares } : undefined;
   const identities = await Promise.all(inputs.map((i, n) => (i.file === '-' || sizes[n] === undefined ? undefined : fileIdentity(i.file).then(identityString))));
   refuseSameFileTwice(inputs, identities);
+  await refuseSamePipeTwice(inputs, sizes);
   return { sizes, identities, part };
+}
+
+/**
+ * A pipe or device named twice (a named pipe and a link to it, or its path twice) would have
+ * two readers at once taking turns at its bytes, each cutting records where the other's
+ * reads fall: refused whatever the tables, as stdin named twice is. Stat'ed, not opened.
+ */
+async function refuseSamePipeTwice(inputs: readonly LoadTarget[], sizes: readonly (number | undefined)[]): Promise<void> {
+  const seen = new Map<string, string>();
+  for (const [i, input] of inputs.entries()) {
+    if (input.file === '-' || sizes[i] !== undefined) continue;
+    const st = await fs.stat(input.file);
+    const key = `${st.dev}:${st.ino}`;
+    const first = seen.get(key);
+    if (first !== undefined) {
+      throw new LoadError('bad-option', `${input.file} and ${first} are the same pipe or device: two readers would split its bytes between them`, { hint: 'name it once' });
+    }
+    seen.set(key, input.file);
+  }
 }
 
 /**

@@ -538,6 +538,17 @@ describe('a pipe named as a file (a named pipe, the shell\'s <(…)) is read onc
     assert.match(r.stderr, /compare reads its input once per run: .*named\.pipe is a pipe or device, read once as it streams/);
   });
 
+  it('a named pipe named twice (its path, and a link to it) is refused before it is opened: two readers would split its bytes between them', async () => {
+    const link = path.join(dir, 'named-link.pipe');
+    await fs.rm(link, { force: true });
+    await fs.symlink(fifo, link);
+    for (const [a, b] of [[fifo, fifo], [fifo, link]] as const) {
+      const r = await within(['load', a, b, '-t', 'piped', '-f', 'text', ...db()]);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, /named(-link)?\.pipe and .*named\.pipe are the same pipe or device: two readers would split its bytes between them/);
+    }
+  });
+
   it('pgsurge schema of a named pipe is refused (exit 2), not an empty CREATE TABLE; a DBT-3 table\'s built-in DDL is still printed', async () => {
     const csvPipe = await newPipe('sniffed.csv');
     for (const json of [[], ['--json']]) {
