@@ -131,8 +131,8 @@ interface InputPlan {
   readonly columns: readonly string[];
   /** The table's NOT NULL columns without a default: a chunk that leaves one out updates the rows there before it inserts the new ones. */
   readonly required: readonly string[];
-  /** The table's identity columns: never set by an UPDATE (a GENERATED ALWAYS one cannot be), nor need to be (integers). */
-  readonly identity: readonly string[];
+  /** The table's GENERATED ALWAYS identity columns: no UPDATE can set them (the file's values go in by inserts only). */
+  readonly always: readonly string[];
   /** The input's place among the load's inputs, as the high bits of its rows' positions. */
   readonly fileIndex: bigint;
   /** The order table (updates without key lanes): the position of the row that last wrote each key. */
@@ -192,7 +192,8 @@ function statementsFor(plan: InputPlan, action: KeyedAction, columns: readonly s
   const firstCols = staged.map((c) => (fromFirst.includes(c) ? `last_value(s.${quoteIdent(c)}) OVER k AS ${quoteIdent(c)}` : `s.${quoteIdent(c)}`)).join(', ');
   const sKeys = q(key, 's.');
   // A chunk holding a new key's first row, committed after a later chunk wrote the key, sets what its first row sets.
-  const rekey = fromFirst.filter((c) => !plan.identity.includes(c));
+  // (A GENERATED ALWAYS identity key column keeps its value: integers are written alike; outside the key, refuseLateFirstRows.)
+  const rekey = fromFirst.filter((c) => !plan.always.includes(c));
   const rekeyed =
     rekey.length === 0
       ? ''
@@ -306,6 +307,25 @@ function refuseMixedColumns(inputs: readonly LoadTarget[], plans: ReadonlyMap<st
 }
 
 /**
+ * By the order table, a chunk holding a new key's first row that commits after a later chunk
+ * inserted the key writes back that row's columns outside the columns set: an UPDATE, which
+ * cannot set a GENERATED ALWAYS identity column. A file filling one outside the key and the
+ * columns set then loads chunk after chunk, in file order (-w 1), where the first row inserts.
+ */
+function refuseLateFirstRows(inputs: readonly LoadTarget[], plans: ReadonlyMap<string, InputPlan>): void {
+  for (const input of inputs) {
+    const plan = plans.get(input.file)!;
+    const set = plan.update ?? plan.columns;
+    const stuck = plan.always.filter((c) => plan.columns.includes(c) && !plan.key.includes(c) && !set.includes(c));
+    if (stuck.length > 0) {
+      throw new LoadError('bad-option', `--on-conflict update into ${plan.table} by ${input.file}: ${stuck.join(', ')}, a GENERATED ALWAYS identity column outside --update-columns, takes a new key's first row's value, which a chunk committing after a later one's cannot write back (no UPDATE sets it)`, {
+        hint: 'load with -w 1',
+      });
+    }
+  }
+}
+
+/**
  * Key lanes when every input's key can go by them, and no earlier run of this load went
  * through an order table (its committed chunks are then not a prefix of each key's rows).
  * Else every input keeps the order table. Sets the plans (and the order tables) so.
@@ -398,8 +418,8 @@ export function keyedWriter(spec: KeyedSpec): KeyedWriter {
     stageTables.set(stage, input.table);
     const described = await tableColumns(client, input.table, input.schema);
     const required = described.filter((c) => c.notNull && !c.hasDefault && !c.identity).map((c) => c.name);
-    const identity = described.filter((c) => c.identity).map((c) => c.name);
-    const base = { table, stage, key, columns: fileColumns, required, identity, fileIndex: BigInt(fileIndex), statements: new Map<string, Statements>() };
+    const always = (await client.query<{ name: string }>(`SELECT attname::text AS name FROM pg_attribute WHERE attrelid = to_regclass($1) AND attidentity = 'a' AND NOT attisdropped`, [table])).rows.map((r) => r.name);
+    const base = { table, stage, key, columns: fileColumns, required, always, fileIndex: BigInt(fileIndex), statements: new Map<string, Statements>() };
     if (spec.action === 'delete') return { ...base, update: undefined };
     const stray = (spec.updateColumns ?? []).filter((c) => !fileColumns.includes(c) || key.includes(c));
     if (stray.length > 0) {
@@ -500,7 +520,10 @@ export function keyedWriter(spec: KeyedSpec): KeyedWriter {
         dropAtEnd = !load.withLedger;
         for (const [i, input] of load.inputs.entries()) plans.set(input.file, await planInput(client, input, i, load));
         useLanes = spec.action === 'update' && (await choseLanes(client, plans, orderTables));
-        if (spec.action === 'update' && !useLanes && (spec.workers ?? 1) > 1) refuseMixedColumns(load.inputs, plans);
+        if (spec.action === 'update' && !useLanes && (spec.workers ?? 1) > 1) {
+          refuseMixedColumns(load.inputs, plans);
+          refuseLateFirstRows(load.inputs, plans);
+        }
         await makeOrderTables(client);
       },
       async endLoad(client, completed) {
