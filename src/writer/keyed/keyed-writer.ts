@@ -156,6 +156,8 @@ interface Statements {
   readonly applySql: string;
   /** Key lanes: the apply of a lane's part whose keys are all different (no key's last row to find). */
   readonly distinctSql?: string;
+  /** Key lanes: run before `applySql`, the first row of each key the part holds more than once, inserted whole where the key is new. */
+  readonly firstSql?: string;
 }
 
 const q = (names: readonly string[], prefix = ''): string => names.map((n) => `${prefix}${quoteIdent(n)}`).join(', ');
@@ -260,11 +262,24 @@ function laneStatements(plan: InputPlan, columns: readonly string[], staged: rea
   const keys = q(key);
   const sKeys = q(key, 's.');
   const match = (a: string, b: string): string => key.map((k) => `${a}.${quoteIdent(k)} = ${b}.${quoteIdent(k)}`).join(' AND ');
-  // The last row of each key (with the columns outside the columns set as its first row fills them: a new key's row as
-  // row by row leaves it), then those rows in COPY's order: rows of different keys meet another unique key as one by one.
+  // The last row of each key, then those rows in COPY's order: rows of different keys meet another unique key as one by one.
+  // A new key's columns outside the columns set are its first row's, as row by row leaves them: that row is inserted
+  // whole first (firstSql), so it meets the table's constraints as row by row, and one the server refuses gives the key
+  // nothing (split out and rejected, the key's next row inserts); the last row then sets the columns set. Where the
+  // part leaves out a NOT NULL column no row can insert a key: the last row takes them from the first.
   const fromFirst = firstOfKey(key, staged, update).filter((c) => !key.includes(c));
+  const requiredLeftOut = plan.required.some((c) => !staged.includes(c));
+  const firstSql =
+    fromFirst.length === 0 || requiredLeftOut
+      ? undefined
+      : `INSERT INTO ${table} AS t (${q(staged)}) OVERRIDING SYSTEM VALUE
+          SELECT ${q(staged, 'f.')} FROM (
+            SELECT DISTINCT ON (${sKeys}) ${q(staged, 's.')}, s.ctid AS pgsurge_at, count(*) OVER (PARTITION BY ${sKeys}) AS pgsurge_rows
+              FROM pg_temp.${stage} AS s ORDER BY ${sKeys}, s.ctid) AS f
+          WHERE f.pgsurge_rows > 1 ORDER BY f.pgsurge_at
+        ON CONFLICT (${keys}) DO NOTHING`;
   const latest =
-    fromFirst.length === 0
+    fromFirst.length === 0 || !requiredLeftOut
       ? `SELECT * FROM (SELECT DISTINCT ON (${sKeys}) ${q(staged, 's.')}, s.ctid AS pgsurge_at FROM pg_temp.${stage} AS s ORDER BY ${sKeys}, s.ctid DESC) AS d ORDER BY d.pgsurge_at`
       : `SELECT * FROM (SELECT DISTINCT ON (${sKeys}) ${staged.map((c) => (fromFirst.includes(c) ? `last_value(s.${quoteIdent(c)}) OVER k AS ${quoteIdent(c)}` : `s.${quoteIdent(c)}`)).join(', ')}, s.ctid AS pgsurge_at
           FROM pg_temp.${stage} AS s
@@ -274,7 +289,7 @@ function laneStatements(plan: InputPlan, columns: readonly string[], staged: rea
   const apply = (ctes: readonly string[], from: string): string => {
     const insert = (where: string): string => `INSERT INTO ${table} AS t (${q(staged)}) OVERRIDING SYSTEM VALUE SELECT ${q(staged, 'l.')} FROM ${from} AS l${where} ON CONFLICT (${keys}) ${set}`;
     const withList = (more: readonly string[]): string => (ctes.length + more.length === 0 ? '' : `WITH ${[...ctes, ...more].join(', ')} `);
-    if (!plan.required.some((c) => !staged.includes(c))) return `${withList([])}${insert('')}`;
+    if (!requiredLeftOut) return `${withList([])}${insert('')}`;
     // The part leaves out a NOT NULL column without a default: the rows there are updated first, the others inserted.
     const assign = update.length === 0 ? `${quoteIdent(key[0]!)} = t.${quoteIdent(key[0]!)}` : update.map((c) => `${quoteIdent(c)} = s.${quoteIdent(c)}`).join(', ');
     return `${withList([
@@ -282,7 +297,7 @@ function laneStatements(plan: InputPlan, columns: readonly string[], staged: rea
       `inserted AS (${insert(` WHERE NOT EXISTS (SELECT 1 FROM updated AS u WHERE ${match('u', 'l')})`)} RETURNING 1)`,
     ])}SELECT (SELECT count(*) FROM updated) + (SELECT count(*) FROM inserted) AS applied`;
   };
-  return { columns, stage, kept: true, stageSql, applySql: apply([`latest AS MATERIALIZED (${latest})`], 'latest'), distinctSql: apply([], `pg_temp.${stage}`) };
+  return { columns, stage, kept: true, stageSql, applySql: apply([`latest AS MATERIALIZED (${latest})`], 'latest'), distinctSql: apply([], `pg_temp.${stage}`), ...(firstSql ? { firstSql } : {}) };
 }
 
 /**
@@ -492,6 +507,7 @@ export function keyedWriter(spec: KeyedSpec): KeyedWriter {
       await client.query(`${begin ? 'BEGIN; ' : ''}${sql.stageSql}${sql.kept && (!begin || !distinct) ? `; TRUNCATE pg_temp.${sql.stage}` : ''}`);
       const staged: Chunk = { ...chunk, target: { ...chunk.target, table: sql.stage, schema: 'pg_temp', columns } };
       const read = inner !== undefined ? (await inner.writeRows(client, staged)).loaded : await streamCopy(client, copySql(staged.target), chunk.data);
+      if (sql.firstSql !== undefined && !distinct) await client.query(sql.firstSql);
       const applied =
         plan.lanes !== undefined
           ? await client.query(distinct ? sql.distinctSql! : sql.applySql)
