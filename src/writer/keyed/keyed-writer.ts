@@ -158,6 +158,22 @@ interface Statements {
   readonly distinctSql?: string;
   /** Key lanes: run before `applySql`, the first row of each key the part holds more than once, inserted whole where the key is new. */
   readonly firstSql?: string;
+  /** The order table: run before `applySql` and undone (a savepoint), the same insert, to find a first row the server refuses. */
+  readonly trySql?: string;
+}
+
+/**
+ * The first row of each key a staged part holds more than once, inserted whole where the key is
+ * new (`order`: the column giving COPY's order), in COPY's order.
+ */
+function firstRowsSql(table: string, stage: string, key: readonly string[], staged: readonly string[], order: string): string {
+  const sKeys = q(key, 's.');
+  return `INSERT INTO ${table} AS t (${q(staged)}) OVERRIDING SYSTEM VALUE
+          SELECT ${q(staged, 'f.')} FROM (
+            SELECT DISTINCT ON (${sKeys}) ${q(staged, 's.')}, s.${order} AS pgsurge_at, count(*) OVER (PARTITION BY ${sKeys}) AS pgsurge_rows
+              FROM pg_temp.${stage} AS s ORDER BY ${sKeys}, s.${order}) AS f
+          WHERE f.pgsurge_rows > 1 ORDER BY f.pgsurge_at
+        ON CONFLICT (${q(key)}) DO NOTHING`;
 }
 
 const q = (names: readonly string[], prefix = ''): string => names.map((n) => `${prefix}${quoteIdent(n)}`).join(', ');
@@ -219,7 +235,12 @@ function statementsFor(plan: InputPlan, action: KeyedAction, columns: readonly s
       )${rekeyed}`;
   const insert = (where: string): string =>
     `INSERT INTO ${table} AS t (${q(staged)}) OVERRIDING SYSTEM VALUE SELECT ${q(staged, 'l.')} FROM latest AS l JOIN won AS w USING (${keys}) WHERE w.pgsurge_top = l.${POSITION}${where} ON CONFLICT (${keys}) ${set}`;
-  if (!plan.required.some((c) => !staged.includes(c))) return { columns, stage, stageSql, applySql: `${head} ${insert('')}` };
+  // A new key takes its first row's columns outside the columns set, inserted with the last row's columns set: a first row
+  // the server refuses for a value in the columns set alone would give them. So the chunk's first row of each key it
+  // repeats is first tried whole, as row by row inserts it, and undone: one refused splits the chunk, and alone it is rejected.
+  const requiredLeftOut = plan.required.some((c) => !staged.includes(c));
+  const trySql = fromFirst.some((c) => !key.includes(c)) && !requiredLeftOut ? firstRowsSql(table, stage, key, staged, POSITION) : undefined;
+  if (!requiredLeftOut) return { columns, stage, stageSql, applySql: `${head} ${insert('')}`, ...(trySql ? { trySql } : {}) };
   // The chunk leaves out a NOT NULL column without a default: INSERT … ON CONFLICT would check the row it proposes (with
   // NULL there) before finding the conflict, so the rows there are updated first, and only the others proposed for insertion.
   const assign = update.length === 0 ? `${quoteIdent(key[0]!)} = t.${quoteIdent(key[0]!)}` : update.map((c) => `${quoteIdent(c)} = s.${quoteIdent(c)}`).join(', ');
@@ -269,15 +290,7 @@ function laneStatements(plan: InputPlan, columns: readonly string[], staged: rea
   // part leaves out a NOT NULL column no row can insert a key: the last row takes them from the first.
   const fromFirst = firstOfKey(key, staged, update).filter((c) => !key.includes(c));
   const requiredLeftOut = plan.required.some((c) => !staged.includes(c));
-  const firstSql =
-    fromFirst.length === 0 || requiredLeftOut
-      ? undefined
-      : `INSERT INTO ${table} AS t (${q(staged)}) OVERRIDING SYSTEM VALUE
-          SELECT ${q(staged, 'f.')} FROM (
-            SELECT DISTINCT ON (${sKeys}) ${q(staged, 's.')}, s.ctid AS pgsurge_at, count(*) OVER (PARTITION BY ${sKeys}) AS pgsurge_rows
-              FROM pg_temp.${stage} AS s ORDER BY ${sKeys}, s.ctid) AS f
-          WHERE f.pgsurge_rows > 1 ORDER BY f.pgsurge_at
-        ON CONFLICT (${keys}) DO NOTHING`;
+  const firstSql = fromFirst.length === 0 || requiredLeftOut ? undefined : firstRowsSql(table, stage, key, staged, 'ctid');
   const latest =
     fromFirst.length === 0 || !requiredLeftOut
       ? `SELECT * FROM (SELECT DISTINCT ON (${sKeys}) ${q(staged, 's.')}, s.ctid AS pgsurge_at FROM pg_temp.${stage} AS s ORDER BY ${sKeys}, s.ctid DESC) AS d ORDER BY d.pgsurge_at`
@@ -508,6 +521,7 @@ export function keyedWriter(spec: KeyedSpec): KeyedWriter {
       const staged: Chunk = { ...chunk, target: { ...chunk.target, table: sql.stage, schema: 'pg_temp', columns } };
       const read = inner !== undefined ? (await inner.writeRows(client, staged)).loaded : await streamCopy(client, copySql(staged.target), chunk.data);
       if (sql.firstSql !== undefined && !distinct) await client.query(sql.firstSql);
+      if (sql.trySql !== undefined) await client.query(`SAVEPOINT pgsurge_first; ${sql.trySql}; ROLLBACK TO SAVEPOINT pgsurge_first; RELEASE SAVEPOINT pgsurge_first`);
       const applied =
         plan.lanes !== undefined
           ? await client.query(distinct ? sql.distinctSql! : sql.applySql)
