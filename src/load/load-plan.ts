@@ -80,20 +80,22 @@ export async function checkLoadInputs(inputs: readonly LoadTarget[], options: Lo
   const part = options.part && shares ? { label: partLabel(options.part), shares } : undefined;
   const identities = await Promise.all(inputs.map((i, n) => (i.file === '-' || sizes[n] === undefined ? undefined : fileIdentity(i.file).then(identityString))));
   refuseSameFileTwice(inputs, identities);
-  await refuseSamePipeTwice(inputs, sizes);
+  await refuseSamePipeTwice(inputs, sizes, options.stdin !== undefined);
   return { sizes, identities, part };
 }
 
 /**
- * A pipe or device named twice (a named pipe and a link to it, or its path twice) would have
- * two readers at once taking turns at its bytes, each cutting records where the other's
- * reads fall: refused whatever the tables, as stdin named twice is. Stat'ed, not opened.
+ * A pipe or device named twice (a named pipe and a link to it, its path twice, `-` and
+ * /dev/stdin) would have two readers at once taking turns at its bytes, each cutting
+ * records where the other's reads fall: refused whatever the tables, as stdin named twice
+ * is. Stat'ed, not opened. `-` is the process's stdin unless the load was handed a stream.
  */
-async function refuseSamePipeTwice(inputs: readonly LoadTarget[], sizes: readonly (number | undefined)[]): Promise<void> {
+async function refuseSamePipeTwice(inputs: readonly LoadTarget[], sizes: readonly (number | undefined)[], stdinGiven: boolean): Promise<void> {
   const seen = new Map<string, string>();
   for (const [i, input] of inputs.entries()) {
-    if (input.file === '-' || sizes[i] !== undefined) continue;
-    const st = await fs.stat(input.file);
+    if (sizes[i] !== undefined || (input.file === '-' && stdinGiven)) continue;
+    const st = await fs.stat(input.file === '-' ? '/dev/stdin' : input.file).catch(() => undefined);
+    if (st === undefined || st.isFile()) continue;
     const key = `${st.dev}:${st.ino}`;
     const first = seen.get(key);
     if (first !== undefined) {

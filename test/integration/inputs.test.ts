@@ -549,6 +549,12 @@ describe('a pipe named as a file (a named pipe, the shell\'s <(…)) is read onc
     }
   });
 
+  it('- and /dev/stdin in one load (one pipe, two readers) are refused before either is read', async () => {
+    const r = await runCli(['load', '-', '/dev/stdin', '-t', 'piped', '-f', 'text', ...db()], { stdin: '1\ta\n2\tb\n' });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /\/dev\/stdin and - are the same pipe or device: two readers would split its bytes between them/);
+  });
+
   it('pgsurge schema of a named pipe is refused (exit 2), not an empty CREATE TABLE; a DBT-3 table\'s built-in DDL is still printed', async () => {
     const csvPipe = await newPipe('sniffed.csv');
     for (const json of [[], ['--json']]) {
