@@ -334,6 +334,18 @@ function refuseMixedColumns(inputs: readonly LoadTarget[], plans: ReadonlyMap<st
   }
 }
 
+/** Where chunks commit out of file order (the order table above -w 1): what only file order applies exactly is refused. */
+function refuseOutOfOrder(inputs: readonly LoadTarget[], plans: ReadonlyMap<string, InputPlan>): void {
+  refuseMixedColumns(inputs, plans);
+  refuseLateFirstRows(inputs, plans);
+}
+
+/** Before the apply: a lane's part's first rows of the keys it repeats inserted (`firstSql`), or by the order table tried and undone (`trySql`). */
+async function firstRows(client: pg.Client, sql: Statements, distinct: boolean): Promise<void> {
+  if (sql.firstSql !== undefined && !distinct) await client.query(sql.firstSql);
+  if (sql.trySql !== undefined) await client.query(`SAVEPOINT pgsurge_first; ${sql.trySql}; ROLLBACK TO SAVEPOINT pgsurge_first; RELEASE SAVEPOINT pgsurge_first`);
+}
+
 /**
  * By the order table, a chunk holding a new key's first row that commits after a later chunk
  * inserted the key writes back that row's columns outside the columns set: an UPDATE, which
@@ -520,8 +532,7 @@ export function keyedWriter(spec: KeyedSpec): KeyedWriter {
       await client.query(`${begin ? 'BEGIN; ' : ''}${sql.stageSql}${sql.kept && (!begin || !distinct) ? `; TRUNCATE pg_temp.${sql.stage}` : ''}`);
       const staged: Chunk = { ...chunk, target: { ...chunk.target, table: sql.stage, schema: 'pg_temp', columns } };
       const read = inner !== undefined ? (await inner.writeRows(client, staged)).loaded : await streamCopy(client, copySql(staged.target), chunk.data);
-      if (sql.firstSql !== undefined && !distinct) await client.query(sql.firstSql);
-      if (sql.trySql !== undefined) await client.query(`SAVEPOINT pgsurge_first; ${sql.trySql}; ROLLBACK TO SAVEPOINT pgsurge_first; RELEASE SAVEPOINT pgsurge_first`);
+      await firstRows(client, sql, distinct);
       const applied =
         plan.lanes !== undefined
           ? await client.query(distinct ? sql.distinctSql! : sql.applySql)
@@ -550,10 +561,7 @@ export function keyedWriter(spec: KeyedSpec): KeyedWriter {
         dropAtEnd = !load.withLedger;
         for (const [i, input] of load.inputs.entries()) plans.set(input.file, await planInput(client, input, i, load));
         useLanes = spec.action === 'update' && (await choseLanes(client, plans, orderTables));
-        if (spec.action === 'update' && !useLanes && (spec.workers ?? 1) > 1) {
-          refuseMixedColumns(load.inputs, plans);
-          refuseLateFirstRows(load.inputs, plans);
-        }
+        if (spec.action === 'update' && !useLanes && (spec.workers ?? 1) > 1) refuseOutOfOrder(load.inputs, plans);
         await makeOrderTables(client);
       },
       async endLoad(client, completed) {
