@@ -80,7 +80,7 @@ describe(`the server restarts or goes away mid-load (own cluster)`, () => {
       // The input comes through stdin a slice at a time over about 3 s, so the load is still
       // under way when the server restarts, however fast it loads what it has (small chunks
       // keep every worker busy with what has come).
-      const run = startCli(['load', '-', '-t', 'lineitem', '-f', 'tbl', '--create', '--truncate', '-w', '3', '--chunk-size', '1KB', '--load-id', `restart-${n}`, '--db', cluster.url()], {}, 'pipe');
+      const run = startCli(['load', '-', '-t', 'lineitem', '-f', 'tbl', '--create', '--truncate', '-w', '3', '--chunk-size', '1KB', '--load-id', `restart-${n}`, '--reject-dir', tmp, '--db', cluster.url()], {}, 'pipe');
       const input = await fs.readFile(file);
       const slices = 60;
       let sent = 0;

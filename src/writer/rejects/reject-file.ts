@@ -3,6 +3,7 @@ import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { LoadTarget } from '../../core/chunk.js';
 import { LoadError } from '../../core/load-error.js';
+import { readOnce } from '../../input/file-blocks.js';
 import type { RejectedRow } from '../ledger/ledger.js';
 
 /**
@@ -13,8 +14,8 @@ import type { RejectedRow } from '../ledger/ledger.js';
  */
 export function rejectPathFor(input: LoadTarget, options: { rejectFile?: string; rejectDir?: string }, loadId: string, cwd: string = process.cwd()): string {
   if (options.rejectFile !== undefined) return path.resolve(cwd, options.rejectFile);
-  // Beside the input, unless it is stdin or a pipe the shell named (`<(zcat x.gz)` is /dev/fd/63): then here.
-  const dir = options.rejectDir ?? (input.file === '-' || /^\/(dev|proc)\//.test(path.resolve(cwd, input.file)) ? cwd : path.dirname(path.resolve(cwd, input.file)));
+  // Beside the input, unless it is stdin or a pipe the system names (`<(zcat x.gz)` is /dev/fd/63): then here.
+  const dir = options.rejectDir ?? (input.file === '-' || (/^\/(dev|proc)\//.test(path.resolve(cwd, input.file)) && readOnce(input.file)) ? cwd : path.dirname(path.resolve(cwd, input.file)));
   return path.resolve(cwd, dir, `${safeFileName(input.table)}.${safeFileName(loadId)}.rejects`);
 }
 
