@@ -44,6 +44,16 @@ async function firstChunkCommitted(loadId: string, run: RunningCli): Promise<voi
   }
 }
 
+/** The WAL writer's pid, once the server (started or back from a crash just now) has one. */
+async function walWriterPid(): Promise<number> {
+  for (let waited = 0; ; waited += 50) {
+    const pid = (await query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE backend_type = 'walwriter'")).rows[0]?.pid;
+    if (pid !== undefined) return pid;
+    assert.ok(waited < 10_000, 'the server has no WAL writer');
+    await sleep(50);
+  }
+}
+
 async function tableDigest(): Promise<{ count: number; digest: string }> {
   const c = new pg.Client(cluster.connection());
   await c.connect();
@@ -171,9 +181,9 @@ describe(`the server restarts or goes away mid-load (own cluster)`, () => {
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     // A failed assertion leaves the load waiting for the rest of its stdin: it is killed, so the test file ends.
     try {
-      const [walWriter] = await pidsOf(['walwriter']);
+      const walWriter = await walWriterPid();
       const others = await pidsOf(['background writer', 'checkpointer', 'autovacuum launcher']);
-      for (const pid of [walWriter!, ...others]) process.kill(pid, 'SIGSTOP');
+      for (const pid of [walWriter, ...others]) process.kill(pid, 'SIGSTOP');
       try {
         child.stdin.write(input.subarray(0, cut));
         let chunks = 0;
@@ -186,7 +196,11 @@ describe(`the server restarts or goes away mid-load (own cluster)`, () => {
         assert.equal(chunks, 1);
       } finally {
         // The crash: the postmaster tells every other process to quit at once; the stopped ones quit as they wake.
-        process.kill(walWriter!, 'SIGKILL');
+        try {
+          process.kill(walWriter, 'SIGKILL');
+        } catch {
+          // gone already: the others are woken all the same
+        }
         for (const pid of others) {
           try {
             process.kill(pid, 'SIGCONT');
@@ -227,7 +241,6 @@ describe(`the server restarts or goes away mid-load (own cluster)`, () => {
 
   it('--on-conflict update by key lanes, --no-ledger: the rows of a load that ended are on disk (a crash right after it loses none)', async () => {
     // The lanes' parts commit without waiting for their WAL flush; without a ledger row after them, something else must flush.
-    const walWriter = async (): Promise<number> => (await query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE backend_type = 'walwriter'")).rows[0]!.pid;
     await query('DROP TABLE IF EXISTS lanes_nl');
     await query('CREATE TABLE lanes_nl (id int PRIMARY KEY, v text)');
     const lines = Array.from({ length: 3000 }, (_, i) => `${(i * 7) % 500}\tr${i}`);
@@ -235,7 +248,7 @@ describe(`the server restarts or goes away mid-load (own cluster)`, () => {
     await fs.writeFile(input, lines.join('\n') + '\n');
     const last = new Map<number, string>();
     for (const l of lines) last.set(Number(l.split('\t')[0]), l.split('\t')[1]!);
-    const stopped = await walWriter();
+    const stopped = await walWriterPid();
     process.kill(stopped, 'SIGSTOP');
     try {
       const r = await runCli(['load', input, '-t', 'lanes_nl', '-f', 'text', '--on-conflict', 'update', '--no-ledger', '-w', '2', '--chunk-size', '2KB', '--sample-every', 'off', '--db', cluster.url(), '-q'], { env: { PGSURGE_WAL_FLUSHER: '0' } });
