@@ -7,7 +7,7 @@ import { finished } from 'node:stream/promises';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import { startCli, sleep } from '../helpers/cli-process.js';
-import { closeTestSchema, copyFrom, digest, openTestSchema, rejectFileOf, runCli, tableRecords, testClient, testUrl } from '../helpers/test-db.js';
+import { closeTestSchema, copyFrom, digest, openTestSchema, rejectFileOf, runCli, tableRecords, testClient, testUrl, type CliResult } from '../helpers/test-db.js';
 import { prng } from '../helpers/lineitem-data.js';
 
 /**
@@ -96,6 +96,24 @@ interface Counts {
 function summaryOf(stdout: string): Counts & { wire?: { wire: string; binaryChunks: number }[] } {
   const last = JSON.parse(stdout.trim().split('\n').at(-1)!) as { tables: Counts[]; wire?: { wire: string; binaryChunks: number }[] };
   return { ...last.tables[0]!, ...(last.wire ? { wire: last.wire } : {}) };
+}
+
+/**
+ * `--update-columns v` into a fresh kv (numeric key: the order table) at -w 2 from two inputs, the first a named pipe
+ * the caller writes `firstRows` into once the second input's chunk is in: the reference is both applied in order.
+ */
+async function firstInputPiped(suffix: string, firstRows: string, secondRows: string): Promise<{ first: string; second: string; want: string; run: Promise<CliResult> }> {
+  const first = path.join(dir, `first${suffix}.pipe`);
+  await fs.rm(first, { force: true });
+  execFileSync('mkfifo', [first]);
+  const second = path.join(dir, `second${suffix}.txt`);
+  await fs.writeFile(second, secondRows);
+  const both = path.join(dir, `both${suffix}.txt`);
+  await fs.writeFile(both, firstRows + secondRows);
+  const want = await reference(both, ['v']);
+  await freshTable('kv', 'numeric');
+  const run = runCli(['load', first, second, '-t', 'kv', '-f', 'text', '--columns', 'id,v,n,u', '--on-conflict', 'update', '--update-columns', 'v', '-w', '2', '--db', testUrl(), '--schema', SCHEMA, '--json']);
+  return { first, second, want, run };
 }
 
 async function orderTables(): Promise<number> {
@@ -386,17 +404,8 @@ describe('--on-conflict update: the last row of a key in the file wins, at any -
   it('--update-columns v, numeric key (the order table): the chunk with a new key\'s first row commits after the chunk with its last; the key keeps its first row\'s n and u', async () => {
     // Two inputs, the first a named pipe written only once the second is in: key 9001's last row (the second
     // input's) commits first, its first row (the first input's) after, and that row's n and u are the key's.
-    const first = path.join(dir, 'first.pipe');
-    await fs.rm(first, { force: true });
-    execFileSync('mkfifo', [first]);
     const firstRows = '9001\tfirst\t11.00\t9001\n2\ttwo\t2.00\t2\n';
-    const second = path.join(dir, 'second.txt');
-    await fs.writeFile(second, '9001\tlast\t99.00\t9999\n9002\tnew\t5.00\t9002\n');
-    const both = path.join(dir, 'both.txt');
-    await fs.writeFile(both, firstRows + (await fs.readFile(second, 'utf8')));
-    const want = await reference(both, ['v']);
-    await freshTable('kv', 'numeric');
-    const run = runCli(['load', first, second, '-t', 'kv', '-f', 'text', '--columns', 'id,v,n,u', '--on-conflict', 'update', '--update-columns', 'v', '-w', '2', '--db', testUrl(), '--schema', SCHEMA, '--json']);
+    const { first, want, run } = await firstInputPiped('', firstRows, '9001\tlast\t99.00\t9999\n9002\tnew\t5.00\t9002\n');
     for (let i = 0; i < 400; i++) {
       if ((await client.query<{ v: string }>(`SELECT v FROM ${SCHEMA}.kv WHERE id = 9001`)).rows[0]?.v === 'last') break;
       await sleep(50);
@@ -486,17 +495,8 @@ describe('--on-conflict update: the last row of a key in the file wins, at any -
 
   it('--update-columns v, numeric key (the order table), -w 2: a new key\'s later row committing first, whose u (outside the columns set) another key holds, is applied as row by row (it only sets v there)', async (t) => {
     t.todo('the chunk committing first inserts the key with its own row whole, so its u meets the unique key though row by row that row only updates v: it is rejected, and the key ends with its first row\'s v');
-    const first = path.join(dir, 'first-u.pipe');
-    await fs.rm(first, { force: true });
-    execFileSync('mkfifo', [first]);
     const firstRows = '9001\tfirst\t11.00\t9001\n';
-    const second = path.join(dir, 'second-u.txt');
-    await fs.writeFile(second, '9001\tlast\t99.00\t5\n');
-    const both = path.join(dir, 'both-u.txt');
-    await fs.writeFile(both, firstRows + (await fs.readFile(second, 'utf8')));
-    const want = await reference(both, ['v']);
-    await freshTable('kv', 'numeric');
-    const run = runCli(['load', first, second, '-t', 'kv', '-f', 'text', '--columns', 'id,v,n,u', '--on-conflict', 'update', '--update-columns', 'v', '-w', '2', '--db', testUrl(), '--schema', SCHEMA, '--json']);
+    const { first, second, want, run } = await firstInputPiped('-u', firstRows, '9001\tlast\t99.00\t5\n');
     // The second input's chunk is done (rejected or applied) before the first input's row is written.
     for (let i = 0; i < 100; i++) {
       if (((await client.query(`SELECT 1 FROM pgsurge.chunks WHERE file = $1`, [second]).catch(() => undefined))?.rowCount ?? 0) > 0) break;
