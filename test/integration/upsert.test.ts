@@ -240,6 +240,21 @@ describe('--on-conflict update: the last row of a key in the file wins, at any -
   });
   }
 
+  for (const keyType of ['int', 'numeric'] as const) {
+    it(`-w 1, ${keyType} key: rows of different keys that meet through another unique key meet in file order, not key order`, async () => {
+      // Row by row key 70's row asks for u = 60, which key 60 still holds, and is refused; then key 60 moves to 1000.
+      // In key order key 60 would move first and key 70's row would go in (a statement that fails is split in file order).
+      const f = path.join(dir, 'file-order.txt');
+      await fs.writeFile(f, '70\tfirst\t1.00\t60\n60\tsecond\t1.00\t1000\n');
+      const want = await reference(f);
+      await freshTable('kv', keyType);
+      const r = await runCli(upsertArgs(f, 'kv', ['-w', '1', '--json']));
+      assert.equal(r.code, 3, r.stderr);
+      assert.match(await fs.readFile(rejectFileOf(r), 'utf8'), /^70\tfirst\t1\.00\t60\n$/);
+      assert.equal(digest(await tableRecords(client, `${SCHEMA}.kv`)), want);
+    });
+  }
+
   // Above -w 1 rows of different keys may meet through another unique key in either order (each key's rows keep theirs).
   {
     const workers = '1';

@@ -233,8 +233,9 @@ function statementsFor(plan: InputPlan, action: KeyedAction, columns: readonly s
           WHERE o.${POSITION} < excluded.${POSITION} OR (o.${NEW} AND excluded.${FIRST} < o.${FIRST})
         RETURNING ${keys}, o.${POSITION} AS pgsurge_top, o.${NEW} AND o.${FIRST} >= $1::bigint AS pgsurge_rekey
       )${rekeyed}`;
+  // In file order: rows of different keys meet another unique key as one by one (the order rows were locked in key order).
   const insert = (where: string): string =>
-    `INSERT INTO ${table} AS t (${q(staged)}) OVERRIDING SYSTEM VALUE SELECT ${q(staged, 'l.')} FROM latest AS l JOIN won AS w USING (${keys}) WHERE w.pgsurge_top = l.${POSITION}${where} ON CONFLICT (${keys}) ${set}`;
+    `INSERT INTO ${table} AS t (${q(staged)}) OVERRIDING SYSTEM VALUE SELECT ${q(staged, 'l.')} FROM latest AS l JOIN won AS w USING (${keys}) WHERE w.pgsurge_top = l.${POSITION}${where} ORDER BY l.${POSITION} ON CONFLICT (${keys}) ${set}`;
   // A new key takes its first row's columns outside the columns set, inserted with the last row's columns set: a first row
   // the server refuses for a value in the columns set alone would give them. So the chunk's first row of each key it
   // repeats is first tried whole, as row by row inserts it, and undone: one refused splits the chunk, and alone it is rejected.
