@@ -525,6 +525,25 @@ describe('--on-conflict update: the last row of a key in the file wins, at any -
     assert.equal(digest(await tableRecords(client, `${SCHEMA}.kv`)), want);
   });
 
+  it('a GENERATED ALWAYS identity column outside the key: a new row takes the file\'s value, a row there keeps its own (no UPDATE sets one); named in --update-columns, refused (exit 2)', async () => {
+    await client.query(`DROP TABLE IF EXISTS ${SCHEMA}.seqd, ${SCHEMA}.seqd_ref`);
+    for (const t of ['seqd', 'seqd_ref']) {
+      await client.query(`CREATE TABLE ${SCHEMA}.${t} (id int PRIMARY KEY, seq int GENERATED ALWAYS AS IDENTITY, v text)`);
+      await client.query(`INSERT INTO ${SCHEMA}.${t} (id, v) SELECT g, 'old' FROM generate_series(1, 5) g`);
+    }
+    const f = path.join(dir, 'seqd.txt');
+    await fs.writeFile(f, Array.from({ length: 40 }, (_, i) => `${(i % 10) + 1}\t${1000 + i}\tv${i}`).join('\n') + '\n');
+    await applyRowByRow(f, [['id', 'int'], ['seq', 'int'], ['v', 'text']], `INSERT INTO ${SCHEMA}.seqd_ref OVERRIDING SYSTEM VALUE VALUES (r.id, r.seq, r.v) ON CONFLICT (id) DO UPDATE SET v = excluded.v`);
+    const r = await runCli(['load', f, '-t', 'seqd', '-f', 'text', '--on-conflict', 'update', '-w', '2', '--chunk-size', '1KB', '--db', testUrl(), '--schema', SCHEMA, '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const s = summaryOf(r.stdout);
+    assert.equal(s.read, s.loaded + s.rejected + s.skipped);
+    assert.equal(digest(await tableRecords(client, `${SCHEMA}.seqd`)), digest(await tableRecords(client, `${SCHEMA}.seqd_ref`)));
+    const named = await runCli(['load', f, '-t', 'seqd', '-f', 'text', '--on-conflict', 'update', '--update-columns', 'seq,v', '--db', testUrl(), '--schema', SCHEMA, '--again']);
+    assert.equal(named.code, 2, named.stderr);
+    assert.match(named.stderr, /`--update-columns` names seq, a GENERATED ALWAYS identity column, which no UPDATE can set/);
+  });
+
   it('--update-columns: only those are set on a row that is there; the others keep their values', async () => {
     await freshTable('kv');
     const r = await runCli(upsertArgs(file, 'kv', ['-w', '2', '--update-columns', 'v', '--load-id', 'upsert-v-only', '-q']));

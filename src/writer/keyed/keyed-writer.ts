@@ -407,6 +407,27 @@ function laneRoutingFor(plans: ReadonlyMap<string, InputPlan>, lanes: number): L
 }
 
 /**
+ * The columns an update sets (undefined: every column a chunk fills but the key): `--update-columns`, checked against
+ * the file's columns, else every column the file fills but the key and a GENERATED ALWAYS identity column (no UPDATE sets one).
+ */
+function columnsSet(named: readonly string[] | undefined, file: string, fileColumns: readonly string[], key: readonly string[], always: readonly string[]): readonly string[] | undefined {
+  const stray = (named ?? []).filter((c) => !fileColumns.includes(c) || key.includes(c));
+  if (stray.length > 0) {
+    throw new LoadError('bad-option', `\`--update-columns\` names ${stray.join(', ')}, which ${stray.length === 1 ? 'is' : 'are'} not a column of ${file} outside the key (${key.join(', ')})`, {
+      hint: `choose among ${fileColumns.filter((c) => !key.includes(c)).join(', ') || '(none: the file holds only the key)'}`,
+    });
+  }
+  const fixed = (named ?? []).filter((c) => always.includes(c));
+  if (fixed.length > 0) {
+    throw new LoadError('bad-option', `\`--update-columns\` names ${fixed.join(', ')}, a GENERATED ALWAYS identity column, which no UPDATE can set`, {
+      hint: 'leave it out: a new row takes the file\'s value, a row already there keeps its own',
+    });
+  }
+  if (named !== undefined || !always.some((c) => fileColumns.includes(c) && !key.includes(c))) return named;
+  return fileColumns.filter((c) => !key.includes(c) && !always.includes(c));
+}
+
+/**
  * Upserts and deletes by key through a staging table, COPY's way: each chunk is copied
  * (binary where `--wire` would send binary) into a temporary table, then applied to the
  * target in the chunk's transaction, with its ledger row.
@@ -462,12 +483,7 @@ export function keyedWriter(spec: KeyedSpec): KeyedWriter {
     const always = (await client.query<{ name: string }>(`SELECT attname::text AS name FROM pg_attribute WHERE attrelid = to_regclass($1) AND attidentity = 'a' AND NOT attisdropped`, [table])).rows.map((r) => r.name);
     const base = { table, stage, key, columns: fileColumns, required, always, fileIndex: BigInt(fileIndex), statements: new Map<string, Statements>() };
     if (spec.action === 'delete') return { ...base, update: undefined };
-    const stray = (spec.updateColumns ?? []).filter((c) => !fileColumns.includes(c) || key.includes(c));
-    if (stray.length > 0) {
-      throw new LoadError('bad-option', `\`--update-columns\` names ${stray.join(', ')}, which ${stray.length === 1 ? 'is' : 'are'} not a column of ${input.file} outside the key (${key.join(', ')})`, {
-        hint: `choose among ${fileColumns.filter((c) => !key.includes(c)).join(', ') || '(none: the file holds only the key)'}`,
-      });
-    }
+    const update = columnsSet(spec.updateColumns, input.file, fileColumns, key, always);
     // Named by the inputs' order too: positions number the inputs as named, so a resume that names them otherwise finds no order table.
     const named = load.inputs.map((i) => path.resolve(i.file)).join('\0');
     const order = `${LEDGER_SCHEMA}.${quoteIdent(`order_${createHash('sha256').update(`${load.loadId}\0${table}\0${named}`).digest('hex').slice(0, 16)}`)}`;
@@ -475,7 +491,7 @@ export function keyedWriter(spec: KeyedSpec): KeyedWriter {
     const unlogged = (await client.query<{ u: boolean }>(`SELECT relpersistence = 'u' AS u FROM pg_class WHERE oid = to_regclass($1)`, [table])).rows[0]?.u === true;
     orderTables.set(order, { table, key, fresh: fresh && (orderTables.get(order)?.fresh ?? true), unlogged, files: load.inputs.map((i) => i.file) });
     const lanes = await laneKeyOf(client, input, table, key);
-    return { ...base, update: spec.updateColumns, order, ...(lanes ? { lanes } : {}) };
+    return { ...base, update, order, ...(lanes ? { lanes } : {}) };
   }
 
   /** The order tables: made anew for a load that starts, kept for one that resumes (they hold what its committed chunks wrote). */
