@@ -30,6 +30,8 @@ export interface TableColumn {
   readonly hasDefault: boolean;
   /** GENERATED … AS IDENTITY. */
   readonly identity: boolean;
+  /** GENERATED ALWAYS AS IDENTITY: no UPDATE can set it (an INSERT with OVERRIDING SYSTEM VALUE can). */
+  readonly identityAlways: boolean;
   /** GENERATED ALWAYS AS … columns take no input: COPY without a column list leaves them out. */
   readonly generated: boolean;
   /**
@@ -62,6 +64,7 @@ interface ColumnRow {
   not_null: boolean;
   has_default: boolean;
   identity: boolean;
+  identity_always: boolean;
   generated: boolean;
   over_typname: string;
   over_category: string;
@@ -84,7 +87,7 @@ const COLUMNS_SQL = `WITH RECURSIVE chain AS (
        SELECT DISTINCT ON (attnum) attnum, typid, typmod FROM chain ORDER BY attnum, depth DESC
      )
      SELECT a.attnum::int AS attnum, a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, format_type(a.atttypid, -1) AS unmodified,
-            t.typcategory = 'A' AS is_array, a.attnotnull AS not_null, a.atthasdef AS has_default, a.attidentity <> '' AS identity,
+            t.typcategory = 'A' AS is_array, a.attnotnull AS not_null, a.atthasdef AS has_default, a.attidentity <> '' AS identity, a.attidentity = 'a' AS identity_always,
             a.attgenerated <> '' AS generated, ot.typname AS over_typname, ot.typcategory AS over_category,
             et.typname AS element_typname, et.typcategory AS element_category,
             s.typid::int8 AS storage_oid, st.typname AS storage_typname, s.typmod AS storage_typmod
@@ -109,6 +112,7 @@ function columnOf(r: ColumnRow): TableColumn {
     notNull: r.not_null,
     hasDefault: r.has_default,
     identity: r.identity,
+    identityAlways: r.identity_always,
     generated: r.generated,
     kind: isJson(r.over_typname) ? 'json' : r.over_category === 'A' ? 'array' : 'scalar',
     elementJson: isJson(r.element_typname),

@@ -175,7 +175,7 @@ async function countCommitted(
     skipped: outcome.skipped,
     triggerSkipped: outcome.triggerSkipped ?? 0,
   });
-  if (chunk.location.firstLine !== undefined && !readOnce(chunk.location.file)) {
+  if (chunk.location.firstLine !== undefined && chunk.location.file !== '-') {
     lineIndex.remember(chunk.location.file, chunk.location.byteOffset + chunk.location.byteLength, chunk.location.firstLine + chunk.lines);
   }
   await run.rejects.append(chunk.target.file, outcome.rejects);

@@ -10,6 +10,7 @@ export function tableColumn(fields: Partial<TableColumn> & { readonly name: stri
     notNull: false,
     hasDefault: false,
     identity: false,
+    identityAlways: false,
     generated: false,
     kind: 'scalar',
     elementJson: false,

@@ -480,7 +480,7 @@ export function keyedWriter(spec: KeyedSpec): KeyedWriter {
     stageTables.set(stage, input.table);
     const described = await tableColumns(client, input.table, input.schema);
     const required = described.filter((c) => c.notNull && !c.hasDefault && !c.identity).map((c) => c.name);
-    const always = (await client.query<{ name: string }>(`SELECT attname::text AS name FROM pg_attribute WHERE attrelid = to_regclass($1) AND attidentity = 'a' AND NOT attisdropped`, [table])).rows.map((r) => r.name);
+    const always = described.filter((c) => c.identityAlways).map((c) => c.name);
     const base = { table, stage, key, columns: fileColumns, required, always, fileIndex: BigInt(fileIndex), statements: new Map<string, Statements>() };
     if (spec.action === 'delete') return { ...base, update: undefined };
     const update = columnsSet(spec.updateColumns, input.file, fileColumns, key, always);
