@@ -73,6 +73,9 @@ describe('COPY data sent with its query', () => {
       const before = bytesWritten(loader);
       await assert.rejects(streamCopy(loader, `BEGIN; COPY ${SCHEMA}.refused (id, no_such_column) FROM STDIN`, bad), (e: Error & { code?: string }) => e.code === '42703');
       assert.ok(bytesWritten(loader) - before > 100_000, 'data went out behind the refused COPY');
+      // the BEGIN before the COPY held: the transaction is failed (the status itself comes with the
+      // ReadyForQuery, which the server sends after the error in a packet of its own: not read here)
+      await assert.rejects(loader.query('SELECT 1'), (e: Error & { code?: string }) => e.code === '25P02');
       assert.equal(loader.getTransactionStatus(), 'E');
       await loader.query('ROLLBACK');
       assert.equal((await loader.query<{ one: number }>('SELECT 1 AS one')).rows[0]!.one, 1);
