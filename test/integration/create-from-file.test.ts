@@ -169,7 +169,7 @@ describe('load --create from a text or JSON file: the sniffed dialect and types'
     assert.match(summaryOf(r.stdout).sniffed?.[0] ?? '', /kunden\.csv: csv, read as --header --delimiter ';' --encoding WIN1252 --null NA \(DateStyle ISO, DMY\)/);
     assert.deepEqual(summaryOf(r.stdout).total, { read: 400, loaded: 400, rejected: 0, skipped: 0 });
     assert.deepEqual(await columnTypes('kunden'), [
-      ['kunde', 'smallint', false],
+      ['kunde', 'integer', false],
       ['betrag', 'numeric', false],
       ['datum', 'date', false],
       ['notiz', 'text', false],
@@ -188,7 +188,7 @@ describe('load --create from a text or JSON file: the sniffed dialect and types'
     assert.deepEqual(shown.loadFlags, ['--header', "--delimiter ';'", '--encoding WIN1252', '--null NA']);
     assert.equal(shown.datestyle, 'ISO, DMY');
     assert.deepEqual([shown.dialect.encoding, shown.dialect.lineEnding], ['WIN1252', 'CRLF']);
-    assert.match(shown.createTable, /^CREATE TABLE kunden \(\n {2}kunde +smallint,/);
+    assert.match(shown.createTable, /^CREATE TABLE kunden \(\n {2}kunde +integer,/);
   });
 
   it('NDJSON: nested objects jsonb, arrays of one type arrays, mixed jsonb, a key seen once, keys made identifiers', async () => {
@@ -207,7 +207,7 @@ describe('load --create from a text or JSON file: the sniffed dialect and types'
     const r = await runCli(['load', file, '--create', '--json', '-w', '2', ...db()]);
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(await columnTypes('things'), [
-      ['id', 'smallint', false],
+      ['id', 'integer', false],
       ['full_name', 'text', false],
       ['tags', 'text[]', false],
       ['meta', 'jsonb', false],

@@ -97,28 +97,28 @@ describe('describe() of delimited text: the header line names the columns', () =
   it('reads the names as COPY would split the header of each format, and makes them identifiers', async () => {
     const csv = await write('h.csv', '\uFEFFid,"full, name","say ""hi"""\r\n1,a,b\r\n');
     assert.deepEqual((await describeInput(target('csv', csv, { header: 'skip' }))).columns, [
-      { name: 'id', type: 'smallint' },
+      { name: 'id', type: 'integer' },
       { name: 'full_name', key: 'full, name', type: 'text' },
       { name: 'say_hi', key: 'say "hi"', type: 'text' },
     ]);
     const text = await write('h.txt', 'id\tna\\tme\n1\tx\n');
     assert.deepEqual((await describeInput(target('text', text, { header: 'match' }))).columns, [
-      { name: 'id', type: 'smallint' },
+      { name: 'id', type: 'integer' },
       { name: 'na_me', key: 'na\tme', type: 'text' },
     ]);
     const tbl = await write('h.tbl', 'a|b|c|\n1|2|3|\n');
     assert.deepEqual((await describeInput(target('tbl', tbl, { header: 'skip' }))).columns, [
-      { name: 'a', type: 'smallint' },
-      { name: 'b', type: 'smallint' },
-      { name: 'c', type: 'smallint' },
+      { name: 'a', type: 'integer' },
+      { name: 'b', type: 'integer' },
+      { name: 'c', type: 'integer' },
     ]);
   });
 
   it('names the columns c1…cN when the file has no header', async () => {
     const csv = await write('nohead.csv', '1,2\n');
     assert.deepEqual((await describeInput(target('csv', csv))).columns, [
-      { name: 'c1', type: 'smallint' },
-      { name: 'c2', type: 'smallint' },
+      { name: 'c1', type: 'integer' },
+      { name: 'c2', type: 'integer' },
     ]);
   });
 });
@@ -127,8 +127,8 @@ describe('describe() of JSON: the keys of the first objects, in the order they a
   it('NDJSON: keys of lines from the start, middle and end, a line cut by the end of what is read left out', async () => {
     const small = await write('k.ndjson', '{"a":1,"b":2}\n\n{"c":[1,{"x":2}],"a":3}\n');
     assert.deepEqual((await describeInput(target('ndjson', small))).columns, [
-      { name: 'a', type: 'smallint' },
-      { name: 'b', type: 'smallint' },
+      { name: 'a', type: 'integer' },
+      { name: 'b', type: 'integer' },
       { name: 'c', type: 'jsonb' },
     ]);
     // A sample of a hundred objects from the start, the middle and the end: a key first seen past the start is named.
@@ -153,18 +153,18 @@ describe('describe() of JSON: the keys of the first objects, in the order they a
   it('a JSON array: the document, the array at --json-path, and an array longer than what is read', async () => {
     const doc = await write('a.json', '[{"x":1},\n {"y":2,"x":3}]');
     assert.deepEqual((await describeInput(target('json', doc))).columns, [
-      { name: 'x', type: 'smallint' },
-      { name: 'y', type: 'smallint' },
+      { name: 'x', type: 'integer' },
+      { name: 'y', type: 'integer' },
     ]);
     const nested = await write('n.json', '{"meta":{},"data":{"items":[{"p":1},{"q":2}]}}');
     assert.deepEqual((await describeInput(target('json', nested, { jsonPath: 'data.items' }))).columns, [
-      { name: 'p', type: 'smallint' },
-      { name: 'q', type: 'smallint' },
+      { name: 'p', type: 'integer' },
+      { name: 'q', type: 'integer' },
     ]);
     const rows = Array.from({ length: 60_000 }, (_, i) => JSON.stringify(i === 3 ? { id: i, extra: 'e' } : { id: i, pad: 'y'.repeat(20) }));
     const big = await write('big.json', `[${rows.join(',\n')}]`);
     assert.deepEqual((await describeInput(target('json', big), { sample: 100 })).columns, [
-      { name: 'id', type: 'smallint' },
+      { name: 'id', type: 'integer' },
       { name: 'pad', type: 'text' },
       { name: 'extra', type: 'text' },
     ]);

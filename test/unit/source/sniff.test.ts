@@ -43,9 +43,10 @@ function typeOf(...values: string[]): string {
 }
 
 describe('a column is the narrowest type all its values fit', () => {
-  it('integers by range, decimals as numeric, exponents and NaN as double precision', () => {
-    assert.equal(typeOf('1', '-32768', '32767'), 'smallint');
-    assert.equal(typeOf('1', '32768'), 'integer');
+  it('integers by range (integer at least, never integer), decimals as numeric, exponents and NaN as double precision', () => {
+    assert.equal(typeOf('1', '-32768', '32767'), 'integer');
+    assert.equal(typeOf('1', '-2147483648', '2147483647'), 'integer');
+    assert.equal(typeOf('2147483648'), 'bigint');
     assert.equal(typeOf('-2147483649'), 'bigint');
     assert.equal(typeOf('9223372036854775808'), 'numeric');
     assert.equal(typeOf('1', '2.50', '.5', '-3.'), 'numeric');
@@ -59,7 +60,7 @@ describe('a column is the narrowest type all its values fit', () => {
 
   it('booleans as words (0 and 1 are numbers)', () => {
     assert.equal(typeOf('true', 'FALSE', 't', 'f', 'yes', 'No', 'on', 'off'), 'boolean');
-    assert.equal(typeOf('0', '1'), 'smallint');
+    assert.equal(typeOf('0', '1'), 'integer');
     assert.equal(typeOf('true', '1'), 'text');
   });
 
@@ -110,36 +111,36 @@ describe('names a DBA would type', () => {
 describe('the dialect of delimited text', () => {
   it('semicolons, a header, DD/MM/YYYY dates and decimal points', async () => {
     const d = await sniff('semi.csv', 'Id;Name;Born;Score\n1;Ann;31/12/1990;12.5\n2;"Bob; Jr";01/02/1985;7\n3;Cy;15/06/2001;\n');
-    assert.deepEqual(typesOf(d), ['id smallint', 'name text', 'born date', 'score numeric']);
+    assert.deepEqual(typesOf(d), ['id integer', 'name text', 'born date', 'score numeric']);
     assert.equal(d.dialect?.delimiter, ';');
     assert.equal(d.dialect?.header, true);
     assert.equal(d.dialect?.datestyle, 'ISO, DMY');
-    assert.deepEqual(d.columns[0], { name: 'id', key: 'Id', type: 'smallint' });
+    assert.deepEqual(d.columns[0], { name: 'id', key: 'Id', type: 'integer' });
     assert.deepEqual([d.sampled, d.whole], [3, true]);
   });
 
   it('tabs, and a text file with backslash escapes and \\N', async () => {
     const csv = await sniff('tab.csv', 'a\tb\n1\tx y\n2\tz\n');
-    assert.deepEqual([csv.dialect?.delimiter, ...typesOf(csv)], ['\t', 'a smallint', 'b text']);
+    assert.deepEqual([csv.dialect?.delimiter, ...typesOf(csv)], ['\t', 'a integer', 'b text']);
     const text = await sniff('t.txt', 'id\twhen\tnote\n1\t2024-01-02 10:00:00\ta\\tb\n2\t\\N\tc\\\\d\n\\.\n', 'text');
-    assert.deepEqual(typesOf(text), ['id smallint', 'when_ timestamp', 'note text']);
+    assert.deepEqual(typesOf(text), ['id integer', 'when_ timestamp', 'note text']);
     assert.deepEqual([text.dialect?.null, text.dialect?.header], ['\\N', true]);
     const tbl = await sniff('t.tbl', '1|abc|2.50|2024-01-01|\n2|de|3.00|2024-01-02|\n', 'tbl');
-    assert.deepEqual([tbl.dialect?.delimiter, tbl.dialect?.header, ...typesOf(tbl)], ['|', false, 'c1 smallint', 'c2 text', 'c3 numeric', 'c4 date']);
+    assert.deepEqual([tbl.dialect?.delimiter, tbl.dialect?.header, ...typesOf(tbl)], ['|', false, 'c1 integer', 'c2 text', 'c3 numeric', 'c4 date']);
   });
 
   it('quoted fields holding newlines, delimiters and quotes, in every block of a large file', async () => {
     const rows = ['id,comment,amount'];
     for (let i = 0; i < 6000; i++) rows.push(`${i},"line one, ""quoted""\nline two\n${i % 7 === 0 ? '3,x,4' : 'z'}",${i}.25`);
     const d = await sniff('quoted.csv', rows.join('\n') + '\n', 'csv', { sample: 300 });
-    assert.deepEqual(typesOf(d), ['id smallint', 'comment text', 'amount numeric']);
+    assert.deepEqual(typesOf(d), ['id integer', 'comment text', 'amount numeric']);
     assert.deepEqual([d.dialect?.quote, d.dialect?.escape, d.whole], ['"', '"', false]);
     assert.ok(d.sampled >= 290 && d.sampled <= 300, `sampled ${d.sampled}`);
   });
 
   it('no header: c1…cN; a header of text columns is told by names that are not values', async () => {
     const d = await sniff('nohead.csv', '1,Ann,2024-01-01\n2,Bob,2024-01-02\n');
-    assert.deepEqual([d.dialect?.header, ...typesOf(d)], [false, 'c1 smallint', 'c2 text', 'c3 date']);
+    assert.deepEqual([d.dialect?.header, ...typesOf(d)], [false, 'c1 integer', 'c2 text', 'c3 date']);
     const names = await sniff('textnames.csv', 'city,country\nParis,France\nLyon,France\n');
     assert.deepEqual([names.dialect?.header, ...typesOf(names)], [true, 'city text', 'country text']);
     const plain = await sniff('textrows.csv', 'Paris,France\nLyon,France\n');
@@ -148,9 +149,9 @@ describe('the dialect of delimited text', () => {
 
   it('a byte-order mark, CRLF and CR line endings', async () => {
     const bom = await sniff('bom.csv', '\uFEFFid,name\r\n1,a\r\n2,b\r\n');
-    assert.deepEqual([bom.dialect?.bom, bom.dialect?.lineEnding, bom.dialect?.encoding, ...typesOf(bom)], [true, 'CRLF', 'UTF8', 'id smallint', 'name text']);
+    assert.deepEqual([bom.dialect?.bom, bom.dialect?.lineEnding, bom.dialect?.encoding, ...typesOf(bom)], [true, 'CRLF', 'UTF8', 'id integer', 'name text']);
     const cr = await sniff('cr.csv', 'id,name\r1,a\r2,b\r');
-    assert.deepEqual([cr.dialect?.lineEnding, ...typesOf(cr)], ['CR', 'id smallint', 'name text']);
+    assert.deepEqual([cr.dialect?.lineEnding, ...typesOf(cr)], ['CR', 'id integer', 'name text']);
   });
 
   it('Windows-1252 and LATIN1 bytes, told from UTF-8', async () => {
@@ -165,11 +166,11 @@ describe('the dialect of delimited text', () => {
 
   it('NULL markers: empty, NA, \\N; the most common is COPY NULL and the others are values', async () => {
     const na = await sniff('na.csv', 'id,score\n1,NA\n2,3.5\nNA,4\n');
-    assert.deepEqual([na.dialect?.null, ...typesOf(na)], ['NA', 'id smallint', 'score numeric']);
+    assert.deepEqual([na.dialect?.null, ...typesOf(na)], ['NA', 'id integer', 'score numeric']);
     const empty = await sniff('empty.csv', 'id,score,note\n1,,x\n2,3.5,\n,4,""\n');
-    assert.deepEqual([empty.dialect?.null, ...typesOf(empty)], ['', 'id smallint', 'score numeric', 'note text']);
+    assert.deepEqual([empty.dialect?.null, ...typesOf(empty)], ['', 'id integer', 'score numeric', 'note text']);
     const both = await sniff('both.csv', 'id,score\n1,NA\n2,NA\n3,\n');
-    assert.deepEqual([both.dialect?.null, both.dialect?.nullMarkers, ...typesOf(both)], ['NA', ['NA', ''], 'id smallint', 'score text']);
+    assert.deepEqual([both.dialect?.null, both.dialect?.nullMarkers, ...typesOf(both)], ['NA', ['NA', ''], 'id integer', 'score text']);
   });
 
   it('a value past 90% of the file: seen when the end block holds it, missed between the blocks, and always with sample all', async () => {
@@ -184,7 +185,7 @@ describe('the dialect of delimited text', () => {
 
   it('the options the user gave are taken as given', async () => {
     const d = await sniff('given.csv', 'a|b\n1|-\n-|2\n', 'csv', {}, { delimiter: '|', null: '-', header: 'skip' });
-    assert.deepEqual([d.dialect?.delimiter, d.dialect?.null, d.dialect?.header, ...typesOf(d)], ['|', '-', true, 'a smallint', 'b smallint']);
+    assert.deepEqual([d.dialect?.delimiter, d.dialect?.null, d.dialect?.header, ...typesOf(d)], ['|', '-', true, 'a integer', 'b integer']);
   });
 });
 
@@ -200,7 +201,7 @@ describe('JSON values', () => {
       'id integer',
       'at timestamptz',
       'tags text[]',
-      'nums smallint[]',
+      'nums integer[]',
       'meta jsonb',
       'mixed jsonb',
       'flag boolean',
