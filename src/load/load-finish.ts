@@ -23,6 +23,8 @@ export interface RunOutcome {
   readonly writer: ChunkWriter;
   readonly rejects: LoadRejects;
   readonly routing: RoutingPlan | undefined;
+  /** An upsert by key lanes: a chunk's parts commit each on its lane, before the chunk is recorded. */
+  readonly lanes?: boolean;
 }
 
 /**
@@ -47,7 +49,8 @@ export async function finishLoad(
       ...(run.writer.name === 'delete' ? { deletes: true } : {}),
     });
   // A stopped load's summary says what the ledger holds: this run's counters miss chunks whose commit it could not confirm.
-  const stopped = async (error: LoadError): Promise<LoadStopped> => {
+  const stopped = async (stop: LoadError): Promise<LoadStopped> => {
+    const error = run.lanes ? lanesStopped(stop, withLedger) : stop;
     const ledgerHolds = withLedger ? await withTimeout(withLiveClient(control, target, (c) => ledgerTotals(c, loadId)), 5000).catch(() => null) : undefined;
     return new LoadStopped(error, { ...summary(), ...(ledgerHolds !== undefined ? { ledger: ledgerHolds } : {}) }, withLedger ? loadId : undefined);
   };
@@ -67,6 +70,18 @@ export async function finishLoad(
   // Every input read to its end: a rerun of the same command says so and loads nothing (a part is not the whole load).
   if (withLedger && !plan.part) await withLiveClient(control, target, (c) => markCompleted(c, loadId, [...plan.ledgerInputs.values()].map((i) => i.file))).catch(() => undefined);
   return { ...summary(), ...(routing && routing.routes.length > 0 ? { citusRoutes: routing.routes } : {}), ...(plan.appended.length > 0 ? { appended: plan.appended } : {}) };
+}
+
+/**
+ * A stop of a load by key lanes: what was in flight is not all rolled back (each lane commits
+ * its part of a chunk on its own, ahead of the chunk's record), so the message says so.
+ */
+function lanesStopped(error: LoadError, withLedger: boolean): LoadError {
+  const message = error.message
+    .replace('the chunks in flight were rolled back', 'the chunks in flight were not recorded as loaded')
+    .replace(' was rolled back, so its rejected rows', ' was not recorded as loaded, so its rejected rows');
+  const after = withLedger ? 'a resume applies those chunks again, in order, and the table ends as one run leaves it' : 'without the ledger only loading the input again (--truncate) makes the table exact';
+  return new LoadError(error.code, `${message}; by key lanes each lane commits its part of a chunk on its own, so rows of the chunks not recorded may be applied already: ${after}`, error.details);
 }
 
 /** A rerun of a load that completed: nothing read, nothing loaded; the summary says when it completed and what its runs committed. */

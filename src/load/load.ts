@@ -100,7 +100,7 @@ export async function load(named: readonly LoadTarget[], asked: LoadOptions, tar
     // Finish: first error wins.
     let completed = false;
     try {
-      const summary = await finishLoad(control, target, { inputs, plan, readers }, { firstError, signal, workers: lanes ? lanes.lanes : clients.length, writer, rejects, routing });
+      const summary = await finishLoad(control, target, { inputs, plan, readers }, { firstError, signal, workers: lanes ? lanes.lanes : clients.length, writer, rejects, routing, lanes: lanes !== undefined });
       completed = true;
       const hint = summary.total.rejected > 0 ? sampledTypesHint(inputs) : undefined;
       const sniffed = inputs.flatMap((i) => describedLine(i) ?? []);
