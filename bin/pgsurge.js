@@ -5,4 +5,7 @@
 if (process.argv.includes('--verbose')) process.setSourceMapsEnabled(true);
 const { main } = await import('../dist/bundle/main.js');
 
-process.exitCode = await main(process.argv);
+const code = await main(process.argv);
+// The command is done: an input it stopped reading (a pipe whose writer has not closed it,
+// after Ctrl-C or an error) must not hold the process open.
+process.exit(code);

@@ -1,4 +1,5 @@
-import { createReadStream, statSync } from 'node:fs';
+import { constants, createReadStream, openSync, statSync } from 'node:fs';
+import { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { LoadTarget } from '../core/chunk.js';
@@ -33,13 +34,31 @@ export function compressionOf(target: LoadTarget): Compression | undefined {
 }
 
 /**
+ * A file's stream. A named pipe is opened non-blocking and read as a socket, as stdin's pipe
+ * is: opened the usual way, open(2) waits for the pipe's writer (and read(2) for its next
+ * bytes) in a libuv thread that nothing interrupts, so a load stopped meanwhile (Ctrl-C)
+ * could not end, not even by `process.exit`. Read this way, the wait is the event loop's:
+ * no data until a writer comes, the end when the last writer closes.
+ */
+function openFile(file: string, highWaterMark: number): Readable {
+  let fifo = false;
+  try {
+    fifo = statSync(file).isFIFO();
+  } catch {
+    // the open below says what is wrong with the path
+  }
+  if (!fifo) return createReadStream(file, { highWaterMark });
+  return new Socket({ fd: openSync(file, constants.O_RDONLY | constants.O_NONBLOCK), readable: true, writable: false });
+}
+
+/**
  * A file's bytes from its start, decompressed when it is compressed (one reader: a gzip
  * stream cannot be entered in the middle). A truncated or corrupt `.gz` stops with the
  * file and how much of its content was read.
  */
 export async function* fileBlocks(target: LoadTarget, blockSize: number, stdin?: Readable): AsyncGenerator<Buffer> {
   const highWaterMark = Math.max(64 * 1024, Math.min(blockSize, 1 << 20));
-  const raw: Readable = target.file === '-' ? (stdin ?? process.stdin) : createReadStream(target.file, { highWaterMark });
+  const raw: Readable = target.file === '-' ? (stdin ?? process.stdin) : openFile(target.file, highWaterMark);
   const compression = compressionOf(target);
   if (compression === undefined) {
     for await (const b of raw) yield b as Buffer;

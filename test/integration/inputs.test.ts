@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import { Readable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
+import { startCli, sleep, type RunningCli } from '../helpers/cli-process.js';
 import { closeTestSchema, copyFrom, digest, freshSchema, openTestSchema, PGSURGE, rejectFileOf, runCli, tableRecords, testClient, testUrl } from '../helpers/test-db.js';
 
 const SCHEMA = 'it_inputs';
@@ -531,6 +532,34 @@ describe('a pipe named as a file (a named pipe, the shell\'s <(…)) is read onc
     execFileSync('mkfifo', [p]);
     return p;
   };
+
+  it('SIGTERM while the input waits (a named pipe with no writer yet, a named pipe\'s or stdin\'s writer sending nothing more) ends the load at once: exit 130, the resume command', async () => {
+    const stopWaiting = async (args: readonly string[], feed: (cli: RunningCli) => Promise<() => Promise<void>>): Promise<void> => {
+      const cli = startCli(['load', ...args, '-t', 'piped', '-f', 'text', ...db()], {}, 'pipe');
+      await cli.waitFor(/pgsurge: load /);
+      const done = await feed(cli);
+      await sleep(300);
+      cli.child.kill('SIGTERM');
+      const ended = await Promise.race([cli.exited, sleep(15_000).then(() => undefined)]);
+      if (ended === undefined) cli.child.kill('SIGKILL');
+      await done();
+      assert.deepEqual(ended, { code: 130, signal: null }, `${args.join(' ')}: ${cli.stderr()}`);
+      assert.match(cli.stderr(), /interrupted[\s\S]*resume with: pgsurge load /);
+    };
+    const nothing = async (): Promise<() => Promise<void>> => async () => undefined;
+    await client.query(`TRUNCATE ${SCHEMA}.piped`);
+    await stopWaiting([await newPipe('unfed.pipe')], nothing);
+    const idle = await newPipe('idle.pipe');
+    await stopWaiting([idle], async () => {
+      const writer = await fs.open(idle, 'w'); // opens once the load has opened it to read
+      await writer.write('1\ta\n2\tb\n');
+      return async () => writer.close();
+    });
+    await stopWaiting(['-'], async (cli) => {
+      cli.child.stdin!.write('3\tc\n');
+      return async () => void cli.child.stdin!.destroy();
+    });
+  });
 
   it('pgsurge compare of a named pipe is refused before it is opened (each variant reads the input again: the second would wait for ever)', async () => {
     const r = await within(['compare', fifo, '-t', 'piped', '-f', 'text', '--variants', 'copy:w1,copy:w2', ...db()]);
