@@ -48,7 +48,8 @@ export function registerSchemaCommand(program: Command): void {
     // A DBT-3 table's built-in DDL reads nothing; anything else is sniffed from a sample, which would use up a pipe.
     if (readOnce(file) && createTableSql(named!.table, named!.schema) === undefined) throw needsFile(readOnceWhat(file));
     const [input] = await describeForCreate([named!], flags.sample === undefined ? {} : { sample: flags.sample });
-    const builtIn = createTableSql(input!.table, input!.schema);
+    // The built-in DDL, unless the file has other columns than that table's (then described).
+    const builtIn = input!.described === undefined || input!.described.builtIn === true ? createTableSql(input!.table, input!.schema) : undefined;
     const sql = input!.described?.createSql ?? builtIn ?? '';
     const description = input!.described?.description;
     const flagsOf = description?.dialect ? dialectFlags(input!.format, description.dialect) : [];

@@ -8,9 +8,14 @@ export const KNOWN_TABLE_COLUMNS: Record<string, readonly (readonly [string, str
   ...NARROW_TABLE_COLUMNS,
 };
 
+/** The columns (name, type) of a table pgsurge has DDL for, or undefined. */
+export function knownColumns(table: string): readonly (readonly [string, string])[] | undefined {
+  return KNOWN_TABLE_COLUMNS[table] ?? (isDbt3Table(table.toLowerCase()) ? DBT3_COLUMNS[table.toLowerCase() as keyof typeof DBT3_COLUMNS] : undefined);
+}
+
 /** The `CREATE TABLE` statement for a table pgsurge knows, or undefined. */
 export function createTableSql(table: string, schema?: string): string | undefined {
-  const columns = KNOWN_TABLE_COLUMNS[table] ?? (isDbt3Table(table.toLowerCase()) ? DBT3_COLUMNS[table.toLowerCase() as keyof typeof DBT3_COLUMNS] : undefined);
+  const columns = knownColumns(table);
   if (columns === undefined) return undefined;
   const body = columns.map(([name, type]) => `  ${quoteIdent(name)} ${type}`).join(',\n');
   return `CREATE TABLE ${qualifiedName(table, schema)} (\n${body}\n)`;

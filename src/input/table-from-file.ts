@@ -1,7 +1,7 @@
 import type { LoadTarget } from '../core/chunk.js';
 import { sqlIdent, sqlQualifiedName } from '../core/identifiers.js';
 import { LoadError } from '../core/load-error.js';
-import { createTableSql } from '../datasets/table-ddl.js';
+import { createTableSql, knownColumns } from '../datasets/table-ddl.js';
 import { parseEncoding } from './encodings.js';
 import { readOnce } from './file-blocks.js';
 import { describeInput } from './format-registry.js';
@@ -22,6 +22,8 @@ export interface DescribedInput {
   readonly createSql: string;
   /** The session DateStyle the sniffed dates need (`ISO, DMY` for DD/MM/YYYY), when the sniffer says so. */
   readonly datestyle?: string;
+  /** `createSql` is pgsurge's built-in DDL of the table, whose columns the file has (`shapedLike`). */
+  readonly builtIn?: boolean;
 }
 
 /** How much of a file to look at (`--sample N|all`), and the distribution column of a Citus table (`--distribute-by`). */
@@ -77,16 +79,35 @@ export function dialectFlags(format: LoadTarget['format'], dialect: SniffedDiale
 }
 
 /**
+ * A file holds the rows of a table pgsurge has DDL for (a DBT-3 table, the narrow table)
+ * when its columns are the table's: by name where the file names them (a header, JSON
+ * keys, Parquet's schema), by count where it does not. A user's own `orders.csv` with
+ * other columns gets a table of its own columns, not DBT-3's.
+ */
+function shapedLike(description: FileDescription, known: readonly (readonly [string, string])[]): boolean {
+  const { columns, dialect } = description;
+  if (columns.length !== known.length) return false;
+  if (dialect !== undefined && !dialect.header) return true;
+  // A header's fields are the columns in their order (COPY reads by position); keys and Parquet's fields are read by name.
+  if (dialect !== undefined) return columns.every((c, i) => c.name.toLowerCase() === known[i]![0].toLowerCase());
+  const names = new Set(known.map(([name]) => name.toLowerCase()));
+  return columns.every((c) => names.has(c.name.toLowerCase()));
+}
+
+/**
  * `--create` with a table pgsurge has no DDL for: each input described (once per file),
  * its CREATE TABLE made, and a delimited text file read with its sniffed dialect where
  * the user gave no dialect flag (a flag given wins for what it says). Inputs of the
- * DBT-3 and narrow tables keep their built-in DDL and are returned as they are. stdin
- * and pipes cannot be described (reading them for a sample would use them up).
+ * DBT-3 and narrow tables keep their built-in DDL: a `.tbl` returned as it is, any other
+ * file read as sniffed when it has the table's columns (`shapedLike`). stdin and pipes
+ * cannot be described (reading them for a sample would use them up).
  */
 export async function describeForCreate(inputs: readonly LoadTarget[], options: DescribeForCreate): Promise<LoadTarget[]> {
   const out: LoadTarget[] = [];
   for (const input of inputs) {
-    if (input.described !== undefined || createTableSql(input.table, input.schema) !== undefined || readOnce(input.file)) {
+    const known = knownColumns(input.table);
+    // dbgen's .tbl of a DBT-3 table is the table's without a look; a pipe cannot be sampled.
+    if (input.described !== undefined || readOnce(input.file) || (known !== undefined && input.format === 'tbl')) {
       out.push(input);
       continue;
     }
@@ -99,7 +120,8 @@ export async function describeForCreate(inputs: readonly LoadTarget[], options: 
       out.push(input);
       continue;
     }
-    const createSql = createTableFromFile(input.table, input.schema, description);
+    const builtIn = known !== undefined && shapedLike(description, known);
+    const createSql = builtIn ? createTableSql(input.table, input.schema)! : createTableFromFile(input.table, input.schema, description);
     const { dialect } = description;
     const given = input.input ?? {};
     // JSON keys made identifiers: each column is filled from its key.
@@ -107,7 +129,7 @@ export async function describeForCreate(inputs: readonly LoadTarget[], options: 
     const keyed = renamed.length > 0 ? { ...given, keys: Object.fromEntries(renamed.map((c) => [c.name, c.key!])) } : given;
     const read = dialect !== undefined ? dialectInputOptions(input.format, dialect, keyed) : keyed;
     const datestyle = dialect?.datestyle;
-    out.push({ ...input, input: read, described: { description, createSql, ...(datestyle ? { datestyle } : {}) } });
+    out.push({ ...input, input: read, described: { description, createSql, ...(datestyle ? { datestyle } : {}), ...(builtIn ? { builtIn } : {}) } });
   }
   return out;
 }
@@ -117,8 +139,8 @@ export function describedLine(input: LoadTarget): string | undefined {
   const d = input.described;
   if (d === undefined) return undefined;
   const { description } = d;
-  const how = description.whole ? 'the whole file' : `a sample of ${description.sampled} records`;
-  if (description.dialect === undefined) return `${input.file}: columns and types from ${description.sampled === 0 ? "the file's schema" : how}`;
+  const how = d.builtIn === true ? `pgsurge's built-in DDL of ${input.table}` : description.whole ? 'the whole file' : `a sample of ${description.sampled} records`;
+  if (description.dialect === undefined) return `${input.file}: columns and types from ${description.sampled === 0 && d.builtIn !== true ? "the file's schema" : how}`;
   const flags = dialectFlags(input.format, description.dialect);
   return `${input.file}: ${description.dialect.format}, read as ${flags.length > 0 ? flags.join(' ') : "COPY's defaults"}${d.datestyle ? ` (DateStyle ${d.datestyle})` : ''}; types from ${how}`;
 }

@@ -89,6 +89,6 @@ export async function prepareDryRun(control: pg.Client, inputs: readonly LoadTar
 
 /** The CREATE TABLE `--create` would run, made temporary (`pg_temp.<table>`), when pgsurge has one. */
 function temporaryDdl(input: LoadTarget): string | undefined {
-  const ddl = input.described !== undefined ? createTableFromFile(input.table, 'pg_temp', input.described.description) : createTableSql(input.table, 'pg_temp');
+  const ddl = input.described !== undefined && input.described.builtIn !== true ? createTableFromFile(input.table, 'pg_temp', input.described.description) : createTableSql(input.table, 'pg_temp');
   return ddl?.replace(/^CREATE TABLE /, 'CREATE TABLE IF NOT EXISTS ');
 }

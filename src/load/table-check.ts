@@ -24,25 +24,25 @@ export async function withTableCreationLocks<T>(client: pg.Client, tables: reado
 export interface TableCreation {
   readonly create: boolean;
   readonly truncate: boolean;
-  /** The CREATE TABLE made from the input file (`input/table-from-file.ts`), for a table without built-in DDL. */
+  /** The CREATE TABLE made from the input file (`input/table-from-file.ts`), for a table without built-in DDL or a file not shaped like it. */
   readonly fromFile?: string | undefined;
   /** Citus: `create_distributed_table` on this column right after a `--create` made the table. */
   readonly distributeBy?: string | undefined;
 }
 
 /**
- * Makes sure a target table exists (creating it with `--create`: the built-in DDL of the
- * DBT-3 and narrow tables, else the one made from the file), emptied with `--truncate`.
+ * Makes sure a target table exists (creating it with `--create`: the one made from the file,
+ * else the built-in DDL of the DBT-3 and narrow tables), emptied with `--truncate`.
  * With `--create`, run it under `withTableCreationLocks`. Returns whether it created it.
  */
 export async function prepareTable(client: pg.Client, table: string, schema: string | undefined, options: TableCreation): Promise<boolean> {
   const name = qualifiedName(table, schema);
   const found = await client.query<{ oid: string | null }>('SELECT to_regclass($1)::oid AS oid', [name]);
   if (found.rows[0]?.oid == null) {
-    const ddl = createTableSql(table, schema) ?? options.fromFile;
+    const ddl = options.fromFile ?? createTableSql(table, schema);
     if (!options.create) {
       throw new LoadError('missing-table', `table ${name} does not exist`, {
-        hint: createTableSql(table, schema) ? 'add --create to create it from the built-in DDL' : 'create it first, or add --create to make it from the columns and types of the file (`pgsurge schema <file>` prints the CREATE TABLE it would run)',
+        hint: `create it first, or add --create to make it from ${createTableSql(table, schema) ? "pgsurge's built-in DDL of that table (when the file has its columns, else from the file's)" : 'the columns and types of the file'} (\`pgsurge schema <file>\` prints the CREATE TABLE it would run)`,
       });
     }
     if (ddl === undefined) {

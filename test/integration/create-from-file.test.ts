@@ -234,6 +234,37 @@ describe('load --create from a text or JSON file: the sniffed dialect and types'
     assert.equal(digest(await tableRecords(client, `${SCHEMA}.arr`)), digest(objects.map((o) => `${o.a}|${o.b ?? '\\N'}|${o.u}`)));
   });
 
+  it('a file named as a DBT-3 table with other columns (a user\'s orders.csv) gets a table of its own columns; one with the table\'s columns (a header naming them, or as many without one) gets the built-in DDL', async () => {
+    const rows = Array.from({ length: 200 }, (_, i) => `${i + 1},cust ${i % 7},${i % 40},${(i * 1.25).toFixed(2)},2024-01-${String((i % 28) + 1).padStart(2, '0')}`);
+    const own = path.join(dir, 'orders.csv');
+    await fs.writeFile(own, `order_id,customer,qty,amount,placed\n${rows.join('\n')}\n`);
+    const shown = JSON.parse((await runCli(['schema', own, '--json'])).stdout) as { builtIn: boolean; createTable: string };
+    assert.equal(shown.builtIn, false);
+    assert.match(shown.createTable, /^CREATE TABLE orders \(\n {2}order_id +integer,/);
+    const r = await runCli(['load', own, '--create', '--json', ...db()]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(summaryOf(r.stdout).total, { read: 200, loaded: 200, rejected: 0, skipped: 0 });
+    assert.deepEqual(await columnTypes('orders'), [
+      ['order_id', 'integer', false],
+      ['customer', 'text', false],
+      ['qty', 'integer', false],
+      ['amount', 'numeric', false],
+      ['placed', 'date', false],
+    ]);
+    const named = path.join(dir, 'region.csv');
+    await fs.writeFile(named, 'R_REGIONKEY,r_name,r_comment\n0,AFRICA,lar deposits\n1,AMERICA,hs use ironic\n');
+    const headless = path.join(dir, 'nation.txt');
+    await fs.writeFile(headless, '0\tALGERIA\t0\thaggle\n1\tARGENTINA\t1\tal foxes\n');
+    for (const [file, table, first] of [[named, 'region', ['r_regionkey', 'integer', false]], [headless, 'nation', ['n_nationkey', 'integer', false]]] as const) {
+      const loaded = await runCli(['load', file, '--create', '--json', ...db()]);
+      assert.equal(loaded.code, 0, loaded.stderr);
+      assert.equal(summaryOf(loaded.stdout).total.loaded, 2);
+      const types = await columnTypes(table);
+      assert.deepEqual(types[0], first);
+      assert.deepEqual(types[1], [`${table[0]}_name`, 'character(25)', false], `${table}: the built-in DDL`);
+    }
+  });
+
   it('a value past the sample that does not fit the sniffed type is a reject with its row and a hint, in a dry run as in the load; --sample all types the column to hold it', async () => {
     const n = 60_000;
     const bad = Math.floor(n * 0.75);
