@@ -48,7 +48,7 @@ interface LoadCommandFlags extends LoadFlags, InputFlags, ObserveFlags, WriterFl
 export function registerLoadCommand(program: Command): void {
   const cmd = program
     .command('load')
-    .description('stream files (tbl, csv, text, NDJSON, JSON arrays; .gz too) into PostgreSQL through parallel COPY (or batched INSERT with --mode insert); bad rows go to a reject file, and a stopped load resumes where it stopped')
+    .description('stream files (tbl, csv, text, NDJSON, JSON arrays, Parquet; .gz too) into PostgreSQL through parallel COPY (or batched INSERT with --mode insert; upserts and deletes by key with --on-conflict update and --mode delete); bad rows go to a reject file, and a stopped load resumes where it stopped')
     .argument('<file...>', 'input files; `-` reads stdin')
     .addOption(formatOption())
     .option('-t, --table <name>', 'target table, as psql writes it: table or schema.table, "Quoted Name" keeps case (default: from the file name, lineitem.tbl.3 → lineitem)')

@@ -18,7 +18,7 @@ import { registerWalCommands } from './wal-commands.js';
 
 export function buildProgram(): Command {
   const program = new Command('pgsurge')
-    .description('Bulk loader for PostgreSQL: parallel COPY of DBT-3 .tbl, CSV and text files, with throughput measured as tables grow')
+    .description('Bulk loader for PostgreSQL: parallel COPY of DBT-3 .tbl, CSV, text, JSON and Parquet files, with throughput measured as tables grow')
     .version('0.1.0')
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText(
