@@ -62,6 +62,12 @@ export function dialectInputOptions(format: LoadTarget['format'], dialect: Sniff
 
 const defaultNull = (format: LoadTarget['format']): string => (format === 'csv' ? '' : '\\N');
 
+/** A sniffed dialect's structure only: its header, delimiter, quote and escape, with COPY's default encoding and NULL. */
+function structureOf(dialect: SniffedDialect, format: LoadTarget['format']): SniffedDialect {
+  const { datestyle: _datestyle, ...rest } = dialect;
+  return { ...rest, encoding: 'UTF8', null: defaultNull(format), nullMarkers: [defaultNull(format)] };
+}
+
 /** The load flags that say a sniffed dialect (the ones that differ from COPY's defaults for the format). */
 export function dialectFlags(format: LoadTarget['format'], dialect: SniffedDialect): string[] {
   const o = dialectInputOptions(format, dialect);
@@ -111,16 +117,19 @@ export async function describeForCreate(inputs: readonly LoadTarget[], options: 
       out.push(input);
       continue;
     }
-    const description = await describeInput(input, options.sample === undefined ? {} : { sample: options.sample }).catch((error: unknown) => {
+    const found = await describeInput(input, options.sample === undefined ? {} : { sample: options.sample }).catch((error: unknown) => {
       // A file that cannot be read is the load's to report, in its words.
       if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'EACCES') return undefined;
       throw error;
     });
-    if (description === undefined) {
+    if (found === undefined) {
       out.push(input);
       continue;
     }
-    const builtIn = known !== undefined && shapedLike(description, known);
+    const builtIn = known !== undefined && shapedLike(found, known);
+    // A file of a built-in table is read with the structure sniffed (header, delimiter, quotes), not with a sniffed
+    // encoding, NULL marker or DateStyle: the table's data needs none, and a damaged line is a reject, as without --create.
+    const description = builtIn && found.dialect !== undefined ? { ...found, dialect: structureOf(found.dialect, input.format) } : found;
     const createSql = builtIn ? createTableSql(input.table, input.schema)! : createTableFromFile(input.table, input.schema, description);
     const { dialect } = description;
     const given = input.input ?? {};

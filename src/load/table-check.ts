@@ -42,7 +42,9 @@ export async function prepareTable(client: pg.Client, table: string, schema: str
     const ddl = options.fromFile ?? createTableSql(table, schema);
     if (!options.create) {
       throw new LoadError('missing-table', `table ${name} does not exist`, {
-        hint: `create it first, or add --create to make it from ${createTableSql(table, schema) ? "pgsurge's built-in DDL of that table (when the file has its columns, else from the file's)" : 'the columns and types of the file'} (\`pgsurge schema <file>\` prints the CREATE TABLE it would run)`,
+        hint: createTableSql(table, schema)
+          ? "add --create to create it from the built-in DDL (when the file has the table's columns; else from the file's columns and types, as `pgsurge schema <file>` prints)"
+          : 'create it first, or add --create to make it from the columns and types of the file (`pgsurge schema <file>` prints the CREATE TABLE it would run)',
       });
     }
     if (ddl === undefined) {
