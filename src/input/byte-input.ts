@@ -110,7 +110,7 @@ async function* fromStart(blocks: AsyncIterable<Buffer>, target: LoadTarget, rea
   let rest: AsyncIterable<Buffer> = blocks;
   let offset = 0;
   // A UTF-8 byte-order mark is dropped whatever the declared encoding (in a single-byte one it would be `ï»¿`, never meant).
-  const bom = await dropBom(rest);
+  const bom = await dropBom(rest, target.file);
   rest = bom.rest;
   offset = bom.bytes;
   if (reading.fromStart !== undefined) {

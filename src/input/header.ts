@@ -21,7 +21,7 @@ export async function readHeaderNames(target: LoadTarget): Promise<string[]> {
   const blocks = fileBlocks(target, 64 * 1024);
   let head: Buffer | undefined;
   try {
-    const { rest } = await dropBom(blocks);
+    const { rest } = await dropBom(blocks, target.file);
     const dropped = await dropRecords(rest, 1, recordEndsFor(target), true);
     head = dropped.head;
     await dropped.rest[Symbol.asyncIterator]().return?.();

@@ -1,3 +1,4 @@
+import { LoadError } from '../core/load-error.js';
 import { BACKSLASH, detectLineEnd, lineByte, type LineEnd } from './line-ends.js';
 
 /**
@@ -142,18 +143,54 @@ export async function* takeRecords(blocks: AsyncIterable<Buffer>, n: number, end
 
 export const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
-/** Drops a UTF-8 byte-order mark at the start; returns the blocks after it and how many bytes it took. */
-export async function dropBom(blocks: AsyncIterable<Buffer>): Promise<{ rest: AsyncIterable<Buffer>; bytes: number }> {
+/** The encoding a UTF-16 or UTF-32 byte-order mark at the start says (no PostgreSQL encoding reads either), else undefined. */
+function wideEncodingOf(head: Buffer): string | undefined {
+  if (head.length >= 4 && head.readUInt32BE(0) === 0x0000feff) return 'UTF-32BE';
+  if (head.length >= 4 && head.readUInt32LE(0) === 0x0000feff) return 'UTF-32LE';
+  if (head.length >= 2 && head[0] === 0xff && head[1] === 0xfe) return 'UTF-16LE';
+  if (head.length >= 2 && head[0] === 0xfe && head[1] === 0xff) return 'UTF-16BE';
+  return undefined;
+}
+
+/**
+ * Refuses an input whose first bytes are a UTF-16 or UTF-32 byte-order mark (Excel's
+ * "Unicode text", PowerShell's default): COPY reads no such encoding, so every row would be
+ * rejected (or a table made of its NUL-strewn header); it is converted to UTF-8 first.
+ */
+export function refuseWideEncoding(head: Buffer, file: string): void {
+  const encoding = wideEncodingOf(head);
+  if (encoding === undefined) return;
+  const name = file === '-' ? 'stdin' : file;
+  const iconv = `iconv -f ${encoding.slice(0, 6)} -t UTF-8`;
+  const convert = file === '-' ? `… | ${iconv} | pgsurge load - …` : /\.gz$/i.test(file) ? `zcat ${file} | ${iconv} | pgsurge load - …` : `${iconv} ${file} > ${file.replace(/(\.[^./]+)?$/, '.utf8$1')}`;
+  throw new LoadError('bad-input', `${name} is ${encoding} text (it starts with that byte-order mark): PostgreSQL reads no UTF-16 or UTF-32, and nothing was loaded`, {
+    hint: `convert it to UTF-8 first: ${convert}`,
+  });
+}
+
+/**
+ * Drops a UTF-8 byte-order mark at the start; returns the blocks after it and how many bytes
+ * it took. With the input's `file`, a UTF-16 or UTF-32 one is refused (`refuseWideEncoding`).
+ */
+export async function dropBom(blocks: AsyncIterable<Buffer>, file?: string): Promise<{ rest: AsyncIterable<Buffer>; bytes: number }> {
   const it = blocks[Symbol.asyncIterator]();
   let head = Buffer.alloc(0);
   let done = false;
-  while (head.length < BOM.length) {
+  while (head.length < (file === undefined ? BOM.length : 4)) {
     const r = await it.next();
     if (r.done) {
       done = true;
       break;
     }
     head = Buffer.concat([head, r.value]);
+  }
+  if (file !== undefined) {
+    try {
+      refuseWideEncoding(head, file);
+    } catch (error) {
+      await it.return?.();
+      throw error;
+    }
   }
   const bytes = head.subarray(0, 3).equals(BOM) ? 3 : 0;
   const first = head.subarray(bytes);

@@ -17,6 +17,8 @@ import { ensureLedger, forgetTable, LEDGER_SCHEMA, unloggedTableReset, LedgerWri
 import { earlierLoadToContinue, readOptionsOf, rerunChanges, type RerunInput } from './load-rerun.js';
 import { partLabel } from '../input/load-part.js';
 import { DELIMITED_FORMATS } from '../input/formats.js';
+import { fileBlocks } from '../input/file-blocks.js';
+import { refuseWideEncoding } from '../input/record-window.js';
 import type { ByteRange } from '../input/byte-ranges.js';
 import { checkPartOptions, lockLoad, partRejectPath, partShares } from './part-load.js';
 import type { LoadReporter } from '../metrics/load-counters.js';
@@ -251,7 +253,22 @@ async function openLedger(
   return { ledgerInputs, ledger, coveredOf, appended, completed };
 }
 
-/** Every input must exist and be readable before anything is written. */
+/** A file's first bytes (decompressed), at least four unless it is shorter. */
+async function headOf(input: LoadTarget): Promise<Buffer> {
+  const blocks = fileBlocks(input, 64 * 1024);
+  let head = Buffer.alloc(0);
+  try {
+    for await (const block of blocks) {
+      head = Buffer.concat([head, block]);
+      if (head.length >= 4) break;
+    }
+  } finally {
+    await blocks.return(undefined);
+  }
+  return head;
+}
+
+/** Every input must exist and be readable, in an encoding PostgreSQL reads, before anything is written. */
 async function checkInputs(inputs: readonly LoadTarget[]): Promise<(number | undefined)[]> {
   return Promise.all(
     inputs.map(async (input) => {
@@ -260,6 +277,7 @@ async function checkInputs(inputs: readonly LoadTarget[]): Promise<(number | und
         const st = await fs.stat(input.file);
         if (st.isDirectory()) throw new LoadError('missing-file', `${input.file} is a directory, not a file`, { hint: 'for a folder of .tbl files use `pgsurge dbt3 load <dir>`' });
         await fs.access(input.file, fs.constants.R_OK);
+        if (st.isFile() && input.format !== 'parquet') refuseWideEncoding(await headOf(input), input.file);
         return st.isFile() ? st.size : undefined;
       } catch (error) {
         if (error instanceof LoadError) throw error;

@@ -330,6 +330,40 @@ describe('encodings and byte-order marks', () => {
     await expectTable('enc', ['1\tJosé ÿ']);
   });
 
+  it('UTF-16 and UTF-32 input (a byte-order mark says so) is refused before anything is written, with how to convert it: a file, gzipped, stdin; --create and schema too', async () => {
+    const text = 'id,name\r\n1,José\r\n2,Zoë\r\n';
+    const utf16le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
+    const utf16be = Buffer.from(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]).swap16());
+    const utf32le = Buffer.alloc(4 * (text.length + 1));
+    [0xfeff, ...[...text].map((c) => c.codePointAt(0)!)].forEach((cp, i) => utf32le.writeUInt32LE(cp, 4 * i));
+    await client.query(`TRUNCATE ${SCHEMA}.enc`);
+    await client.query(`INSERT INTO ${SCHEMA}.enc VALUES (9, 'kept')`);
+    const cases: [string, Buffer, string][] = [
+      ['wide16.csv', utf16le, 'UTF-16LE'],
+      ['wide16be.csv', utf16be, 'UTF-16BE'],
+      ['wide32.csv', utf32le, 'UTF-32LE'],
+      ['wide16.csv.gz', gzipSync(utf16le), 'UTF-16LE'],
+    ];
+    for (const [name, bytes, encoding] of cases) {
+      const file = await writeFile(name, bytes);
+      const r = await runCli(['load', file, '-t', 'enc', '-f', 'csv', '--header', '--truncate', '-w', '2', ...db()]);
+      assert.equal(r.code, 1, `${name}: ${r.stderr}`);
+      assert.match(r.stderr, new RegExp(`${name.replace(/\./g, '\\.')} is ${encoding} text .*PostgreSQL reads no UTF-16 or UTF-32, and nothing was loaded\n  hint: convert it to UTF-8 first: .*iconv -f ${encoding.slice(0, 6)} -t UTF-8`));
+      await expectTable('enc', ['9\tkept']); // refused before --truncate
+    }
+    const piped = await runCli(['load', '-', '-t', 'enc', '-f', 'csv', '--header', ...db()], { stdin: utf16le });
+    assert.equal(piped.code, 1, piped.stderr);
+    assert.match(piped.stderr, /stdin is UTF-16LE text/);
+    await expectTable('enc', ['9\tkept']);
+    const file = await writeFile('wide_new.csv', utf16le);
+    for (const args of [['load', file, '--create', ...db()], ['schema', file]]) {
+      const r = await runCli(args);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /wide_new\.csv is UTF-16LE text/);
+    }
+    assert.equal((await client.query(`SELECT to_regclass('${SCHEMA}.wide_new') AS t`)).rows[0].t, null);
+  });
+
   it('a UTF-8 byte-order mark is dropped (and the line numbers stay right)', async () => {
     const bom = Buffer.from([0xef, 0xbb, 0xbf]);
     for (const [name, body] of [

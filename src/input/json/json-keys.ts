@@ -19,7 +19,7 @@ async function head(target: LoadTarget, limit: number): Promise<{ text: string; 
   let bytes = 0;
   let whole = true;
   try {
-    for await (const block of (await dropBom(blocks)).rest) {
+    for await (const block of (await dropBom(blocks, target.file)).rest) {
       parts.push(block);
       bytes += block.length;
       if (bytes >= limit) {

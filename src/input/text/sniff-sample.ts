@@ -7,7 +7,7 @@ import { decoderFor, type InputEncoding } from '../encodings.js';
 import { compressionOf, fileBlocks } from '../file-blocks.js';
 import { DEFAULT_SAMPLE, type DescribeOptions, type FileDescription, type SniffedDialect } from '../input-format.js';
 import { CR, detectLineEnd, LF, type LineEnd } from '../line-ends.js';
-import { BOM } from '../record-window.js';
+import { BOM, refuseWideEncoding } from '../record-window.js';
 import { type FieldRules, modalFields, parseRecords, type SplitRecord, sniffFieldRules, TextColumns, type TextFormat } from './sniff.js';
 
 /**
@@ -66,6 +66,7 @@ interface Start {
 }
 
 function startOf(target: LoadTarget, head: Buffer, eof: boolean, encoding: InputEncoding): Start {
+  refuseWideEncoding(head, target.file);
   const format = target.format as TextFormat;
   const bom = head.subarray(0, 3).equals(BOM);
   const bytes = toLastLineEnd(bom ? head.subarray(3) : head);
