@@ -7,5 +7,7 @@ const { main } = await import('../dist/bundle/main.js');
 
 const code = await main(process.argv);
 // The command is done: an input it stopped reading (a pipe whose writer has not closed it,
-// after Ctrl-C or an error) must not hold the process open.
+// after Ctrl-C or an error) must not hold the process open. What it printed is flushed
+// first (a pipe is written asynchronously on some systems).
+await Promise.all([process.stdout, process.stderr].map((s) => new Promise((resolve) => s.write('', resolve))));
 process.exit(code);
