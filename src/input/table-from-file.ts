@@ -101,6 +101,17 @@ function shapedLike(description: FileDescription, known: readonly (readonly [str
 }
 
 /**
+ * `--columns` naming only columns of a table pgsurge has DDL for says the file's fields are
+ * those columns (a few of `orders`, the others left to their defaults): the built-in table.
+ * Undefined without `--columns`, when the file's own columns decide (`shapedLike`).
+ */
+function namesKnownColumns(given: readonly string[] | undefined, known: readonly (readonly [string, string])[]): boolean | undefined {
+  if (given === undefined || given.length === 0) return undefined;
+  const names = new Set(known.map(([name]) => name.toLowerCase()));
+  return given.every((c) => names.has(c.toLowerCase()));
+}
+
+/**
  * `--create` with a table pgsurge has no DDL for: each input described (once per file),
  * its CREATE TABLE made, and a delimited text file read with its sniffed dialect where
  * the user gave no dialect flag (a flag given wins for what it says). Inputs of the
@@ -126,7 +137,7 @@ export async function describeForCreate(inputs: readonly LoadTarget[], options: 
       out.push(input);
       continue;
     }
-    const builtIn = known !== undefined && shapedLike(found, known);
+    const builtIn = known !== undefined && (namesKnownColumns(input.input?.columns, known) ?? shapedLike(found, known));
     // A file of a built-in table is read with the structure sniffed (header, delimiter, quotes), not with a sniffed
     // encoding, NULL marker or DateStyle: the table's data needs none, and a damaged line is a reject, as without --create.
     const description = builtIn && found.dialect !== undefined ? { ...found, dialect: structureOf(found.dialect, input.format) } : found;

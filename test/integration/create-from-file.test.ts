@@ -265,6 +265,23 @@ describe('load --create from a text or JSON file: the sniffed dialect and types'
     }
   });
 
+  it('--columns naming some columns of a DBT-3 table: the built-in table, those columns filled from the file', async () => {
+    const rows = Array.from({ length: 300 }, (_, i) => `${i + 1},Supplier#${String(i + 1).padStart(9, '0')},${i % 3 === 0 ? `"quiet, even ${i}"` : `slyly ${i}`}`);
+    const file = path.join(dir, 'supplier.csv');
+    await fs.writeFile(file, `${rows.join('\n')}\n`);
+    const r = await runCli(['load', file, '--create', '--columns', 's_suppkey,s_name,s_comment', '--json', ...db()]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(summaryOf(r.stdout).total, { read: 300, loaded: 300, rejected: 0, skipped: 0 });
+    assert.deepEqual((await columnTypes('supplier')).map(([name]) => name), ['s_suppkey', 's_name', 's_address', 's_nationkey', 's_phone', 's_acctbal', 's_comment']);
+    await client.query(`CREATE TABLE ${SCHEMA}.supplier_oracle (LIKE ${SCHEMA}.supplier)`);
+    await new Promise<void>((resolve, reject) => {
+      const stream = client.query(copyFrom(`COPY ${SCHEMA}.supplier_oracle (s_suppkey, s_name, s_comment) FROM STDIN (FORMAT csv)`));
+      stream.on('finish', resolve).on('error', reject);
+      fs.readFile(file).then((data) => stream.end(data), reject);
+    });
+    assert.equal(digest(await tableRecords(client, `${SCHEMA}.supplier`)), digest(await tableRecords(client, `${SCHEMA}.supplier_oracle`)));
+  });
+
   it('a value past the sample that does not fit the sniffed type is a reject with its row and a hint, in a dry run as in the load; --sample all types the column to hold it', async () => {
     const n = 60_000;
     const bad = Math.floor(n * 0.75);
