@@ -188,7 +188,8 @@ const DIALECT_RECORDS = 200;
 /**
  * The delimiter, quote and escape that split the file's first records most consistently
  * into more than one field: the most records with the most common field count, then the
- * fewest stray quotes, then the most fields; ties go to COPY's defaults.
+ * fewest stray quotes, then a quote that encloses fields, then the most fields; ties go to
+ * COPY's defaults.
  */
 export function sniffFieldRules(head: string, format: TextFormat, final: boolean, given: GivenDialect = {}): FieldRules {
   const delimiters = given.delimiter !== undefined ? [given.delimiter] : DELIMITERS[format];
@@ -204,7 +205,10 @@ export function sniffFieldRules(head: string, format: TextFormat, final: boolean
         // The first record (a header, often) as wide as the rest counts first: `a|b` over `1|2,5` is split at `|`.
         const firstFits = parsed.records[0]?.values.length === fields ? 1 : 0;
         // No candidate splitting records into several fields: COPY's default delimiter.
-        const score = fields > 1 ? [1, firstFits, Math.round(share * 100), -parsed.irregular, fields, -di, -qi, -ei] : [0, 0, 0, 0, 0, -di, -qi, -ei];
+        // A quote that encloses fields beats one the records never use: a quote absent from the file splits a quoted
+        // `"Berlin, Germany"` in every row into one field more, as consistently (its quotes then kept in the values).
+        const quotes = parsed.records.some((r) => r.raws.includes(undefined)) ? 1 : 0;
+        const score = fields > 1 ? [1, firstFits, Math.round(share * 100), -parsed.irregular, quotes, fields, -di, -qi, -ei] : [0, 0, 0, 0, 0, 0, -di, -qi, -ei];
         if (best === undefined || compareScores(score, best.score) > 0) best = { rules, score };
       }
     }

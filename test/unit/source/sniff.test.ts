@@ -43,7 +43,7 @@ function typeOf(...values: string[]): string {
 }
 
 describe('a column is the narrowest type all its values fit', () => {
-  it('integers by range (integer at least, never integer), decimals as numeric, exponents and NaN as double precision', () => {
+  it('integers by range (integer at least, never smallint), decimals as numeric, exponents and NaN as double precision', () => {
     assert.equal(typeOf('1', '-32768', '32767'), 'integer');
     assert.equal(typeOf('1', '-2147483648', '2147483647'), 'integer');
     assert.equal(typeOf('2147483648'), 'bigint');
@@ -136,6 +136,13 @@ describe('the dialect of delimited text', () => {
     assert.deepEqual(typesOf(d), ['id integer', 'comment text', 'amount numeric']);
     assert.deepEqual([d.dialect?.quote, d.dialect?.escape, d.whole], ['"', '"', false]);
     assert.ok(d.sampled >= 290 && d.sampled <= 300, `sampled ${d.sampled}`);
+  });
+
+  it('headerless rows each quoting a field that holds the delimiter: that quote, not one the file never uses (which splits the field)', async () => {
+    const d = await sniff('allquoted.csv', Array.from({ length: 50 }, (_, i) => `${i},"Ann ${i}","Berlin, Germany"\n`).join(''));
+    assert.deepEqual([d.dialect?.quote, d.dialect?.header, ...typesOf(d)], ['"', false, 'c1 integer', 'c2 text', 'c3 text']);
+    const single = await sniff('single.csv', Array.from({ length: 50 }, (_, i) => `${i},'Rome, Italy'\n`).join(''));
+    assert.deepEqual([single.dialect?.quote, ...typesOf(single)], ["'", 'c1 integer', 'c2 text']);
   });
 
   it('no header: c1…cN; a header of text columns is told by names that are not values', async () => {
