@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { createTableSql } from '../datasets/table-ddl.js';
+import { createTableSql, knownColumns } from '../datasets/table-ddl.js';
 import { readOnce, readOnceWhat } from '../input/file-blocks.js';
 import type { Format } from '../input/formats.js';
 import { describeForCreate, dialectFlags, describedLine } from '../input/table-from-file.js';
@@ -62,7 +62,8 @@ export function registerSchemaCommand(program: Command): void {
         ...(input!.schema !== undefined ? { schema: input!.schema } : {}),
         createTable: sql,
         builtIn: builtIn !== undefined,
-        columns: description?.columns ?? [],
+        // The built-in table's columns are the ones it creates, not the types sniffed from the file that has them.
+        columns: builtIn !== undefined ? (knownColumns(input!.table) ?? []).map(([name, type]) => ({ name, type })) : (description?.columns ?? []),
         ...(description?.dialect ? { dialect: description.dialect } : {}),
         ...(input!.described?.datestyle ? { datestyle: input!.described.datestyle } : {}),
         loadFlags: flagsOf,

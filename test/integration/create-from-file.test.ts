@@ -255,6 +255,15 @@ describe('load --create from a text or JSON file: the sniffed dialect and types'
     await fs.writeFile(named, 'R_REGIONKEY,r_name,r_comment\n0,AFRICA,lar deposits\n1,AMERICA,hs use ironic\n');
     const headless = path.join(dir, 'nation.txt');
     await fs.writeFile(headless, '0\tALGERIA\t0\thaggle\n1\tARGENTINA\t1\tal foxes\n');
+    // pgsurge schema --json: the columns the CREATE TABLE makes, not the types sniffed from the file.
+    const shownRegion = JSON.parse((await runCli(['schema', named, '--json'])).stdout) as { builtIn: boolean; createTable: string; columns: { name: string; type: string }[] };
+    assert.equal(shownRegion.builtIn, true);
+    assert.deepEqual(shownRegion.columns, [
+      { name: 'r_regionkey', type: 'integer' },
+      { name: 'r_name', type: 'char(25)' },
+      { name: 'r_comment', type: 'varchar(152)' },
+    ]);
+    assert.match(shownRegion.createTable, /"r_name" char\(25\)/);
     for (const [file, table, first] of [[named, 'region', ['r_regionkey', 'integer', false]], [headless, 'nation', ['n_nationkey', 'integer', false]]] as const) {
       const loaded = await runCli(['load', file, '--create', '--json', ...db()]);
       assert.equal(loaded.code, 0, loaded.stderr);
