@@ -1,3 +1,4 @@
+import { access, constants } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { createTableSql, knownColumns } from '../datasets/table-ddl.js';
 import { readOnce, readOnceWhat } from '../input/file-blocks.js';
@@ -47,6 +48,12 @@ export function registerSchemaCommand(program: Command): void {
     const [named] = planInputs([file], { ...flags, input: flags });
     // A DBT-3 table's built-in DDL reads nothing; anything else is sniffed from a sample, which would use up a pipe.
     if (readOnce(file) && createTableSql(named!.table, named!.schema) === undefined) throw needsFile(readOnceWhat(file));
+    // A file that is not there has no schema to print (but a DBT-3 table's name has its DDL).
+    if (createTableSql(named!.table, named!.schema) === undefined) {
+      await access(file, constants.R_OK).catch((e: NodeJS.ErrnoException) => {
+        throw new LoadError('missing-file', `cannot read ${file}: ${e.code === 'ENOENT' ? 'no such file' : e.code === 'EACCES' ? 'permission denied' : e.message}`, { hint: 'check the path' });
+      });
+    }
     const [input] = await describeForCreate([named!], flags.sample === undefined ? {} : { sample: flags.sample });
     // The built-in DDL, unless the file has other columns than that table's (then described).
     const builtIn = input!.described === undefined || input!.described.builtIn === true ? createTableSql(input!.table, input!.schema) : undefined;

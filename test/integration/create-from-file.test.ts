@@ -110,6 +110,13 @@ describe('load --create from the file', () => {
     assert.equal(digest(loaded), digest(oracle));
   });
 
+  it('pgsurge schema of a file that is not there says so (exit 1), not an empty CREATE TABLE', async () => {
+    const r = await runCli(['schema', path.join(dir, 'no-such.csv')]);
+    assert.equal(r.code, 1, r.stdout);
+    assert.match(r.stderr, /cannot read .*no-such\.csv: no such file/);
+    assert.equal(r.stdout, '');
+  });
+
   it('makes a REQUIRED field NOT NULL, quotes only the names that need it, and pgsurge schema prints the CREATE TABLE it runs', async () => {
     const buf = parquetWriteBuffer({
       columnData: [
