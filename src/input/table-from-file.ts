@@ -112,6 +112,15 @@ function namesKnownColumns(given: readonly string[] | undefined, known: readonly
 }
 
 /**
+ * `--columns` naming as many columns as a delimited file has fields names the table's
+ * columns (a file without a header has only `c1`…`cN` else); the types stay the sniffed ones.
+ */
+function namedBy(description: FileDescription, given: readonly string[] | undefined): FileDescription {
+  if (given === undefined || description.dialect === undefined || given.length !== description.columns.length) return description;
+  return { ...description, columns: description.columns.map(({ key: _key, ...c }, i) => ({ ...c, name: given[i]! })) };
+}
+
+/**
  * `--create` with a table pgsurge has no DDL for: each input described (once per file),
  * its CREATE TABLE made, and a delimited text file read with its sniffed dialect where
  * the user gave no dialect flag (a flag given wins for what it says). Inputs of the
@@ -140,7 +149,7 @@ export async function describeForCreate(inputs: readonly LoadTarget[], options: 
     const builtIn = known !== undefined && (namesKnownColumns(input.input?.columns, known) ?? shapedLike(found, known));
     // A file of a built-in table is read with the structure sniffed (header, delimiter, quotes), not with a sniffed
     // encoding, NULL marker or DateStyle: the table's data needs none, and a damaged line is a reject, as without --create.
-    const description = builtIn && found.dialect !== undefined ? { ...found, dialect: structureOf(found.dialect, input.format) } : found;
+    const description = builtIn && found.dialect !== undefined ? { ...found, dialect: structureOf(found.dialect, input.format) } : namedBy(found, input.input?.columns);
     const createSql = builtIn ? createTableSql(input.table, input.schema)! : createTableFromFile(input.table, input.schema, description);
     const { dialect } = description;
     const given = input.input ?? {};

@@ -298,6 +298,19 @@ describe('load --create from a text or JSON file: the sniffed dialect and types'
     assert.equal(digest(await tableRecords(client, `${SCHEMA}.supplier`)), digest(await tableRecords(client, `${SCHEMA}.supplier_oracle`)));
   });
 
+  it('--columns naming as many columns as a headerless file has fields names the table --create makes (else c1…cN, and the load refused)', async () => {
+    const file = path.join(dir, 'scores.csv');
+    await fs.writeFile(file, '1,ann,10\n2,bob,20\n3,"cy, jr",30\n');
+    const r = await runCli(['load', file, '--create', '--columns', 'id,name,score', '--json', ...db()]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(await columnTypes('scores'), [
+      ['id', 'integer', false],
+      ['name', 'text', false],
+      ['score', 'integer', false],
+    ]);
+    assert.equal(digest(await tableRecords(client, `${SCHEMA}.scores`)), digest(['1|ann|10', '2|bob|20', '3|cy, jr|30']));
+  });
+
   it('a value past the sample that does not fit the sniffed type is a reject with its row and a hint, in a dry run as in the load; --sample all types the column to hold it', async () => {
     const n = 60_000;
     const bad = Math.floor(n * 0.75);
