@@ -50,18 +50,18 @@ export async function finishLoad(
     });
   // A stopped load's summary says what the ledger holds: this run's counters miss chunks whose commit it could not confirm.
   const stopped = async (stop: LoadError): Promise<LoadStopped> => {
-    const error = run.lanes ? lanesStopped(stop, withLedger) : stop;
+    const error = run.lanes ? withLanesNote(stop, withLedger) : stop;
     const ledgerHolds = withLedger ? await withTimeout(withLiveClient(control, target, (c) => ledgerTotals(c, loadId)), 5000).catch(() => null) : undefined;
     return new LoadStopped(error, { ...summary(), ...(ledgerHolds !== undefined ? { ledger: ledgerHolds } : {}) }, withLedger ? loadId : undefined);
   };
   const incomplete = rejects.failure(() => summary().total.loaded);
   if (incomplete) throw await stopped(incomplete);
   if (run.signal.aborted) {
-    throw await stopped(new LoadError('interrupted', 'interrupted: the chunks in flight were rolled back; the chunks committed before stay in the table'));
+    throw await stopped(new LoadError('interrupted', `interrupted: the chunks in flight were ${run.lanes ? 'not recorded as loaded' : 'rolled back'}; the chunks committed before stay in the table`));
   }
   if (firstError !== undefined) {
     const error = firstError instanceof LoadError ? firstError : await describeFailure(firstError);
-    throw await stopped(error.code === 'too-many-rejects' ? rejects.overLimit(error, firstError) : error);
+    throw await stopped(error.code === 'too-many-rejects' ? rejects.overLimit(error, firstError, run.lanes === true) : error);
   }
   // Rows sent straight to shards that moved meanwhile may be lost or doubled: said, not summed up as a success.
   if (routing) await withLiveClient(control, target, (c) => routing.checkUnmoved(c)).catch(async (error: unknown) => {
@@ -76,12 +76,9 @@ export async function finishLoad(
  * A stop of a load by key lanes: what was in flight is not all rolled back (each lane commits
  * its part of a chunk on its own, ahead of the chunk's record), so the message says so.
  */
-function lanesStopped(error: LoadError, withLedger: boolean): LoadError {
-  const message = error.message
-    .replace('the chunks in flight were rolled back', 'the chunks in flight were not recorded as loaded')
-    .replace(' was rolled back, so its rejected rows', ' was not recorded as loaded, so its rejected rows');
+function withLanesNote(error: LoadError, withLedger: boolean): LoadError {
   const after = withLedger ? 'a resume applies those chunks again, in order, and the table ends as one run leaves it' : 'without the ledger only loading the input again (--truncate) makes the table exact';
-  return new LoadError(error.code, `${message}; by key lanes each lane commits its part of a chunk on its own, so rows of the chunks not recorded may be applied already: ${after}`, error.details);
+  return new LoadError(error.code, `${error.message}; by key lanes each lane commits its part of a chunk on its own, so rows of the chunks not recorded may be applied already: ${after}`, error.details);
 }
 
 /** A rerun of a load that completed: nothing read, nothing loaded; the summary says when it completed and what its runs committed. */

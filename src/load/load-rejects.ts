@@ -60,17 +60,18 @@ export class LoadRejects {
     return incomplete && rejectFileFailed(incomplete, this.withLedger, loaded());
   }
 
-  /** `--max-rejects` stopped the load: `error`, saying where the rejected rows are. */
-  overLimit(error: LoadError, cause: unknown): LoadError {
-    return whereRejectsAre(error, [...this.files.values()], cause, this.withLedger);
+  /** `--max-rejects` stopped the load: `error`, saying where the rejected rows are (`lanes`: its chunk's parts committed on their own). */
+  overLimit(error: LoadError, cause: unknown, lanes: boolean): LoadError {
+    return whereRejectsAre(error, [...this.files.values()], cause, this.withLedger, lanes);
   }
 }
 
 /**
- * `--max-rejects` stopped the load: the chunk that went over was rolled back, so its rejected
- * rows are nowhere yet; say that, and where the rows rejected before it are (or that none are).
+ * `--max-rejects` stopped the load: the chunk that went over was rolled back (by key lanes:
+ * not recorded, its parts maybe applied), so its rejected rows are nowhere yet; say that,
+ * and where the rows rejected before it are (or that none are).
  */
-function whereRejectsAre(error: LoadError, files: readonly RejectFile[], cause: unknown, withLedger: boolean): LoadError {
+function whereRejectsAre(error: LoadError, files: readonly RejectFile[], cause: unknown, withLedger: boolean, lanes: boolean): LoadError {
   const location = (cause as { pgsurgeLocation?: Chunk['location'] }).pgsurgeLocation;
   const chunk = location ? `the chunk at ${location.file} bytes ${location.byteOffset}–${location.byteOffset + location.byteLength}` : 'the chunk that went over the limit';
   const written = files.filter((f) => f.written > 0);
@@ -84,7 +85,7 @@ function whereRejectsAre(error: LoadError, files: readonly RejectFile[], cause: 
   const next = withLedger
     ? 'fix the input or raise --max-rejects, then resume'
     : 'without the ledger the load cannot be resumed: fix the input or raise --max-rejects, then load it again with --truncate (without it the rows committed so far would go in twice)';
-  return new LoadError(error.code, `${error.message}; ${chunk} was rolled back, so its rejected rows are not in any reject file (${again}); ${where}`, { ...error.details, hint: `${look}; ${next}` });
+  return new LoadError(error.code, `${error.message}; ${chunk} was ${lanes ? 'not recorded as loaded' : 'rolled back'}, so its rejected rows are not in any reject file (${again}); ${where}`, { ...error.details, hint: `${look}; ${next}` });
 }
 
 /** A reject file that could not be written in full (a full disk): the load fails, and says what is where. */
