@@ -6,7 +6,7 @@ import type { Format } from '../input/formats.js';
 import { describeForCreate, dialectFlags, describedLine } from '../input/table-from-file.js';
 import { formatOption } from './common-options.js';
 import { Option } from 'commander';
-import { LoadError } from '../core/load-error.js';
+import { cannotRead, LoadError } from '../core/load-error.js';
 import { parseEncodingFlag, parseHeaderMode, parseSingleByte, type InputFlags } from './input-flags.js';
 import { parseSample } from './parse-options.js';
 import { planInputs } from './plan-inputs.js';
@@ -46,17 +46,18 @@ export function registerSchemaCommand(program: Command): void {
     const needsFile = (what: string): LoadError => new LoadError('bad-option', `pgsurge schema reads a sample from across the file: it needs a regular file, and ${what}`, { hint: 'save the input to a file and name it' });
     if (file === '-') throw needsFile('the input is stdin');
     const [named] = planInputs([file], { ...flags, input: flags });
-    // A DBT-3 table's built-in DDL reads nothing; anything else is sniffed from a sample, which would use up a pipe.
-    if (readOnce(file) && createTableSql(named!.table, named!.schema) === undefined) throw needsFile(readOnceWhat(file));
-    // A file that is not there has no schema to print (but a DBT-3 table's name has its DDL).
-    if (createTableSql(named!.table, named!.schema) === undefined) {
-      await access(file, constants.R_OK).catch((e: NodeJS.ErrnoException) => {
-        throw new LoadError('missing-file', `cannot read ${file}: ${e.code === 'ENOENT' ? 'no such file' : e.code === 'EACCES' ? 'permission denied' : e.message}`, { hint: 'check the path' });
+    const builtInSql = createTableSql(named!.table, named!.schema);
+    if (builtInSql === undefined) {
+      // A DBT-3 table's built-in DDL reads nothing; anything else is sniffed from a sample, which would use up a pipe,
+      // and a file that is not there has no schema to print.
+      if (readOnce(file)) throw needsFile(readOnceWhat(file));
+      await access(file, constants.R_OK).catch((error: unknown) => {
+        throw cannotRead(file, error, 'check the path');
       });
     }
     const [input] = await describeForCreate([named!], flags.sample === undefined ? {} : { sample: flags.sample });
     // The built-in DDL, unless the file has other columns than that table's (then described).
-    const builtIn = input!.described === undefined || input!.described.builtIn === true ? createTableSql(input!.table, input!.schema) : undefined;
+    const builtIn = input!.described === undefined || input!.described.builtIn === true ? builtInSql : undefined;
     const sql = input!.described?.createSql ?? builtIn ?? '';
     const description = input!.described?.description;
     const flagsOf = description?.dialect ? dialectFlags(input!.format, description.dialect) : [];

@@ -52,6 +52,13 @@ export class LoadError extends Error {
 export const START_OVER_HINT =
   'fix the input, then load it again from the start with --truncate (the command below; it empties the table): the chunks committed before the error stay in the table, and loading the changed file without --truncate would load them twice';
 
+/** An input file that cannot be opened (missing, not readable): `cannot read <file>: no such file`. */
+export function cannotRead(file: string, error: unknown, hint: string): LoadError {
+  const code = (error as NodeJS.ErrnoException).code;
+  const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
+  return new LoadError('missing-file', `cannot read ${file}: ${why}`, { hint });
+}
+
 export function isServerError(error: unknown): error is Error & ServerErrorFields & { code: string } {
   const code = (error as { code?: unknown } | undefined)?.code;
   return error instanceof Error && typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);

@@ -96,8 +96,13 @@ function shapedLike(description: FileDescription, known: readonly (readonly [str
   if (dialect !== undefined && !dialect.header) return true;
   // A header's fields are the columns in their order (COPY reads by position); keys and Parquet's fields are read by name.
   if (dialect !== undefined) return columns.every((c, i) => c.name.toLowerCase() === known[i]![0].toLowerCase());
-  const names = new Set(known.map(([name]) => name.toLowerCase()));
-  return columns.every((c) => names.has(c.name.toLowerCase()));
+  return allKnown(columns.map((c) => c.name), known);
+}
+
+/** Every one of `names` is a column of the known table (letter case aside). */
+function allKnown(names: readonly string[], known: readonly (readonly [string, string])[]): boolean {
+  const columns = new Set(known.map(([name]) => name.toLowerCase()));
+  return names.every((name) => columns.has(name.toLowerCase()));
 }
 
 /**
@@ -106,9 +111,7 @@ function shapedLike(description: FileDescription, known: readonly (readonly [str
  * Undefined without `--columns`, when the file's own columns decide (`shapedLike`).
  */
 function namesKnownColumns(given: readonly string[] | undefined, known: readonly (readonly [string, string])[]): boolean | undefined {
-  if (given === undefined || given.length === 0) return undefined;
-  const names = new Set(known.map(([name]) => name.toLowerCase()));
-  return given.every((c) => names.has(c.toLowerCase()));
+  return given === undefined || given.length === 0 ? undefined : allKnown(given, known);
 }
 
 /**

@@ -6,7 +6,7 @@ import type { LoadTarget } from '../core/chunk.js';
 import { checkColumnCount } from '../input/column-check.js';
 import { qualifiedName } from '../core/identifiers.js';
 import type { Target } from '../cluster/target.js';
-import { LoadError } from '../core/load-error.js';
+import { cannotRead, LoadError } from '../core/load-error.js';
 import { planInputColumns } from '../input/plan-input-columns.js';
 import { tableColumns, type TableColumnCache } from '../core/table-columns.js';
 import { prepareTable, withTableCreationLocks, requireSchema } from './table-check.js';
@@ -281,9 +281,7 @@ async function checkInputs(inputs: readonly LoadTarget[]): Promise<(number | und
         return st.isFile() ? st.size : undefined;
       } catch (error) {
         if (error instanceof LoadError) throw error;
-        const code = (error as NodeJS.ErrnoException).code;
-        const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
-        throw new LoadError('missing-file', `cannot read ${input.file}: ${why}`, { hint: 'check the path; nothing was loaded' });
+        throw cannotRead(input.file, error, 'check the path; nothing was loaded');
       }
     }),
   );
