@@ -28,6 +28,16 @@ after(async () => {
 
 const db = (): string[] => ['--db', testUrl(), '--schema', SCHEMA];
 
+/** The oracle: the server's own COPY (CSV) of a file into `into` (a table, with a column list when it has one). */
+async function serverCopy(into: string, file: string): Promise<void> {
+  const data = await fs.readFile(file);
+  await new Promise<void>((resolve, reject) => {
+    const stream = client.query(copyFrom(`COPY ${into} FROM STDIN (FORMAT csv)`));
+    stream.on('finish', resolve).on('error', reject);
+    stream.end(data);
+  });
+}
+
 /** The last line of `--json`'s output: the summary event. */
 function summaryOf(stdout: string): { total: Accounting; rejectFiles?: { path: string; rows: number }[]; hints?: string[]; sniffed?: string[]; dryRun?: boolean } {
   const s = JSON.parse(stdout.trim().split('\n').at(-1)!) as { total: Accounting; rejectFiles?: { path: string; rows: number }[]; hints?: string[]; sniffed?: string[]; dryRun?: boolean };
@@ -99,11 +109,7 @@ describe('load --create from the file', () => {
 
     // The oracle: the same values, written by DuckDB as PostgreSQL's text, loaded by the server's COPY into a table of the same definition.
     await client.query(`CREATE TABLE ${SCHEMA}.oracle (LIKE ${SCHEMA}.every_type)`);
-    await new Promise<void>((resolve, reject) => {
-      const stream = client.query(copyFrom(`COPY ${SCHEMA}.oracle FROM STDIN (FORMAT csv)`));
-      stream.on('finish', resolve).on('error', reject);
-      fs.readFile(csv).then((data) => stream.end(data), reject);
-    });
+    await serverCopy(`${SCHEMA}.oracle`, csv);
     const loaded = await tableRecords(client, `${SCHEMA}.every_type`);
     const oracle = await tableRecords(client, `${SCHEMA}.oracle`);
     assert.equal(loaded.length, 2000);
@@ -290,11 +296,7 @@ describe('load --create from a text or JSON file: the sniffed dialect and types'
     assert.deepEqual(summaryOf(r.stdout).total, { read: 300, loaded: 300, rejected: 0, skipped: 0 });
     assert.deepEqual((await columnTypes('supplier')).map(([name]) => name), ['s_suppkey', 's_name', 's_address', 's_nationkey', 's_phone', 's_acctbal', 's_comment']);
     await client.query(`CREATE TABLE ${SCHEMA}.supplier_oracle (LIKE ${SCHEMA}.supplier)`);
-    await new Promise<void>((resolve, reject) => {
-      const stream = client.query(copyFrom(`COPY ${SCHEMA}.supplier_oracle (s_suppkey, s_name, s_comment) FROM STDIN (FORMAT csv)`));
-      stream.on('finish', resolve).on('error', reject);
-      fs.readFile(file).then((data) => stream.end(data), reject);
-    });
+    await serverCopy(`${SCHEMA}.supplier_oracle (s_suppkey, s_name, s_comment)`, file);
     assert.equal(digest(await tableRecords(client, `${SCHEMA}.supplier`)), digest(await tableRecords(client, `${SCHEMA}.supplier_oracle`)));
   });
 
@@ -308,7 +310,9 @@ describe('load --create from a text or JSON file: the sniffed dialect and types'
       ['name', 'text', false],
       ['score', 'integer', false],
     ]);
-    assert.equal(digest(await tableRecords(client, `${SCHEMA}.scores`)), digest(['1|ann|10', '2|bob|20', '3|cy, jr|30']));
+    await client.query(`CREATE TABLE ${SCHEMA}.scores_oracle (id int, name text, score int)`);
+    await serverCopy(`${SCHEMA}.scores_oracle`, file);
+    assert.equal(digest(await tableRecords(client, `${SCHEMA}.scores`)), digest(await tableRecords(client, `${SCHEMA}.scores_oracle`)));
   });
 
   it('a value past the sample that does not fit the sniffed type is a reject with its row and a hint, in a dry run as in the load; --sample all types the column to hold it', async () => {

@@ -351,9 +351,12 @@ describe('encodings and byte-order marks', () => {
       assert.match(r.stderr, new RegExp(`${name.replace(/\./g, '\\.')} is ${encoding} text .*PostgreSQL reads no UTF-16 or UTF-32, and nothing was loaded\n  hint: convert it to UTF-8 first: .*iconv -f ${encoding.slice(0, 6)} -t UTF-8`));
       await expectTable('enc', ['9\tkept']); // refused before --truncate
     }
-    const piped = await runCli(['load', '-', '-t', 'enc', '-f', 'csv', '--header', ...db()], { stdin: utf16le });
+    const piped = await runCli(['load', '-', '-t', 'enc', '-f', 'csv', '--header', '--json', ...db()], { stdin: utf16le });
     assert.equal(piped.code, 1, piped.stderr);
     assert.match(piped.stderr, /stdin is UTF-16LE text/);
+    // Stopped at its first bytes: nothing read, nothing loaded (read = loaded + rejected + skipped = 0).
+    const total = (JSON.parse(piped.stdout.trim().split('\n').at(-1)!) as { total: { read: number; loaded: number; rejected: number; skipped: number } }).total;
+    assert.deepEqual({ read: total.read, loaded: total.loaded, rejected: total.rejected, skipped: total.skipped }, { read: 0, loaded: 0, rejected: 0, skipped: 0 });
     await expectTable('enc', ['9\tkept']);
     const file = await writeFile('wide_new.csv', utf16le);
     for (const args of [['load', file, '--create', ...db()], ['schema', file]]) {
